@@ -1,0 +1,36 @@
+# Two entry points on a fresh machine: `make run` (the app on the demo reports) and `make test`.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP_RUN := $(VENV)/.installed-run
+STAMP_TEST := $(VENV)/.installed-test
+
+.PHONY: run test lint qt-deps clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+
+$(STAMP_RUN): pyproject.toml | $(PY)
+	$(PY) -m pip install -q -e .
+	touch $@
+
+$(STAMP_TEST): pyproject.toml | $(PY)
+	$(PY) -m pip install -q -e ".[test]"
+	touch $@ $(STAMP_RUN)
+
+# Qt's xcb/offscreen plugins need a few system libraries on a bare Debian machine.
+qt-deps:
+	@bash resources/install_qt_deps.sh
+
+run: qt-deps $(STAMP_RUN)
+	$(PY) main.py
+
+test: qt-deps $(STAMP_TEST)
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+	$(VENV)/bin/lint-imports
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q
+
+clean:
+	rm -rf $(VENV) .pytest_cache

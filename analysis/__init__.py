@@ -1,0 +1,33 @@
+"""Strata's analysis layer: reports, the columnar model, summaries. No Qt here."""
+
+from analysis.errors import (
+    AnalysisError,
+    CancelledError,
+    CorruptReportError,
+    ExportError,
+    NotAReportError,
+    ReportError,
+    StrataError,
+    UnsupportedVersionError,
+)
+from analysis.model import EVENT_TABLES, EventTable, Report, ReportInfo, StringIds
+from analysis.open import find_reports, open_report, open_reports
+
+__all__ = [
+    "EVENT_TABLES",
+    "AnalysisError",
+    "CancelledError",
+    "CorruptReportError",
+    "EventTable",
+    "ExportError",
+    "NotAReportError",
+    "Report",
+    "ReportError",
+    "ReportInfo",
+    "StrataError",
+    "StringIds",
+    "UnsupportedVersionError",
+    "find_reports",
+    "open_report",
+    "open_reports",
+]

@@ -1,0 +1,190 @@
+"""Low-level read-only access to an SQLite report: header check, schema probe, column reads.
+
+Reports are opened with a ``file:...?mode=ro&immutable=1`` URI, so SQLite neither writes nor
+creates a journal or ``-shm`` file next to them. Columns are read with ADBC's SQLite driver
+into Arrow (about 4x faster than a Python ``sqlite3`` row loop: 10 M rows x 4 columns in ~4 s
+vs ~15 s on the 2-core reference machine, design.md) and fall back to ``sqlite3`` when ADBC
+is not importable.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import urllib.parse
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from analysis.errors import CorruptReportError, NotAReportError
+
+__all__ = ["ReportDatabase", "SQLITE_MAGIC"]
+
+log = logging.getLogger(__name__)
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+_PAGE_SIZE_OFFSET = 16
+
+
+def _ro_uri(path: Path) -> str:
+    return "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro&immutable=1"
+
+
+def _lenient_text(raw: bytes) -> str:
+    # The Windows exports store cp1252 bytes in TEXT columns (MANIFEST §7.1).
+    return raw.decode("utf-8", errors="replace")
+
+
+def check_sqlite_header(path: Path) -> None:
+    """Raise unless ``path`` starts with a plausible, untruncated SQLite header."""
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as fh:
+            head = fh.read(100)
+    except OSError as exc:
+        raise NotAReportError(path, f"cannot read file ({exc.strerror})") from exc
+    if size == 0:
+        raise NotAReportError(path, "empty file, not an Nsight Systems report")
+    if not head.startswith(SQLITE_MAGIC):
+        raise NotAReportError(
+            path, "not an SQLite database; export the report with 'nsys export --type sqlite'"
+        )
+    if len(head) < 100:
+        raise CorruptReportError(path, "truncated SQLite header")
+    page_size = int.from_bytes(head[_PAGE_SIZE_OFFSET : _PAGE_SIZE_OFFSET + 2], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    page_count = int.from_bytes(head[28:32], "big")
+    if page_count and size < page_count * page_size:
+        raise CorruptReportError(
+            path,
+            f"truncated file: {size} bytes on disk, the header promises {page_count * page_size}",
+        )
+
+
+class ReportDatabase:
+    """A read-only connection to one SQLite report with a cached schema map.
+
+    Parameters
+    ----------
+    path
+        The ``.sqlite`` file. It is checked by content (header), not by extension.
+
+    Raises
+    ------
+    NotAReportError
+        Not an SQLite file.
+    CorruptReportError
+        Truncated or unreadable database.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        check_sqlite_header(self.path)
+        self._uri = _ro_uri(self.path)
+        try:
+            self.con = sqlite3.connect(self._uri, uri=True, check_same_thread=False)
+            self.con.text_factory = _lenient_text
+            rows = self.con.execute(
+                "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')"
+            ).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise CorruptReportError(self.path, f"unreadable SQLite database ({exc})") from exc
+        self.tables: set[str] = {r[0] for r in rows}
+        self._columns: dict[str, tuple[str, ...]] = {}
+        self._adbc = None
+
+    # -- schema -----------------------------------------------------------------------------
+    def has_table(self, table: str) -> bool:
+        return table in self.tables
+
+    def columns(self, table: str) -> tuple[str, ...]:
+        """Return the column names of ``table`` (empty when the table is absent)."""
+        if table not in self.tables:
+            return ()
+        if table not in self._columns:
+            info = self.execute(f'PRAGMA table_info("{table}")')
+            self._columns[table] = tuple(r[1] for r in info)
+        return self._columns[table]
+
+    def has_column(self, table: str, column: str) -> bool:
+        return column in self.columns(table)
+
+    # -- plain queries ----------------------------------------------------------------------
+    def execute(self, sql: str, params: Iterable = ()) -> list[tuple]:
+        """Run a small query with Python's sqlite3 and return all rows."""
+        try:
+            return self.con.execute(sql, tuple(params)).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise CorruptReportError(self.path, f"cannot read ({exc})") from exc
+
+    def count(self, table: str) -> int:
+        return (
+            int(self.execute(f'SELECT count(*) FROM "{table}"')[0][0])
+            if table in self.tables
+            else 0
+        )
+
+    # -- column reads -----------------------------------------------------------------------
+    def read_arrow(self, sql: str) -> pa.Table:
+        """Run ``sql`` and return its result as an Arrow table (ADBC, else sqlite3)."""
+        try:
+            return self._read_adbc(sql)
+        except ImportError:
+            return self._read_sqlite3(sql)
+        except Exception as exc:  # noqa: BLE001 - ADBC raises its own error family
+            # ADBC infers a column's type from the first rows; mixed-type or invalid-UTF-8
+            # columns make it fail. The slower sqlite3 path handles both.
+            log.debug("ADBC read failed for %s (%s); using sqlite3", self.path, exc)
+            return self._read_sqlite3(sql)
+
+    def _read_adbc(self, sql: str) -> pa.Table:
+        import adbc_driver_sqlite.dbapi as adbc
+
+        if self._adbc is None:
+            self._adbc = adbc.connect(self._uri)
+        with self._adbc.cursor() as cur:
+            cur.execute(sql)
+            return cur.fetch_arrow_table()
+
+    def _read_sqlite3(self, sql: str) -> pa.Table:
+        try:
+            cur = self.con.execute(sql)
+            names = [d[0] for d in cur.description]
+            rows = cur.fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise CorruptReportError(self.path, f"cannot read ({exc})") from exc
+        cols = list(zip(*rows, strict=False)) if rows else [() for _ in names]
+        arrays = []
+        for values in cols:
+            try:
+                arrays.append(pa.array(values))
+            except (pa.ArrowInvalid, pa.ArrowTypeError):
+                arrays.append(pa.array([None if v is None else str(v) for v in values]))
+        return pa.table(arrays, names=names) if names else pa.table({})
+
+    def close(self) -> None:
+        if self._adbc is not None:
+            self._adbc.close()
+            self._adbc = None
+        self.con.close()
+
+    def __enter__(self) -> ReportDatabase:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def to_numpy(column: pa.ChunkedArray | pa.Array, dtype: type, fill: int = 0) -> np.ndarray:
+    """Convert an Arrow integer column to a NumPy array of ``dtype``, NULL -> ``fill``."""
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    if pa.types.is_null(column.type):
+        return np.full(len(column), fill, dtype=dtype)
+    if column.null_count:
+        column = column.fill_null(fill)
+    if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+        column = column.cast(pa.int64())
+    return np.asarray(column.to_numpy(zero_copy_only=False), dtype=dtype)

@@ -1,0 +1,158 @@
+"""Columnar cache of loaded reports: Arrow IPC files, memory-mapped on reopen.
+
+An entry lives in ``<cache root>/reports/<key>/`` where the key hashes the report's resolved
+path, size and mtime and the cache format. A stale entry simply has another key; an entry
+that fails to read is deleted and rebuilt, never trusted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from analysis.model import EVENT_TABLES, EventTable, Report, ReportInfo, StringIds
+
+__all__ = ["cache_key", "cache_root", "load_cached", "store"]
+
+log = logging.getLogger(__name__)
+
+FORMAT_VERSION = 3
+_FRAMES = (
+    "processes",
+    "threads",
+    "gpus",
+    "streams",
+    "nvtx_domains",
+    "nvtx_categories",
+    "gpu_metric_names",
+)
+
+
+def cache_root() -> Path:
+    """Return the cache folder: ``$STRATA_CACHE_DIR`` or the user cache dir (platformdirs)."""
+    env = os.environ.get("STRATA_CACHE_DIR")
+    if env:
+        return Path(env)
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("strata", appauthor=False))
+
+
+def cache_key(path: Path) -> str:
+    """Return the cache key of ``path``: its resolved path, size, mtime and our format."""
+    st = path.stat()
+    text = f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}|{FORMAT_VERSION}"
+    return hashlib.sha1(text.encode()).hexdigest()[:24]
+
+
+def _entry(key: str) -> Path:
+    return cache_root() / "reports" / key
+
+
+def _write_table(path: Path, table: pa.Table) -> None:
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table)
+
+
+def _read_table(path: Path) -> pa.Table:
+    return pa.ipc.open_file(pa.memory_map(str(path), "r")).read_all()
+
+
+def _column(table: pa.Table, name: str) -> np.ndarray:
+    column = table.column(name)
+    chunk = column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+    return chunk.to_numpy(zero_copy_only=True)
+
+
+def store(report: Report, key: str) -> None:
+    """Write ``report`` under ``key`` (atomically: a half-written entry is never visible)."""
+    root = cache_root() / "reports"
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=root))
+    try:
+        for kind, table in report.tables.items():
+            _write_table(tmp / f"{kind}.arrow", pa.table(dict(table.columns)))
+            _write_table(
+                tmp / f"{kind}.keys.arrow",
+                pa.Table.from_pandas(table.track_keys, preserve_index=False),
+            )
+        _write_table(
+            tmp / "strings.arrow",
+            pa.table({"value": pa.array(report.strings.values.tolist(), pa.string())}),
+        )
+        for name in _FRAMES:
+            frame = getattr(report, name)
+            _write_table(
+                tmp / f"{name}.frame.arrow", pa.Table.from_pandas(frame, preserve_index=False)
+            )
+        info = report.info
+        meta = {
+            "format": FORMAT_VERSION,
+            "info": {
+                "path": str(info.path),
+                "name": info.name,
+                "nsys_version": info.nsys_version,
+                "schema_version": info.schema_version,
+                "session_start_utc_ns": info.session_start_utc_ns,
+                "duration_ns": info.duration_ns,
+                "os": info.os,
+            },
+            "sources": {kind: t.source for kind, t in report.tables.items()},
+            "enums": {k: {str(i): v for i, v in m.items()} for k, m in report.enums.items()},
+            "source_columns": {k: list(v) for k, v in report.source_columns.items()},
+            "nvtx_max_ns": report.nvtx_max_ns,
+        }
+        (tmp / "meta.json").write_text(json.dumps(meta))
+        final = _entry(key)
+        if final.exists():
+            shutil.rmtree(final, ignore_errors=True)
+        os.replace(tmp, final)
+    except OSError as exc:
+        log.warning("could not write the cache entry for %s: %s", report.path, exc)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def load_cached(key: str, path: Path) -> Report | None:
+    """Return the cached report for ``key``, or None when there is no usable entry."""
+    entry = _entry(key)
+    if not (entry / "meta.json").is_file():
+        return None
+    try:
+        return _load(entry, path)
+    except (OSError, ValueError, KeyError, TypeError, pa.ArrowException) as exc:
+        log.warning("discarding a damaged cache entry for %s (%s)", path, exc)
+        shutil.rmtree(entry, ignore_errors=True)
+        return None
+
+
+def _load(entry: Path, path: Path) -> Report:
+    meta = json.loads((entry / "meta.json").read_text())
+    if meta.get("format") != FORMAT_VERSION:
+        raise ValueError("cache format mismatch")
+    tables = {}
+    for kind in EVENT_TABLES:
+        arrow = _read_table(entry / f"{kind}.arrow")
+        columns = {name: _column(arrow, name) for name in arrow.column_names}
+        keys = _read_table(entry / f"{kind}.keys.arrow").to_pandas()
+        tables[kind] = EventTable(kind, columns, keys, meta["sources"][kind])
+    strings = _read_table(entry / "strings.arrow").column("value").to_pylist()
+    frames = {name: _read_table(entry / f"{name}.frame.arrow").to_pandas() for name in _FRAMES}
+    info = dict(meta["info"])
+    info["path"] = path
+    return Report(
+        info=ReportInfo(**info),
+        strings=StringIds(np.array(strings, dtype=object)),
+        tables=tables,
+        enums={k: {int(i): v for i, v in m.items()} for k, m in meta["enums"].items()},
+        source_columns={k: tuple(v) for k, v in meta["source_columns"].items()},
+        nvtx_max_ns=int(meta["nvtx_max_ns"]),
+        **frames,
+    )

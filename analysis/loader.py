@@ -1,0 +1,429 @@
+"""Read an Nsight Systems SQLite export into a :class:`~analysis.model.Report`.
+
+Every table and column is probed first (spec §1.1 "lazy tables", §2 loader
+recommendations); a missing table gives an empty event table, a missing optional column its
+fill value. Event tables are sorted by ``(track_id, start_ns)``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow.compute as pc
+
+from analysis import metadata
+from analysis._sqlite import ReportDatabase, to_numpy
+from analysis.errors import CancelledError, CorruptReportError, NotAReportError
+from analysis.levels import nesting_levels
+from analysis.model import EventTable, Report, StringIds, freeze
+from analysis.schema import (
+    NVTX_MARK_TYPES,
+    NVTX_RANGE_TYPES,
+    NVTX_TYPE_CATEGORY,
+    NVTX_TYPE_DOMAIN_CREATE,
+    pid_of,
+)
+
+__all__ = ["Progress", "load_sqlite"]
+
+Progress = Callable[[float, str], None]
+
+
+@dataclass(frozen=True)
+class _Col:
+    """One column of an event table: our name, its source column(s), dtype and NULL fill."""
+
+    name: str
+    source: str
+    dtype: type = np.int64
+    fill: int = 0
+
+
+def _c(name: str, source: str, dtype: type = np.int32, fill: int = 0) -> _Col:
+    return _Col(name, source, dtype, fill)
+
+
+_TIME = (_c("start_ns", "start", np.int64), _c("end_ns", "end", np.int64))
+_GPU = (
+    _c("device_id", "deviceId"),
+    _c("context_id", "contextId"),
+    _c("green_context_id", "greenContextId"),
+    _c("stream_id", "streamId"),
+    _c("correlation_id", "correlationId", np.int64),
+    _c("global_pid", "globalPid", np.int64),
+)
+
+#: kind -> (source table, columns). Name columns are StringIds ids (-1 when NULL).
+_SPECS: dict[str, tuple[str, tuple[_Col, ...]]] = {
+    "kernels": (
+        "CUPTI_ACTIVITY_KIND_KERNEL",
+        _TIME
+        + _GPU
+        + (
+            _c("name_id", "demangledName", fill=-1),
+            _c("short_name_id", "shortName", fill=-1),
+            _c("mangled_name_id", "mangledName", fill=-1),
+            _c("grid_x", "gridX"),
+            _c("grid_y", "gridY"),
+            _c("grid_z", "gridZ"),
+            _c("block_x", "blockX"),
+            _c("block_y", "blockY"),
+            _c("block_z", "blockZ"),
+            _c("registers_per_thread", "registersPerThread"),
+            _c("static_smem_bytes", "staticSharedMemory"),
+            _c("dynamic_smem_bytes", "dynamicSharedMemory"),
+        ),
+    ),
+    "memcpy": (
+        "CUPTI_ACTIVITY_KIND_MEMCPY",
+        _TIME
+        + _GPU
+        + (
+            _c("bytes", "bytes", np.int64),
+            _c("copy_kind", "copyKind"),
+            _c("src_kind", "srcKind"),
+            _c("dst_kind", "dstKind"),
+        ),
+    ),
+    "memset": (
+        "CUPTI_ACTIVITY_KIND_MEMSET",
+        _TIME
+        + _GPU
+        + (_c("bytes", "bytes", np.int64), _c("value", "value"), _c("mem_kind", "memKind")),
+    ),
+    "sync": ("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", _TIME + _GPU + (_c("sync_type", "syncType"),)),
+    "cuda_api": (
+        "CUPTI_ACTIVITY_KIND_RUNTIME",
+        _TIME
+        + (
+            _c("global_tid", "globalTid", np.int64),
+            _c("correlation_id", "correlationId", np.int64),
+            _c("name_id", "nameId", fill=-1),
+            _c("event_class", "eventClass"),
+            _c("return_value", "returnValue", np.int64),
+        ),
+    ),
+    "osrt": (
+        "OSRT_API",
+        _TIME
+        + (
+            _c("global_tid", "globalTid", np.int64),
+            _c("name_id", "nameId", fill=-1),
+            _c("event_class", "eventClass"),
+        ),
+    ),
+    "nvtx": (
+        "NVTX_EVENTS",
+        (
+            _c("start_ns", "start", np.int64),
+            _c("end_raw", "end", np.int64, fill=-1),
+            _c("event_type", "eventType"),
+            _c("global_tid", "globalTid", np.int64),
+            _c("end_global_tid", "endGlobalTid", np.int64),
+            _c("text_id", "textId", fill=-1),
+            _c("domain_id", "domainId", np.int64),
+            _c("category", "category"),
+            _c("color", "color", np.int64, fill=-1),
+            _c("range_id", "rangeId", np.int64),
+        ),
+    ),
+    "sched": (
+        "SCHED_EVENTS",
+        (
+            _c("start_ns", "start", np.int64),
+            _c("cpu", "cpu"),
+            _c("is_sched_in", "isSchedIn", np.int8),
+            _c("global_tid", "globalTid", np.int64),
+        ),
+    ),
+    "samples": (
+        "COMPOSITE_EVENTS",
+        (
+            _c("start_ns", "start", np.int64),
+            _c("cpu", "cpu"),
+            _c("thread_state", "threadState"),
+            _c("global_tid", "globalTid", np.int64),
+            _c("sample_id", "id", np.int64),
+        ),
+    ),
+    "gpu_metrics": (
+        "GPU_METRICS",
+        (
+            _c("start_ns", "timestamp", np.int64),
+            _c("type_id", "typeId"),
+            _c("metric_id", "metricId"),
+            _c("value", "value", np.int64),
+        ),
+    ),
+}
+
+#: Name columns whose ids must resolve through StringIds.
+_NAME_COLUMNS = {
+    "kernels": ("name_id", "short_name_id", "mangled_name_id"),
+    "cuda_api": ("name_id",),
+    "osrt": ("name_id",),
+}
+_GPU_KINDS = ("kernels", "memcpy", "memset", "sync")
+_GPU_KEY = ["global_pid", "device_id", "context_id", "stream_id"]
+
+
+def _check_cancel(cancel: threading.Event | None) -> None:
+    if cancel is not None and cancel.is_set():
+        raise CancelledError("loading cancelled")
+
+
+def load_sqlite(
+    path: Path, progress: Progress | None = None, cancel: threading.Event | None = None
+) -> Report:
+    """Read one SQLite export into a Report.
+
+    Parameters
+    ----------
+    path
+        The ``.sqlite`` file (identified by content, not by extension).
+    progress
+        Called as ``progress(fraction, text)`` while loading.
+    cancel
+        When set, loading stops with :class:`CancelledError`.
+
+    Raises
+    ------
+    NotAReportError, CorruptReportError, UnsupportedVersionError
+    """
+    report_progress = progress or (lambda _f, _t: None)
+    with ReportDatabase(path) as db:
+        if not db.has_table("StringIds"):
+            raise NotAReportError(
+                path, "SQLite database without Nsight Systems tables (no StringIds table)"
+            )
+        info = metadata.read_info(db)
+        report_progress(0.02, "strings")
+        strings = _read_strings(db)
+        raw: dict[str, dict[str, np.ndarray]] = {}
+        for i, kind in enumerate(_SPECS):
+            _check_cancel(cancel)
+            report_progress(0.05 + 0.8 * i / len(_SPECS), kind)
+            raw[kind] = _read_kind(db, kind)
+        _check_cancel(cancel)
+        nvtx_max_ns, nvtx_texts = _finish_nvtx(db, raw["nvtx"], len(strings))
+        all_strings = np.concatenate([strings, nvtx_texts]) if len(nvtx_texts) else strings
+        pool = StringIds(all_strings)
+        _validate(db.path, raw, pool)
+        report_progress(0.9, "tracks")
+        tables = _build_tables(raw, db)
+        nvtx = tables["nvtx"]
+        report = Report(
+            info=info,
+            strings=pool,
+            tables=tables,
+            processes=metadata.read_processes(db, tables),
+            threads=metadata.read_threads(db, tables, pool),
+            gpus=metadata.read_gpus(db),
+            streams=metadata.read_streams(db),
+            nvtx_domains=_nvtx_meta(nvtx, pool, NVTX_TYPE_DOMAIN_CREATE),
+            nvtx_categories=_nvtx_meta(nvtx, pool, NVTX_TYPE_CATEGORY),
+            enums=metadata.read_enums(db),
+            gpu_metric_names=metadata.read_gpu_metric_names(db),
+            source_columns={t: db.columns(t) for t in sorted(db.tables)},
+            nvtx_max_ns=nvtx_max_ns,
+        )
+        report_progress(1.0, "loaded")
+        return report
+
+
+def _read_strings(db: ReportDatabase) -> np.ndarray:
+    rows = db.execute("SELECT id, value FROM StringIds")
+    if not rows:
+        return np.empty(0, dtype=object)
+    ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    if ids.min() < 0:
+        raise CorruptReportError(db.path, "StringIds holds negative ids")
+    values = np.full(int(ids.max()) + 1, None, dtype=object)
+    values[ids] = [r[1] for r in rows]
+    return values
+
+
+def _read_kind(db: ReportDatabase, kind: str) -> dict[str, np.ndarray]:
+    table, cols = _SPECS[kind]
+    present = db.columns(table)
+    wanted = [c for c in cols if c.source in present]
+    extra = ", text" if kind == "nvtx" and "text" in present else ""
+    if not present:
+        data = {c.name: np.empty(0, dtype=c.dtype) for c in cols}
+        data["row_id"] = np.empty(0, dtype=np.int64)
+        return data
+    select = ", ".join(["rowid AS _rowid"] + [f'"{c.source}"' for c in wanted]) + extra
+    arrow = db.read_arrow(f'SELECT {select} FROM "{table}"')
+    n = arrow.num_rows
+    data = {"row_id": to_numpy(arrow.column("_rowid"), np.int64)}
+    for c in cols:
+        if c.source not in present:
+            data[c.name] = np.full(n, c.fill, dtype=c.dtype)
+            continue
+        column = arrow.column(c.source)
+        if c.name == "end_ns" and column.null_count:
+            raise CorruptReportError(
+                db.path, f"{table} has {column.null_count} events with a NULL end"
+            )
+        data[c.name] = to_numpy(column, c.dtype, c.fill)
+    if extra:
+        data["_text"] = arrow.column("text")
+    return data
+
+
+def _finish_nvtx(
+    db: ReportDatabase, nvtx: dict[str, np.ndarray], n_strings: int
+) -> tuple[int, np.ndarray]:
+    """Resolve NVTX labels and ends in place; return (NVTX max timestamp, interned texts)."""
+    start, end_raw = nvtx["start_ns"], nvtx.pop("end_raw")
+    has_end = end_raw != -1
+    if len(start):
+        nvtx_max = int(max(start.max(), end_raw[has_end].max() if has_end.any() else start.max()))
+    else:
+        nvtx_max = 0
+    is_range = np.isin(nvtx["event_type"], NVTX_RANGE_TYPES)
+    # spec §3.4: an unclosed range lasts until the largest NVTX timestamp.
+    nvtx["end_ns"] = np.where(has_end, end_raw, np.where(is_range, nvtx_max, start))
+    nvtx["is_open"] = (~has_end & is_range).astype(np.int8)
+    texts = np.empty(0, dtype=object)
+    name_id = nvtx["text_id"].astype(np.int32)
+    text_col = nvtx.pop("_text", None)
+    if text_col is not None and len(start):
+        encoded = pc.dictionary_encode(text_col).combine_chunks()
+        texts = np.asarray(encoded.dictionary.to_pylist(), dtype=object)
+        idx = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32)
+        inline = np.where(idx >= 0, idx + n_strings, -1).astype(np.int32)
+        name_id = np.where(name_id >= 0, name_id, inline).astype(np.int32)
+    nvtx["name_id"] = name_id
+    bad = is_range & has_end & (end_raw < start)
+    if bad.any():
+        raise CorruptReportError(
+            db.path, f"NVTX_EVENTS has {int(bad.sum())} ranges that end before they start"
+        )
+    return nvtx_max, texts
+
+
+def _validate(path: Path, raw: dict[str, dict[str, np.ndarray]], pool: StringIds) -> None:
+    for kind, data in raw.items():
+        if "end_ns" in data and kind != "nvtx":
+            bad = data["end_ns"] < data["start_ns"]
+            if bad.any():
+                raise CorruptReportError(
+                    path,
+                    f"{_SPECS[kind][0]} has {int(bad.sum())} events that end before they start",
+                )
+        for column in _NAME_COLUMNS.get(kind, ()):
+            ids = data[column]
+            used = ids[ids >= 0]
+            if len(used) and not pool.has(used).all():
+                missing = int(used[~pool.has(used)][0])
+                raise CorruptReportError(
+                    path, f"StringIds lacks id {missing} used by {_SPECS[kind][0]}"
+                )
+    text_ids = raw["nvtx"]["text_id"]
+    used = text_ids[text_ids >= 0]
+    if len(used) and not pool.has(used).all():
+        missing = int(used[~pool.has(used)][0])
+        raise CorruptReportError(path, f"StringIds lacks id {missing} used by NVTX_EVENTS")
+
+
+def _factorize(frame: pd.DataFrame) -> tuple[np.ndarray, pd.DataFrame]:
+    """Return (dense sorted code per row, one row per code with the key columns)."""
+    if frame.empty:
+        return np.empty(0, dtype=np.int32), frame.iloc[:0].reset_index(drop=True)
+    codes = frame.groupby(list(frame.columns), sort=True).ngroup().to_numpy(np.int32)
+    keys = frame.drop_duplicates().sort_values(list(frame.columns)).reset_index(drop=True)
+    return codes, keys
+
+
+def _sorted_table(
+    kind: str, data: dict[str, np.ndarray], track_id: np.ndarray, keys: pd.DataFrame, source: str
+) -> EventTable:
+    data = dict(data)
+    if "end_ns" not in data:
+        data["end_ns"] = data["start_ns"]
+    data["track_id"] = track_id
+    start = data["start_ns"]
+    if len(start) and not (np.all(np.diff(track_id) >= 0) and _sorted_within(track_id, start)):
+        order = np.lexsort((data["row_id"], start, track_id))
+        data = {name: col[order] for name, col in data.items()}
+    return EventTable(
+        kind, {n: freeze(np.ascontiguousarray(c)) for n, c in data.items()}, keys, source
+    )
+
+
+def _sorted_within(track_id: np.ndarray, start: np.ndarray) -> bool:
+    step = np.diff(start)
+    return bool(np.all((step >= 0) | (np.diff(track_id) > 0)))
+
+
+def _build_tables(
+    raw: dict[str, dict[str, np.ndarray]], db: ReportDatabase
+) -> dict[str, EventTable]:
+    tables: dict[str, EventTable] = {}
+    gpu_frames = [pd.DataFrame({k: raw[kind][k] for k in _GPU_KEY}) for kind in _GPU_KINDS]
+    all_gpu = pd.concat(gpu_frames, ignore_index=True)
+    _, gpu_keys = _factorize(all_gpu)
+    for kind, frame in zip(_GPU_KINDS, gpu_frames, strict=False):
+        codes = _codes_in(frame, gpu_keys)
+        tables[kind] = _sorted_table(kind, raw[kind], codes, gpu_keys, _source(db, kind))
+    for kind in ("cuda_api", "osrt"):
+        data = raw[kind]
+        level = nesting_levels(data["global_tid"], data["start_ns"], data["end_ns"])
+        data["level"] = level
+        codes, keys = _factorize(pd.DataFrame({"global_tid": data["global_tid"], "level": level}))
+        tables[kind] = _sorted_table(kind, data, codes, keys, _source(db, kind))
+    tables["nvtx"] = _nvtx_table(raw["nvtx"], _source(db, "nvtx"))
+    simple = {"sched": ["cpu"], "samples": ["global_tid"], "gpu_metrics": ["type_id", "metric_id"]}
+    for kind, key_cols in simple.items():
+        data = raw[kind]
+        codes, keys = _factorize(pd.DataFrame({k: data[k] for k in key_cols}))
+        tables[kind] = _sorted_table(kind, data, codes, keys, _source(db, kind))
+    return {kind: tables[kind] for kind in _SPECS}
+
+
+def _source(db: ReportDatabase, kind: str) -> str:
+    table = _SPECS[kind][0]
+    return table if db.has_table(table) else ""
+
+
+def _codes_in(frame: pd.DataFrame, keys: pd.DataFrame) -> np.ndarray:
+    if frame.empty:
+        return np.empty(0, dtype=np.int32)
+    index = pd.MultiIndex.from_frame(keys)
+    return index.get_indexer(pd.MultiIndex.from_frame(frame)).astype(np.int32)
+
+
+def _nvtx_table(data: dict[str, np.ndarray], source: str) -> EventTable:
+    """NVTX tracks: (thread, level) for ranges, level -1 for marks, -2 for other rows."""
+    event_type = data["event_type"]
+    is_range = np.isin(event_type, NVTX_RANGE_TYPES)
+    is_mark = np.isin(event_type, NVTX_MARK_TYPES)
+    level = np.where(is_mark, -1, -2).astype(np.int32)
+    gtid = data["global_tid"]
+    level[is_range] = nesting_levels(
+        gtid[is_range], data["start_ns"][is_range], data["end_ns"][is_range]
+    )
+    data["level"] = level
+    codes, keys = _factorize(pd.DataFrame({"global_tid": gtid, "level": level}))
+    return _sorted_table("nvtx", data, codes, keys, source)
+
+
+def _nvtx_meta(nvtx: EventTable, pool: StringIds, event_type: int) -> pd.DataFrame:
+    rows = np.flatnonzero(nvtx["event_type"] == event_type)
+    order = rows[np.argsort(nvtx["row_id"][rows], kind="stable")]
+    return pd.DataFrame(
+        {
+            "pid": pid_of(nvtx["global_tid"][order]),
+            "global_tid": nvtx["global_tid"][order],
+            "domain_id": nvtx["domain_id"][order],
+            "category": nvtx["category"][order],
+            "name": pool.lookup(nvtx["name_id"][order], missing=""),
+            "start_ns": nvtx["start_ns"][order],
+        }
+    )

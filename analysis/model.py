@@ -1,0 +1,257 @@
+"""The columnar report model: immutable event tables of NumPy columns and a string pool.
+
+Every event table is sorted by ``(track_id, start_ns)`` so that a time window on one track is
+two binary searches. ``track_id`` indexes the table's ``track_keys`` frame, which says what the
+track is (a thread and nesting level, a GPU stream, a CPU core...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+__all__ = [
+    "EVENT_TABLES",
+    "EventTable",
+    "Report",
+    "ReportInfo",
+    "StringIds",
+    "freeze",
+]
+
+#: Event tables of a Report, in the order the loader builds them.
+EVENT_TABLES = (
+    "kernels",
+    "memcpy",
+    "memset",
+    "sync",
+    "cuda_api",
+    "nvtx",
+    "osrt",
+    "sched",
+    "samples",
+    "gpu_metrics",
+)
+
+
+def freeze(array: np.ndarray) -> np.ndarray:
+    """Mark ``array`` read-only and return it (every model column is immutable)."""
+    array.flags.writeable = False
+    return array
+
+
+class StringIds:
+    """The report's string pool: ``values[id]`` is the string of ``StringIds.id``.
+
+    Ids are dense indices into an object array; ids absent from the report hold ``None``.
+    Inline NVTX texts are interned after the report's own ids.
+    """
+
+    def __init__(self, values: npt.NDArray[np.object_]) -> None:
+        self.values = freeze(np.asarray(values, dtype=object))
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __getitem__(self, string_id: int) -> str | None:
+        if 0 <= string_id < len(self.values):
+            return self.values[string_id]
+        return None
+
+    def lookup(self, ids: npt.ArrayLike, missing: str | None = None) -> npt.NDArray[np.object_]:
+        """Return the strings of ``ids`` as an object array; ids < 0 or unknown give ``missing``."""
+        ids = np.asarray(ids)
+        out = np.full(ids.shape, missing, dtype=object)
+        ok = (ids >= 0) & (ids < len(self.values))
+        out[ok] = self.values[ids[ok]]
+        if missing is not None:
+            out[out == None] = missing  # noqa: E711 - elementwise comparison on an object array
+        return out
+
+    def has(self, ids: npt.ArrayLike) -> npt.NDArray[np.bool_]:
+        """Return, per id, whether the pool holds a string for it."""
+        ids = np.asarray(ids)
+        ok = (ids >= 0) & (ids < len(self.values))
+        present = np.zeros(ids.shape, dtype=bool)
+        present[ok] = self.values[ids[ok]] != None  # noqa: E711
+        return present
+
+    def find(self, text: str) -> npt.NDArray[np.int64]:
+        """Return every id whose string equals ``text``."""
+        return np.flatnonzero(self.values == text)
+
+
+@dataclass(frozen=True)
+class EventTable:
+    """One event kind as read-only NumPy columns of equal length, sorted by (track, start).
+
+    Attributes
+    ----------
+    kind
+        Table name, one of :data:`EVENT_TABLES`.
+    columns
+        Column name -> read-only array. Always present: ``start_ns``, ``end_ns`` (int64),
+        ``track_id`` (int32), ``row_id`` (int64, the source rowid).
+    track_keys
+        One row per ``track_id`` (row i describes track i) with the key columns of the track.
+    source
+        Name of the SQLite table the rows came from ('' when the report lacks it).
+    """
+
+    kind: str
+    columns: Mapping[str, np.ndarray]
+    track_keys: pd.DataFrame
+    source: str = ""
+    track_offsets: np.ndarray = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        track_ids = self.columns["track_id"]
+        bounds = np.searchsorted(track_ids, np.arange(len(self.track_keys) + 1), side="left")
+        object.__setattr__(self, "track_offsets", freeze(bounds.astype(np.int64)))
+
+    def __len__(self) -> int:
+        return len(self.columns["start_ns"])
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.columns[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.columns
+
+    @property
+    def start_ns(self) -> npt.NDArray[np.int64]:
+        return self.columns["start_ns"]
+
+    @property
+    def end_ns(self) -> npt.NDArray[np.int64]:
+        return self.columns["end_ns"]
+
+    @property
+    def duration_ns(self) -> npt.NDArray[np.int64]:
+        return self.columns["end_ns"] - self.columns["start_ns"]
+
+    def track_slice(self, track_id: int) -> slice:
+        """Return the ``[lo, hi)`` row range of one track."""
+        return slice(int(self.track_offsets[track_id]), int(self.track_offsets[track_id + 1]))
+
+    def window(self, track_id: int, t0_ns: int, t1_ns: int) -> slice:
+        """Return the rows of ``track_id`` whose start lies in ``[t0_ns - longest, t1_ns)``.
+
+        Intervals on a track never overlap, so every interval that intersects the window
+        starts at or after the one that contains ``t0_ns``.
+        """
+        rows = self.track_slice(track_id)
+        starts = self.columns["start_ns"][rows]
+        ends = self.columns["end_ns"][rows]
+        lo = int(np.searchsorted(starts, t0_ns, side="right"))
+        if lo > 0 and ends[lo - 1] > t0_ns:
+            lo -= 1
+        hi = int(np.searchsorted(starts, t1_ns, side="left"))
+        return slice(rows.start + lo, rows.start + hi)
+
+    def to_frame(self, columns: list[str] | None = None) -> pd.DataFrame:
+        """Return the table (or some columns) as a DataFrame sharing the arrays where possible."""
+        names = list(self.columns) if columns is None else columns
+        return pd.DataFrame({name: self.columns[name] for name in names}, copy=False)
+
+
+@dataclass(frozen=True)
+class ReportInfo:
+    """What a report is: where it came from, who wrote it and when it ran."""
+
+    path: Path
+    name: str
+    nsys_version: str
+    schema_version: str
+    session_start_utc_ns: int
+    duration_ns: int
+    os: str = ""
+
+
+@dataclass(frozen=True)
+class Report:
+    """A loaded Nsight Systems report. Immutable; derived data are new objects.
+
+    Attributes
+    ----------
+    info
+        Version, path and time base.
+    strings
+        The string pool; every ``*_id`` name column indexes it.
+    tables
+        Event tables by kind (see :data:`EVENT_TABLES`); absent kinds are empty tables.
+    processes
+        ``pid`` (int64), ``global_pid`` (int64), ``name`` (str).
+    threads
+        ``global_tid`` (int64), ``pid``, ``tid`` (int64), ``name`` (str), ``priority``.
+    gpus
+        ``device_id`` (int64), ``name`` (str), plus ``sm_count``, ``total_memory_bytes``
+        where known.
+    streams
+        ``pid``, ``context_id``, ``stream_id``, ``priority``, ``kind`` (str).
+    nvtx_domains
+        ``pid``, ``domain_id``, ``name``, ``start_ns`` (the eventType-75 rows).
+    nvtx_categories
+        ``pid``, ``domain_id``, ``category``, ``name`` (the eventType-33 rows).
+    enums
+        Enum label tables: ``memcpy_kind``, ``mem_kind``, ``sync_type``... id -> label.
+    gpu_metric_names
+        ``type_id``, ``metric_id``, ``name`` for the ``gpu_metrics`` table.
+    source_columns
+        The SQLite column names of each source table that the report has.
+    nvtx_max_ns
+        The largest start/end of any NVTX row: where unclosed ranges end (spec §3.4).
+    """
+
+    info: ReportInfo
+    strings: StringIds
+    tables: Mapping[str, EventTable]
+    processes: pd.DataFrame
+    threads: pd.DataFrame
+    gpus: pd.DataFrame
+    streams: pd.DataFrame
+    nvtx_domains: pd.DataFrame
+    nvtx_categories: pd.DataFrame
+    enums: Mapping[str, Mapping[int, str]]
+    gpu_metric_names: pd.DataFrame
+    source_columns: Mapping[str, tuple[str, ...]]
+    nvtx_max_ns: int = 0
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    @property
+    def path(self) -> Path:
+        return self.info.path
+
+    def has_source(self, table: str) -> bool:
+        """Return whether the SQLite report contained ``table`` (even empty)."""
+        return table in self.source_columns
+
+    def __getattr__(self, kind: str) -> EventTable:
+        # report.kernels, report.nvtx, ... as a convenience for the event tables.
+        tables = object.__getattribute__(self, "tables")
+        if kind in tables:
+            return tables[kind]
+        raise AttributeError(kind)
+
+    @property
+    def event_count(self) -> int:
+        return sum(len(t) for t in self.tables.values())
+
+    def span_ns(self) -> tuple[int, int]:
+        """Return (first start, last end) over every event table, or (0, duration)."""
+        lo, hi = [], []
+        for table in self.tables.values():
+            if len(table):
+                lo.append(int(table.start_ns.min()))
+                hi.append(int(table.end_ns.max()))
+        if not lo:
+            return 0, self.info.duration_ns
+        return min(lo), max(hi)

@@ -1,0 +1,179 @@
+"""Open reports by content: SQLite exports directly, ``.nsys-rep``/``.qdrep`` through nsys."""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import subprocess
+import threading
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from analysis import cache
+from analysis._sqlite import SQLITE_MAGIC
+from analysis.errors import ExportError, NotAReportError, UnsupportedVersionError
+from analysis.loader import load_sqlite
+from analysis.model import Report
+
+__all__ = ["REPORT_SUFFIXES", "find_nsys", "find_reports", "open_report", "open_reports"]
+
+log = logging.getLogger(__name__)
+
+REPORT_SUFFIXES = (".sqlite", ".nsys-rep", ".qdrep")
+_NSYS_REP_MAGIC = b"NVIDIA"  # "NVIDIA Tegra Profiler Report ..." (MANIFEST §3)
+
+Progress = Callable[[float, str], None]
+
+
+def find_nsys() -> str | None:
+    """Return the nsys executable: ``$NSYS`` if set and executable, else ``nsys`` on PATH."""
+    env = os.environ.get("NSYS")
+    if env and Path(env).is_file() and os.access(env, os.X_OK):
+        return env
+    return shutil.which("nsys")
+
+
+def find_reports(paths: Iterable[str | Path]) -> list[Path]:
+    """Expand files and folders into report files, in a stable order.
+
+    A folder adds every ``.sqlite``/``.nsys-rep``/``.qdrep`` directly inside it; when both
+    ``x.nsys-rep`` and ``x.sqlite`` exist, only the SQLite export is taken.
+
+    Raises
+    ------
+    NotAReportError
+        A path does not exist, or a folder holds no report.
+    """
+    found: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix in REPORT_SUFFIXES)
+            sqlite_stems = {p.stem for p in files if p.suffix == ".sqlite"}
+            files = [p for p in files if p.suffix == ".sqlite" or p.stem not in sqlite_stems]
+            if not files:
+                raise NotAReportError(
+                    path, "folder holds no Nsight Systems reports (.sqlite, .nsys-rep, .qdrep)"
+                )
+            found.extend(files)
+        elif path.exists():
+            found.append(path)
+        else:
+            raise NotAReportError(path, "no such file or folder")
+    return found
+
+
+def _magic(path: Path) -> bytes:
+    try:
+        with path.open("rb") as fh:
+            return fh.read(16)
+    except IsADirectoryError as exc:
+        raise NotAReportError(path, "is a folder; open the reports inside it") from exc
+    except OSError as exc:
+        raise NotAReportError(path, f"cannot read file ({exc.strerror})") from exc
+
+
+def open_report(
+    path: str | Path,
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+    use_cache: bool = True,
+) -> Report:
+    """Open one report read-only and return its columnar model.
+
+    Parameters
+    ----------
+    path
+        An SQLite export, or an ``.nsys-rep``/``.qdrep`` (converted with ``nsys export``).
+    progress
+        ``progress(fraction, text)`` callback.
+    cancel
+        Event that aborts the load with :class:`~analysis.errors.CancelledError`.
+    use_cache
+        Read and write the columnar cache (keyed by path, size and mtime).
+
+    Raises
+    ------
+    NotAReportError, CorruptReportError, UnsupportedVersionError, ExportError
+    """
+    path = Path(path)
+    magic = _magic(path)
+    if magic.startswith(_NSYS_REP_MAGIC) and not magic.startswith(SQLITE_MAGIC):
+        path_sqlite = _export(path, progress)
+        return _open_sqlite(path_sqlite, progress, cancel, use_cache, shown_as=path)
+    return _open_sqlite(path, progress, cancel, use_cache, shown_as=path)
+
+
+def _open_sqlite(
+    path: Path,
+    progress: Progress | None,
+    cancel: threading.Event | None,
+    use_cache: bool,
+    shown_as: Path,
+) -> Report:
+    key = cache.cache_key(path) if use_cache else ""
+    if use_cache:
+        cached = cache.load_cached(key, shown_as)
+        if cached is not None:
+            if progress:
+                progress(1.0, "loaded from cache")
+            return cached
+    report = load_sqlite(path, progress, cancel)
+    if shown_as != path:
+        from dataclasses import replace
+
+        report = replace(report, info=replace(report.info, path=shown_as, name=shown_as.name))
+    if use_cache:
+        cache.store(report, key)
+    return report
+
+
+def open_reports(paths: Iterable[str | Path], use_cache: bool = True) -> list[Report]:
+    """Open several reports (folders expanded) one after the other."""
+    return [open_report(p, use_cache=use_cache) for p in find_reports(paths)]
+
+
+def _export(path: Path, progress: Progress | None) -> Path:
+    """Convert an ``.nsys-rep`` with ``nsys export`` into the cache folder; return the .sqlite."""
+    nsys = find_nsys()
+    if nsys is None:
+        raise ExportError(
+            path,
+            "is an Nsight Systems report file; install nsys (PATH or $NSYS) or run "
+            f"'nsys export --type sqlite {path.name}' and open the .sqlite",
+        )
+    out_dir = cache.cache_root() / "exports"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    out = out_dir / f"{cache.cache_key(path)}.sqlite"
+    if out.is_file():
+        return out
+    if progress:
+        progress(0.05, "nsys export")
+    tmp = out.with_suffix(".tmp.sqlite")
+    cmd = [
+        nsys,
+        "export",
+        "--type",
+        "sqlite",
+        "--force-overwrite",
+        "true",
+        "--output",
+        str(tmp),
+        str(path),
+    ]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=3600, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ExportError(path, f"nsys export failed to run ({exc})") from exc
+    if proc.returncode != 0 or not tmp.is_file():
+        text = (proc.stderr or "") + "\n" + (proc.stdout or "")
+        lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+        reason = next((ln for ln in lines if "newer" in ln.lower()), None)
+        tmp.unlink(missing_ok=True)
+        if reason:
+            raise UnsupportedVersionError(path, f"nsys cannot export it: {reason}")
+        detail = lines[-1] if lines else f"exit status {proc.returncode}"
+        raise ExportError(path, f"nsys export failed: {detail}")
+    os.replace(tmp, out)
+    return out

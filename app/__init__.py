@@ -1,0 +1,1 @@
+"""Strata's Qt application shell and command line; wires analysis/ to viewer/."""

@@ -1,0 +1,60 @@
+"""Test set-up shared by every test: offscreen Qt, a private cache, real-data locations."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import pytest
+
+# Before any QApplication exists (style.md §7).
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+REAL_DIR = SHARED / "reports" / "real"
+FIXTURES_DIR = SHARED / "spec" / "nsys-fixtures"
+EXPECTED_DIR = FIXTURES_DIR / "expected-2023.4"
+
+requires_shared = pytest.mark.skipif(
+    not REAL_DIR.is_dir(), reason=f"needs the shared real reports at {REAL_DIR}"
+)
+requires_fixtures = pytest.mark.skipif(
+    not FIXTURES_DIR.is_dir(), reason=f"needs the nsys fixtures at {FIXTURES_DIR}"
+)
+
+
+def real_reports() -> list[Path]:
+    return sorted(REAL_DIR.glob("*.sqlite")) if REAL_DIR.is_dir() else []
+
+
+def fixture_reports() -> list[Path]:
+    return sorted(FIXTURES_DIR.glob("*.sqlite")) if FIXTURES_DIR.is_dir() else []
+
+
+def fingerprint(path: Path) -> tuple[str, int]:
+    """Return (sha256, mtime_ns): what 'a report is never written to' is checked against."""
+    return hashlib.sha256(path.read_bytes()).hexdigest(), path.stat().st_mtime_ns
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Every test run gets its own cache folder, never the user's."""
+    os.environ["STRATA_CACHE_DIR"] = str(tmp_path_factory.mktemp("strata-cache"))
+
+
+@pytest.fixture(scope="session")
+def load_report():
+    """Open a report once per test session (reports are immutable)."""
+    from analysis import open_report
+
+    cache: dict[tuple[str, bool], object] = {}
+
+    def _load(path: Path | str, use_cache: bool = False):
+        key = (str(path), use_cache)
+        if key not in cache:
+            cache[key] = open_report(path, use_cache=use_cache)
+        return cache[key]
+
+    return _load
