@@ -1,11 +1,87 @@
-"""GUI entry point (filled in by the desktop-app issue)."""
+"""GUI entry point: ``python main.py [REPORT|DIR ...]``; with no argument, the demo reports."""
 
 from __future__ import annotations
 
-__all__ = ["run_gui"]
+import argparse
+import logging
+import sys
+import traceback
+from types import TracebackType
+
+__all__ = ["install_excepthook", "parse_gui_args", "run_gui"]
+
+log = logging.getLogger(__name__)
+
+
+def parse_gui_args(argv: list[str]) -> argparse.Namespace:
+    """Parse the GUI's command line (report paths and a few options)."""
+    from app.cli import _Parser
+
+    parser = _Parser(prog="strata", description="Timeline viewer for Nsight Systems reports.")
+    parser.add_argument("reports", nargs="*", metavar="REPORT|DIR", help="reports or folders")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log what happens")
+    parser.add_argument(
+        "--settings", metavar="FILE.ini", help="keep settings in this INI file (portable use)"
+    )
+    return parser.parse_args(argv)
+
+
+def install_excepthook() -> None:
+    """Show an uncaught exception in a message box instead of letting Qt abort the process.
+
+    PySide6 prints and swallows exceptions raised in slots, but an exception escaping a
+    virtual override (``paintEvent``...) can end the process; this keeps the window and the
+    user's open reports alive, and logs the traceback.
+    """
+    previous = sys.excepthook
+
+    def _hook(kind: type[BaseException], error: BaseException, tb: TracebackType | None) -> None:
+        if issubclass(kind, KeyboardInterrupt):
+            previous(kind, error, tb)
+            return
+        text = "".join(traceback.format_exception(kind, error, tb))
+        log.error("uncaught exception:\n%s", text)
+        print(text, file=sys.stderr)  # noqa: T201 - the last-resort report of a bug
+        _show_error_box(f"{kind.__name__}: {error}", text)
+
+    sys.excepthook = _hook
+
+
+def _show_error_box(summary: str, details: str) -> None:
+    try:
+        from PySide6.QtWidgets import QApplication, QMessageBox
+
+        if QApplication.instance() is None:
+            return
+        box = QMessageBox(QMessageBox.Icon.Critical, "Strata: unexpected error", summary)
+        box.setInformativeText(
+            "Strata keeps running and your reports stay open. Please report this bug."
+        )
+        box.setDetailedText(details)
+        box.exec()
+    except Exception:  # noqa: BLE001 - the excepthook itself must never raise (style §6)
+        log.exception("could not show the error box")
 
 
 def run_gui(argv: list[str]) -> int:
-    from analysis.errors import StrataError
+    """Open the main window on the reports named in ``argv`` (the demo when none); run Qt."""
+    args = parse_gui_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
+    from PySide6.QtWidgets import QApplication
 
-    raise StrataError("the GUI is not built yet")
+    from app.icon import make_app_icon
+    from app.main_window import MainWindow
+    from app.settings import Settings
+
+    app = QApplication.instance() or QApplication([sys.argv[0], *argv])
+    app.setApplicationName("Strata")
+    app.setOrganizationName("Strata")
+    app.setWindowIcon(make_app_icon())
+    install_excepthook()
+    window = MainWindow(Settings(args.settings) if args.settings else Settings())
+    window.show()
+    if args.reports:
+        window.open_paths(args.reports)
+    else:
+        window.open_demo()
+    return app.exec()

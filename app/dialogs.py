@@ -1,0 +1,139 @@
+"""Small dialogs of the shell: pin rows by name, keyboard shortcuts, about."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+__all__ = ["PinByNameDialog", "ShortcutsDialog", "about_text"]
+
+
+class PinByNameDialog(QDialog):
+    """Ask for a regular expression and pin every row whose name matches it, in every report.
+
+    Parameters
+    ----------
+    count_matches
+        ``count_matches(pattern) -> int``: how many rows the pattern would pin (live preview).
+    initial
+        The pattern to start with (the last one used).
+    """
+
+    def __init__(
+        self,
+        count_matches: Callable[[re.Pattern[str]], int],
+        initial: str = "",
+        parent: QWidget | None = None,
+    ):
+        super().__init__(parent)
+        self.setWindowTitle("Pin rows by name")
+        self._count_matches = count_matches
+        self._edit = QLineEdit(initial, self)
+        self._edit.setPlaceholderText(r"regular expression, e.g. nccl|Stream \d+|rank 0")
+        self._edit.setClearButtonEnabled(True)
+        self._edit.setMinimumWidth(420)
+        self._hint = QLabel(self)
+        self._buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self
+        )
+        self._buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Pin")
+        self._buttons.accepted.connect(self.accept)
+        self._buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(QLabel("Pin every row whose name matches (case-insensitive):", self))
+        layout.addWidget(self._edit)
+        layout.addWidget(self._hint)
+        layout.addWidget(self._buttons)
+        self._edit.textChanged.connect(self._on_text_changed)
+        self._on_text_changed(initial)
+
+    def pattern_text(self) -> str:
+        return self._edit.text()
+
+    def set_pattern_text(self, text: str) -> None:
+        self._edit.setText(text)
+
+    def _on_text_changed(self, text: str) -> None:
+        ok_button = self._buttons.button(QDialogButtonBox.StandardButton.Ok)
+        if not text:
+            self._hint.setText("Type a pattern.")
+            ok_button.setEnabled(False)
+            return
+        try:
+            pattern = re.compile(text, re.IGNORECASE)
+        except re.error as exc:
+            self._hint.setText(f"<span style='color:#b3261e'>Invalid pattern: {exc}</span>")
+            ok_button.setEnabled(False)
+            return
+        count = self._count_matches(pattern)
+        self._hint.setText(f"{count} row{'s' if count != 1 else ''} match.")
+        ok_button.setEnabled(count > 0)
+
+
+class ShortcutsDialog(QDialog):
+    """List every action that has a keyboard shortcut."""
+
+    def __init__(self, actions: Sequence[QAction], parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setWindowTitle("Keyboard shortcuts")
+        rows = [
+            (
+                a.text().replace("&", ""),
+                a.shortcut().toString(QKeySequence.SequenceFormat.NativeText),
+            )
+            for a in actions
+            if not a.shortcut().isEmpty()
+        ]
+        rows += _TIMELINE_KEYS
+        table = QTableWidget(len(rows), 2, self)
+        table.setHorizontalHeaderLabels(["Action", "Shortcut"])
+        table.verticalHeader().setVisible(False)
+        table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        for row, (name, keys) in enumerate(rows):
+            table.setItem(row, 0, QTableWidgetItem(name.rstrip(".…")))
+            item = QTableWidgetItem(keys)
+            item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
+            table.setItem(row, 1, item)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(table)
+        layout.addWidget(buttons)
+        self.resize(460, 520)
+        self.table = table
+
+
+#: What the timeline itself does with the mouse (shown after the menu shortcuts).
+_TIMELINE_KEYS = [
+    ("Zoom around the mouse", "Ctrl + wheel"),
+    ("Pan", "Drag / wheel"),
+    ("Select a time range", "Shift + drag"),
+]
+
+
+def about_text(version: str) -> str:
+    return (
+        f"<h3>Strata {version}</h3>"
+        "<p>A timeline viewer for NVIDIA Nsight Systems reports: several reports on one "
+        "time axis, pinned rows, statistics for the whole run or the range under the "
+        "mouse.</p>"
+        "<p>Open <code>.sqlite</code> exports directly; <code>.nsys-rep</code> files are "
+        "converted with <code>nsys export</code> when nsys is installed.</p>"
+        "<p>MIT licence.</p>"
+    )

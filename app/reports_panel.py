@@ -1,0 +1,163 @@
+"""The open reports as a table: loading progress, what each holds, its time shift, close."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QDoubleSpinBox,
+    QHeaderView,
+    QProgressBar,
+    QTableWidget,
+    QTableWidgetItem,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.format import format_count, format_duration_ns
+from app.loading import LOADED, ReportEntry, ReportList
+
+__all__ = ["ReportsPanel"]
+
+_COLUMNS = ("Report", "Status", "Manual offset", "Shift", "")
+_COL_NAME, _COL_STATUS, _COL_MANUAL, _COL_SHIFT, _COL_CLOSE = range(len(_COLUMNS))
+_NS_PER_MS = 1_000_000
+
+
+class ReportsPanel(QWidget):
+    """One row per report of a :class:`~app.loading.ReportList`, following its signals.
+
+    While a report loads, its Status cell is a progress bar; once loaded it says how many
+    events and how long the report is. The manual offset (milliseconds) edits the list; the
+    Shift column shows the total offset the timeline applies (alignment + manual).
+
+    Signals
+    -------
+    close_requested(Path)
+        The row's close button was pressed.
+    """
+
+    close_requested = Signal(object)
+
+    def __init__(self, report_list: ReportList, parent: QWidget | None = None):
+        super().__init__(parent)
+        self._list = report_list
+        self._rows: dict[Path, int] = {}
+        self._table = QTableWidget(0, len(_COLUMNS), self)
+        self._table.setHorizontalHeaderLabels(list(_COLUMNS))
+        self._table.verticalHeader().setVisible(False)
+        self._table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self._table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self._table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self._table.setAlternatingRowColors(True)
+        header = self._table.horizontalHeader()
+        header.setSectionResizeMode(_COL_NAME, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(_COL_STATUS, QHeaderView.ResizeMode.Interactive)
+        header.resizeSection(_COL_STATUS, 300)
+        header.resizeSection(_COL_MANUAL, 120)
+        header.resizeSection(_COL_SHIFT, 110)
+        header.setSectionResizeMode(_COL_CLOSE, QHeaderView.ResizeMode.Fixed)
+        header.resizeSection(_COL_CLOSE, 30)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self._table)
+        report_list.entry_added.connect(self._on_entry_added)
+        report_list.entry_progressed.connect(self._on_entry_progressed)
+        report_list.report_loaded.connect(self._on_report_loaded)
+        report_list.entry_removed.connect(self._on_entry_removed)
+
+    def row_count(self) -> int:
+        return self._table.rowCount()
+
+    def selected_path(self) -> Path | None:
+        """Return the path of the selected row, if any."""
+        rows = self._table.selectionModel().selectedRows()
+        if not rows:
+            return None
+        item = self._table.item(rows[0].row(), _COL_NAME)
+        return Path(item.data(Qt.ItemDataRole.UserRole)) if item else None
+
+    def show_shifts(self, shifts_ns: dict[Path, int]) -> None:
+        """Show the total offset applied to each report."""
+        for path, shift_ns in shifts_ns.items():
+            row = self._row_of(path)
+            if row is not None:
+                text = f"{shift_ns / _NS_PER_MS:+,.3f} ms" if shift_ns else "0"
+                self._table.setItem(row, _COL_SHIFT, _item(text, path, align_right=True))
+
+    def _row_of(self, path: Path) -> int | None:
+        for row in range(self._table.rowCount()):
+            item = self._table.item(row, _COL_NAME)
+            if item is not None and Path(item.data(Qt.ItemDataRole.UserRole)) == path:
+                return row
+        return None
+
+    def _on_entry_added(self, entry: ReportEntry) -> None:
+        row = self._table.rowCount()
+        self._table.insertRow(row)
+        name = _item(entry.name, entry.path)
+        name.setToolTip(str(entry.path))
+        self._table.setItem(row, _COL_NAME, name)
+        bar = QProgressBar(self._table)
+        bar.setRange(0, 1000)
+        bar.setFormat(f"%p%  {entry.text}")
+        bar.setTextVisible(True)
+        self._table.setCellWidget(row, _COL_STATUS, bar)
+        self._table.setCellWidget(row, _COL_MANUAL, self._make_offset_box(entry))
+        self._table.setItem(row, _COL_SHIFT, _item("", entry.path))
+        close = QToolButton(self._table)
+        close.setText("\u2715")
+        close.setAutoRaise(True)
+        close.setToolTip(f"Close {entry.name}")
+        close.clicked.connect(lambda: self.close_requested.emit(entry.path))
+        self._table.setCellWidget(row, _COL_CLOSE, close)
+
+    def _make_offset_box(self, entry: ReportEntry) -> QDoubleSpinBox:
+        box = QDoubleSpinBox(self._table)
+        box.setDecimals(3)
+        box.setRange(-1e9, 1e9)
+        box.setSuffix(" ms")
+        box.setSingleStep(1.0)
+        box.setKeyboardTracking(False)
+        box.setToolTip("Shift this report in time (added to the alignment)")
+        box.setValue(entry.manual_offset_ns / _NS_PER_MS)
+        box.valueChanged.connect(
+            lambda value: self._list.set_manual_offset(entry.path, round(value * _NS_PER_MS))
+        )
+        return box
+
+    def _on_entry_progressed(self, entry: ReportEntry) -> None:
+        row = self._row_of(entry.path)
+        bar = self._table.cellWidget(row, _COL_STATUS) if row is not None else None
+        if isinstance(bar, QProgressBar):
+            bar.setValue(round(entry.fraction * 1000))
+            bar.setFormat(f"%p%  {entry.text}")
+
+    def _on_report_loaded(self, entry: ReportEntry) -> None:
+        row = self._row_of(entry.path)
+        if row is None or entry.state != LOADED:
+            return
+        self._table.removeCellWidget(row, _COL_STATUS)
+        report = entry.report
+        lo_ns, hi_ns = report.span_ns()
+        text = (
+            f"{format_count(report.event_count)} events · "
+            f"{format_duration_ns(hi_ns - lo_ns)} · nsys {report.info.nsys_version or '?'}"
+        )
+        self._table.setItem(row, _COL_STATUS, _item(text, entry.path))
+
+    def _on_entry_removed(self, entry: ReportEntry) -> None:
+        row = self._row_of(entry.path)
+        if row is not None:
+            self._table.removeRow(row)
+
+
+def _item(text: str, path: Path, align_right: bool = False) -> QTableWidgetItem:
+    item = QTableWidgetItem(text)
+    item.setData(Qt.ItemDataRole.UserRole, str(path))
+    if align_right:
+        item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+    return item

@@ -1,0 +1,125 @@
+"""What Strata remembers between runs, on top of ``QSettings``.
+
+Recent files, row pins and hidden rows per *set of reports* (keyed by the sorted report file
+names, so reopening the same reports in any order, from any folder, restores them), the
+window geometry and the alignment mode. The storage location is Qt's native one for
+organisation/application "Strata", or an INI file when a path is given (tests, portable use).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray, QSettings
+
+__all__ = ["MAX_RECENT", "Settings", "report_set_key"]
+
+MAX_RECENT = 10
+ORGANIZATION = "Strata"
+APPLICATION = "Strata"
+
+
+def report_set_key(paths: Iterable[str | Path]) -> str:
+    """Return the settings key of a set of reports: a hash of their sorted file names."""
+    names = sorted(Path(p).name for p in paths)
+    return hashlib.sha1("\n".join(names).encode()).hexdigest()[:20]
+
+
+class Settings:
+    """Typed access to the application's ``QSettings``.
+
+    Parameters
+    ----------
+    path
+        An INI file to use instead of the platform's settings store.
+    """
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        if path is None:
+            self._qsettings = QSettings(ORGANIZATION, APPLICATION)
+        else:
+            self._qsettings = QSettings(str(path), QSettings.Format.IniFormat)
+
+    @property
+    def qsettings(self) -> QSettings:
+        return self._qsettings
+
+    def sync(self) -> None:
+        """Write pending changes to storage."""
+        self._qsettings.sync()
+
+    # Lists are stored as JSON text: QSettings turns a one-element list into a plain string
+    # and an empty list into None on some back ends (INI), which would lose information.
+    def _get_list(self, key: str) -> list[str]:
+        raw = self._qsettings.value(key, "")
+        if not isinstance(raw, str) or not raw:
+            return []
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            return []
+        return [str(v) for v in value] if isinstance(value, list) else []
+
+    def _set_list(self, key: str, values: Sequence[str]) -> None:
+        self._qsettings.setValue(key, json.dumps(list(values)))
+
+    def recent_files(self) -> list[str]:
+        """Return recently opened report paths, newest first."""
+        return self._get_list("recent/files")
+
+    def add_recent_files(self, paths: Iterable[str | Path]) -> None:
+        """Put ``paths`` at the front of the recent list (deduplicated, at most MAX_RECENT)."""
+        new = [str(Path(p).resolve()) for p in paths]
+        merged = list(dict.fromkeys(list(reversed(new)) + self.recent_files()))
+        self._set_list("recent/files", merged[:MAX_RECENT])
+
+    def remove_recent_file(self, path: str | Path) -> None:
+        """Forget one recent path (e.g. it no longer exists)."""
+        self._set_list("recent/files", [p for p in self.recent_files() if p != str(path)])
+
+    def clear_recent_files(self) -> None:
+        self._set_list("recent/files", [])
+
+    def pinned_keys(self, report_paths: Iterable[str | Path]) -> list[str]:
+        """Return the pinned track keys saved for this set of reports."""
+        return self._get_list(f"pins/{report_set_key(report_paths)}")
+
+    def set_pinned_keys(self, report_paths: Iterable[str | Path], keys: Sequence[str]) -> None:
+        self._set_list(f"pins/{report_set_key(report_paths)}", keys)
+
+    def hidden_keys(self, report_paths: Iterable[str | Path]) -> list[str]:
+        """Return the hidden track keys saved for this set of reports."""
+        return self._get_list(f"hidden/{report_set_key(report_paths)}")
+
+    def set_hidden_keys(self, report_paths: Iterable[str | Path], keys: Sequence[str]) -> None:
+        self._set_list(f"hidden/{report_set_key(report_paths)}", keys)
+
+    def alignment_mode(self) -> str:
+        """Return the saved alignment mode ('session', 'wallclock' or 'nvtx')."""
+        mode = self._qsettings.value("alignment/mode", "session")
+        return mode if mode in ("session", "wallclock", "nvtx") else "session"
+
+    def set_alignment_mode(self, mode: str) -> None:
+        self._qsettings.setValue("alignment/mode", mode)
+
+    def alignment_nvtx_name(self) -> str:
+        value = self._qsettings.value("alignment/nvtx_name", "")
+        return value if isinstance(value, str) else ""
+
+    def set_alignment_nvtx_name(self, name: str) -> None:
+        self._qsettings.setValue("alignment/nvtx_name", name)
+
+    def window_geometry(self) -> QByteArray | None:
+        value = self._qsettings.value("window/geometry")
+        return value if isinstance(value, QByteArray) else None
+
+    def window_state(self) -> QByteArray | None:
+        value = self._qsettings.value("window/state")
+        return value if isinstance(value, QByteArray) else None
+
+    def set_window_layout(self, geometry: QByteArray, state: QByteArray) -> None:
+        self._qsettings.setValue("window/geometry", geometry)
+        self._qsettings.setValue("window/state", state)

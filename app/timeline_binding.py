@@ -1,0 +1,227 @@
+"""Wire the report list to the timeline: tracks and offsets computed off the GUI thread, pins
+and hidden rows restored per set of reports.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+from PySide6.QtCore import QObject, Signal
+
+from analysis import Report
+from analysis.errors import StrataError
+from app.jobs import JobRunner
+from app.loading import ReportList
+from app.settings import Settings
+
+try:  # the real timeline lands separately; until then the shell runs on a stand-in
+    from viewer.timeline import TimelineWidget
+
+    from analysis.alignment import alignment_offsets
+    from analysis.tracks import build_tracks
+except ImportError:  # pragma: no cover - removed once viewer.timeline exists
+    from app._timeline_placeholder import TimelineWidget, alignment_offsets, build_tracks
+
+__all__ = ["Alignment", "TimelineBinding", "TimelineWidget"]
+
+log = logging.getLogger(__name__)
+
+MAX_NVTX_NAMES = 2000
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """How reports are placed on one time axis (see ``analysis.alignment``)."""
+
+    mode: str = "session"
+    nvtx_name: str = ""
+    manual_ns: tuple[int, ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class _Layout:
+    reports: tuple[Report, ...]
+    tracks: list
+    offsets_ns: list[int]
+    alignment: Alignment
+    alignment_error: StrataError | None
+    nvtx_names: list[str]
+
+
+class TimelineBinding(QObject):
+    """Keep a :class:`TimelineWidget` showing the loaded reports of a :class:`ReportList`.
+
+    Signals
+    -------
+    layout_changed(int, int)
+        The timeline now shows this many reports and rows.
+    nvtx_names_changed(list)
+        NVTX range names of the loaded reports (those in every report first).
+    problem_found(str)
+        A one-line message for the user (alignment impossible, tracks failed).
+    """
+
+    layout_changed = Signal(int, int)
+    nvtx_names_changed = Signal(list)
+    problem_found = Signal(str)
+
+    def __init__(
+        self,
+        report_list: ReportList,
+        timeline: TimelineWidget,
+        runner: JobRunner,
+        settings: Settings,
+        parent: QObject | None = None,
+    ):
+        super().__init__(parent)
+        self._list = report_list
+        self._timeline = timeline
+        self._runner = runner
+        self._settings = settings
+        self._alignment_mode = settings.alignment_mode()
+        self._nvtx_name = settings.alignment_nvtx_name()
+        self._shown: tuple[Report, ...] = ()
+        self._shown_alignment = Alignment()
+        self._tracks: list = []
+        self._offsets_ns: list[int] = []
+        self._is_applying = False
+        report_list.reports_changed.connect(self._on_reports_changed)
+        report_list.offsets_changed.connect(self._on_offsets_changed)
+        timeline.pins_changed.connect(self._on_pins_changed)
+
+    # -- state --------------------------------------------------------------------------
+
+    def tracks(self) -> list:
+        """Return the rows the timeline shows."""
+        return list(self._tracks)
+
+    def shown_reports(self) -> tuple[Report, ...]:
+        return self._shown
+
+    def offsets_ns(self) -> list[int]:
+        return list(self._offsets_ns)
+
+    def count_matches(self, pattern: re.Pattern[str]) -> int:
+        """Return how many rows ``pattern`` finds by name (the pin-by-name preview)."""
+        return sum(1 for t in self._tracks if pattern.search(t.label))
+
+    def alignment(self) -> Alignment:
+        return Alignment(
+            self._alignment_mode, self._nvtx_name, tuple(self._list.manual_offsets_ns())
+        )
+
+    def set_alignment(self, mode: str, nvtx_name: str = "") -> None:
+        """Align on 'session' start, 'wallclock' (UTC start) or the first 'nvtx' range."""
+        self._alignment_mode, self._nvtx_name = mode, nvtx_name
+        self._settings.set_alignment_mode(mode)
+        if nvtx_name:
+            self._settings.set_alignment_nvtx_name(nvtx_name)
+        self._on_offsets_changed()
+
+    def save_view_state(self) -> None:
+        """Remember the pins and hidden rows of the reports shown."""
+        if self._shown:
+            paths = [r.path for r in self._shown]
+            self._settings.set_pinned_keys(paths, self._timeline.pinned_keys())
+            self._settings.set_hidden_keys(paths, self._timeline.hidden_keys())
+
+    # -- reports -> tracks ------------------------------------------------------------------
+
+    def _on_reports_changed(self) -> None:
+        self.save_view_state()
+        reports = tuple(self._list.reports())
+        alignment = self.alignment()
+        job = self._runner.submit(lambda _p, _c: _layout(reports, alignment), channel="tracks")
+        job.finished.connect(self._on_layout_ready)
+        job.failed.connect(self._on_job_failed)
+
+    def _on_layout_ready(self, layout: _Layout) -> None:
+        self._is_applying = True
+        try:
+            self._timeline.set_data(list(layout.reports), layout.tracks, layout.offsets_ns)
+            self._shown, self._tracks = layout.reports, layout.tracks
+            self._offsets_ns, self._shown_alignment = layout.offsets_ns, layout.alignment
+            if layout.reports:
+                paths = [r.path for r in layout.reports]
+                self._timeline.set_pinned_keys(self._settings.pinned_keys(paths))
+                self._timeline.set_hidden_keys(self._settings.hidden_keys(paths))
+                self._timeline.fit()
+        finally:
+            self._is_applying = False
+        if layout.alignment_error is not None:
+            self.problem_found.emit(f"Alignment: {layout.alignment_error}")
+        self.nvtx_names_changed.emit(layout.nvtx_names)
+        self.layout_changed.emit(len(layout.reports), len(layout.tracks))
+        if layout.alignment != self.alignment():
+            self._on_offsets_changed()
+
+    # -- alignment ------------------------------------------------------------------------
+
+    def _on_offsets_changed(self) -> None:
+        reports, alignment = self._shown, self.alignment()
+        if not reports or len(alignment.manual_ns) != len(reports):
+            return  # the pending layout job aligns with the current settings
+        job = self._runner.submit(lambda _p, _c: _offsets(reports, alignment), channel="offsets")
+        job.finished.connect(lambda offsets: self._on_offsets_ready(reports, alignment, offsets))
+        job.failed.connect(self._on_job_failed)
+
+    def _on_offsets_ready(
+        self, reports: tuple[Report, ...], alignment: Alignment, offsets_ns: list[int]
+    ) -> None:
+        if reports != self._shown:
+            return  # a newer layout is on its way
+        self._offsets_ns, self._shown_alignment = list(offsets_ns), alignment
+        self._timeline.set_offsets(self._offsets_ns)
+        self.layout_changed.emit(len(self._shown), len(self._tracks))
+
+    def _on_job_failed(self, error: Exception) -> None:
+        self.problem_found.emit(str(error) if isinstance(error, StrataError) else repr(error))
+
+    # -- pins -----------------------------------------------------------------------------
+
+    def _on_pins_changed(self, keys: list) -> None:
+        if self._is_applying or not self._shown:
+            return
+        self._settings.set_pinned_keys([r.path for r in self._shown], keys)
+
+
+def _offsets(reports: tuple[Report, ...], alignment: Alignment) -> list[int]:
+    return [
+        int(v)
+        for v in alignment_offsets(
+            list(reports),
+            mode=alignment.mode,
+            nvtx_name=alignment.nvtx_name or None,
+            manual_ns=list(alignment.manual_ns),
+        )
+    ]
+
+
+def _layout(reports: tuple[Report, ...], alignment: Alignment) -> _Layout:
+    """Build rows and offsets for ``reports`` (runs on a worker)."""
+    tracks = build_tracks(list(reports)) if reports else []
+    error = None
+    try:
+        offsets = _offsets(reports, alignment) if reports else []
+    except StrataError as exc:
+        error = exc
+        offsets = _offsets(reports, Alignment("session", "", alignment.manual_ns))
+    return _Layout(reports, tracks, offsets, alignment, error, _nvtx_names(reports))
+
+
+def _nvtx_names(reports: tuple[Report, ...]) -> list[str]:
+    """Return NVTX range names: those found in every report first, then the rest, by name."""
+    counts: Counter[str] = Counter()
+    for report in reports:
+        table = report.tables.get("nvtx")
+        if table is None or not len(table) or "name_id" not in table:
+            continue
+        ids = np.unique(table["name_id"])
+        names = report.strings.lookup(ids)
+        counts.update({str(n) for n in names if n})
+    ordered = sorted(counts, key=lambda n: (-counts[n], n.lower()))
+    return ordered[:MAX_NVTX_NAMES]

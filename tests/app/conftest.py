@@ -1,0 +1,58 @@
+"""Fixtures for the application shell's tests: a private settings file, windows that close."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REAL_DIR
+
+#: Small real reports (a few hundred kB each) that load in well under a second.
+SMALL_REAL = (
+    "extra-p__extrap__concurrent.s1__profile1.sqlite",
+    "extra-p__extrap__concurrent.s2__profile2.sqlite",
+    "quasiben__nvtx-examples__cupy.sqlite",
+)
+LOAD_TIMEOUT_MS = 60_000
+
+
+def small_real(index: int) -> Path:
+    return REAL_DIR / SMALL_REAL[index]
+
+
+@pytest.fixture
+def settings(tmp_path: Path):
+    """Settings in an INI file of the test's own, never the user's store."""
+    from app.settings import Settings
+
+    return Settings(tmp_path / "settings.ini")
+
+
+@pytest.fixture
+def make_window(qtbot, settings) -> Iterator[Callable[..., object]]:
+    """Factory of main windows that are shown, and closed (jobs waited for) at teardown."""
+    from app.main_window import MainWindow
+
+    windows = []
+
+    def _make(settings_override=None) -> MainWindow:
+        window = MainWindow(settings_override or settings)
+        qtbot.addWidget(window)
+        window.show()
+        qtbot.waitExposed(window)
+        windows.append(window)
+        return window
+
+    yield _make
+    for window in windows:
+        window.close()
+
+
+def wait_idle(qtbot, window, timeout_ms: int = LOAD_TIMEOUT_MS) -> None:
+    """Wait until every load and layout job of ``window`` has delivered its outcome."""
+    qtbot.waitUntil(
+        lambda: not window.report_list.is_loading() and not window.runner.active_jobs(),
+        timeout=timeout_ms,
+    )
