@@ -10,9 +10,12 @@ is not importable.
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
+import threading
 import urllib.parse
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 import numpy as np
@@ -20,12 +23,23 @@ import pyarrow as pa
 
 from analysis.errors import CorruptReportError, NotAReportError
 
-__all__ = ["ReportDatabase", "SQLITE_MAGIC"]
+__all__ = ["ColumnRead", "ReportDatabase", "SQLITE_MAGIC", "read_workers", "to_numpy"]
 
 log = logging.getLogger(__name__)
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 _PAGE_SIZE_OFFSET = 16
+#: Rows per parallel read. ADBC's per-value cost is ~2x SQLite's own scan (measured on the
+#: scaled 1 M-kernel report: 21 kernel columns, 1.31 s vs 0.63 s), so tables are cut into
+#: rowid ranges read by one thread each; ADBC releases the GIL while it steps.
+CHUNK_ROWS = 500_000
+#: Rows per Arrow batch inside ADBC: 65,536 read 1.5x faster than the default 1,024.
+_BATCH_ROWS = "65536"
+
+
+def read_workers() -> int:
+    """Return the number of reader threads: one per core, at most 8."""
+    return max(1, min(8, os.cpu_count() or 1))
 
 
 def _ro_uri(path: Path) -> str:
@@ -94,6 +108,9 @@ class ReportDatabase:
         self.tables: set[str] = {r[0] for r in rows}
         self._columns: dict[str, tuple[str, ...]] = {}
         self._adbc = None
+        self._local = threading.local()
+        self._opened: list = []
+        self._lock = threading.Lock()
 
     # -- schema -----------------------------------------------------------------------------
     def has_table(self, table: str) -> bool:
@@ -164,10 +181,83 @@ class ReportDatabase:
                 arrays.append(pa.array([None if v is None else str(v) for v in values]))
         return pa.table(arrays, names=names) if names else pa.table({})
 
+    def _thread_adbc(self):  # noqa: ANN202 - an ADBC connection
+        """Return this thread's own ADBC connection (connections are not shared)."""
+        con = getattr(self._local, "adbc", None)
+        if con is None:
+            import adbc_driver_sqlite.dbapi as adbc
+
+            con = adbc.connect(self._uri)
+            self._local.adbc = con
+            with self._lock:
+                self._opened.append(con)
+        return con
+
+    def _read_chunk(self, sql: str) -> pa.Table:
+        try:
+            con = self._thread_adbc()
+            with con.cursor() as cur:
+                cur.adbc_statement.set_options(**{"adbc.sqlite.query.batch_rows": _BATCH_ROWS})
+                cur.execute(sql)
+                return cur.fetch_arrow_table()
+        except ImportError:
+            return self._read_sqlite3(sql)
+        except Exception as exc:  # noqa: BLE001 - ADBC raises its own error family
+            # Mixed-type or invalid-UTF-8 columns make ADBC's type inference fail.
+            log.debug("ADBC read failed for %s (%s); using sqlite3", self.path, exc)
+            with self._lock:
+                return self._read_sqlite3(sql)
+
+    def read_tables(
+        self,
+        reads: Sequence[ColumnRead],
+        progress: Callable[[float], None] | None = None,
+        cancel: Callable[[], None] | None = None,
+    ) -> list[dict[str, np.ndarray]]:
+        """Read several tables' columns in parallel rowid ranges; return NumPy columns.
+
+        Each :class:`ColumnRead` gives one dict of arrays. ``convert`` runs on every Arrow
+        chunk in its reader thread, so no full-size Arrow table ever exists. ``progress``
+        (fraction done) and ``cancel`` (raises to stop) are called on the calling thread.
+        """
+        jobs: list[tuple[int, str]] = []
+        for i, read in enumerate(reads):
+            lo, hi = self.execute(f'SELECT min(rowid), max(rowid) FROM "{read.table}"')[0]
+            if lo is None:
+                jobs.append((i, f"{read.select} WHERE 0"))
+                continue
+            for a in range(int(lo), int(hi) + 1, CHUNK_ROWS):
+                jobs.append((i, f"{read.select} WHERE rowid >= {a} AND rowid < {a + CHUNK_ROWS}"))
+        parts: list[dict[str, np.ndarray] | None] = [None] * len(jobs)
+        with ThreadPoolExecutor(read_workers(), thread_name_prefix="strata-read") as pool:
+            futures = {
+                pool.submit(lambda j=job: reads[j[0]].convert(self._read_chunk(j[1]))): k
+                for k, job in enumerate(jobs)
+            }
+            try:
+                for done, future in enumerate(as_completed(futures), start=1):
+                    parts[futures[future]] = future.result()
+                    if cancel is not None:
+                        cancel()
+                    if progress is not None:
+                        progress(done / len(jobs))
+            except BaseException:
+                for future in futures:
+                    future.cancel()
+                raise
+        out: list[dict[str, np.ndarray]] = []
+        for i in range(len(reads)):
+            chunks = [p for (k, _), p in zip(jobs, parts, strict=True) if k == i]
+            out.append(_concat_chunks(chunks))
+        return out
+
     def close(self) -> None:
         if self._adbc is not None:
             self._adbc.close()
             self._adbc = None
+        for con in self._opened:
+            con.close()
+        self._opened.clear()
         self.con.close()
 
     def __enter__(self) -> ReportDatabase:
@@ -175,6 +265,32 @@ class ReportDatabase:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class ColumnRead:
+    """One table to read: the SELECT (without WHERE) and a chunk converter."""
+
+    def __init__(
+        self, table: str, select: str, convert: Callable[[pa.Table], dict[str, np.ndarray]]
+    ) -> None:
+        self.table = table
+        self.select = select
+        self.convert = convert
+
+
+def _concat_chunks(chunks: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """Join per-chunk columns, freeing each chunk column as soon as it is copied."""
+    if len(chunks) == 1:
+        return chunks[0]
+    out: dict[str, np.ndarray] = {}
+    for name in list(chunks[0]):
+        parts = [c.pop(name) for c in chunks]
+        out[name] = (
+            np.concatenate(parts)
+            if not isinstance(parts[0], pa.ChunkedArray)
+            else (pa.chunked_array([ch for p in parts for ch in p.chunks], type=parts[0].type))
+        )
+    return out
 
 
 def to_numpy(column: pa.ChunkedArray | pa.Array, dtype: type, fill: int = 0) -> np.ndarray:

