@@ -1,0 +1,116 @@
+"""Put several reports on one time axis: a shift in ns per report.
+
+Each report's events are on its own session time base (0 = its session start, spec §1.1).
+The viewer draws event ``t`` of report ``i`` at ``t + offsets[i]``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from analysis.errors import AnalysisError
+from analysis.model import Report
+from analysis.schema import NVTX_RANGE_TYPES
+
+__all__ = ["ALIGNMENT_MODES", "TimeAlignment", "alignment_offsets", "first_nvtx_start_ns"]
+
+log = logging.getLogger(__name__)
+
+ALIGNMENT_MODES = ("session", "wallclock", "nvtx")
+
+
+@dataclass(frozen=True)
+class TimeAlignment:
+    """How reports share the time axis.
+
+    Attributes
+    ----------
+    mode
+        ``session`` (every session starts at 0), ``wallclock`` (UTC session starts, the
+        earliest at 0; what ``nsys recipe`` does, spec §1.1) or ``nvtx`` (the first
+        instance of ``nvtx_name`` in every report lines up with the earliest one).
+    nvtx_name
+        The NVTX range name for ``nvtx`` mode.
+    manual_ns
+        Extra shift per report, added after the mode's shift (empty = none).
+    """
+
+    mode: str = "session"
+    nvtx_name: str | None = None
+    manual_ns: tuple[int, ...] = ()
+
+    def offsets(self, reports: Sequence[Report]) -> list[int]:
+        """Return the shift in ns per report."""
+        return alignment_offsets(reports, self.mode, self.nvtx_name, list(self.manual_ns))
+
+
+def first_nvtx_start_ns(report: Report, name: str) -> int | None:
+    """Return the start of the first NVTX range called ``name`` in ``report``, or None."""
+    nvtx = report.tables["nvtx"]
+    if not len(nvtx):
+        return None
+    ids = report.strings.find(name)
+    if not len(ids):
+        return None
+    hit = np.isin(nvtx["name_id"], ids) & np.isin(nvtx["event_type"], NVTX_RANGE_TYPES)
+    if not hit.any():
+        return None
+    return int(nvtx["start_ns"][hit].min())
+
+
+def alignment_offsets(
+    reports: Sequence[Report],
+    mode: str = "session",
+    nvtx_name: str | None = None,
+    manual_ns: Sequence[int] | None = None,
+) -> list[int]:
+    """Return, per report, the ns to add to its timestamps to place it on the shared axis.
+
+    Parameters
+    ----------
+    reports
+        The reports, in view order.
+    mode
+        ``session``, ``wallclock`` or ``nvtx`` (see :class:`TimeAlignment`).
+    nvtx_name
+        Range name for ``nvtx`` mode. Reports without that range keep a shift of 0 (logged).
+    manual_ns
+        Extra shift per report; shorter lists are padded with 0.
+
+    Returns
+    -------
+    list of int
+
+    Raises
+    ------
+    AnalysisError
+        Unknown mode, ``nvtx`` mode without a name, or no report has the range.
+    """
+    if mode not in ALIGNMENT_MODES:
+        raise AnalysisError(f"unknown alignment {mode!r}; use one of {', '.join(ALIGNMENT_MODES)}")
+    n = len(reports)
+    base = [0] * n
+    if mode == "wallclock" and n:
+        starts = [int(r.info.session_start_utc_ns) for r in reports]
+        first = min(starts)
+        base = [s - first for s in starts]
+    elif mode == "nvtx":
+        if not nvtx_name:
+            raise AnalysisError("NVTX alignment needs a range name")
+        firsts = [first_nvtx_start_ns(r, nvtx_name) for r in reports]
+        known = [f for f in firsts if f is not None]
+        if not known:
+            raise AnalysisError(f"no report has an NVTX range named {nvtx_name!r}")
+        anchor = min(known)
+        for i, f in enumerate(firsts):
+            if f is None:
+                log.info("%s has no NVTX range %r; not shifted", reports[i].name, nvtx_name)
+            else:
+                base[i] = anchor - f
+    manual = list(manual_ns or [])
+    manual += [0] * (n - len(manual))
+    return [int(b) + int(m) for b, m in zip(base, manual[:n], strict=False)]

@@ -1,0 +1,113 @@
+"""Level of detail for the timeline painter: pure NumPy, no Qt.
+
+Zoomed out, a row is drawn as one strip of pixels: per pixel the busy fraction (from the
+per-table prefix sum of durations, so the cost is rows × pixels, not events) and the event
+whose colour the pixel takes (the last one starting before the pixel ends, which is the one
+covering it on a row whose intervals do not overlap). A pixel touched by any event, even a
+zero-length one, gets at least :data:`PEAK_MIN_ALPHA` so that short events never vanish
+(style.md §8, the "peak" reduction).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from analysis.tracks import SliceTable
+
+__all__ = [
+    "PEAK_MIN_ALPHA",
+    "RowStrip",
+    "merge_strips",
+    "pixel_edges_ns",
+    "row_strip",
+    "visible_rows",
+]
+
+#: Least opacity of a pixel that any event touches (measured: readable on both themes).
+PEAK_MIN_ALPHA = 0.45
+
+
+@dataclass(frozen=True)
+class RowStrip:
+    """One row's pixels: ``alpha`` in [0, 1] (float32) and ``event`` index (int64, -1 none).
+
+    ``table`` names the slice table ``event`` indexes into, per pixel (int8 index into the
+    caller's list of parts).
+    """
+
+    alpha: npt.NDArray[np.float32]
+    event: npt.NDArray[np.int64]
+    part: npt.NDArray[np.int8]
+
+
+def pixel_edges_ns(t0_ns: int, ns_per_px: float, width_px: int) -> npt.NDArray[np.int64]:
+    """Return the ``width_px + 1`` pixel edges of the view in int64 ns."""
+    offsets = np.rint(np.arange(width_px + 1, dtype=np.float64) * ns_per_px).astype(np.int64)
+    return offsets + np.int64(t0_ns)
+
+
+def visible_rows(table: SliceTable, track_id: int, t0_ns: int, t1_ns: int) -> tuple[int, int]:
+    """Return the ``[lo, hi)`` rows of one track that may intersect ``[t0_ns, t1_ns)``."""
+    return table.window(track_id, t0_ns, t1_ns)
+
+
+def row_strip(
+    table: SliceTable, lo: int, hi: int, edges_ns: npt.NDArray[np.int64], part: int = 0
+) -> RowStrip:
+    """Reduce rows ``[lo, hi)`` of ``table`` (one track) to one value per pixel.
+
+    Parameters
+    ----------
+    table
+        The slice table; its busy prefix sum is computed once and cached.
+    lo, hi
+        The visible rows of one track (from :func:`visible_rows`).
+    edges_ns
+        Pixel edges (from :func:`pixel_edges_ns`), ascending.
+    part
+        Stored in ``RowStrip.part`` so that merged strips remember their table.
+
+    Returns
+    -------
+    RowStrip
+        For overlapping tracks the busy fraction is the sum over intervals, clipped to 1.
+    """
+    width = len(edges_ns) - 1
+    alpha = np.zeros(width, dtype=np.float32)
+    event = np.full(width, -1, dtype=np.int64)
+    part_ids = np.full(width, part, dtype=np.int8)
+    if hi <= lo or width <= 0:
+        return RowStrip(alpha, event, part_ids)
+    starts = table.start_ns[lo:hi]
+    ends = table.end_ns[lo:hi]
+    prefix = table.busy_prefix_ns()
+    before = np.searchsorted(starts, edges_ns, side="left")
+    last = before - 1
+    safe = np.maximum(last, 0)
+    covered = np.minimum(ends[safe], edges_ns) - starts[safe]
+    busy = np.where(last >= 0, prefix[lo + safe] + np.maximum(covered, 0), prefix[lo])
+    span = np.diff(edges_ns).astype(np.float64)
+    fraction = np.diff(busy).astype(np.float64) / np.maximum(span, 1.0)
+    candidate = before[1:] - 1
+    safe_c = np.maximum(candidate, 0)
+    touched = (before[1:] > before[:-1]) | ((candidate >= 0) & (ends[safe_c] > edges_ns[:-1]))
+    np.clip(fraction, 0.0, 1.0, out=fraction)
+    alpha[:] = np.where(touched, np.maximum(fraction, PEAK_MIN_ALPHA), 0.0)
+    event[:] = np.where(touched, lo + safe_c, -1)
+    return RowStrip(alpha, event, part_ids)
+
+
+def merge_strips(strips: list[RowStrip]) -> RowStrip:
+    """Combine the strips of one row's parts: alphas add (clipped); the densest part wins."""
+    if len(strips) == 1:
+        return strips[0]
+    alphas = np.stack([s.alpha for s in strips])
+    winner = np.argmax(alphas, axis=0)
+    columns = np.arange(alphas.shape[1])
+    events = np.stack([s.event for s in strips])[winner, columns]
+    parts = np.stack([s.part for s in strips])[winner, columns]
+    alpha = np.minimum(alphas.sum(axis=0), 1.0).astype(np.float32)
+    return RowStrip(alpha, events, parts)

@@ -1,0 +1,63 @@
+"""Render the timeline headless to a ``QImage`` (``main.py render`` and the tests)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from PySide6.QtCore import QPoint, QSize
+from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QApplication
+
+from analysis.model import Report
+from analysis.tracks import Track, build_tracks
+from viewer.timeline import TimelineWidget
+
+__all__ = ["ensure_application", "render_to_image"]
+
+
+def ensure_application() -> QApplication:
+    """Return the running QApplication, creating one (offscreen works) if needed."""
+    app = QApplication.instance()
+    if app is None:
+        app = QApplication([])
+    return app
+
+
+def render_to_image(
+    widget_or_data: TimelineWidget | tuple[Sequence[Report], Sequence[Track], Sequence[int]],
+    size: tuple[int, int] | QSize = (1600, 900),
+) -> QImage:
+    """Paint a timeline into a new ``QImage`` of ``size`` (width, height).
+
+    Parameters
+    ----------
+    widget_or_data
+        A configured :class:`TimelineWidget` (resized to ``size`` while painting, then put
+        back), or ``(reports, tracks, offsets_ns)`` for a fresh widget fitted to all events.
+    size
+        Image size in px.
+    """
+    ensure_application()
+    width, height = (size.width(), size.height()) if isinstance(size, QSize) else size
+    if isinstance(widget_or_data, TimelineWidget):
+        widget, owned = widget_or_data, False
+    else:
+        reports, tracks, offsets = widget_or_data
+        widget, owned = TimelineWidget(), True
+        if tracks is None:
+            tracks = build_tracks(list(reports))
+        widget.resize(width, height)
+        widget.set_data(list(reports), list(tracks), list(offsets))
+    old_size = widget.size()
+    view = widget.view_range()
+    widget.resize(width, height)
+    widget.set_view_range(*view)
+    image = QImage(width, height, QImage.Format.Format_ARGB32_Premultiplied)
+    image.fill(0)
+    # PySide6 needs the explicit target offset (design.md pitfalls).
+    widget.render(image, QPoint(0, 0))
+    if owned:
+        widget.deleteLater()
+    else:
+        widget.resize(old_size)
+    return image

@@ -1,0 +1,113 @@
+"""The timeline's look: theme colours, fonts, and stable per-name event colours."""
+
+from __future__ import annotations
+
+import colorsys
+import zlib
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from PySide6.QtGui import QColor, QFont
+
+__all__ = ["DARK", "Palette", "Theme", "name_argb", "ui_font"]
+
+
+@dataclass(frozen=True)
+class Theme:
+    """Colours (0xAARRGGBB) and sizes of the timeline."""
+
+    background: int = 0xFF1B1D21
+    row_even: int = 0xFF1F2125
+    row_odd: int = 0xFF23252A
+    group_row: int = 0xFF2A2D33
+    report_row: int = 0xFF31353D
+    separator: int = 0xFF2E3137
+    header_bg: int = 0xFF24272C
+    header_text: int = 0xFFD5D8DE
+    header_dim: int = 0xFF8D939E
+    ruler_bg: int = 0xFF26292E
+    ruler_text: int = 0xFFC3C7CF
+    ruler_tick: int = 0xFF5A606B
+    grid_line: int = 0xFF2C2F35
+    selection_fill: int = 0x3364A8FF
+    selection_edge: int = 0xFF64A8FF
+    highlight_edge: int = 0xFFFFFFFF
+    link_line: int = 0xFFFFD24A
+    outlier_mark: int = 0xFFFF5C5C
+    cursor_line: int = 0x66FFFFFF
+    pin_area_edge: int = 0xFF4A90D9
+    box_text: int = 0xFF101215
+    box_text_light: int = 0xFFF2F4F7
+    header_width_px: int = 300
+    ruler_height_px: int = 28
+    row_height_px: int = 20
+    group_height_px: int = 22
+    report_height_px: int = 26
+    indent_px: int = 14
+    font_px: int = 11
+
+
+DARK = Theme()
+
+# Fixed colours for kinds whose name says what they are (nsys uses similar hues).
+_FIXED = {
+    "[CUDA memcpy Host-to-Device]": 0xFF3FB950,
+    "[CUDA memcpy Device-to-Host]": 0xFFE5534B,
+    "[CUDA memcpy Device-to-Device]": 0xFFD29922,
+    "[CUDA memcpy Peer-to-Peer]": 0xFFDB8A3A,
+    "[CUDA memset]": 0xFF8B949E,
+    "CPU sample": 0xFFB4BAC4,
+}
+
+
+def name_argb(name: str | None) -> int:
+    """Return the stable colour of an event name: hue from a CRC of the name.
+
+    Saturation and lightness are fixed (and vary a little with the hash) so that all
+    colours sit together on the dark background while neighbours stay distinguishable.
+    """
+    if name is None:
+        return 0xFF7A808A
+    fixed = _FIXED.get(name)
+    if fixed is not None:
+        return fixed
+    digest = zlib.crc32(name.encode("utf-8", "replace"))
+    hue = (digest % 360) / 360.0
+    saturation = 0.45 + ((digest >> 9) % 4) * 0.07
+    lightness = 0.52 + ((digest >> 13) % 3) * 0.06
+    r, g, b = colorsys.hls_to_rgb(hue, lightness, saturation)
+    return 0xFF000000 | (int(r * 255) << 16) | (int(g * 255) << 8) | int(b * 255)
+
+
+class Palette:
+    """Per-label colours of one slice table, computed lazily for the labels on screen."""
+
+    def __init__(self, labels: npt.NDArray[np.object_]) -> None:
+        self._labels = labels
+        self._argb = np.zeros(len(labels) + 1, dtype=np.uint32)
+
+    def colors(self, label_ids: npt.NDArray[np.int32]) -> npt.NDArray[np.uint32]:
+        """Return 0xAARRGGBB per label id (-1 = no label gets a neutral grey)."""
+        ids = np.where(label_ids < 0, len(self._labels), label_ids)
+        found = self._argb[ids]
+        missing = np.unique(ids[found == 0])
+        for label_id in missing.tolist():
+            name = self._labels[label_id] if label_id < len(self._labels) else None
+            self._argb[label_id] = name_argb(name)
+        if len(missing):
+            found = self._argb[ids]
+        return found
+
+
+def ui_font(pixel_size: int, bold: bool = False) -> QFont:
+    """Return the UI font at ``pixel_size`` (pixel sizes render alike on every DPI)."""
+    font = QFont()
+    font.setPixelSize(pixel_size)
+    font.setBold(bold)
+    return font
+
+
+def qcolor(argb: int) -> QColor:
+    """Return a QColor from 0xAARRGGBB."""
+    return QColor.fromRgba(int(argb) & 0xFFFFFFFF)

@@ -1,0 +1,529 @@
+"""The stacked timeline widget: one shared time axis over the rows of several reports.
+
+A plain ``QWidget`` whose ``paintEvent`` hands one :class:`~viewer.painter.Frame` to the
+painter — not a pyqtgraph item. Reasons: the painter keeps int64 ns until it converts to
+float px relative to the view origin (a ``QGraphicsView`` transform would put absolute ns in
+doubles); the fixed pinned area, the row headers and the ruler are part of the same pass;
+and there is no scene graph to keep in sync with thousands of rows.
+
+Navigation (as Perfetto / chrome://tracing): wheel zooms about the cursor, drag pans,
+W/S zoom, A/D pan, F or double-click fits, Shift-drag selects a time range (Z zooms to it),
+Esc clears; Shift+wheel, the scroll bar or a wheel over the row headers scroll rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from PySide6.QtCore import QPoint, Qt, Signal
+from PySide6.QtGui import QKeyEvent, QMouseEvent, QPainter, QWheelEvent
+from PySide6.QtWidgets import QMenu, QScrollBar, QToolTip, QWidget
+
+from analysis.model import Report
+from analysis.tracks import SliceTable, Track, slice_tables
+from viewer.events import EventRef, describe_event, find_partner, pick_event
+from viewer.painter import Frame, TimelinePainter
+from viewer.rows import Row, RowLayout, layout_rows, match_tracks
+from viewer.style import DARK, Theme
+
+__all__ = ["TimelineWidget"]
+
+_ZOOM_STEP = 1.25
+_PAN_FRACTION = 0.15
+_MIN_SPAN_NS = 50
+_MAX_PINNED_FRACTION = 0.45
+_DRAG_THRESHOLD_PX = 4
+
+
+class TimelineWidget(QWidget):
+    """Rows of CPU cores, threads, GPUs and streams of one or more reports on one axis.
+
+    Signals
+    -------
+    view_range_changed(t0_ns, t1_ns)
+        The visible time range (shared-axis ns; Python ints, 64-bit safe).
+    selection_changed(range_or_none)
+        The Shift-drag time range ``(t0_ns, t1_ns)``, or ``None`` when cleared.
+    event_clicked(EventRef)
+        An event was picked with the mouse (``None`` when a click hit no event).
+    pins_changed(list)
+        The pinned track keys, in order.
+    """
+
+    view_range_changed = Signal(object, object)
+    selection_changed = Signal(object)
+    event_clicked = Signal(object)
+    pins_changed = Signal(list)
+
+    def __init__(self, parent: QWidget | None = None, theme: Theme = DARK) -> None:
+        super().__init__(parent)
+        self.theme = theme
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.setMouseTracking(True)
+        self.setMinimumSize(400, 200)
+        self._painter = TimelinePainter()
+        self._scrollbar = QScrollBar(Qt.Orientation.Vertical, self)
+        self._scrollbar.valueChanged.connect(self._on_scrolled)
+        self._reports: list[Report] = []
+        self._tracks: list[Track] = []
+        self._tables: list[dict[str, SliceTable]] = []
+        self._offsets: list[int] = []
+        self._span = (0, 1)
+        self._t0, self._t1 = 0, 1
+        self._pinned: list[str] = []
+        self._hidden: set[str] = set()
+        self._collapsed: set[tuple[str, ...]] = set()
+        self._pinned_layout = RowLayout((), np.zeros(0, np.int64))
+        self._layout = RowLayout((), np.zeros(0, np.int64))
+        self._selection: tuple[int, int] | None = None
+        self._selected: EventRef | None = None
+        self._partner: EventRef | None = None
+        self._highlights: dict[tuple[int, str], np.ndarray] = {}
+        self._marks: list[EventRef] = []
+        self._press: tuple[QPoint, int, int, bool] | None = None
+        self._dragged = False
+        self._hover_x: float | None = None
+
+    # -- data ------------------------------------------------------------------------------
+
+    def set_data(
+        self, reports: Sequence[Report], tracks: Sequence[Track], offsets_ns: Sequence[int]
+    ) -> None:
+        """Show ``tracks`` of ``reports`` shifted by ``offsets_ns``; fits the view."""
+        self._reports = list(reports)
+        self._tracks = list(tracks)
+        self._tables = [slice_tables(r) for r in self._reports]
+        self._offsets = [int(o) for o in offsets_ns] + [0] * (len(reports) - len(offsets_ns))
+        self._painter.reset()
+        self._selected = self._partner = None
+        self._highlights, self._marks = {}, []
+        keys = {t.key for t in self._tracks}
+        self._pinned = [k for k in self._pinned if k in keys]
+        self._update_span()
+        self._relayout()
+        self.fit()
+
+    def tracks(self) -> list[Track]:
+        """Return every track given to :meth:`set_data`."""
+        return list(self._tracks)
+
+    def set_offsets(self, offsets_ns: Sequence[int]) -> None:
+        """Shift each report by ``offsets_ns`` (ns); keeps the view range."""
+        self._offsets = [int(o) for o in offsets_ns] + [0] * (len(self._reports) - len(offsets_ns))
+        self._update_span()
+        self.update()
+
+    def offsets(self) -> list[int]:
+        return list(self._offsets)
+
+    def _update_span(self) -> None:
+        lo, hi = [], []
+        for tables, offset in zip(self._tables, self._offsets, strict=False):
+            for table in tables.values():
+                if len(table):
+                    lo.append(int(table.start_ns.min()) + offset)
+                    hi.append(int(table.end_ns.max()) + offset)
+        self._span = (min(lo), max(hi)) if lo else (0, 1_000_000)
+        if self._span[1] <= self._span[0]:
+            self._span = (self._span[0], self._span[0] + 1000)
+
+    def full_range(self) -> tuple[int, int]:
+        """Return the span of every event of every report on the shared axis."""
+        return self._span
+
+    # -- view range ------------------------------------------------------------------------
+
+    def view_range(self) -> tuple[int, int]:
+        """Return the visible time range ``(t0_ns, t1_ns)`` on the shared axis."""
+        return self._t0, self._t1
+
+    def set_view_range(self, t0_ns: int, t1_ns: int) -> None:
+        """Show ``[t0_ns, t1_ns)``; the span is kept at least 50 ns."""
+        t0, t1 = int(min(t0_ns, t1_ns)), int(max(t0_ns, t1_ns))
+        if t1 - t0 < _MIN_SPAN_NS:
+            mid = (t0 + t1) // 2
+            t0, t1 = mid - _MIN_SPAN_NS // 2, mid + _MIN_SPAN_NS // 2
+        if (t0, t1) == (self._t0, self._t1):
+            return
+        self._t0, self._t1 = t0, t1
+        self.update()
+        self.view_range_changed.emit(t0, t1)
+
+    def fit(self) -> None:
+        """Show every event, with a small margin."""
+        lo, hi = self._span
+        margin = max((hi - lo) // 50, 1)
+        self.set_view_range(lo - margin, hi + margin)
+
+    def zoom(self, factor: float, anchor_x: float | None = None) -> None:
+        """Zoom by ``factor`` (> 1 zooms in) about ``anchor_x`` (widget px; centre if None)."""
+        frame_x, width = self.theme.header_width_px, self._data_width()
+        fraction = 0.5 if anchor_x is None else min(max((anchor_x - frame_x) / width, 0.0), 1.0)
+        span = self._t1 - self._t0
+        anchor = self._t0 + span * fraction
+        new_span = max(span / factor, _MIN_SPAN_NS)
+        t0 = int(round(anchor - new_span * fraction))
+        self.set_view_range(t0, t0 + int(round(new_span)))
+
+    def pan(self, fraction: float) -> None:
+        """Move the view by ``fraction`` of its span (positive = later)."""
+        shift = int(round((self._t1 - self._t0) * fraction))
+        self.set_view_range(self._t0 + shift, self._t1 + shift)
+
+    # -- selection -------------------------------------------------------------------------
+
+    def select_time_range(self, t0_ns: int | None, t1_ns: int | None = None) -> None:
+        """Select ``[t0_ns, t1_ns)`` (shared axis), or clear with ``None``."""
+        selection = (
+            None if t0_ns is None or t1_ns is None else (min(t0_ns, t1_ns), max(t0_ns, t1_ns))
+        )
+        if selection == self._selection:
+            return
+        self._selection = selection
+        self.update()
+        self.selection_changed.emit(selection)
+
+    def time_selection(self) -> tuple[int, int] | None:
+        return self._selection
+
+    def selected_event(self) -> EventRef | None:
+        return self._selected
+
+    def partner_event(self) -> EventRef | None:
+        return self._partner
+
+    def select_event(self, event: EventRef | None) -> None:
+        """Select ``event`` and find its correlated partner (API call ↔ GPU work)."""
+        self._selected = event
+        self._partner = None
+        if event is not None:
+            report = self._reports[event.report_index]
+            self._partner = find_partner(report, self._tables[event.report_index], event)
+        self.update()
+
+    # -- pins, hidden rows, groups ---------------------------------------------------------
+
+    def pinned_keys(self) -> list[str]:
+        return list(self._pinned)
+
+    def set_pinned_keys(self, keys: Sequence[str]) -> None:
+        """Pin exactly ``keys`` (unknown keys are kept for when their report is loaded)."""
+        keys = list(dict.fromkeys(keys))
+        if keys == self._pinned:
+            return
+        self._pinned = keys
+        self._relayout()
+        self.pins_changed.emit(list(self._pinned))
+
+    def pin(self, key: str) -> None:
+        if key not in self._pinned:
+            self.set_pinned_keys([*self._pinned, key])
+
+    def unpin(self, key: str) -> None:
+        if key in self._pinned:
+            self.set_pinned_keys([k for k in self._pinned if k != key])
+
+    def pin_matching(self, pattern: str) -> int:
+        """Pin every track that ``pattern`` names (see :func:`viewer.rows.match_tracks`).
+
+        Returns the number of newly pinned tracks. Raises ``re.error`` for a bad pattern.
+        """
+        new = [t.key for t in match_tracks(self._tracks, pattern) if t.key not in self._pinned]
+        if new:
+            self.set_pinned_keys(self._pinned + new)
+        return len(new)
+
+    def hidden_keys(self) -> list[str]:
+        return sorted(self._hidden)
+
+    def set_hidden_keys(self, keys: Sequence[str]) -> None:
+        self._hidden = set(keys)
+        self._relayout()
+
+    def collapsed_groups(self) -> list[tuple[str, ...]]:
+        return sorted(self._collapsed)
+
+    def set_collapsed(self, path: tuple[str, ...], collapsed: bool) -> None:
+        """Collapse or expand the group at ``path``."""
+        if collapsed:
+            self._collapsed.add(tuple(path))
+        else:
+            self._collapsed.discard(tuple(path))
+        self._relayout()
+
+    def set_highlights(
+        self,
+        rows: Mapping[tuple[int, str], Sequence[int] | np.ndarray] | None = None,
+        marks: Sequence[EventRef] = (),
+    ) -> None:
+        """Emphasise some events and dim the rest of their tables; mark outliers.
+
+        Parameters
+        ----------
+        rows
+            ``(report_index, table) -> row indices`` into ``report.tables[table]`` (``kernels``,
+            ``cuda_api``, ``nvtx``...). Other events of those tables are dimmed; tables not
+            named are drawn as usual. ``None`` or empty clears.
+        marks
+            Events to flag with a marker (outliers).
+        """
+        self._highlights = {}
+        for (report_index, table), index in (rows or {}).items():
+            size = len(self._tables[report_index][table])
+            mask = np.zeros(size, dtype=bool)
+            mask[np.asarray(index, dtype=np.int64)] = True
+            self._highlights[(report_index, table)] = mask
+        self._marks = list(marks)
+        self.update()
+
+    # -- layout ----------------------------------------------------------------------------
+
+    def _relayout(self) -> None:
+        t = self.theme
+        heights = (t.report_height_px, t.group_height_px, t.row_height_px)
+        self._pinned_layout, self._layout = layout_rows(
+            self._tracks, self._collapsed, self._hidden, self._pinned, heights
+        )
+        self._update_scrollbar()
+        self.update()
+
+    def _data_width(self) -> int:
+        return max(
+            1, self.width() - self.theme.header_width_px - self._scrollbar.sizeHint().width()
+        )
+
+    def _pinned_height(self) -> int:
+        cap = int((self.height() - self.theme.ruler_height_px) * _MAX_PINNED_FRACTION)
+        return min(self._pinned_layout.height_px, max(cap, 0))
+
+    def _scroll_top(self) -> int:
+        gap = 3 if self._pinned_height() else 0
+        return self.theme.ruler_height_px + self._pinned_height() + gap
+
+    def _update_scrollbar(self) -> None:
+        view_h = max(self.height() - self._scroll_top(), 1)
+        bar_w = self._scrollbar.sizeHint().width()
+        self._scrollbar.setGeometry(self.width() - bar_w, self._scroll_top(), bar_w, view_h)
+        self._scrollbar.setRange(0, max(self._layout.height_px - view_h, 0))
+        self._scrollbar.setPageStep(view_h)
+        self._scrollbar.setSingleStep(self.theme.row_height_px)
+
+    def _on_scrolled(self, _value: int) -> None:
+        self.update()
+
+    def scroll_rows(self, dy_px: int) -> None:
+        """Scroll the row area by ``dy_px`` (positive = down)."""
+        self._scrollbar.setValue(self._scrollbar.value() + dy_px)
+
+    def scroll_offset(self) -> int:
+        return self._scrollbar.value()
+
+    def row_at(self, y_px: float) -> tuple[Row, int, bool] | None:
+        """Return (row, its top y in widget px, is_pinned) under ``y_px``."""
+        top = self.theme.ruler_height_px
+        if top <= y_px < top + self._pinned_height():
+            i = self._pinned_layout.index_at(y_px - top)
+            if i is not None:
+                return self._pinned_layout.rows[i], top + int(self._pinned_layout.tops_px[i]), True
+            return None
+        scroll_top = self._scroll_top()
+        if y_px < scroll_top:
+            return None
+        i = self._layout.index_at(y_px - scroll_top + self._scrollbar.value())
+        if i is None:
+            return None
+        y = scroll_top + int(self._layout.tops_px[i]) - self._scrollbar.value()
+        return self._layout.rows[i], y, False
+
+    def visible_track_keys(self) -> list[str]:
+        """Return the keys of track rows currently on screen (pinned ones first)."""
+        return [r.track.key for r, _y, _p in self._frame().placed_rows() if r.track is not None]
+
+    def time_at(self, x_px: float) -> int:
+        """Return the shared-axis time under widget x ``x_px``."""
+        span = self._t1 - self._t0
+        return int(self._t0 + (x_px - self.theme.header_width_px) * span / self._data_width())
+
+    # -- painting --------------------------------------------------------------------------
+
+    def _frame(self) -> Frame:
+        return Frame(
+            width=self.width(),
+            height=self.height(),
+            theme=self.theme,
+            t0_ns=self._t0,
+            t1_ns=self._t1,
+            pinned=self._pinned_layout,
+            rows=self._layout,
+            scroll_px=self._scrollbar.value(),
+            tables=self._tables,
+            offsets_ns=self._offsets,
+            pinned_height_px=self._pinned_height(),
+            scrollbar_px=self._scrollbar.sizeHint().width(),
+            selection=self._selection,
+            selected=self._selected,
+            partner=self._partner,
+            highlights=self._highlights,
+            marks=self._marks,
+            hover_x=self._hover_x,
+        )
+
+    def paintEvent(self, _event) -> None:  # Qt override
+        painter = QPainter(self)
+        try:
+            self._painter.paint(painter, self._frame())
+        finally:
+            painter.end()
+
+    def resizeEvent(self, event) -> None:  # Qt override
+        super().resizeEvent(event)
+        self._update_scrollbar()
+
+    # -- input -----------------------------------------------------------------------------
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # Qt override
+        key = event.key()
+        anchor = self._hover_x
+        if key == Qt.Key.Key_W:
+            self.zoom(_ZOOM_STEP, anchor)
+        elif key == Qt.Key.Key_S:
+            self.zoom(1 / _ZOOM_STEP, anchor)
+        elif key == Qt.Key.Key_A:
+            self.pan(-_PAN_FRACTION)
+        elif key == Qt.Key.Key_D:
+            self.pan(_PAN_FRACTION)
+        elif key == Qt.Key.Key_F:
+            self.fit()
+        elif key == Qt.Key.Key_Z and self._selection is not None:
+            self.set_view_range(*self._selection)
+        elif key == Qt.Key.Key_Escape:
+            self.select_time_range(None)
+            self.select_event(None)
+        else:
+            super().keyPressEvent(event)
+
+    def wheelEvent(self, event: QWheelEvent) -> None:  # Qt override
+        delta = event.angleDelta()
+        x = event.position().x()
+        shift = bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
+        if shift or x < self.theme.header_width_px:
+            self.scroll_rows(-delta.y() // 2 if delta.y() else -delta.x() // 2)
+        elif abs(delta.x()) > abs(delta.y()):
+            self.pan(-delta.x() / 1200)
+        elif delta.y():
+            self.zoom(_ZOOM_STEP ** (delta.y() / 120), x)
+        event.accept()
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:  # Qt override
+        pos = event.position().toPoint()
+        if event.button() == Qt.MouseButton.RightButton:
+            self._show_menu(pos)
+            return
+        if event.button() != Qt.MouseButton.LeftButton:
+            return
+        if pos.x() < self.theme.header_width_px:
+            self._click_header(pos)
+            return
+        shift = bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
+        self._press = (pos, self._t0, self._t1, shift)
+        self._dragged = False
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:  # Qt override
+        pos = event.position().toPoint()
+        in_data = pos.x() >= self.theme.header_width_px
+        self._hover_x = float(pos.x()) if in_data else None
+        if self._press is None:
+            self._show_tooltip(event)
+            self.update()
+            return
+        start, t0, t1, shift = self._press
+        if abs(pos.x() - start.x()) + abs(pos.y() - start.y()) >= _DRAG_THRESHOLD_PX:
+            self._dragged = True
+        if not self._dragged:
+            return
+        if shift:
+            self.select_time_range(self.time_at(start.x()), self.time_at(pos.x()))
+        else:
+            shift_ns = int((start.x() - pos.x()) * (t1 - t0) / self._data_width())
+            self.set_view_range(t0 + shift_ns, t1 + shift_ns)
+            self.scroll_rows(start.y() - pos.y())
+            self._press = (pos, self._t0, self._t1, shift)
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # Qt override
+        if self._press is not None and not self._dragged:
+            event_ref = self.event_at(event.position().x(), event.position().y())
+            self.select_event(event_ref)
+            self.event_clicked.emit(event_ref)
+        self._press = None
+        self._dragged = False
+
+    def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:  # Qt override
+        if event.position().x() >= self.theme.header_width_px:
+            self.fit()
+
+    def leaveEvent(self, _event) -> None:  # Qt override
+        self._hover_x = None
+        self.update()
+
+    def event_at(self, x_px: float, y_px: float) -> EventRef | None:
+        """Return the event drawn at widget position (x_px, y_px), or None."""
+        hit = self.row_at(y_px)
+        if hit is None or hit[0].track is None or x_px < self.theme.header_width_px:
+            return None
+        track = hit[0].track
+        offset = self._offsets[track.report_index]
+        ns_per_px = (self._t1 - self._t0) / self._data_width()
+        t = self.time_at(x_px) - offset
+        return pick_event(self._tables[track.report_index], track, t, int(3 * ns_per_px))
+
+    def _show_tooltip(self, event: QMouseEvent) -> None:
+        pos = event.position()
+        hit = self.row_at(pos.y())
+        ref = self.event_at(pos.x(), pos.y())
+        if ref is None or hit is None:
+            QToolTip.hideText()
+            return
+        row = hit[0]
+        report = self._reports[ref.report_index]
+        lines = describe_event(report, ref, row.track.path, self._offsets[ref.report_index])
+        html = (
+            "<table>"
+            + "".join(f"<tr><td><b>{k}</b>&nbsp;</td><td>{_escape(v)}</td></tr>" for k, v in lines)
+            + "</table>"
+        )
+        QToolTip.showText(event.globalPosition().toPoint(), html, self)
+
+    def _click_header(self, pos: QPoint) -> None:
+        hit = self.row_at(pos.y())
+        if hit is None:
+            return
+        row = hit[0]
+        if row.kind != "track":
+            self.set_collapsed(row.path, not row.is_collapsed)
+
+    def _show_menu(self, pos: QPoint) -> None:
+        hit = self.row_at(pos.y())
+        if hit is None:
+            return
+        row = hit[0]
+        menu = QMenu(self)
+        if row.track is not None:
+            key = row.track.key
+            if key in self._pinned:
+                menu.addAction("Unpin", lambda: self.unpin(key))
+            else:
+                menu.addAction("Pin", lambda: self.pin(key))
+            menu.addAction("Hide row", lambda: self.set_hidden_keys([*self._hidden, key]))
+        else:
+            label = "Expand" if row.is_collapsed else "Collapse"
+            menu.addAction(label, lambda: self.set_collapsed(row.path, not row.is_collapsed))
+        if self._hidden:
+            menu.addAction(
+                f"Show {len(self._hidden)} hidden rows", lambda: self.set_hidden_keys([])
+            )
+        menu.popup(self.mapToGlobal(pos))
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
