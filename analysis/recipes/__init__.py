@@ -1,0 +1,39 @@
+"""Multi-report analysis: recipes mapped over many reports and reduced (``main.py recipe``).
+
+spec: nsys-sqlite.md §5. ``run_recipe(name, inputs, mode=...)`` runs a recipe serially, in a
+process pool or on Dask; ``write_output`` writes its tables (Parquet + CSV), plots (PNG) and
+summary into a folder that ``load_output`` reads back.
+"""
+
+from analysis.recipes import diff, gaps, histogram, pace, summaries  # noqa: F401 - registers
+from analysis.recipes.base import (
+    RECIPES,
+    FilePartial,
+    PlotSpec,
+    Recipe,
+    RecipeOptions,
+    RecipeOutput,
+    get_recipe,
+    recipe_names,
+)
+from analysis.recipes.output import is_recipe_output, load_manifest, load_output, write_output
+from analysis.recipes.runner import MODES, RecipeRun, ReportFailure, run_recipe
+
+__all__ = [
+    "MODES",
+    "RECIPES",
+    "FilePartial",
+    "PlotSpec",
+    "Recipe",
+    "RecipeOptions",
+    "RecipeOutput",
+    "RecipeRun",
+    "ReportFailure",
+    "get_recipe",
+    "is_recipe_output",
+    "load_manifest",
+    "load_output",
+    "recipe_names",
+    "run_recipe",
+    "write_output",
+]

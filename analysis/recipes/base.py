@@ -1,0 +1,209 @@
+"""What a recipe is: options in, small picklable partials per report, one output after reduce.
+
+A recipe runs in two steps (spec: nsys-sqlite.md §5.2):
+
+* ``map(report_path, options) -> partial | None`` runs once per report, where the report
+  lies (in-process, in a worker process or on a Dask worker). It loads the report and returns
+  small partial aggregates that can be merged exactly; ``None`` means "no data".
+* ``reduce(partials, options) -> RecipeOutput`` combines the partials of every report that
+  loaded, in file order, into named tables, plots and a short summary.
+
+Only the recipe's *name*, the report path and the options travel to a worker; the recipe
+object is looked up there in :data:`RECIPES`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from analysis.errors import AnalysisError
+
+__all__ = [
+    "RECIPES",
+    "FilePartial",
+    "PlotSpec",
+    "Recipe",
+    "RecipeOptions",
+    "RecipeOutput",
+    "get_recipe",
+    "recipe_names",
+    "mapping_summary",
+    "register",
+    "table_or_empty",
+]
+
+
+@dataclass(frozen=True)
+class RecipeOptions:
+    """Everything a recipe's map and reduce may depend on (picklable, hashable).
+
+    Attributes
+    ----------
+    use_cache
+        Read and write the columnar report cache when loading.
+    kernel_name
+        ``cuda_gpu_kern_pace``: the kernel's short name (``shortName``) to follow.
+    gap_ms
+        ``gpu_gaps``: report idle stretches strictly longer than this many milliseconds.
+    threshold_pct
+        ``gpu_time_util``: keep chunks whose in-use percentage is below this.
+    chunks
+        ``gpu_time_util``: number of equal chunks per process and device (1-1000).
+    bins_per_decade
+        ``cuda_gpu_kern_hist``: logarithmic bins per factor of ten of duration.
+    tolerance_pct
+        ``diff``: a mean that changed by at most this percentage counts as unchanged.
+    """
+
+    use_cache: bool = True
+    kernel_name: str | None = None
+    gap_ms: float = 500.0
+    threshold_pct: float = 50.0
+    chunks: int = 30
+    bins_per_decade: int = 10
+    tolerance_pct: float = 1.0
+
+
+@dataclass(frozen=True)
+class FilePartial:
+    """One report's partial result, tagged with the report it came from.
+
+    Attributes
+    ----------
+    file
+        The report's label in every output table (its file name, made unique).
+    path
+        Where the report lies.
+    partial
+        What the recipe's ``map`` returned.
+    """
+
+    file: str
+    path: Path
+    partial: Any
+
+
+@dataclass(frozen=True)
+class PlotSpec:
+    """A plot described as data; :func:`analysis.recipes.output.write_output` draws it.
+
+    Attributes
+    ----------
+    kind
+        ``"histogram"`` (``data``: one row per bin with ``panel``, ``bin_start``,
+        ``bin_end``, ``count``), ``"lines"`` (``data``: index = x, one column per line;
+        one panel), or ``"heatmap"`` (``data``: rows x columns of float values).
+    title
+        Figure title.
+    xlabel, ylabel
+        Axis labels.
+    data
+        The numbers to draw.
+    log_x
+        Logarithmic x axis (histograms of durations).
+    """
+
+    kind: str
+    title: str
+    xlabel: str
+    ylabel: str
+    data: pd.DataFrame
+    log_x: bool = False
+
+
+@dataclass
+class RecipeOutput:
+    """What a recipe produces: named tables, plots and a short text summary.
+
+    Attributes
+    ----------
+    recipe
+        The recipe's name.
+    tables
+        Table name -> DataFrame; each is written as ``<name>.parquet`` and ``<name>.csv``.
+    plots
+        Plot name -> :class:`PlotSpec`; each is drawn as ``<name>.png``.
+    summary
+        A few lines for the console and ``summary.txt``.
+    files
+        The labels of the reports that went into the output, in rank order.
+    """
+
+    recipe: str
+    tables: dict[str, pd.DataFrame]
+    plots: dict[str, PlotSpec] = field(default_factory=dict)
+    summary: str = ""
+    files: list[str] = field(default_factory=list)
+
+
+class Recipe:
+    """Base of every recipe; subclasses set ``name``/``description`` and override the steps."""
+
+    name: str = ""
+    description: str = ""
+    #: Whether ``--input`` names reports (expanded from folders) or is taken verbatim (diff).
+    takes_reports: bool = True
+
+    def map(self, report_path: Path, options: RecipeOptions) -> Any:
+        """Load one report and return its small partial result, or ``None`` for no data."""
+        raise NotImplementedError
+
+    def reduce(self, partials: Sequence[FilePartial], options: RecipeOptions) -> RecipeOutput:
+        """Combine the partials of every report that loaded (rank order) into the output."""
+        raise NotImplementedError
+
+    def check_options(self, options: RecipeOptions) -> None:
+        """Raise :class:`AnalysisError` for options this recipe cannot run with."""
+
+    def check_inputs(self, paths: Sequence[Path]) -> None:
+        """Raise :class:`AnalysisError` for an input list this recipe cannot run on."""
+
+
+#: Recipe name -> recipe object; filled by the recipe modules as they are imported.
+RECIPES: dict[str, Recipe] = {}
+
+
+def register(recipe: Recipe) -> Recipe:
+    """Add ``recipe`` to :data:`RECIPES` under its name and return it."""
+    RECIPES[recipe.name] = recipe
+    return recipe
+
+
+def recipe_names() -> list[str]:
+    """Return the registered recipe names, sorted."""
+    return sorted(RECIPES)
+
+
+def get_recipe(name: str) -> Recipe:
+    """Return the recipe called ``name``.
+
+    Raises
+    ------
+    AnalysisError
+        No recipe has that name.
+    """
+    try:
+        return RECIPES[name]
+    except KeyError:
+        raise AnalysisError(
+            f"unknown recipe {name!r}; choose one of: {', '.join(recipe_names())}"
+        ) from None
+
+
+def table_or_empty(frames: Sequence[pd.DataFrame], columns: Sequence[str]) -> pd.DataFrame:
+    """Concatenate ``frames`` (skipping empty ones), or return an empty frame with ``columns``."""
+    frames = [f for f in frames if len(f)]
+    if not frames:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
+    return pd.concat(frames, ignore_index=True)
+
+
+def mapping_summary(title: str, lines: Mapping[str, object]) -> str:
+    """Return ``title`` and ``key: value`` lines, aligned, as summary text."""
+    width = max((len(k) for k in lines), default=0)
+    return "\n".join([title] + [f"  {k.ljust(width)}  {v}" for k, v in lines.items()])

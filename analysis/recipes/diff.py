@@ -1,0 +1,205 @@
+"""``diff``: what got slower, faster, appeared or vanished between two runs.
+
+The two inputs are reports (compared on their ``cuda_gpu_kern_sum`` and ``nvtx_sum``
+tables) or output folders of one stats recipe (compared on their ``all_stats``). The first
+input is *before*, the second *after*; deltas are after - before (nsys's diff recipe
+subtracts the other way round, DIR1 - DIR2, spec §5.4).
+
+A name present in both is *slower* when its mean duration grew by more than
+``--tolerance`` percent, *faster* when it shrank by more than that, else *unchanged*;
+*appeared* / *vanished* when only the after / before side has it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from analysis.engine import sqlite_round
+from analysis.errors import AnalysisError
+from analysis.open import open_report
+from analysis.recipes.base import (
+    RECIPES,
+    FilePartial,
+    Recipe,
+    RecipeOptions,
+    RecipeOutput,
+    register,
+)
+from analysis.recipes.output import load_manifest, load_output
+from analysis.recipes.partials import merge_partials
+from analysis.recipes.summaries import StatsRecipe
+
+__all__ = ["STATUSES", "Diff", "diff_tables"]
+
+STATUSES = ("slower", "faster", "appeared", "vanished", "unchanged")
+#: Recipes compared when the inputs are reports.
+_REPORT_RECIPES = ("cuda_gpu_kern_sum", "nvtx_sum")
+
+
+@dataclass(frozen=True)
+class DiffSide:
+    """One side of a diff: stats tables by recipe name, and where they came from."""
+
+    tables: dict[str, pd.DataFrame]
+    source: str  # "report" or "output"
+
+
+def _stats_recipe(name: str) -> StatsRecipe:
+    recipe = RECIPES.get(name)
+    if not isinstance(recipe, StatsRecipe):
+        diffable = ", ".join(n for n, r in sorted(RECIPES.items()) if isinstance(r, StatsRecipe))
+        raise AnalysisError(f"diff compares outputs of {diffable}; not of {name!r}")
+    return recipe
+
+
+def diff_tables(
+    before: pd.DataFrame, after: pd.DataFrame, recipe: StatsRecipe, tolerance_pct: float
+) -> pd.DataFrame:
+    """Compare two stats tables of ``recipe`` name by name.
+
+    Returns
+    -------
+    DataFrame
+        The key columns; ``Status`` (one of :data:`STATUSES`); ``Avg Before``, ``Avg After``
+        (float64 ns), ``Avg Change (%)`` (float64, +inf when the before mean is 0);
+        ``Total Before``, ``Total After``, ``Total Delta`` (Int64 ns);
+        ``Instances Before``, ``Instances After`` (Int64). Sorted by status, then by the
+        absolute total delta, largest first.
+    """
+    keys = list(recipe.key_columns)
+    total, count, mean = recipe.stat_names[:3]
+    columns = [*keys, total, count, mean]
+    joined = before[columns].merge(
+        after[columns], on=keys, how="outer", suffixes=(" Before", " After"), indicator=True
+    )
+    avg_a = joined[f"{mean} Before"].to_numpy(np.float64)
+    avg_b = joined[f"{mean} After"].to_numpy(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        change = np.where(
+            avg_a > 0, 100.0 * (avg_b - avg_a) / avg_a, np.where(avg_b > 0, np.inf, 0)
+        )
+    side = joined["_merge"].astype(str).to_numpy()
+    status = np.full(len(joined), "unchanged", dtype=object)
+    both = side == "both"
+    status[both & (change > tolerance_pct)] = "slower"
+    status[both & (change < -tolerance_pct)] = "faster"
+    status[side == "right_only"] = "appeared"
+    status[side == "left_only"] = "vanished"
+    change[~both] = np.nan
+    t_a = joined[f"{total} Before"].astype("Int64")
+    t_b = joined[f"{total} After"].astype("Int64")
+    table = pd.DataFrame({k: joined[k].to_numpy(dtype=object) for k in keys})
+    table["Status"] = status
+    table["Avg Before"] = avg_a
+    table["Avg After"] = avg_b
+    table["Avg Change (%)"] = sqlite_round(change)
+    table["Total Before"] = t_a.to_numpy()
+    table["Total After"] = t_b.to_numpy()
+    table["Total Delta"] = (t_b.fillna(0) - t_a.fillna(0)).astype("Int64").to_numpy()
+    table["Instances Before"] = joined[f"{count} Before"].astype("Int64").to_numpy()
+    table["Instances After"] = joined[f"{count} After"].astype("Int64").to_numpy()
+    rank = {s: i for i, s in enumerate(STATUSES)}
+    order = pd.DataFrame(
+        {
+            "s": [rank[s] for s in status],
+            "d": -np.abs(table["Total Delta"].astype("float64").to_numpy()),
+        }
+    )
+    index = order.sort_values(["s", "d"], kind="stable").index
+    return table.loc[index].reset_index(drop=True)
+
+
+class Diff(Recipe):
+    """``diff BEFORE AFTER``: two reports or two outputs of one stats recipe."""
+
+    name = "diff"
+    description = "what got slower, faster, appeared or vanished between two runs"
+    takes_reports = False
+
+    def check_inputs(self, paths: Sequence[Path]) -> None:
+        if len(paths) != 2:
+            raise AnalysisError(f"diff needs exactly two inputs (before, after), got {len(paths)}")
+
+    def map(self, report_path: Path, options: RecipeOptions) -> DiffSide:
+        if report_path.is_dir():
+            manifest = load_manifest(report_path)
+            recipe = _stats_recipe(str(manifest.get("RecipeName")))
+            table = load_output(report_path).get("all_stats")
+            if table is None:
+                raise AnalysisError(f"{report_path}: recipe output without an all_stats table")
+            return DiffSide({recipe.name: table}, "output")
+        report = open_report(report_path, use_cache=options.use_cache)
+        tables = {}
+        for name in _REPORT_RECIPES:
+            recipe = _stats_recipe(name)
+            groups = recipe.groups_of(report)
+            if len(groups):
+                merged = merge_partials([groups], [report.name])
+                tables[name] = recipe.stats_table(merged, with_files=False)
+        return DiffSide(tables, "report")
+
+    def reduce(self, partials: Sequence[FilePartial], options: RecipeOptions) -> RecipeOutput:
+        if len(partials) != 2:
+            raise AnalysisError(
+                f"diff needs both inputs; only {', '.join(p.file for p in partials)} loaded"
+            )
+        before, after = partials
+        common = [n for n in before.partial.tables if n in after.partial.tables]
+        if not common:
+            raise AnalysisError(
+                f"nothing to compare: {before.file} has {sorted(before.partial.tables)}, "
+                f"{after.file} has {sorted(after.partial.tables)}"
+            )
+        tables = {}
+        lines = [f"diff: before = {before.file}, after = {after.file}"]
+        for name in common:
+            recipe = _stats_recipe(name)
+            table = diff_tables(
+                before.partial.tables[name],
+                after.partial.tables[name],
+                recipe,
+                options.tolerance_pct,
+            )
+            tables[name] = table
+            lines.append(_summary_line(name, table, options.tolerance_pct))
+            lines.extend(_top_lines(table, recipe))
+        files = pd.DataFrame(
+            {
+                "Side": ["before", "after"],
+                "File": [before.file, after.file],
+                "Path": [str(before.path), str(after.path)],
+            }
+        )
+        tables["files"] = files
+        return RecipeOutput(self.name, tables, {}, "\n".join(lines), [before.file, after.file])
+
+
+def _summary_line(name: str, table: pd.DataFrame, tolerance_pct: float) -> str:
+    counts = table["Status"].value_counts()
+    parts = ", ".join(f"{int(counts.get(s, 0))} {s}" for s in STATUSES)
+    return f"  {name} (tolerance {tolerance_pct:g}%): {parts}"
+
+
+def _top_lines(table: pd.DataFrame, recipe: StatsRecipe, n: int = 3) -> list[str]:
+    label_column = recipe.key_columns[-1] if recipe.key_columns[-1] != "Style" else "Range"
+    lines = []
+    for status in ("slower", "faster", "appeared", "vanished"):
+        rows = table[table["Status"] == status].head(n)
+        for row in rows.to_dict("records"):
+            label = str(row[label_column])
+            label = label if len(label) <= 50 else label[:49] + "…"
+            change = row["Avg Change (%)"]
+            detail = f"{change:+.1f}% mean" if np.isfinite(change) else ""
+            lines.append(
+                f"    {status:9s} {label:50s} {detail:>14s}  total delta "
+                f"{int(row['Total Delta']):+,d} ns"
+            )
+    return lines
+
+
+register(Diff())

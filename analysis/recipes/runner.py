@@ -1,0 +1,338 @@
+"""Run a recipe over many reports: serially, in a process pool, or on a Dask cluster.
+
+The same recipe code runs in every mode (spec: nsys-sqlite.md §5.2): each report is mapped
+where it lies — only its path and the options travel to a worker, the report is loaded there
+and only the small partial result travels back — and the partials are reduced here, in rank
+order, so every mode gives identical output. A report that fails to load (any
+:class:`~analysis.errors.StrataError`) is recorded with its name and one-line reason and
+skipped; the run still finishes.
+
+Modes:
+
+``serial``
+    ``map`` in this process, one report after the other.
+``processes``
+    :class:`concurrent.futures.ProcessPoolExecutor` with ``workers`` processes (default:
+    the number of cores), started with ``forkserver`` (``spawn`` where that is missing) so
+    that a caller with threads (the GUI) is safe.
+``dask``
+    :mod:`dask.distributed`: a ``LocalCluster`` of ``workers`` single-threaded worker
+    processes by default, or an existing scheduler by address or scheduler file. Reports
+    must lie on a filesystem the workers see; workers must be able to import ``analysis``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import time
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from analysis.errors import AnalysisError, ReportError, StrataError
+from analysis.open import find_reports
+from analysis.recipes.base import FilePartial, RecipeOptions, RecipeOutput, get_recipe
+
+__all__ = [
+    "MODES",
+    "MapResult",
+    "Progress",
+    "RecipeRun",
+    "ReportFailure",
+    "file_labels",
+    "map_report",
+    "run_recipe",
+]
+
+log = logging.getLogger(__name__)
+
+MODES = ("serial", "processes", "dask")
+
+#: ``progress(done, total, label)`` after each report's map step finishes (any mode).
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass(frozen=True)
+class ReportFailure:
+    """A report that could not be used: its label, path and the one-line reason."""
+
+    file: str
+    path: Path
+    reason: str
+
+
+@dataclass(frozen=True)
+class MapResult:
+    """What a worker sends back for one report: the partial, or why there is none."""
+
+    partial: Any = None
+    error: str | None = None
+
+
+@dataclass
+class RecipeRun:
+    """The result of :func:`run_recipe`.
+
+    Attributes
+    ----------
+    output
+        The reduced tables, plots and summary.
+    failures
+        Reports that failed to load, with the reason.
+    no_data
+        Labels of reports that loaded but had nothing for this recipe.
+    mode
+        The mode that ran (``serial`` when a pool would have had one report).
+    inputs
+        Every report path, in rank order.
+    options
+        The recipe options used.
+    started_utc, ended_utc
+        ISO 8601 times of the run.
+    wall_s
+        Seconds from the first map to the end of the reduce.
+    """
+
+    output: RecipeOutput
+    failures: list[ReportFailure]
+    no_data: list[str]
+    mode: str
+    inputs: list[Path]
+    options: RecipeOptions
+    started_utc: str = ""
+    ended_utc: str = ""
+    wall_s: float = 0.0
+    workers: int = 1
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def map_report(recipe_name: str, path: Path, options: RecipeOptions) -> MapResult:
+    """Run one recipe's map step on one report (this is what a worker executes).
+
+    A :class:`StrataError` (bad, corrupt, unsupported or unexportable report) becomes a
+    :class:`MapResult` with the one-line reason; anything else is a bug and propagates.
+    """
+    try:
+        return MapResult(partial=get_recipe(recipe_name).map(Path(path), options))
+    except StrataError as exc:
+        reason = exc.reason if isinstance(exc, ReportError) else str(exc)
+        return MapResult(error=reason)
+
+
+def _natural_key(text: str) -> list[object]:
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text)]
+
+
+def file_labels(paths: Sequence[Path]) -> list[str]:
+    """Return a unique label per path: the file name, or more of the path where names clash."""
+    labels = [p.name for p in paths]
+    depth = 1
+    while len(set(labels)) < len(labels) and depth < 64:
+        depth += 1
+        labels = ["/".join(p.parts[-depth:]) for p in paths]
+    return labels
+
+
+def _expand(recipe_takes_reports: bool, inputs: Iterable[str | Path]) -> list[Path]:
+    if not recipe_takes_reports:
+        return [Path(p) for p in inputs]
+    paths = find_reports(inputs)
+    unique = list(dict.fromkeys(p.resolve() for p in paths))
+    labels = file_labels(unique)
+    # Rank order = file names in natural order (profile2 before profile16), spec §5.2.
+    order = sorted(range(len(unique)), key=lambda i: _natural_key(labels[i]))
+    return [unique[i] for i in order]
+
+
+def run_recipe(
+    name: str,
+    inputs: Iterable[str | Path],
+    options: RecipeOptions | None = None,
+    mode: str = "serial",
+    workers: int | None = None,
+    scheduler: str | None = None,
+    scheduler_file: str | Path | None = None,
+    progress: Progress | None = None,
+) -> RecipeRun:
+    """Map a recipe over every report of ``inputs`` and reduce the partials.
+
+    Parameters
+    ----------
+    name
+        A registered recipe (see :func:`analysis.recipes.recipe_names`).
+    inputs
+        Report files and folders (a folder means every report in it); for ``diff``, two
+        reports or recipe output folders.
+    options
+        Recipe options; defaults when ``None``.
+    mode
+        ``serial``, ``processes`` or ``dask``.
+    workers
+        Worker processes for ``processes`` and a new Dask ``LocalCluster``; default: cores.
+    scheduler, scheduler_file
+        ``dask`` only: connect to this scheduler instead of starting a LocalCluster.
+    progress
+        Called as ``progress(done, total, label)`` after each report.
+
+    Returns
+    -------
+    RecipeRun
+
+    Raises
+    ------
+    AnalysisError
+        Unknown recipe or mode, bad options, or no report had data.
+    NotAReportError
+        An input path does not exist or a folder holds no report.
+    """
+    recipe = get_recipe(name)
+    options = options or RecipeOptions()
+    recipe.check_options(options)
+    if mode not in MODES:
+        raise AnalysisError(f"unknown mode {mode!r}; choose one of: {', '.join(MODES)}")
+    paths = _expand(recipe.takes_reports, inputs)
+    recipe.check_inputs(paths)
+    labels = file_labels(paths)
+    workers = max(1, workers or os.cpu_count() or 1)
+    if mode == "processes" and len(paths) <= 1:
+        mode = "serial"  # a pool for one report only adds its start-up time
+    started = datetime.now(timezone.utc)
+    t0 = time.perf_counter()
+    tick = _ticker(labels, progress)
+    if mode == "serial":
+        results = [_tick(tick, i, map_report(name, p, options)) for i, p in enumerate(paths)]
+    elif mode == "processes":
+        results = _map_processes(name, paths, options, workers, tick)
+    else:
+        results = _map_dask(name, paths, options, workers, scheduler, scheduler_file, tick)
+    failures, no_data, partials = [], [], []
+    for label, path, result in zip(labels, paths, results, strict=True):
+        if result.error is not None:
+            failures.append(ReportFailure(label, path, result.error))
+        elif result.partial is None:
+            no_data.append(label)
+        else:
+            partials.append(FilePartial(label, path, result.partial))
+    if not partials:
+        raise AnalysisError(_nothing_message(name, failures, no_data))
+    output = recipe.reduce(partials, options)
+    return RecipeRun(
+        output=output,
+        failures=failures,
+        no_data=no_data,
+        mode=mode,
+        inputs=paths,
+        options=options,
+        started_utc=started.isoformat(timespec="seconds"),
+        ended_utc=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        wall_s=time.perf_counter() - t0,
+        workers=1 if mode == "serial" else workers,
+    )
+
+
+def _nothing_message(name: str, failures: list[ReportFailure], no_data: list[str]) -> str:
+    parts = []
+    if failures:
+        first = failures[0]
+        more = f" and {len(failures) - 1} more" if len(failures) > 1 else ""
+        parts.append(f"{len(failures)} failed to load ({first.file}: {first.reason}{more})")
+    if no_data:
+        parts.append(f"{len(no_data)} had no data for it")
+    return f"no report gave data for recipe {name!r}: " + "; ".join(parts)
+
+
+def _ticker(labels: Sequence[str], progress: Progress | None) -> Callable[[int], None]:
+    done = 0
+
+    def tick(index: int) -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(done, len(labels), labels[index])
+
+    return tick
+
+
+def _tick(tick: Callable[[int], None], index: int, result: MapResult) -> MapResult:
+    tick(index)
+    return result
+
+
+def _pool_context():
+    import multiprocessing
+
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+
+
+def _map_processes(
+    name: str,
+    paths: Sequence[Path],
+    options: RecipeOptions,
+    workers: int,
+    tick: Callable[[int], None],
+) -> list[MapResult]:
+    results: list[MapResult | None] = [None] * len(paths)
+    with ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context()) as pool:
+        futures = {pool.submit(map_report, name, p, options): i for i, p in enumerate(paths)}
+        for future in as_completed(futures):
+            index = futures[future]
+            results[index] = future.result()
+            tick(index)
+    return results  # type: ignore[return-value]
+
+
+def _map_dask(
+    name: str,
+    paths: Sequence[Path],
+    options: RecipeOptions,
+    workers: int,
+    scheduler: str | None,
+    scheduler_file: str | Path | None,
+    tick: Callable[[int], None],
+) -> list[MapResult]:
+    try:
+        from distributed import Client, LocalCluster
+        from distributed import as_completed as dask_completed
+    except ImportError as exc:
+        raise AnalysisError(
+            "--mode dask needs dask.distributed: pip install 'dask[distributed]'"
+        ) from exc
+    cluster = None
+    if scheduler is not None:
+        client = Client(scheduler)
+    elif scheduler_file is not None:
+        client = Client(scheduler_file=str(scheduler_file))
+    else:
+        cluster = LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=logging.ERROR,
+        )
+        client = Client(cluster)
+    try:
+        # Keys are unique per run: a shared scheduler may hold another run's results.
+        run_id = uuid.uuid4().hex[:12]
+        futures = [
+            client.submit(map_report, name, str(p), options, key=f"strata-{name}-{run_id}-{i}")
+            for i, p in enumerate(paths)
+        ]
+        index_of = {f.key: i for i, f in enumerate(futures)}
+        results: list[MapResult | None] = [None] * len(paths)
+        for future in dask_completed(futures):
+            index = index_of[future.key]
+            results[index] = future.result()
+            tick(index)
+        return results  # type: ignore[return-value]
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()

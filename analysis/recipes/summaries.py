@@ -1,0 +1,362 @@
+"""Stats recipes across reports: ``cuda_gpu_kern_sum``, ``nvtx_sum``, ``nvtx_gpu_proj_sum``.
+
+spec: nsys-sqlite.md §5.3 family (a). Per report the numbers are those of ``nsys stats`` for
+that report (``rank_stats``); across reports they come from exact partials
+(:mod:`analysis.recipes.partials`), so ``all_stats`` equals the stats of all instances of all
+reports taken together:
+
+* ``Total Time``, ``Instances``, ``Min``, ``Max``: exact; ``Avg`` = Total / Instances;
+* ``StdDev``: the exact pooled sample standard deviation of spec §5.3;
+* ``Med``, ``Q1``, ``Q3``: exact over the merged instances with nsys's percentile rule.
+  (nsys 2023.4's recipe reports a median of per-rank medians, min of Q1s and max of Q3s
+  there; ours are the true statistics, which is what those approximate.)
+* ``Min File`` / ``Max File``: the reports that attain the extremes.
+
+``by_file`` is the per-report view of the batch-size example of nsys's multi-report analysis:
+one row per name, one column per report with its mean duration, and which report is the
+fastest and slowest for that name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from analysis.engine import sqlite_round
+from analysis.model import Report
+from analysis.open import open_report
+from analysis.recipes._labels import factorize_rows, kernel_groups, nvtx_range_groups
+from analysis.recipes.base import (
+    FilePartial,
+    PlotSpec,
+    Recipe,
+    RecipeOptions,
+    RecipeOutput,
+    register,
+)
+from analysis.recipes.partials import GroupPartial, MergedGroups, merge_partials
+
+__all__ = ["CudaGpuKernSum", "NvtxGpuProjSum", "NvtxSum", "StatsRecipe", "files_table"]
+
+#: Rows of the per-report heatmap (the names with the largest total).
+_HEATMAP_ROWS = 30
+
+
+@dataclass(frozen=True)
+class StatsPartial:
+    """One report's contribution: exact group partials and its own nsys-stats table."""
+
+    groups: GroupPartial
+    rank_stats: pd.DataFrame
+
+
+def files_table(partials: Sequence[FilePartial]) -> pd.DataFrame:
+    """Return the ``files`` table: ``Rank`` (int64), ``File`` (label), ``Path`` (str)."""
+    return pd.DataFrame(
+        {
+            "Rank": np.arange(len(partials), dtype=np.int64),
+            "File": [p.file for p in partials],
+            "Path": [str(p.path) for p in partials],
+        }
+    )
+
+
+class StatsRecipe(Recipe):
+    """A family-(a) summary: per-report stats tables plus exact all-report statistics.
+
+    Subclasses define the key columns, how a report becomes a :class:`GroupPartial`, and the
+    output column names.
+    """
+
+    key_columns: tuple[str, ...] = ()
+    #: Output names of (total, count, mean, median, min, max, std) in the stats table.
+    stat_names: tuple[str, ...] = ("Total Time", "Instances", "Avg", "Med", "Min", "Max", "StdDev")
+    has_time_percent = True
+    has_quartiles = True
+    #: Sort after the total (descending): extra (column, ascending) pairs.
+    tie_break: tuple[tuple[str, bool], ...] = ()
+
+    # -- what subclasses provide ------------------------------------------------------------
+    def groups_of(self, report: Report) -> GroupPartial:
+        """Return the report's exact group partial."""
+        raise NotImplementedError
+
+    def extra_columns(self, merged: MergedGroups) -> dict[str, np.ndarray]:
+        """Return columns added after the standard statistics (e.g. GPU op counts)."""
+        return {}
+
+    def column_order(self) -> list[str]:
+        """Return the stats table's column order (nsys's, tags stripped)."""
+        total, count, mean, med, lo, hi, std = self.stat_names
+        head = ["Time"] if self.has_time_percent else []
+        tail = ["Q1", "Q3"] if self.has_quartiles else []
+        return [*head, total, count, mean, med, lo, hi, std, *self.key_columns, *tail]
+
+    # -- map ----------------------------------------------------------------------------------
+    def map(self, report_path: Path, options: RecipeOptions) -> StatsPartial | None:
+        report = open_report(report_path, use_cache=options.use_cache)
+        groups = self.groups_of(report)
+        if len(groups) == 0:
+            return None
+        return StatsPartial(groups, self.rank_table(report, groups))
+
+    def rank_table(self, report: Report, groups: GroupPartial) -> pd.DataFrame:
+        """Return the report's own stats table (what ``nsys stats`` prints for it)."""
+        return self.stats_table(merge_partials([groups], [report.name]), with_files=False)
+
+    # -- reduce -------------------------------------------------------------------------------
+    def stats_table(self, merged: MergedGroups, with_files: bool) -> pd.DataFrame:
+        """Return the nsys-style statistics of merged groups, sorted by total descending."""
+        total, count, mean, med, lo, hi, std = self.stat_names
+        columns: dict[str, object] = {}
+        if self.has_time_percent:
+            grand = merged.total.sum()
+            share = 100.0 * merged.total / grand if grand else np.zeros(len(merged))
+            columns["Time"] = sqlite_round(share)
+        columns.update(
+            {
+                total: merged.total,
+                count: merged.count,
+                mean: sqlite_round(merged.mean),
+                med: sqlite_round(merged.quantile(0.5)),
+                lo: merged.minimum,
+                hi: merged.maximum,
+                std: sqlite_round(merged.std),
+            }
+        )
+        for name in self.key_columns:
+            columns[name] = merged.keys[name].to_numpy(dtype=object)
+        if self.has_quartiles:
+            columns["Q1"] = sqlite_round(merged.quantile(0.25))
+            columns["Q3"] = sqlite_round(merged.quantile(0.75))
+        columns.update(self.extra_columns(merged))
+        order = self.column_order()
+        if with_files:
+            columns["Min File"] = merged.min_file
+            columns["Max File"] = merged.max_file
+            order = [*order, "Min File", "Max File"]
+        table = pd.DataFrame(columns)[order]
+        return self.sort_table(table)
+
+    def sort_table(self, table: pd.DataFrame) -> pd.DataFrame:
+        """Sort by total descending, then the tie-break columns (spec §3.1 sort stability)."""
+        by = [self.stat_names[0], *(c for c, _ in self.tie_break)]
+        ascending = [False, *(a for _, a in self.tie_break)]
+        return table.sort_values(by, ascending=ascending, kind="stable").reset_index(drop=True)
+
+    def reduce(self, partials: Sequence[FilePartial], options: RecipeOptions) -> RecipeOutput:
+        files = [p.file for p in partials]
+        merged = merge_partials([p.partial.groups for p in partials], files)
+        all_stats = self.stats_table(merged, with_files=True)
+        rank_stats = self._rank_stats(partials)
+        by_file = self.by_file_table(rank_stats, files)
+        plots = {}
+        if len(files) > 1 and len(by_file):
+            plots["heatmap"] = self._heatmap(by_file, files)
+        return RecipeOutput(
+            recipe=self.name,
+            tables={
+                "all_stats": all_stats,
+                "rank_stats": rank_stats,
+                "by_file": by_file,
+                "files": files_table(partials),
+            },
+            plots=plots,
+            summary=self._summary(all_stats, by_file, files),
+            files=files,
+        )
+
+    def _rank_stats(self, partials: Sequence[FilePartial]) -> pd.DataFrame:
+        frames = [p.partial.rank_stats.assign(File=p.file) for p in partials]
+        table = pd.concat(frames, ignore_index=True)
+        # spec §5.3: rank_stats sorted by File, then Total desc (files are in rank order).
+        rank = {f: i for i, f in enumerate(p.file for p in partials)}
+        table["_rank"] = table["File"].map(rank)
+        table = table.sort_values(["_rank", self.stat_names[0]], ascending=[True, False])
+        return table.drop(columns="_rank").reset_index(drop=True)
+
+    def by_file_table(self, rank_stats: pd.DataFrame, files: Sequence[str]) -> pd.DataFrame:
+        """Return one row per key: mean duration per report, and the fastest/slowest report.
+
+        Columns: the key columns, one float64 column per report (its mean in ns, NaN where
+        the report lacks the key), ``Fastest`` and ``Slowest`` (report labels), ``Spread``
+        (slowest mean / fastest mean).
+        """
+        keys = list(self.key_columns)
+        mean, total = self.stat_names[2], self.stat_names[0]
+        wide = rank_stats.pivot_table(
+            index=keys, columns="File", values=mean, aggfunc="first", sort=False
+        )
+        wide = wide.reindex(columns=[f for f in files if f in wide.columns])
+        totals = rank_stats.groupby(keys, sort=False)[total].sum()
+        wide = wide.loc[totals.sort_values(ascending=False, kind="stable").index]
+        values = wide.to_numpy(dtype=np.float64)
+        has = ~np.isnan(values).all(axis=1)
+        fastest = np.full(len(wide), None, dtype=object)
+        slowest = np.full(len(wide), None, dtype=object)
+        spread = np.full(len(wide), np.nan)
+        if has.any():
+            cols = np.asarray(wide.columns, dtype=object)
+            lo = np.nanmin(values[has], axis=1)
+            hi = np.nanmax(values[has], axis=1)
+            fastest[has] = cols[np.nanargmin(values[has], axis=1)]
+            slowest[has] = cols[np.nanargmax(values[has], axis=1)]
+            spread[has] = np.where(lo > 0, hi / np.where(lo > 0, lo, 1.0), np.nan)
+        out = wide.reset_index()
+        out.columns.name = None
+        out["Fastest"] = fastest
+        out["Slowest"] = slowest
+        out["Spread"] = sqlite_round(spread, 2)
+        return out
+
+    def labels(self, table: pd.DataFrame) -> list[str]:
+        """Return a readable label per row: the name, with ``[StartEnd]`` for such ranges."""
+        name_column = "Name" if "Name" in self.key_columns else "Range"
+        names = table[name_column].astype(str).tolist()
+        if "Style" not in table:
+            return names
+        styles = table["Style"].astype(str).tolist()
+        return [n if s == "PushPop" else f"{n} [{s}]" for n, s in zip(names, styles, strict=True)]
+
+    def _heatmap(self, by_file: pd.DataFrame, files: Sequence[str]) -> PlotSpec:
+        top = by_file.head(_HEATMAP_ROWS)
+        labels = self.labels(top)
+        values = top[[f for f in files if f in top.columns]].to_numpy(dtype=np.float64)
+        fastest = np.nanmin(values, axis=1, initial=np.inf, where=~np.isnan(values))
+        ratio = values / np.where(fastest > 0, fastest, np.nan)[:, None]
+        data = pd.DataFrame(ratio, index=labels, columns=list(files))
+        return PlotSpec(
+            kind="heatmap",
+            title=f"{self.name}: mean duration relative to the fastest report",
+            xlabel="report",
+            ylabel="Name" if "Name" in self.key_columns else "Range",
+            data=data,
+        )
+
+    def _summary(self, all_stats: pd.DataFrame, by_file: pd.DataFrame, files: list[str]) -> str:
+        total, count, mean = self.stat_names[:3]
+        keys = list(self.key_columns)
+        lines = [f"{self.name}: {len(all_stats)} names over {len(files)} report(s)"]
+        head = all_stats.head(5).merge(by_file[[*keys, "Fastest"]], on=keys, how="left")
+        for row in head.to_dict("records"):
+            label = self.labels(pd.DataFrame([row]))[0]
+            fastest = f"  fastest in {row['Fastest']}" if len(files) > 1 else ""
+            lines.append(
+                f"  {_short(label, 50):50s}  total {int(row[total]):>15,d} ns"
+                f"  x{int(row[count]):<8d}  avg {float(row[mean]):>14,.1f} ns{fastest}"
+            )
+        return "\n".join(lines)
+
+
+def _short(text: str, width: int = 60) -> str:
+    """Shorten ``text`` to ``width`` characters, keeping its start and its end."""
+    if len(text) <= width:
+        return text
+    head = (width - 1) // 2
+    return text[:head] + "…" + text[len(text) - (width - 1 - head) :]
+
+
+class CudaGpuKernSum(StatsRecipe):
+    """``cuda_gpu_kern_sum`` across reports (spec §3.2, §5.3 (a))."""
+
+    name = "cuda_gpu_kern_sum"
+    description = "CUDA GPU kernel summary per report and across reports"
+    key_columns = ("Name",)
+    tie_break = (("Instances", True), ("Name", True))
+
+    def groups_of(self, report: Report) -> GroupPartial:
+        codes, labels = kernel_groups(report)
+        return GroupPartial.from_codes(codes, labels, report.kernels.duration_ns)
+
+
+class NvtxSum(StatsRecipe):
+    """``nvtx_sum`` across reports (spec §3.4, §5.3)."""
+
+    name = "nvtx_sum"
+    description = "NVTX range summary per report and across reports"
+    key_columns = ("Style", "Range")
+    tie_break = (("Range", True), ("Style", True))
+
+    def groups_of(self, report: Report) -> GroupPartial:
+        rows, codes, labels = nvtx_range_groups(report)
+        nvtx = report.nvtx
+        # spec §3.4: duration = coalesce(end, M) - start; the loader ends open ranges at M.
+        return GroupPartial.from_codes(codes, labels, nvtx.end_ns[rows] - nvtx.start_ns[rows])
+
+
+class NvtxGpuProjSum(StatsRecipe):
+    """``nvtx_gpu_proj_sum`` across reports: NVTX ranges projected onto the GPU (spec §3.12)."""
+
+    name = "nvtx_gpu_proj_sum"
+    description = "NVTX ranges projected onto the GPU, per report and across reports"
+    key_columns = ("Range", "Style")
+    stat_names = (
+        "Total Proj Time",
+        "Range Instances",
+        "Proj Avg",
+        "Proj Med",
+        "Proj Min",
+        "Proj Max",
+        "Proj StdDev",
+    )
+    has_time_percent = False
+    has_quartiles = False
+    tie_break = (("Range", True), ("Style", True))
+
+    def column_order(self) -> list[str]:
+        total, count, mean, med, lo, hi, std = self.stat_names
+        return [
+            "Range",
+            "Style",
+            total,
+            "Total Range Time",
+            count,
+            mean,
+            med,
+            lo,
+            hi,
+            std,
+            "Total GPU Ops",
+            "Avg GPU Ops",
+            "Avg Range Lvl",
+            "Avg Num Child",
+        ]
+
+    def groups_of(self, report: Report) -> GroupPartial:
+        from analysis.projection import project_nvtx
+
+        proj = project_nvtx(report)
+        proj = proj[proj["name"].notna()]
+        frame = pd.DataFrame(
+            {"Range": proj["name"].to_numpy(dtype=object), "Style": proj["style"].to_numpy(object)}
+        )
+        codes, labels = factorize_rows(frame)
+        extras = {
+            "range_ns": proj["orig_duration_ns"].to_numpy(np.float64),
+            "gpu_ops": proj["num_gpu_ops"].to_numpy(np.float64),
+            "level": pd.to_numeric(proj["level"], errors="coerce").to_numpy(np.float64),
+            "num_child": proj["num_child"].to_numpy(np.float64),
+        }
+        durations = proj["end_ns"].to_numpy(np.int64) - proj["start_ns"].to_numpy(np.int64)
+        return GroupPartial.from_codes(codes, labels, durations, extras)
+
+    def extra_columns(self, merged: MergedGroups) -> dict[str, np.ndarray]:
+        def avg(name: str) -> np.ndarray:
+            n = merged.extra_counts[name]
+            return sqlite_round(np.where(n > 0, merged.extras[name] / np.maximum(n, 1), np.nan))
+
+        return {
+            "Total Range Time": merged.extras["range_ns"].astype(np.int64),
+            "Total GPU Ops": merged.extras["gpu_ops"].astype(np.int64),
+            "Avg GPU Ops": avg("gpu_ops"),
+            "Avg Range Lvl": avg("level"),
+            "Avg Num Child": avg("num_child"),
+        }
+
+
+for _recipe in (CudaGpuKernSum(), NvtxSum(), NvtxGpuProjSum()):
+    register(_recipe)
