@@ -1,18 +1,67 @@
-"""``main.py stats``: not built yet (see its issue)."""
+"""``main.py stats REPORT... -r NAME[,NAME...] [-f column|csv|json] [-o FILE]``.
+
+nsys-stats-compatible summaries (see :mod:`analysis.stats`): for each report, each asked
+summary is printed under a ``Processing [<report>] with [<name>.py]...`` line, as
+``nsys stats`` prints it, so scripts written against ``nsys stats -f csv`` keep working.
+"""
 
 from __future__ import annotations
 
 import argparse
 
-from analysis.errors import StrataError
+from analysis.stats import FORMATS, REPORT_NAMES, format_results, run_report
+from analysis.stats._base import parse_spec
+from analysis.xp import BACKENDS, get_xp
+from app.cli.common import add_report_args, load_reports, output_stream
 
-__all__ = ["add_parser", "run"]
+__all__ = ["DEFAULT_REPORTS", "add_parser", "run"]
+
+#: What ``nsys stats`` runs without ``-r`` (the ones Strata implements, in nsys's order).
+DEFAULT_REPORTS = (
+    "nvtx_sum",
+    "osrt_sum",
+    "cuda_api_sum",
+    "cuda_gpu_kern_sum",
+    "cuda_gpu_mem_time_sum",
+    "cuda_gpu_mem_size_sum",
+)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("stats", help="(not built yet)")
-    parser.add_argument("rest", nargs="*")
+    parser = sub.add_parser(
+        "stats",
+        help="nsys-stats-compatible summaries",
+        description="Print nsys-stats-compatible summaries. Reports: " + ", ".join(REPORT_NAMES),
+    )
+    add_report_args(parser)
+    parser.add_argument(
+        "-r",
+        "--report",
+        dest="report_names",
+        default=",".join(DEFAULT_REPORTS),
+        metavar="NAME[,NAME...]",
+        help="summaries to run, with options after a colon (e.g. cuda_gpu_kern_sum:base)",
+    )
+    parser.add_argument("-f", "--format", choices=FORMATS, default="column", dest="fmt")
+    parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    parser.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default=None,
+        help="array backend of the aggregation engine (default: $STRATA_BACKEND, else CuPy "
+        "when a GPU is usable, else NumPy)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    raise StrataError("'stats' is not built yet")
+    specs = [s.strip() for s in args.report_names.split(",") if s.strip()]
+    for spec in specs:
+        parse_spec(spec)  # a bad name fails before any report is opened
+    xp = get_xp(args.backend)
+    results = {}
+    for report in load_reports(args):
+        results[report.name] = [run_report(report, spec, xp) for spec in specs]
+    text = format_results(results, args.fmt)
+    with output_stream(args.output) as out:
+        out.write(text)
+    return 0

@@ -1,0 +1,67 @@
+"""nsys-compatible summaries (``nsys stats -r NAME``) computed from the columnar report.
+
+Usage from Python or Jupyter::
+
+    from analysis import open_report
+    from analysis.stats import run_report, format_results
+    report = open_report("run.sqlite")
+    result = run_report(report, "cuda_gpu_kern_sum:base")
+    result.frame                       # numbers in ns / bytes, columns named like nsys
+    print(format_results({report.name: [result]}, "csv"))
+
+Behaviour follows nsys 2023.4 (spec: nsys-sqlite.md §3–4), including where later versions
+changed it: default-domain NVTX ranges are printed as plain ``name`` (2024+ prints
+``:name``), memcpy operations are ``[CUDA memcpy Host-to-Device]`` (2022.4 and 2024+ print
+``[CUDA memcpy HtoD]``), and a report whose export lacks ``ENUM_CUDA_MEMCPY_OPER`` (exports
+older than 2023) is SKIPPED by the memory summaries exactly as nsys 2023.4 skips it.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+import pandas as pd
+
+from analysis.model import Report
+from analysis.stats import cuda, nvtx_reports, trace  # noqa: F401 - they register reports
+from analysis.stats._base import REGISTRY, SkipReport, StatsResult, parse_spec
+from analysis.stats.format import FORMATS, format_results
+from analysis.xp import get_xp
+
+__all__ = ["FORMATS", "REPORT_NAMES", "StatsResult", "format_results", "run_report"]
+
+#: Every supported report name (arguments such as ``:base`` come after a colon).
+REPORT_NAMES: tuple[str, ...] = tuple(sorted(REGISTRY))
+
+
+def run_report(report: Report, spec: str, xp: ModuleType | None = None) -> StatsResult:
+    """Compute one nsys stats report.
+
+    Parameters
+    ----------
+    report
+        A loaded report.
+    spec
+        ``name[:arg...]``, e.g. ``cuda_gpu_kern_sum``, ``cuda_gpu_kern_sum:base``,
+        ``cuda_gpu_kern_sum:nvtx-name``.
+    xp
+        Array module for the group-by engine (default: :func:`analysis.xp.get_xp`).
+
+    Returns
+    -------
+    StatsResult
+        With ``skipped`` set (and an empty frame) when the report lacks the tables.
+
+    Raises
+    ------
+    AnalysisError
+        Unknown report name or option.
+    """
+    report_spec, args = parse_spec(spec)
+    name = ":".join((report_spec.name, *args))
+    module = xp if xp is not None else get_xp()
+    try:
+        frame, units = report_spec.func(report, args, module)
+    except SkipReport as skip:
+        return StatsResult(name, report_spec.title, pd.DataFrame(), {}, str(skip))
+    return StatsResult(name, report_spec.title, frame, units, None)

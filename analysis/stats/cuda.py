@@ -1,0 +1,358 @@
+"""CUDA summaries: kernels, API calls, memory operations, the GPU trace, launch/exec time.
+
+spec: nsys-sqlite.md §3.2 (cuda_gpu_kern_sum, _gb_sum), §3.3 (cuda_api_sum), §3.6/§3.7
+(cuda_gpu_mem_time_sum, _size_sum), §3.8 (cuda_gpu_trace), §3.9 (cuda_api_gpu_sum,
+cuda_gpu_sum), §3.10 (cuda_kern_exec_sum), §4.2 (the ``:nvtx-name`` prefix). Names and
+SKIPPED messages follow nsys 2023.4; memcpy operations are named
+``[CUDA memcpy <ENUM_CUDA_MEMCPY_OPER label>]`` (``Host-to-Device``...), the 2023.x labels,
+not the ``HtoD`` of 2022.4 and of 2024+.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+import numpy as np
+import pandas as pd
+
+from analysis.engine import group_stats
+from analysis.model import Report
+from analysis.nvtx import contained_pairs, range_rows, range_texts
+from analysis.projection import api_index_of
+from analysis.schema import pid_of, tid_of
+from analysis.stats._base import (
+    SkipReport,
+    factorize_rows,
+    grouped,
+    order_rows,
+    register,
+    require,
+    stat_block,
+    strip_api_version,
+    time_percent,
+)
+
+__all__ = ["kernel_names", "memory_op_names"]
+
+_KERNEL = "CUPTI_ACTIVITY_KIND_KERNEL"
+_RUNTIME = "CUPTI_ACTIVITY_KIND_RUNTIME"
+_MEMCPY = "CUPTI_ACTIVITY_KIND_MEMCPY"
+_MEMSET = "CUPTI_ACTIVITY_KIND_MEMSET"
+_KERNEL_ARGS = ("nvtx-name", "base", "mangled")
+_DUR = "dur"
+
+
+def kernel_name_ids(report: Report, args: tuple[str, ...]) -> np.ndarray:
+    """Return the StringIds id naming each kernel: demangled, ``base`` or ``mangled``."""
+    kernels = report.kernels
+    ids = kernels["name_id"]
+    if "base" in args:
+        alt = kernels["short_name_id"]
+    elif "mangled" in args and "mangledName" in report.source_columns.get(_KERNEL, ()):
+        alt = kernels["mangled_name_id"]
+    else:
+        return ids
+    return np.where(alt >= 0, alt, ids)
+
+
+def kernel_names(report: Report, args: tuple[str, ...] = ()) -> np.ndarray:
+    """Return each kernel's display name (object array), with the ``nvtx-name`` prefix."""
+    names = report.strings.lookup(kernel_name_ids(report, args))
+    if "nvtx-name" in args:
+        names = _nvtx_prefixed(report, names)
+    return names
+
+
+def _nvtx_prefixed(report: Report, names: np.ndarray) -> np.ndarray:
+    """Prefix ``<innermost enclosing range text>/`` (spec §4.2)."""
+    kernels = report.kernels
+    api_idx = api_index_of(report, kernels["correlation_id"], kernels["global_pid"])
+    launched = np.flatnonzero(api_idx >= 0)
+    if len(launched) == 0 or len(report.nvtx) == 0:
+        return names
+    api = report.cuda_api
+    rows = range_rows(report, same_thread_only=True)
+    nvtx = report.nvtx
+    r_idx, k_idx = contained_pairs(
+        nvtx["global_tid"][rows], nvtx["start_ns"][rows], nvtx["end_ns"][rows],
+        api["global_tid"][api_idx[launched]], api.start_ns[api_idx[launched]],
+        api.end_ns[api_idx[launched]],
+    )  # fmt: skip
+    if len(r_idx) == 0:
+        return names
+    # Innermost = the containing range with the largest start (ties: lowest rowid).
+    start = nvtx["start_ns"][rows][r_idx]
+    order = np.lexsort((-nvtx["row_id"][rows][r_idx], start, k_idx))
+    last = np.flatnonzero(np.append(k_idx[order][1:] != k_idx[order][:-1], True))
+    best = order[last]
+    texts = range_texts(report, rows[r_idx[best]])
+    out = names.copy()
+    target = launched[k_idx[best]]
+    out[target] = [
+        n if t is None else f"{t}/{n}"
+        for t, n in zip(texts.tolist(), names[target].tolist(), strict=True)
+    ]
+    return out
+
+
+def _kernel_summary(report: Report, args: tuple[str, ...], xp: ModuleType, gb: bool):
+    require(report, report.has_source(_KERNEL), "CUDA kernel data")
+    if gb:
+        return _kernel_gb_summary(report, args, xp)
+    dur = report.kernels.duration_ns
+    if "nvtx-name" in args:
+        names = kernel_names(report, args)
+        labels, stats = grouped(names, dur, xp)
+    else:
+        labels, stats = _group_by_string_ids(report, kernel_name_ids(report, args), dur, xp)
+    frame = pd.DataFrame({"Time": time_percent(stats.total), **stat_block(stats), "Name": labels})
+    frame = order_rows(frame, ["Total Time", "Instances", "Name"], [False, True, True])
+    return frame, _units(frame)
+
+
+def _group_by_string_ids(report: Report, ids: np.ndarray, values: np.ndarray, xp: ModuleType):
+    """Group by the *string* of StringIds ids (two ids with one text are one group)."""
+    pool = report.strings.values
+    codes_of_pool, uniques = pd.factorize(pd.Series(pool, dtype=object), use_na_sentinel=False)
+    none_code = len(uniques)
+    # ids == -1 (NULL) index the appended last entry.
+    lookup = np.append(codes_of_pool, none_code).astype(np.int64)
+    labels_all = np.append(np.asarray(uniques, dtype=object), None)
+    stats = group_stats(lookup[ids], values, xp)
+    return labels_all[stats.keys], stats
+
+
+def _kernel_gb_summary(report: Report, args: tuple[str, ...], xp: ModuleType):
+    kernels = report.kernels
+    names = kernel_names(report, args)
+    grid = [kernels[c] for c in ("grid_x", "grid_y", "grid_z")]
+    block = [kernels[c] for c in ("block_x", "block_y", "block_z")]
+    frame = pd.DataFrame({"name": names, "gx": grid[0], "gy": grid[1], "gz": grid[2],
+                          "bx": block[0], "by": block[1], "bz": block[2]})  # fmt: skip
+    codes, keys = factorize_rows(frame)
+    stats = group_stats(codes, kernels.duration_ns, xp)
+    key_rows = keys.iloc[stats.keys]
+    out = pd.DataFrame(
+        {
+            "Time": time_percent(stats.total),
+            **stat_block(stats),
+            "GridXYZ": _xyz(key_rows, "gx", "gy", "gz"),
+            "BlockXYZ": _xyz(key_rows, "bx", "by", "bz"),
+            "Name": key_rows["name"].to_numpy(object),
+        }
+    )
+    out = order_rows(out, ["Total Time", "Instances", "Name"], [False, True, True])
+    return out, _units(out)
+
+
+def _xyz(frame: pd.DataFrame, x: str, y: str, z: str) -> np.ndarray:
+    # spec §3.2: printf('%4d %4d %4d', x, y, z)
+    return np.array(
+        [f"{a:4d} {b:4d} {c:4d}" for a, b, c in frame[[x, y, z]].to_numpy().tolist()],
+        dtype=object,
+    )
+
+
+def _units(frame: pd.DataFrame, mem: bool = False) -> dict[str, str | None]:
+    """Unit categories of the standard columns (everything else is unit-less)."""
+    kind = "mem" if mem else _DUR
+    timed = {"Total Time", "Avg", "Med", "Min", "Max", "StdDev", "Total"}
+    units: dict[str, str | None] = {}
+    for col in frame.columns:
+        base = col
+        for prefix in ("Proj ", "T", "A", "Q", "K"):
+            if col.startswith(prefix) and col[len(prefix) :] in timed:
+                base = col[len(prefix) :]
+        units[col] = kind if base in timed else None
+    if "Time" in units:
+        units["Time"] = "ratio"
+    return units
+
+
+@register("cuda_gpu_kern_sum", "CUDA GPU Kernel Summary", _KERNEL_ARGS)
+def cuda_gpu_kern_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
+    return _kernel_summary(report, args, xp, gb=False)
+
+
+@register("cuda_gpu_kern_gb_sum", "CUDA GPU Kernel/Grid/Block Summary", _KERNEL_ARGS)
+def cuda_gpu_kern_gb_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
+    return _kernel_summary(report, args, xp, gb=True)
+
+
+@register("cuda_api_sum", "CUDA API Summary")
+def cuda_api_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
+    require(report, report.has_source(_RUNTIME), "CUDA trace data")
+    api = report.cuda_api
+    # Grouped by string id, *then* the version suffix is dropped (spec §3.3).
+    stats = group_stats(_null_last(api["name_id"], report), api.duration_ns, xp)
+    names = strip_api_version(report.strings.lookup(_null_back(stats.keys, report)))
+    frame = pd.DataFrame(
+        {"Time": time_percent(stats.total), **stat_block(stats, count_name="Num Calls"),
+         "Name": names}
+    )  # fmt: skip
+    frame = order_rows(frame, ["Total Time"], [False])
+    return frame, _units(frame)
+
+
+def _null_last(ids: np.ndarray, report: Report) -> np.ndarray:
+    """Map NULL ids (-1) to one past the pool so that they group last, as a code >= 0."""
+    return np.where(ids >= 0, ids, len(report.strings)).astype(np.int64)
+
+
+def _null_back(codes: np.ndarray, report: Report) -> np.ndarray:
+    return np.where(codes == len(report.strings), -1, codes)
+
+
+def memory_op_names(report: Report) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Return (names, durations, bytes, is_memset) of every memcpy then memset row.
+
+    Raises SkipReport as nsys 2023.4 does when the memcpy table exists without the
+    ``ENUM_CUDA_MEMCPY_OPER`` table (exports older than 2023).
+    """
+    names, durs, sizes, is_set = [], [], [], []
+    if report.has_source(_MEMCPY):
+        if not report.has_source("ENUM_CUDA_MEMCPY_OPER"):
+            raise SkipReport(f"{report.name} does not contain ENUM_CUDA_MEMCPY_OPER table.")
+        memcpy = report.memcpy
+        labels = report.enums["memcpy_kind"]
+        kinds = memcpy["copy_kind"]
+        uniq, inverse = np.unique(kinds, return_inverse=True)
+        # Inner join on copyKind: a kind without a label drops the row (spec §3.6).
+        table = np.array([f"[CUDA memcpy {labels[k]}]" if k in labels else None
+                          for k in uniq.tolist()], dtype=object)  # fmt: skip
+        n = table[inverse.ravel()] if len(kinds) else np.empty(0, dtype=object)
+        keep = n != None  # noqa: E711
+        names.append(n[keep])
+        durs.append(memcpy.duration_ns[keep])
+        sizes.append(memcpy["bytes"][keep])
+        is_set.append(np.zeros(int(keep.sum()), dtype=bool))
+    if report.has_source(_MEMSET):
+        memset = report.memset
+        names.append(np.full(len(memset), "[CUDA memset]", dtype=object))
+        durs.append(memset.duration_ns)
+        sizes.append(memset["bytes"])
+        is_set.append(np.ones(len(memset), dtype=bool))
+    if not names:
+        raise SkipReport(f"{report.name} does not contain GPU memory data.")
+    return (np.concatenate(names), np.concatenate(durs), np.concatenate(sizes),
+            np.concatenate(is_set))  # fmt: skip
+
+
+@register("cuda_gpu_mem_time_sum", "CUDA GPU MemOps Summary (by Time)")
+def cuda_gpu_mem_time_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
+    names, durs, _, _ = memory_op_names(report)
+    labels, stats = grouped(names, durs, xp)
+    frame = pd.DataFrame(
+        {"Time": time_percent(stats.total), **stat_block(stats, count_name="Count"),
+         "Operation": labels}
+    )  # fmt: skip
+    frame = order_rows(frame, ["Total Time", "Operation"], [False, True])
+    return frame, _units(frame)
+
+
+@register("cuda_gpu_mem_size_sum", "CUDA GPU MemOps Summary (by Size)")
+def cuda_gpu_mem_size_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
+    names, _, sizes, _ = memory_op_names(report)
+    labels, stats = grouped(names, sizes, xp)
+    # spec §3.7: no rounding in the SQL; the formatter shows MB with 3 decimals.
+    block = stat_block(stats, count_name="Count", total_name="Total", rounded=False)
+    frame = pd.DataFrame({**block, "Operation": labels})
+    frame = order_rows(frame, ["Total", "Operation"], [False, True])
+    return frame, _units(frame, mem=True)
+
+
+def _category_rows(report: Report, with_api: bool):
+    """(names, categories, durations) of the union behind cuda_api_gpu_sum / cuda_gpu_sum."""
+    names, cats, durs = [], [], []
+    if with_api and report.has_source(_RUNTIME):
+        api = report.cuda_api
+        names.append(strip_api_version(report.strings.lookup(api["name_id"])))
+        cats.append(np.full(len(api), "CUDA_API", dtype=object))
+        durs.append(api.duration_ns)
+    if report.has_source(_KERNEL):
+        names.append(kernel_names(report))
+        cats.append(np.full(len(report.kernels), "CUDA_KERNEL", dtype=object))
+        durs.append(report.kernels.duration_ns)
+    if report.has_source(_MEMCPY) or report.has_source(_MEMSET):
+        mem_names, mem_durs, _, _ = memory_op_names(report)
+        names.append(mem_names)
+        cats.append(np.full(len(mem_names), "MEMORY_OPER", dtype=object))
+        durs.append(mem_durs)
+    return names, cats, durs
+
+
+def _category_summary(report: Report, xp: ModuleType, with_api: bool, missing: str):
+    names, cats, durs = _category_rows(report, with_api)
+    if not names:
+        raise SkipReport(f"{report.name} does not contain {missing}.")
+    names_all = np.concatenate(names)
+    cats_all = np.concatenate(cats)
+    labels, stats = grouped(names_all, np.concatenate(durs), xp)
+    # Grouped by name only; the category comes from one row of the group (spec §3.9).
+    first_cat = pd.Series(cats_all).groupby(pd.Series(names_all, dtype=object)).first()
+    frame = pd.DataFrame(
+        {"Time": time_percent(stats.total), **stat_block(stats),
+         "Category": first_cat.reindex(labels).to_numpy(object), "Operation": labels}
+    )  # fmt: skip
+    frame = order_rows(frame, ["Total Time", "Operation"], [False, True])
+    return frame, _units(frame)
+
+
+@register("cuda_api_gpu_sum", "CUDA Summary (API/Kernels/MemOps)")
+def cuda_api_gpu_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
+    return _category_summary(report, xp, True, "CUDA API, GPU kernel, nor memory operations data")
+
+
+@register("cuda_gpu_sum", "CUDA GPU Summary (Kernels/MemOps)")
+def cuda_gpu_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
+    return _category_summary(report, xp, False, "GPU kernel/memory operations data")
+
+
+@register("cuda_kern_exec_sum", "CUDA Kernel Launch & Exec Time Summary", _KERNEL_ARGS)
+def cuda_kern_exec_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
+    require(report, report.has_source(_KERNEL), "CUDA kernel data")
+    require(report, report.has_source(_RUNTIME), "CUDA API data")
+    kernels, api = report.kernels, report.cuda_api
+    api_idx = api_index_of(report, kernels["correlation_id"], kernels["global_pid"])
+    k = np.flatnonzero(api_idx >= 0)
+    a = api_idx[k]
+    r_start, r_end = api.start_ns[a], api.end_ns[a]
+    k_start, k_end = kernels.start_ns[k], kernels.end_ns[k]
+    gtid = api["global_tid"][a]
+    key = pd.DataFrame({
+        "PID": pid_of(gtid), "TID": tid_of(gtid), "DevId": kernels["device_id"][k],
+        "API Name": strip_api_version(report.strings.lookup(api["name_id"][a])),
+        "Kernel Name": kernel_names(report, args)[k],
+    })  # fmt: skip
+    codes, keys = factorize_rows(key)
+    queue = k_start - r_end
+    has_q = queue >= 0
+    parts = {
+        "T": group_stats(codes, np.maximum(r_end, k_end) - r_start, xp),
+        "A": group_stats(codes, r_end - r_start, xp),
+        "K": group_stats(codes, k_end - k_start, xp),
+    }
+    q_stats = group_stats(codes[has_q], queue[has_q], xp)
+    key_rows = keys.iloc[parts["T"].keys].reset_index(drop=True)
+    frame = key_rows[["PID", "TID", "DevId"]].copy()
+    frame["Count"] = parts["T"].count
+    q_pos = pd.Index(q_stats.keys).get_indexer(parts["T"].keys)
+    frame["QCount"] = np.where(q_pos >= 0, q_stats.count[q_pos], 0)
+    for prefix in ("T", "A", "Q", "K"):
+        block = stat_block(q_stats if prefix == "Q" else parts[prefix], prefix, None, None)
+        for col, values in block.items():
+            if prefix == "Q":
+                # Queue times ignore NULLs (negative queue); a group without any is NULL.
+                picked = pd.Series(np.asarray(values)[np.maximum(q_pos, 0)])
+                if col in ("QMin", "QMax"):
+                    picked = picked.astype("Int64")
+                values = (
+                    picked.where(q_pos >= 0).to_numpy()
+                    if col not in ("QMin", "QMax")
+                    else picked.mask(q_pos < 0).array
+                )
+            frame[col] = values
+    frame["API Name"] = key_rows["API Name"].to_numpy(object)
+    frame["Kernel Name"] = key_rows["Kernel Name"].to_numpy(object)
+    frame = order_rows(frame, ["TAvg"], [False])
+    return frame, _units(frame)

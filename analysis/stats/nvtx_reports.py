@@ -1,0 +1,235 @@
+"""NVTX and OS-runtime summaries: nvtx_sum (+ push/pop, start/end), nvtx_kern_sum, the GPU
+projection reports nvtx_gpu_proj_sum / nvtx_gpu_proj_trace, and osrt_sum.
+
+spec: nsys-sqlite.md §3.4, §3.5, §3.11, §3.12, §4.1. Range labels follow nsys 2023.4: a
+default-domain range is its plain text (nsys 2024+ prints ``:text``).
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+import numpy as np
+import pandas as pd
+
+from analysis.engine import group_stats, sqlite_round
+from analysis.model import Report
+from analysis.nvtx import contained_pairs, range_labels, range_rows, range_styles
+from analysis.projection import api_index_of, projection_details
+from analysis.schema import (
+    NVTX_PUSHPOP_TYPES,
+    NVTX_RANGE_TYPES,
+    NVTX_STARTEND_TYPES,
+    OSRT_CLASS_CALL,
+    pid_of,
+    tid_of,
+)
+from analysis.stats._base import (
+    SkipReport,
+    factorize_rows,
+    grouped,
+    order_rows,
+    register,
+    require,
+    stat_block,
+    time_percent,
+)
+from analysis.stats.cuda import kernel_names
+
+__all__: list[str] = []
+
+_NVTX = "NVTX_EVENTS"
+_KERNEL = "CUPTI_ACTIVITY_KIND_KERNEL"
+_RUNTIME = "CUPTI_ACTIVITY_KIND_RUNTIME"
+_NVTX_MISSING = "NV Tools Extension (NVTX) data"
+_STAT_COLS = ("Total Time", "Avg", "Med", "Min", "Max", "StdDev")
+
+
+def _dur_units(frame: pd.DataFrame, timed: tuple[str, ...] = _STAT_COLS) -> dict:
+    units = {c: ("dur" if c in timed else None) for c in frame.columns}
+    if "Time" in units:
+        units["Time"] = "ratio"
+    return units
+
+
+def _range_summary(report: Report, types: tuple[int, ...], with_style: bool, xp: ModuleType):
+    require(report, report.has_source(_NVTX), _NVTX_MISSING)
+    rows = range_rows(report, types)
+    nvtx = report.nvtx
+    labels = range_labels(report, rows)
+    styles = range_styles(nvtx["event_type"][rows])
+    dur = nvtx["end_ns"][rows] - nvtx["start_ns"][rows]
+    if with_style:
+        codes, keys = factorize_rows(pd.DataFrame({"r": labels, "s": styles}))
+        stats = group_stats(codes, dur, xp)
+        key_rows = keys.iloc[stats.keys]
+        range_col, style_col = key_rows.iloc[:, 0].to_numpy(object), key_rows.iloc[:, 1]
+    else:
+        range_col, stats = grouped(labels, dur, xp)
+    frame = pd.DataFrame({"Time": time_percent(stats.total), **stat_block(stats)})
+    if with_style:
+        frame["Style"] = style_col.to_numpy(object)
+    frame["Range"] = range_col
+    frame = order_rows(frame, ["Total Time", "Range"], [False, True])
+    return frame, _dur_units(frame)
+
+
+@register("nvtx_sum", "NVTX Range Summary")
+def nvtx_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
+    return _range_summary(report, NVTX_RANGE_TYPES, True, xp)
+
+
+@register("nvtx_pushpop_sum", "NVTX Push/Pop Range Summary")
+def nvtx_pushpop_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
+    return _range_summary(report, NVTX_PUSHPOP_TYPES, False, xp)
+
+
+@register("nvtx_startend_sum", "NVTX Start/End Range Summary")
+def nvtx_startend_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
+    return _range_summary(report, NVTX_STARTEND_TYPES, False, xp)
+
+
+@register("osrt_sum", "OS Runtime Summary")
+def osrt_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
+    require(report, report.has_source("OSRT_API"), "OS Runtime trace data")
+    osrt = report.osrt
+    calls = np.flatnonzero(osrt["event_class"] == OSRT_CLASS_CALL)
+    ids = osrt["name_id"][calls]
+    codes = np.where(ids >= 0, ids, len(report.strings)).astype(np.int64)
+    stats = group_stats(codes, osrt.duration_ns[calls], xp)
+    names = report.strings.lookup(np.where(stats.keys == len(report.strings), -1, stats.keys))
+    frame = pd.DataFrame(
+        {"Time": time_percent(stats.total), **stat_block(stats, count_name="Num Calls"),
+         "Name": names}
+    )  # fmt: skip
+    frame = order_rows(frame, ["Total Time"], [False])
+    return frame, _dur_units(frame)
+
+
+@register("nvtx_kern_sum", "NVTX Range Kernel Summary", ("base", "mangled"))
+def nvtx_kern_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
+    require(report, report.has_source(_NVTX), _NVTX_MISSING)
+    require(report, report.has_source(_KERNEL), "CUDA kernel data")
+    require(report, report.has_source(_RUNTIME), "CUDA API data")
+    kernels, api, nvtx = report.kernels, report.cuda_api, report.nvtx
+    api_idx = api_index_of(report, kernels["correlation_id"], kernels["global_pid"])
+    launched = np.flatnonzero(api_idx >= 0)
+    a = api_idx[launched]
+    rows = range_rows(report, same_thread_only=True)
+    r_idx, k_pos = contained_pairs(
+        nvtx["global_tid"][rows], nvtx["start_ns"][rows], nvtx["end_ns"][rows],
+        api["global_tid"][a], api.start_ns[a], api.end_ns[a],
+    )  # fmt: skip
+    # Kernels launched in no range keep one row with an empty range (NVTX Inst 0).
+    alone = np.setdiff1d(np.arange(len(launched)), k_pos)
+    k_all = np.concatenate([k_pos, alone])
+    r_all = np.concatenate([r_idx, np.full(len(alone), -1)])
+    kernel_rows = launched[k_all]
+    gtid = api["global_tid"][a[k_all]]
+    labels = np.append(range_labels(report, rows), None)[r_all]
+    styles = np.append(range_styles(nvtx["event_type"][rows]), None)[r_all]
+    key = pd.DataFrame({
+        "range": pd.Series(labels, dtype=object).fillna(""),
+        "style": pd.Series(styles, dtype=object).fillna(""),
+        "pid": pid_of(gtid), "tid": tid_of(gtid),
+        "kernel": kernel_names(report, args)[kernel_rows],
+    })  # fmt: skip
+    codes, keys = factorize_rows(key)
+    stats = group_stats(codes, kernels.duration_ns[kernel_rows], xp)
+    key_rows = keys.iloc[stats.keys].reset_index(drop=True)
+    range_ids = np.where(r_all >= 0, nvtx["row_id"][rows][np.maximum(r_all, 0)], -1)
+    distinct = pd.DataFrame({"g": codes, "r": range_ids, "k": kernel_rows})
+    n_ranges = distinct[distinct["r"] >= 0].groupby("g")["r"].nunique()
+    n_kernels = distinct.groupby("g")["k"].nunique()
+    block = stat_block(stats, count_name=None)
+    frame = pd.DataFrame({
+        "NVTX Range": key_rows["range"].to_numpy(object),
+        "Style": key_rows["style"].to_numpy(object),
+        "PID": key_rows["pid"].to_numpy(np.int64), "TID": key_rows["tid"].to_numpy(np.int64),
+        "NVTX Inst": n_ranges.reindex(stats.keys).fillna(0).to_numpy(np.int64),
+        "Kern Inst": n_kernels.reindex(stats.keys).to_numpy(np.int64),
+        **block,
+        "Kernel Name": key_rows["kernel"].to_numpy(object),
+    })  # fmt: skip
+    frame = order_rows(frame, ["NVTX Range", "PID", "TID", "Total Time"],
+                       [True, True, True, False])  # fmt: skip
+    return frame, _dur_units(frame)
+
+
+def _projection(report: Report):
+    require(report, report.has_source(_NVTX), _NVTX_MISSING)
+    require(report, report.has_source(_RUNTIME), "CUDA API data")
+    if not any(report.has_source(t) for t in (_KERNEL, "CUPTI_ACTIVITY_KIND_MEMCPY",
+                                               "CUPTI_ACTIVITY_KIND_MEMSET")):  # fmt: skip
+        raise SkipReport(f"{report.name} does not contain GPU operation data.")
+    return projection_details(report)
+
+
+_PROJ_TIMED = ("Total Proj Time", "Total Range Time", "Proj Avg", "Proj Med", "Proj Min",
+               "Proj Max", "Proj StdDev")  # fmt: skip
+
+
+@register("nvtx_gpu_proj_sum", "NVTX GPU Projection Summary")
+def nvtx_gpu_proj_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
+    proj = _projection(report).frame
+    proj = proj[proj["name"].notna()]
+    codes, keys = factorize_rows(
+        pd.DataFrame({"r": proj["name"].to_numpy(object), "s": proj["style"].to_numpy(object)})
+    )
+    span = (proj["end_ns"] - proj["start_ns"]).to_numpy(np.int64)
+    stats = group_stats(codes, span, xp)
+    key_rows = keys.iloc[stats.keys]
+    per = pd.DataFrame({"g": codes, "orig": (proj["orig_end_ns"] - proj["orig_start_ns"]),
+                        "ops": proj["num_gpu_ops"], "lvl": proj["level"],
+                        "child": proj["num_child"]}).groupby("g")  # fmt: skip
+    block = stat_block(stats, "Proj ", count_name=None, total_name=None)
+    frame = pd.DataFrame({
+        "Range": key_rows.iloc[:, 0].to_numpy(object),
+        "Style": key_rows.iloc[:, 1].to_numpy(object),
+        "Total Proj Time": stats.total,
+        "Total Range Time": per["orig"].sum().reindex(stats.keys).to_numpy(np.int64),
+        "Range Instances": stats.count,
+        **block,
+        "Total GPU Ops": per["ops"].sum().reindex(stats.keys).to_numpy(np.int64),
+        "Avg GPU Ops": sqlite_round(per["ops"].mean().reindex(stats.keys).to_numpy(float)),
+        "Avg Range Lvl": sqlite_round(per["lvl"].mean().reindex(stats.keys).to_numpy(float)),
+        "Avg Num Child": sqlite_round(per["child"].mean().reindex(stats.keys).to_numpy(float)),
+    })  # fmt: skip
+    frame = order_rows(frame, ["Total Proj Time"], [False])
+    return frame, _dur_units(frame, _PROJ_TIMED)
+
+
+@register("nvtx_gpu_proj_trace", "NVTX GPU Projection Trace")
+def nvtx_gpu_proj_trace(report: Report, args: tuple[str, ...], xp: ModuleType):
+    details = _projection(report)
+    proj = details.frame
+    frame = pd.DataFrame({
+        "Name": proj["name"].astype(object),
+        "Projected Start": proj["start_ns"],
+        "Projected Duration": proj["end_ns"] - proj["start_ns"],
+        "Orig Start": proj["orig_start_ns"].astype(object),
+        "Orig Duration": (proj["orig_end_ns"] - proj["orig_start_ns"]).astype(object),
+        "Style": proj["style"].astype(object),
+        "PID": proj["pid"], "TID": proj["tid"], "NumGPUOps": proj["num_gpu_ops"],
+        "Lvl": proj["level"], "NumChild": proj["num_child"],
+        "RangeId": proj["range_id"].astype(object), "ParentId": proj["parent_id"],
+        "RangeStack": proj["range_stack"].astype(object),
+    })  # fmt: skip
+    outside = details.outside
+    if outside is not None:
+        # nsys 2023.4 prints ops launched outside every range as one nameless first row.
+        anon = {col: None for col in frame.columns}
+        anon.update({
+            "Projected Start": outside["start_ns"],
+            "Projected Duration": outside["end_ns"] - outside["start_ns"],
+            "PID": outside["pid"], "TID": outside["tid"],
+            "NumGPUOps": outside["num_gpu_ops"], "NumChild": 0,
+            "Lvl": np.nan, "ParentId": np.nan,
+        })  # fmt: skip
+        frame = pd.concat([pd.DataFrame([anon]), frame], ignore_index=True)
+    for col in ("Lvl", "ParentId"):
+        frame[col] = frame[col].astype("Int64")
+    units = {c: None for c in frame.columns}
+    units.update({"Projected Start": "ts", "Orig Start": "ts", "Projected Duration": "dur",
+                  "Orig Duration": "dur"})  # fmt: skip
+    return frame, units
