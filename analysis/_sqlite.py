@@ -208,6 +208,13 @@ class ReportDatabase:
             with self._lock:
                 return self._read_sqlite3(sql)
 
+    def _rowid_range(self, table: str) -> tuple[int, int] | None:
+        # Two queries: SQLite answers min() or max() alone from the b-tree's ends, but
+        # "min(rowid), max(rowid)" together with a full scan.
+        lo = self.execute(f'SELECT min(rowid) FROM "{table}"')[0][0]
+        hi = self.execute(f'SELECT max(rowid) FROM "{table}"')[0][0]
+        return None if lo is None else (int(lo), int(hi))
+
     def read_tables(
         self,
         reads: Sequence[ColumnRead],
@@ -216,27 +223,29 @@ class ReportDatabase:
     ) -> list[dict[str, np.ndarray]]:
         """Read several tables' columns in parallel rowid ranges; return NumPy columns.
 
-        Each :class:`ColumnRead` gives one dict of arrays. ``convert`` runs on every Arrow
-        chunk in its reader thread, so no full-size Arrow table ever exists. ``progress``
-        (fraction done) and ``cancel`` (raises to stop) are called on the calling thread.
+        Each :class:`ColumnRead` gives one dict of arrays. Its ``convert`` runs on every
+        Arrow chunk in the reader thread, and the numeric columns are copied straight into
+        preallocated arrays of the final dtype, so neither a full-size Arrow table nor a
+        concatenation copy ever exists (nsys writes dense rowids; a table with gaps is
+        compacted at the end). ``progress`` (fraction done) and ``cancel`` (raises to stop)
+        are called on the calling thread.
         """
-        jobs: list[tuple[int, str]] = []
-        for i, read in enumerate(reads):
-            lo, hi = self.execute(f'SELECT min(rowid), max(rowid) FROM "{read.table}"')[0]
-            if lo is None:
-                jobs.append((i, f"{read.select} WHERE 0"))
-                continue
-            for a in range(int(lo), int(hi) + 1, CHUNK_ROWS):
-                jobs.append((i, f"{read.select} WHERE rowid >= {a} AND rowid < {a + CHUNK_ROWS}"))
-        parts: list[dict[str, np.ndarray] | None] = [None] * len(jobs)
+        max_rows = max(CHUNK_ROWS, self.path.stat().st_size // 4)
+        plans = [_TablePlan(read, self._rowid_range(read.table), max_rows) for read in reads]
+        jobs = [(plan, a) for plan in plans for a in plan.chunk_starts()]
+
+        def run(job: tuple[_TablePlan, int]) -> None:
+            plan, a = job
+            where = (
+                "WHERE 0" if plan.lo is None else f"WHERE rowid >= {a} AND rowid < {a + CHUNK_ROWS}"
+            )
+            plan.store(a, plan.read.convert(self._read_chunk(f"{plan.read.select} {where}")))
+
         with ThreadPoolExecutor(read_workers(), thread_name_prefix="strata-read") as pool:
-            futures = {
-                pool.submit(lambda j=job: reads[j[0]].convert(self._read_chunk(j[1]))): k
-                for k, job in enumerate(jobs)
-            }
+            futures = [pool.submit(run, job) for job in jobs]
             try:
                 for done, future in enumerate(as_completed(futures), start=1):
-                    parts[futures[future]] = future.result()
+                    future.result()
                     if cancel is not None:
                         cancel()
                     if progress is not None:
@@ -245,11 +254,7 @@ class ReportDatabase:
                 for future in futures:
                     future.cancel()
                 raise
-        out: list[dict[str, np.ndarray]] = []
-        for i in range(len(reads)):
-            chunks = [p for (k, _), p in zip(jobs, parts, strict=True) if k == i]
-            out.append(_concat_chunks(chunks))
-        return out
+        return [plan.result() for plan in plans]
 
     def close(self) -> None:
         if self._adbc is not None:
@@ -268,14 +273,84 @@ class ReportDatabase:
 
 
 class ColumnRead:
-    """One table to read: the SELECT (without WHERE) and a chunk converter."""
+    """One table to read: the SELECT (without WHERE), a chunk converter, output dtypes.
+
+    ``convert`` turns one Arrow chunk into arrays; those named in ``dtypes`` are copied
+    (with a cast) into preallocated columns, any others (e.g. an Arrow text column) are
+    joined chunk by chunk.
+    """
 
     def __init__(
-        self, table: str, select: str, convert: Callable[[pa.Table], dict[str, np.ndarray]]
+        self,
+        table: str,
+        select: str,
+        convert: Callable[[pa.Table], dict[str, object]],
+        dtypes: dict[str, type],
     ) -> None:
         self.table = table
         self.select = select
         self.convert = convert
+        self.dtypes = dtypes
+
+
+class _TablePlan:
+    """Where each rowid chunk of one table lands in its preallocated output columns."""
+
+    def __init__(self, read: ColumnRead, span: tuple[int, int] | None, max_rows: int) -> None:
+        self.read = read
+        self.lo, hi = span if span is not None else (None, None)
+        rows = 0 if span is None else hi - self.lo + 1
+        self.hi = hi
+        self.dense = rows <= max_rows
+        size = rows if self.dense else 0
+        self.out = {name: np.empty(size, dtype=dt) for name, dt in read.dtypes.items()}
+        self.counts: dict[int, int] = {}
+        self.parts: dict[int, dict[str, object]] = {}
+        self._lock = threading.Lock()
+
+    def chunk_starts(self) -> list[int]:
+        if self.lo is None:
+            return [0]
+        return list(range(self.lo, self.hi + 1, CHUNK_ROWS))
+
+    def store(self, start: int, data: dict[str, object]) -> None:
+        n = len(next(iter(data.values()))) if data else 0
+        if self.lo is None:
+            data = {k: v for k, v in data.items() if k not in self.read.dtypes}
+        elif self.dense:
+            off = start - self.lo
+            for name in self.read.dtypes:
+                np.copyto(self.out[name][off : off + n], data.pop(name), casting="unsafe")
+        with self._lock:
+            self.counts[start] = n
+            self.parts[start] = data
+
+    def result(self) -> dict[str, object]:
+        starts = sorted(self.parts)
+        full = (
+            all(self.counts[a] == min(CHUNK_ROWS, self.hi + 1 - a) for a in starts)
+            if self.lo is not None
+            else True
+        )
+        if self.dense and full:
+            out: dict[str, object] = dict(self.out)
+        elif self.dense:
+            # Rowid gaps: keep each chunk's filled prefix, in rowid order.
+            out = {
+                name: np.concatenate(
+                    [col[a - self.lo : a - self.lo + self.counts[a]] for a in starts]
+                )
+                for name, col in self.out.items()
+            }
+        else:
+            out = _concat_chunks(
+                [{n: self.parts[a].pop(n) for n in self.read.dtypes} for a in starts]
+            )
+            out = {n: np.asarray(v, dtype=self.read.dtypes[n]) for n, v in out.items()}
+        rest = [self.parts[a] for a in starts]
+        if rest and rest[0]:
+            out.update(_concat_chunks(rest))
+        return out
 
 
 def _concat_chunks(chunks: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
@@ -293,14 +368,18 @@ def _concat_chunks(chunks: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]
     return out
 
 
-def to_numpy(column: pa.ChunkedArray | pa.Array, dtype: type, fill: int = 0) -> np.ndarray:
-    """Convert an Arrow integer column to a NumPy array of ``dtype``, NULL -> ``fill``."""
+def to_numpy(column: pa.ChunkedArray | pa.Array, dtype: type | None, fill: int = 0) -> np.ndarray:
+    """Convert an Arrow integer column to NumPy, NULL -> ``fill``.
+
+    ``dtype=None`` keeps Arrow's integer type, without a copy where Arrow allows it.
+    """
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
     if pa.types.is_null(column.type):
-        return np.full(len(column), fill, dtype=dtype)
+        return np.full(len(column), fill, dtype=dtype or np.int64)
     if column.null_count:
         column = column.fill_null(fill)
     if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
         column = column.cast(pa.int64())
-    return np.asarray(column.to_numpy(zero_copy_only=False), dtype=dtype)
+    values = column.to_numpy(zero_copy_only=False)
+    return values if dtype is None else np.asarray(values, dtype=dtype)

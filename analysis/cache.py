@@ -1,8 +1,14 @@
 """Columnar cache of loaded reports: Arrow IPC files, memory-mapped on reopen.
 
 An entry lives in ``<cache root>/reports/<key>/`` where the key hashes the report's resolved
-path, size and mtime and the cache format. A stale entry simply has another key; an entry
-that fails to read is deleted and rebuilt, never trusted.
+path, size and mtime and the cache format. A stale entry (the report changed) simply has
+another key and is pruned when the new entry is written; an entry that fails to read or
+whose row counts disagree with its ``meta.json`` is moved aside and rebuilt, never trusted.
+
+Concurrency: an entry is written in a private temporary folder and appears with one atomic
+``rename``; when two processes race, the first rename wins and the loser discards its copy.
+A present entry is never rewritten in place, so a reader never sees a half-written one, and
+columns already memory-mapped by a reader stay valid even if the entry is later removed.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ __all__ = ["cache_key", "cache_root", "load_cached", "store"]
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 _FRAMES = (
     "processes",
     "threads",
@@ -72,52 +78,94 @@ def _column(table: pa.Table, name: str) -> np.ndarray:
     return chunk.to_numpy(zero_copy_only=True)
 
 
-def store(report: Report, key: str) -> None:
-    """Write ``report`` under ``key`` (atomically: a half-written entry is never visible)."""
+def store(report: Report, key: str) -> bool:
+    """Write ``report`` under ``key`` atomically; return whether the entry is now present."""
     root = cache_root() / "reports"
-    root.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=root))
+    final = _entry(key)
+    if (final / "meta.json").is_file():
+        return True
     try:
-        for kind, table in report.tables.items():
-            _write_table(tmp / f"{kind}.arrow", pa.table(dict(table.columns)))
-            _write_table(
-                tmp / f"{kind}.keys.arrow",
-                pa.Table.from_pandas(table.track_keys, preserve_index=False),
-            )
-        _write_table(
-            tmp / "strings.arrow",
-            pa.table({"value": pa.array(report.strings.values.tolist(), pa.string())}),
-        )
-        for name in _FRAMES:
-            frame = getattr(report, name)
-            _write_table(
-                tmp / f"{name}.frame.arrow", pa.Table.from_pandas(frame, preserve_index=False)
-            )
-        info = report.info
-        meta = {
-            "format": FORMAT_VERSION,
-            "info": {
-                "path": str(info.path),
-                "name": info.name,
-                "nsys_version": info.nsys_version,
-                "schema_version": info.schema_version,
-                "session_start_utc_ns": info.session_start_utc_ns,
-                "duration_ns": info.duration_ns,
-                "os": info.os,
-            },
-            "sources": {kind: t.source for kind, t in report.tables.items()},
-            "enums": {k: {str(i): v for i, v in m.items()} for k, m in report.enums.items()},
-            "source_columns": {k: list(v) for k, v in report.source_columns.items()},
-            "nvtx_max_ns": report.nvtx_max_ns,
-        }
-        (tmp / "meta.json").write_text(json.dumps(meta))
-        final = _entry(key)
-        if final.exists():
-            shutil.rmtree(final, ignore_errors=True)
-        os.replace(tmp, final)
+        root.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=root))
+    except OSError as exc:
+        log.warning("could not create the cache folder for %s: %s", report.path, exc)
+        return False
+    try:
+        _write_entry(tmp, report)
+        try:
+            os.rename(tmp, final)
+        except OSError:
+            # Another process wrote the same entry first (rename onto a non-empty folder
+            # fails); theirs is as good as ours.
+            shutil.rmtree(tmp, ignore_errors=True)
+            return (final / "meta.json").is_file()
     except OSError as exc:
         log.warning("could not write the cache entry for %s: %s", report.path, exc)
         shutil.rmtree(tmp, ignore_errors=True)
+        return False
+    _prune_stale(report.info.path, key)
+    return True
+
+
+def _write_entry(tmp: Path, report: Report) -> None:
+    for kind, table in report.tables.items():
+        _write_table(tmp / f"{kind}.arrow", pa.table(dict(table.columns)))
+        _write_table(
+            tmp / f"{kind}.keys.arrow",
+            pa.Table.from_pandas(table.track_keys, preserve_index=False),
+        )
+    _write_table(
+        tmp / "strings.arrow",
+        pa.table({"value": pa.array(report.strings.values.tolist(), pa.string())}),
+    )
+    for name in _FRAMES:
+        frame = getattr(report, name)
+        _write_table(tmp / f"{name}.frame.arrow", pa.Table.from_pandas(frame, preserve_index=False))
+    info = report.info
+    meta = {
+        "format": FORMAT_VERSION,
+        "source": str(Path(info.path).resolve()),
+        "info": {
+            "path": str(info.path),
+            "name": info.name,
+            "nsys_version": info.nsys_version,
+            "schema_version": info.schema_version,
+            "session_start_utc_ns": info.session_start_utc_ns,
+            "duration_ns": info.duration_ns,
+            "os": info.os,
+        },
+        "sources": {kind: t.source for kind, t in report.tables.items()},
+        "rows": {kind: len(t) for kind, t in report.tables.items()},
+        "enums": {k: {str(i): v for i, v in m.items()} for k, m in report.enums.items()},
+        "source_columns": {k: list(v) for k, v in report.source_columns.items()},
+        "nvtx_max_ns": report.nvtx_max_ns,
+    }
+    # meta.json last: an entry without it is incomplete and never read.
+    (tmp / "meta.json").write_text(json.dumps(meta))
+
+
+def _prune_stale(path: Path, keep: str) -> None:
+    """Remove other entries of the same report (older size/mtime); best effort."""
+    source = str(Path(path).resolve())
+    for entry in (cache_root() / "reports").iterdir():
+        if entry.name == keep or entry.name.startswith("."):
+            continue
+        try:
+            meta = json.loads((entry / "meta.json").read_text())
+        except (OSError, ValueError):
+            continue
+        if meta.get("source") == source:
+            _discard(entry)
+
+
+def _discard(entry: Path) -> None:
+    """Move an entry aside atomically, then delete it (readers keep their mappings)."""
+    trash = entry.parent / f".trash-{entry.name}-{os.getpid()}-{id(entry)}"
+    try:
+        os.rename(entry, trash)
+    except OSError:
+        return
+    shutil.rmtree(trash, ignore_errors=True)
 
 
 def load_cached(key: str, path: Path) -> Report | None:
@@ -129,7 +177,7 @@ def load_cached(key: str, path: Path) -> Report | None:
         return _load(entry, path)
     except (OSError, ValueError, KeyError, TypeError, pa.ArrowException) as exc:
         log.warning("discarding a damaged cache entry for %s (%s)", path, exc)
-        shutil.rmtree(entry, ignore_errors=True)
+        _discard(entry)
         return None
 
 
@@ -140,6 +188,8 @@ def _load(entry: Path, path: Path) -> Report:
     tables = {}
     for kind in EVENT_TABLES:
         arrow = _read_table(entry / f"{kind}.arrow")
+        if arrow.num_rows != meta["rows"][kind]:
+            raise ValueError(f"{kind}: {arrow.num_rows} rows, meta.json says {meta['rows'][kind]}")
         columns = {name: _column(arrow, name) for name in arrow.column_names}
         keys = _read_table(entry / f"{kind}.keys.arrow").to_pandas()
         tables[kind] = EventTable(kind, columns, keys, meta["sources"][kind])

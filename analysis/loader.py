@@ -280,7 +280,8 @@ def _column_read(db: ReportDatabase, kind: str) -> ColumnRead:
 
     def convert(arrow: pa.Table) -> dict[str, np.ndarray]:
         n = arrow.num_rows
-        data = {"row_id": to_numpy(arrow.column("_rowid"), np.int64)}
+        # Source dtype (zero copy); read_tables casts while copying into the final column.
+        data: dict[str, object] = {"row_id": to_numpy(arrow.column("_rowid"), None)}
         for c in cols:
             if c.source not in present:
                 data[c.name] = np.full(n, c.fill, dtype=c.dtype)
@@ -290,13 +291,14 @@ def _column_read(db: ReportDatabase, kind: str) -> ColumnRead:
                 raise CorruptReportError(
                     db.path, f"{table} has {column.null_count} events with a NULL end"
                 )
-            data[c.name] = to_numpy(column, c.dtype, c.fill)
+            data[c.name] = to_numpy(column, None, c.fill)
         if has_text:
             text = arrow.column("text")
             data["_text"] = text.cast(pa.string()) if not pa.types.is_string(text.type) else text
         return data
 
-    return ColumnRead(table, f'SELECT {select} FROM "{table}"', convert)
+    dtypes = {"row_id": np.int64, **{c.name: c.dtype for c in cols}}
+    return ColumnRead(table, f'SELECT {select} FROM "{table}"', convert, dtypes)
 
 
 def _finish_nvtx(

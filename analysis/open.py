@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import shutil
 import subprocess
 import threading
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 
 from analysis import cache
@@ -121,11 +123,19 @@ def _open_sqlite(
             return cached
     report = load_sqlite(path, progress, cancel)
     if shown_as != path:
-        from dataclasses import replace
-
         report = replace(report, info=replace(report.info, path=shown_as, name=shown_as.name))
-    if use_cache:
-        cache.store(report, key)
+    if not use_cache:
+        return report
+    if progress:
+        progress(0.95, "writing cache")
+    if cache.store(report, key):
+        # Hand back the memory-mapped entry: the same columns, but file-backed, so the
+        # freshly read arrays are freed (measured on 2 M events: 450 MiB -> 20 MiB resident).
+        mapped = cache.load_cached(key, shown_as)
+        if mapped is not None:
+            report = mapped
+    if progress:
+        progress(1.0, "loaded")
     return report
 
 
@@ -135,45 +145,73 @@ def open_reports(paths: Iterable[str | Path], use_cache: bool = True) -> list[Re
 
 
 def _export(path: Path, progress: Progress | None) -> Path:
-    """Convert an ``.nsys-rep`` with ``nsys export`` into the cache folder; return the .sqlite."""
+    """Convert an ``.nsys-rep`` with ``nsys export`` into the cache folder; return the .sqlite.
+
+    The export is keyed like a cache entry (path, size, mtime), written under a name unique
+    to this process and renamed into place, so two processes exporting the same report never
+    read each other's half-written file. Nothing is ever written next to the report.
+    """
     nsys = find_nsys()
     if nsys is None:
         raise ExportError(
             path,
-            "is an Nsight Systems report file; install nsys (PATH or $NSYS) or run "
-            f"'nsys export --type sqlite {path.name}' and open the .sqlite",
+            "is an Nsight Systems report file and nsys was not found (PATH or $NSYS); install "
+            f"Nsight Systems, or run 'nsys export --type sqlite {path.name}' and open the .sqlite",
         )
     out_dir = cache.cache_root() / "exports"
     out_dir.mkdir(parents=True, exist_ok=True)
     out = out_dir / f"{cache.cache_key(path)}.sqlite"
     if out.is_file():
         return out
+    tmp = out_dir / f".{out.stem}.{os.getpid()}.{threading.get_ident()}.sqlite"
     if progress:
-        progress(0.05, "nsys export")
-    tmp = out.with_suffix(".tmp.sqlite")
-    cmd = [
-        nsys,
-        "export",
-        "--type",
-        "sqlite",
-        "--force-overwrite",
-        "true",
-        "--output",
-        str(tmp),
-        str(path),
-    ]
+        progress(0.0, "nsys export")
+    cmd = [nsys, "export", "--type", "sqlite", "--force-overwrite", "true", "--output", str(tmp)]
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=3600, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
+        code, text = _run_with_progress([*cmd, str(path)], progress)
+    except OSError as exc:
         raise ExportError(path, f"nsys export failed to run ({exc})") from exc
-    if proc.returncode != 0 or not tmp.is_file():
-        text = (proc.stderr or "") + "\n" + (proc.stdout or "")
-        lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-        reason = next((ln for ln in lines if "newer" in ln.lower()), None)
+    if code != 0 or not tmp.is_file():
         tmp.unlink(missing_ok=True)
+        lines = [ln.strip() for ln in re.split(r"[\r\n]+", text) if ln.strip()]
+        lines = [ln for ln in lines if not _PROGRESS.search(ln)] or lines
+        reason = next((ln for ln in lines if "newer" in ln.lower()), None)
         if reason:
-            raise UnsupportedVersionError(path, f"nsys cannot export it: {reason}")
-        detail = lines[-1] if lines else f"exit status {proc.returncode}"
+            raise UnsupportedVersionError(
+                path, f"nsys {_nsys_version(nsys)} cannot read it: {reason}"
+            )
+        detail = lines[-1] if lines else f"exit status {code}"
         raise ExportError(path, f"nsys export failed: {detail}")
     os.replace(tmp, out)
     return out
+
+
+_PROGRESS = re.compile(r"Processing .*?(\d+)%")
+
+
+def _run_with_progress(cmd: list[str], progress: Progress | None) -> tuple[int, str]:
+    """Run nsys, forwarding its "Processing N events: [..x%]" bar; return (status, output)."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    chunks: list[bytes] = []
+    assert proc.stdout is not None
+    while True:
+        data = proc.stdout.read1(65536)
+        if not data:
+            break
+        chunks.append(data)
+        found = _PROGRESS.findall(data.decode("utf-8", "replace"))
+        if progress and found:
+            progress(0.3 * int(found[-1]) / 100, "nsys export")
+    code = proc.wait()
+    return code, b"".join(chunks).decode("utf-8", "replace")
+
+
+def _nsys_version(nsys: str) -> str:
+    try:
+        out = subprocess.run(
+            [nsys, "--version"], capture_output=True, text=True, timeout=60, check=False
+        ).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    found = re.search(r"version\s+(\S+)", out)
+    return found.group(1) if found else ""

@@ -181,9 +181,12 @@ def test_damaged_cache_entry_is_rebuilt(tmp_path: Path) -> None:
     from analysis import cache
 
     path = next(p for p in real_reports() if "cupy" in p.name)
-    good = open_report(path, use_cache=True)
+    expected = np.array(open_report(path, use_cache=False).kernels.start_ns)
+    open_report(path, use_cache=True)
     entry = cache.cache_root() / "reports" / cache.cache_key(path)
+    # Replace (not truncate) the file: the entry may still be memory-mapped by this process.
+    (entry / "kernels.arrow").unlink()
     (entry / "kernels.arrow").write_bytes(b"garbage")
     rebuilt = open_report(path, use_cache=True)
-    np.testing.assert_array_equal(rebuilt.kernels.start_ns, good.kernels.start_ns)
+    np.testing.assert_array_equal(rebuilt.kernels.start_ns, expected)
     assert (entry / "kernels.arrow").read_bytes() != b"garbage"
