@@ -29,6 +29,11 @@ def build_tracks(reports):
     return tracks
 
 
+def match_tracks(tracks, pattern):
+    regex = re.compile(pattern)
+    return [t for t in tracks if regex.search(t.label)]
+
+
 def alignment_offsets(reports, mode="session", nvtx_name=None, manual_ns=None):
     manual = manual_ns or [0] * len(reports)
     return [int(m) for m in manual]

@@ -28,14 +28,14 @@ class PinByNameDialog(QDialog):
     Parameters
     ----------
     count_matches
-        ``count_matches(pattern) -> int``: how many rows the pattern would pin (live preview).
+        ``count_matches(pattern) -> int``: how many rows a regular expression names (preview).
     initial
         The pattern to start with (the last one used).
     """
 
     def __init__(
         self,
-        count_matches: Callable[[re.Pattern[str]], int],
+        count_matches: Callable[[str], int],
         initial: str = "",
         parent: QWidget | None = None,
     ):
@@ -74,12 +74,11 @@ class PinByNameDialog(QDialog):
             ok_button.setEnabled(False)
             return
         try:
-            pattern = re.compile(text, re.IGNORECASE)
+            count = self._count_matches(f"(?i){text}")
         except re.error as exc:
-            self._hint.setText(f"<span style='color:#b3261e'>Invalid pattern: {exc}</span>")
+            self._hint.setText(f"<span style='color:#f2b8b5'>Invalid pattern: {exc}</span>")
             ok_button.setEnabled(False)
             return
-        count = self._count_matches(pattern)
         self._hint.setText(f"{count} row{'s' if count != 1 else ''} match.")
         ok_button.setEnabled(count > 0)
 
@@ -119,11 +118,17 @@ class ShortcutsDialog(QDialog):
         self.table = table
 
 
-#: What the timeline itself does with the mouse (shown after the menu shortcuts).
+#: What the timeline itself does with keys and the mouse (viewer/timeline.py).
 _TIMELINE_KEYS = [
-    ("Zoom around the mouse", "Ctrl + wheel"),
-    ("Pan", "Drag / wheel"),
+    ("Zoom in / out at the mouse", "W / S, wheel"),
+    ("Pan earlier / later", "A / D, drag"),
+    ("Fit everything", "F, double-click"),
     ("Select a time range", "Shift + drag"),
+    ("Zoom to the selected range", "Z"),
+    ("Clear the selection", "Esc"),
+    ("Scroll rows", "Shift + wheel, wheel over names"),
+    ("Pin, unpin or hide a row", "Right-click its name"),
+    ("Collapse or expand a group", "Click its header"),
 ]
 
 

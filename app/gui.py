@@ -72,11 +72,13 @@ def run_gui(argv: list[str]) -> int:
     from app.icon import make_app_icon
     from app.main_window import MainWindow
     from app.settings import Settings
+    from app.theme import apply_theme
 
     app = QApplication.instance() or QApplication([sys.argv[0], *argv])
     app.setApplicationName("Strata")
     app.setOrganizationName("Strata")
     app.setWindowIcon(make_app_icon())
+    apply_theme(app)
     install_excepthook()
     window = MainWindow(Settings(args.settings) if args.settings else Settings())
     window.show()

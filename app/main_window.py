@@ -29,7 +29,7 @@ from app.dialogs import PinByNameDialog, ShortcutsDialog, about_text
 from app.format import format_count, format_range_ns
 from app.icon import make_app_icon
 from app.jobs import JobRunner
-from app.loading import ReportEntry, ReportList, build_demo
+from app.loading import LOADING, ReportEntry, ReportList, build_demo
 from app.message_area import MessageArea
 from app.reports_panel import ReportsPanel
 from app.settings import Settings
@@ -113,7 +113,7 @@ class MainWindow(QMainWindow):
         self.reports_dock.setWidget(self.reports_panel)
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.reports_dock)
         self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
-        self.resizeDocks([self.reports_dock], [150], Qt.Orientation.Vertical)
+        self.resizeDocks([self.reports_dock], [175], Qt.Orientation.Vertical)
 
     def add_side_panel(self, widget: QWidget, title: str, object_name: str) -> QDockWidget:
         """Dock ``widget`` on the right (the stats panel's place) and return its dock."""
@@ -303,6 +303,7 @@ class MainWindow(QMainWindow):
         self.open_paths([path])
 
     def _on_report_loaded(self, entry: ReportEntry) -> None:
+        self._on_entries_changed(entry)
         if cache_root() not in entry.path.parents:  # not the demo or an nsys export
             self.settings.add_recent_files([entry.path])
 
@@ -320,6 +321,11 @@ class MainWindow(QMainWindow):
         has_any = bool(self.report_list.entries())
         self._stack.setCurrentIndex(1 if has_any else 0)
         self.reports_dock.setVisible(has_any or self.reports_dock.isVisible())
+        loading = sum(1 for e in self.report_list.entries() if e.state == LOADING)
+        if loading:
+            self.statusBar().showMessage(f"Loading {loading} report{'s' if loading > 1 else ''}…")
+        else:
+            self.statusBar().clearMessage()
         self._update_title()
 
     def _update_title(self) -> None:

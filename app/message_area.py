@@ -16,10 +16,11 @@ from PySide6.QtWidgets import (
 __all__ = ["MessageArea"]
 
 MAX_MESSAGES = 8
+#: level -> (background, text) on the dark shell
 _COLORS = {
-    "error": ("#fdecea", "#b3261e"),
-    "warning": ("#fff4e5", "#8a5300"),
-    "info": ("#e8f1fb", "#174ea6"),
+    "error": ("#3b2224", "#f2b8b5"),
+    "warning": ("#3a3020", "#f5d48a"),
+    "info": ("#1f2d40", "#a8c7fa"),
 }
 
 

@@ -83,6 +83,14 @@ class Settings:
     def clear_recent_files(self) -> None:
         self._set_list("recent/files", [])
 
+    def has_pins(self, report_paths: Iterable[str | Path]) -> bool:
+        """Return whether pins were ever saved for this set of reports (even none)."""
+        return self._qsettings.contains(f"pins/{report_set_key(report_paths)}")
+
+    def has_hidden(self, report_paths: Iterable[str | Path]) -> bool:
+        """Return whether hidden rows were ever saved for this set of reports (even none)."""
+        return self._qsettings.contains(f"hidden/{report_set_key(report_paths)}")
+
     def pinned_keys(self, report_paths: Iterable[str | Path]) -> list[str]:
         """Return the pinned track keys saved for this set of reports."""
         return self._get_list(f"pins/{report_set_key(report_paths)}")

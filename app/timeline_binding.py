@@ -5,7 +5,6 @@ and hidden rows restored per set of reports.
 from __future__ import annotations
 
 import logging
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -19,12 +18,17 @@ from app.loading import ReportList
 from app.settings import Settings
 
 try:  # the real timeline lands separately; until then the shell runs on a stand-in
-    from viewer.timeline import TimelineWidget
-
     from analysis.alignment import alignment_offsets
     from analysis.tracks import build_tracks
+    from viewer.rows import match_tracks
+    from viewer.timeline import TimelineWidget
 except ImportError:  # pragma: no cover - removed once viewer.timeline exists
-    from app._timeline_placeholder import TimelineWidget, alignment_offsets, build_tracks
+    from app._timeline_placeholder import (
+        TimelineWidget,
+        alignment_offsets,
+        build_tracks,
+        match_tracks,
+    )
 
 __all__ = ["Alignment", "TimelineBinding", "TimelineWidget"]
 
@@ -88,6 +92,7 @@ class TimelineBinding(QObject):
         self._shown_alignment = Alignment()
         self._tracks: list = []
         self._offsets_ns: list[int] = []
+        self._fitted_range: tuple[int, int] | None = None
         self._is_applying = False
         report_list.reports_changed.connect(self._on_reports_changed)
         report_list.offsets_changed.connect(self._on_offsets_changed)
@@ -105,9 +110,15 @@ class TimelineBinding(QObject):
     def offsets_ns(self) -> list[int]:
         return list(self._offsets_ns)
 
-    def count_matches(self, pattern: re.Pattern[str]) -> int:
-        """Return how many rows ``pattern`` finds by name (the pin-by-name preview)."""
-        return sum(1 for t in self._tracks if pattern.search(t.label))
+    def count_matches(self, pattern: str) -> int:
+        """Return how many rows the regular expression ``pattern`` names (pin preview).
+
+        Raises
+        ------
+        re.error
+            ``pattern`` is not a valid regular expression.
+        """
+        return len(match_tracks(self._tracks, pattern))
 
     def alignment(self) -> Alignment:
         return Alignment(
@@ -140,6 +151,7 @@ class TimelineBinding(QObject):
         job.failed.connect(self._on_job_failed)
 
     def _on_layout_ready(self, layout: _Layout) -> None:
+        previous_range = tuple(self._timeline.view_range()) if self._shown else None
         self._is_applying = True
         try:
             self._timeline.set_data(list(layout.reports), layout.tracks, layout.offsets_ns)
@@ -147,9 +159,13 @@ class TimelineBinding(QObject):
             self._offsets_ns, self._shown_alignment = layout.offsets_ns, layout.alignment
             if layout.reports:
                 paths = [r.path for r in layout.reports]
-                self._timeline.set_pinned_keys(self._settings.pinned_keys(paths))
-                self._timeline.set_hidden_keys(self._settings.hidden_keys(paths))
-                self._timeline.fit()
+                if self._settings.has_pins(paths):
+                    self._timeline.set_pinned_keys(self._settings.pinned_keys(paths))
+                else:  # a new set (e.g. one more report loaded): keep the pins made so far
+                    self._settings.set_pinned_keys(paths, self._timeline.pinned_keys())
+                if self._settings.has_hidden(paths):
+                    self._timeline.set_hidden_keys(self._settings.hidden_keys(paths))
+                self._fit_unless_user_moved(previous_range)
         finally:
             self._is_applying = False
         if layout.alignment_error is not None:
@@ -158,6 +174,15 @@ class TimelineBinding(QObject):
         self.layout_changed.emit(len(layout.reports), len(layout.tracks))
         if layout.alignment != self.alignment():
             self._on_offsets_changed()
+
+    def _fit_unless_user_moved(self, previous_range: tuple[int, int] | None) -> None:
+        # A report that finishes loading late must not undo the user's zoom; until the user
+        # moves, each new layout shows everything.
+        if previous_range is None or previous_range == self._fitted_range:
+            self._timeline.fit()
+            self._fitted_range = tuple(self._timeline.view_range())
+        else:
+            self._timeline.set_view_range(*previous_range)
 
     # -- alignment ------------------------------------------------------------------------
 
@@ -172,7 +197,7 @@ class TimelineBinding(QObject):
     def _on_offsets_ready(
         self, reports: tuple[Report, ...], alignment: Alignment, offsets_ns: list[int]
     ) -> None:
-        if reports != self._shown:
+        if not _same_reports(reports, self._shown):
             return  # a newer layout is on its way
         self._offsets_ns, self._shown_alignment = list(offsets_ns), alignment
         self._timeline.set_offsets(self._offsets_ns)
@@ -187,6 +212,11 @@ class TimelineBinding(QObject):
         if self._is_applying or not self._shown:
             return
         self._settings.set_pinned_keys([r.path for r in self._shown], keys)
+
+
+def _same_reports(a: tuple[Report, ...], b: tuple[Report, ...]) -> bool:
+    # Identity, not ==: a Report compares DataFrames field by field.
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
 
 
 def _offsets(reports: tuple[Report, ...], alignment: Alignment) -> list[int]:

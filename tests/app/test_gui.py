@@ -1,0 +1,78 @@
+"""The GUI entry point: command line, the window it opens, the last-resort excepthook."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+
+from analysis.errors import StrataError
+from app import gui
+from app.main_window import MainWindow
+from tests.app.conftest import LOAD_TIMEOUT_MS, small_real
+from tests.conftest import requires_shared
+
+
+def test_parse_gui_args_takes_reports_and_options() -> None:
+    args = gui.parse_gui_args(["a.sqlite", "runs/", "--settings", "s.ini"])
+    assert args.reports == ["a.sqlite", "runs/"]
+    assert args.settings == "s.ini"
+    with pytest.raises(StrataError):
+        gui.parse_gui_args(["--no-such-option"])
+
+
+def _close_when_loaded(qtbot, seen: list) -> None:
+    windows = [w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow)]
+    if not windows:
+        QTimer.singleShot(50, lambda: _close_when_loaded(qtbot, seen))
+        return
+    window = windows[0]
+    if window.report_list.is_loading() or window.runner.active_jobs():
+        QTimer.singleShot(50, lambda: _close_when_loaded(qtbot, seen))
+        return
+    seen.append([r.name for r in window.binding.shown_reports()])
+    seen.append(window.messages.messages())
+    window.close()
+    window.deleteLater()
+    QApplication.instance().quit()
+
+
+@requires_shared
+def test_run_gui_opens_the_named_reports(qtbot, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)  # run_gui installs its own
+    app = QApplication.instance()
+    # Closing the last window would post a Quit event that outlives this exec() and ends the
+    # next test's event loop at once; this test quits explicitly instead.
+    app.setQuitOnLastWindowClosed(False)
+    seen: list = []
+    QTimer.singleShot(0, lambda: _close_when_loaded(qtbot, seen))
+    guard = QTimer()
+    guard.setSingleShot(True)
+    guard.timeout.connect(app.quit)  # never hang the suite
+    guard.start(LOAD_TIMEOUT_MS)
+    missing = tmp_path / "missing.sqlite"
+    try:
+        status = gui.run_gui(
+            [str(small_real(0)), str(missing), "--settings", str(tmp_path / "s.ini")]
+        )
+    finally:
+        guard.stop()
+        app.setQuitOnLastWindowClosed(True)
+    assert status == 0
+    assert seen[0] == [small_real(0).name]
+    assert seen[1] == ["missing.sqlite: no such file or folder"]
+
+
+def test_excepthook_shows_the_error_instead_of_dying(monkeypatch) -> None:
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)
+    shown = []
+    monkeypatch.setattr(gui, "_show_error_box", lambda summary, details: shown.append(summary))
+    gui.install_excepthook()
+    try:
+        raise ValueError("boom")
+    except ValueError as exc:
+        sys.excepthook(type(exc), exc, exc.__traceback__)
+    assert shown == ["ValueError: boom"]

@@ -1,0 +1,222 @@
+"""The main window on real reports: open, drop a folder, bad files, pins that persist, keys."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
+from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import QApplication
+
+from tests.app.conftest import small_real, wait_idle
+from tests.conftest import FIXTURES_DIR, fingerprint, requires_fixtures, requires_shared
+
+
+def _names(window) -> list[str]:
+    return [r.name for r in window.binding.shown_reports()]
+
+
+@requires_shared
+def test_real_reports_open_as_rows_of_the_timeline(qtbot, make_window) -> None:
+    window = make_window()
+    paths = [small_real(0), small_real(2)]
+    before = [fingerprint(p) for p in paths]
+    window.open_paths(paths)
+    wait_idle(qtbot, window)
+    assert _names(window) == [p.name for p in paths]
+    tracks = window.binding.tracks()
+    assert {t.report_index for t in tracks} == {0, 1}
+    assert len({t.key for t in tracks}) == len(tracks)
+    assert window.reports_panel.row_count() == 2
+    assert window.windowTitle().startswith("2 reports")
+    assert window.messages.messages() == []
+    assert [fingerprint(p) for p in paths] == before
+
+
+def _drop(window, paths: list[Path]) -> QDropEvent:
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(p)) for p in paths])
+    center = QPoint(window.width() // 2, window.height() // 2)
+    enter = QDragEnterEvent(
+        center,
+        Qt.DropAction.CopyAction,
+        mime,
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
+    QApplication.sendEvent(window, enter)
+    assert enter.isAccepted()
+    drop = QDropEvent(
+        QPointF(center),
+        Qt.DropAction.CopyAction,
+        mime,
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
+    QApplication.sendEvent(window, drop)
+    return drop
+
+
+@requires_shared
+def test_dropping_a_folder_opens_every_report_in_it(qtbot, make_window, tmp_path: Path) -> None:
+    folder = tmp_path / "sweep"
+    folder.mkdir()
+    for i in (0, 1):
+        shutil.copy(small_real(i), folder)
+    window = make_window()
+    drop = _drop(window, [folder])
+    assert drop.isAccepted()
+    wait_idle(qtbot, window)
+    assert sorted(_names(window)) == sorted(small_real(i).name for i in (0, 1))
+
+
+def test_a_drop_without_files_is_refused(make_window) -> None:
+    window = make_window()
+    mime = QMimeData()
+    mime.setText("hello")
+    enter = QDragEnterEvent(
+        QPoint(5, 5),
+        Qt.DropAction.CopyAction,
+        mime,
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
+    QApplication.sendEvent(window, enter)
+    assert not enter.isAccepted()
+
+
+def _truncated(tmp_path: Path) -> Path:
+    path = tmp_path / "truncated.sqlite"
+    data = (FIXTURES_DIR / "syn.sqlite").read_bytes()
+    path.write_bytes(data[: len(data) // 3])
+    return path
+
+
+def _foreign(tmp_path: Path) -> Path:
+    path = tmp_path / "foreign.sqlite"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE test(a, b)")
+    con.commit()
+    con.close()
+    return path
+
+
+def _newer(tmp_path: Path) -> Path:
+    path = tmp_path / "future.sqlite"
+    shutil.copy(FIXTURES_DIR / "syn.sqlite", path)
+    con = sqlite3.connect(path)
+    con.execute("UPDATE META_DATA_EXPORT SET value = '9.0.0' WHERE name = 'EXPORT_SCHEMA_VERSION'")
+    con.commit()
+    con.close()
+    return path
+
+
+def _text(tmp_path: Path) -> Path:
+    path = tmp_path / "notes.sqlite"
+    path.write_text("not a database\n" * 40)
+    return path
+
+
+@requires_shared
+@requires_fixtures
+def test_bad_files_are_explained_while_the_good_ones_load(qtbot, make_window, tmp_path) -> None:
+    bad = {
+        _truncated(tmp_path): "truncated",
+        _foreign(tmp_path): "without Nsight Systems tables",
+        _newer(tmp_path): "newer than Strata reads",
+        _text(tmp_path): "not an SQLite database",
+    }
+    before = {p: fingerprint(p) for p in bad}
+    window = make_window()
+    window.open_paths([small_real(0), *bad, small_real(1)])
+    wait_idle(qtbot, window)
+    assert _names(window) == [small_real(0).name, small_real(1).name]
+    messages = window.messages.messages()
+    assert len(messages) == len(bad)
+    for path, needle in bad.items():
+        line = next(m for m in messages if m.startswith(path.name + ":"))
+        assert needle in line
+        assert "\n" not in line
+        assert fingerprint(path) == before[path]
+    assert window.messages.isVisible()
+    window.messages.clear()
+    assert not window.messages.isVisible()
+
+
+@requires_shared
+def test_pins_survive_closing_and_reopening_the_same_reports(
+    qtbot, make_window, settings, tmp_path: Path
+) -> None:
+    first = make_window()
+    first.open_paths([small_real(0), small_real(1)])
+    wait_idle(qtbot, first)
+    keys = [t.key for t in first.binding.tracks() if t.report_index == 1][:2]
+    for key in keys:
+        first.timeline.pin(key)
+    assert set(first.timeline.pinned_keys()) >= set(keys)
+    first.close()
+
+    # The same file names from another folder, in the other order: the same set of reports.
+    copies = tmp_path / "copies"
+    copies.mkdir()
+    for i in (1, 0):
+        shutil.copy(small_real(i), copies)
+    second = make_window()
+    second.open_paths([copies / small_real(1).name, copies / small_real(0).name])
+    wait_idle(qtbot, second)
+    assert _names(second) == [small_real(1).name, small_real(0).name]
+    shown_keys = {t.key for t in second.binding.tracks()}
+    restored = set(second.timeline.pinned_keys())
+    assert restored, "pins were not restored"
+    assert restored <= shown_keys
+    assert len(restored) == len(keys)
+
+
+@requires_shared
+def test_pin_by_name_pins_matching_rows_across_reports(qtbot, make_window) -> None:
+    window = make_window()
+    window.open_paths([small_real(0), small_real(1)])
+    wait_idle(qtbot, window)
+    # A label that both reports have (same program, two runs): pinned in each of them.
+    label = window.binding.tracks()[-1].label
+    expected = [t.key for t in window.binding.tracks() if t.label == label]
+    assert len(expected) >= 2
+    assert window.pin_by_name(re.escape(label)) == len(expected)
+    assert sorted(window.timeline.pinned_keys()) == sorted(expected)
+
+
+@requires_shared
+def test_shortcuts_fit_zoom_and_close(qtbot, make_window) -> None:
+    window = make_window()
+    window.open_paths([small_real(0), small_real(1)])
+    wait_idle(qtbot, window)
+    window.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=5000)
+    window.timeline.setFocus()
+    qtbot.keyClick(window.timeline, Qt.Key.Key_F)
+    t0, t1 = window.timeline.view_range()
+    qtbot.keyClick(window.timeline, Qt.Key.Key_Plus)
+    z0, z1 = window.timeline.view_range()
+    assert (z1 - z0) == pytest.approx((t1 - t0) / 2, rel=0.01)
+    qtbot.keyClick(window.timeline, Qt.Key.Key_Minus)
+    z0, z1 = window.timeline.view_range()
+    assert (z1 - z0) == pytest.approx(t1 - t0, rel=0.01)
+    qtbot.keyClick(window.timeline, Qt.Key.Key_F)
+    assert window.timeline.view_range() == (t0, t1)
+    qtbot.keyClick(window.timeline, Qt.Key.Key_W, Qt.KeyboardModifier.ControlModifier)
+    wait_idle(qtbot, window)
+    assert _names(window) == [small_real(0).name]
+
+
+def test_every_menu_action_with_a_shortcut_is_listed_in_help(make_window) -> None:
+    from app.dialogs import ShortcutsDialog
+
+    window = make_window()
+    dialog = ShortcutsDialog(list(window.actions_by_name.values()), window)
+    shown = {dialog.table.item(r, 0).text() for r in range(dialog.table.rowCount())}
+    assert {"Open", "Fit", "Pin by Name", "Close Report", "Quit"} <= shown
+    dialog.close()
