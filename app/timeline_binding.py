@@ -12,23 +12,14 @@ import numpy as np
 from PySide6.QtCore import QObject, Signal
 
 from analysis import Report
+from analysis.alignment import alignment_offsets
 from analysis.errors import StrataError
+from analysis.tracks import Track, build_tracks
 from app.jobs import JobRunner
 from app.loading import ReportList
 from app.settings import Settings
-
-try:  # the real timeline lands separately; until then the shell runs on a stand-in
-    from analysis.alignment import alignment_offsets
-    from analysis.tracks import build_tracks
-    from viewer.rows import match_tracks
-    from viewer.timeline import TimelineWidget
-except ImportError:  # pragma: no cover - removed once viewer.timeline exists
-    from app._timeline_placeholder import (
-        TimelineWidget,
-        alignment_offsets,
-        build_tracks,
-        match_tracks,
-    )
+from viewer.rows import match_tracks
+from viewer.timeline import TimelineWidget
 
 __all__ = ["Alignment", "TimelineBinding", "TimelineWidget"]
 
@@ -49,7 +40,7 @@ class Alignment:
 @dataclass(frozen=True)
 class _Layout:
     reports: tuple[Report, ...]
-    tracks: list
+    tracks: list[Track]
     offsets_ns: list[int]
     alignment: Alignment
     alignment_error: StrataError | None
@@ -90,7 +81,7 @@ class TimelineBinding(QObject):
         self._nvtx_name = settings.alignment_nvtx_name()
         self._shown: tuple[Report, ...] = ()
         self._shown_alignment = Alignment()
-        self._tracks: list = []
+        self._tracks: list[Track] = []
         self._offsets_ns: list[int] = []
         self._fitted_range: tuple[int, int] | None = None
         self._is_applying = False
@@ -100,7 +91,7 @@ class TimelineBinding(QObject):
 
     # -- state --------------------------------------------------------------------------
 
-    def tracks(self) -> list:
+    def tracks(self) -> list[Track]:
         """Return the rows the timeline shows."""
         return list(self._tracks)
 
