@@ -114,7 +114,7 @@ class CudaGpuKernPace(Recipe):
         tables: dict[str, pd.DataFrame] = {}
         for column in _PACE_COLUMNS:
             wide = pd.DataFrame(
-                {f: pd.array(s[column], dtype="Int64") for f, s in zip(files, series, strict=True)}
+                {f: pd.Series(s[column], dtype="Int64") for f, s in zip(files, series, strict=True)}
             )
             wide.insert(0, "Iteration", np.arange(len(wide), dtype=np.int64))
             tables[f"pace_{column}"] = wide

@@ -336,7 +336,7 @@ class NvtxGpuProjSum(StatsRecipe):
         )
         codes, labels = factorize_rows(frame)
         extras = {
-            "range_ns": proj["orig_duration_ns"].to_numpy(np.float64),
+            "range_ns": (proj["orig_end_ns"] - proj["orig_start_ns"]).to_numpy(np.float64),
             "gpu_ops": proj["num_gpu_ops"].to_numpy(np.float64),
             "level": pd.to_numeric(proj["level"], errors="coerce").to_numpy(np.float64),
             "num_child": proj["num_child"].to_numpy(np.float64),
