@@ -34,6 +34,7 @@ from app.message_area import MessageArea
 from app.reports_panel import ReportsPanel
 from app.settings import Settings
 from app.timeline_binding import TimelineBinding, TimelineWidget
+from viewer.events import EventRef, describe_event
 
 __all__ = ["DEFAULT_SIZE", "MainWindow"]
 
@@ -168,6 +169,19 @@ class MainWindow(QMainWindow):
         )
         a("unpin_all", "&Unpin All", lambda: self.timeline.set_pinned_keys([]), [])
         a("show_hidden", "Show &Hidden Rows", self._on_show_hidden_triggered, ["Ctrl+Shift+H"])
+        a(
+            "collapse_all",
+            "&Collapse All Groups",
+            lambda: self.set_groups_collapsed(True),
+            ["Ctrl+Shift+C"],
+            "Fold every report down to its sections (CPU, processes, GPUs)",
+        )
+        a(
+            "expand_all",
+            "&Expand All Groups",
+            lambda: self.set_groups_collapsed(False),
+            ["Ctrl+Shift+E"],
+        )
         a("choose_nvtx", "Align on NVTX Range…", self.alignment_bar.focus_nvtx_name, ["Ctrl+L"])
         a("shortcuts", "&Keyboard Shortcuts", self.show_shortcuts, ["F1"])
         a("about", "&About Strata", self.show_about, [])
@@ -191,6 +205,7 @@ class MainWindow(QMainWindow):
         align.addAction(acts["choose_nvtx"])
         view.addSeparator()
         view.addActions([acts["pin_by_name"], acts["unpin_all"], acts["show_hidden"]])
+        view.addActions([acts["collapse_all"], acts["expand_all"]])
         view.addSeparator()
         view.addAction(self.reports_dock.toggleViewAction())
         help_menu = self.menuBar().addMenu("&Help")
@@ -379,6 +394,15 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"Pinned {count} row{'s' if count != 1 else ''}", 5000)
         return count
 
+    def set_groups_collapsed(self, collapsed: bool) -> None:
+        """Collapse every report's sections (CPU, processes, CUDA HW), or expand every group."""
+        if collapsed:
+            paths = sorted({t.group[:2] for t in self.binding.tracks() if len(t.group) >= 2})
+        else:
+            paths = self.timeline.collapsed_groups()
+        for path in paths:
+            self.timeline.set_collapsed(path, collapsed)
+
     def _on_show_hidden_triggered(self) -> None:
         self.timeline.set_hidden_keys([])
         self.binding.save_view_state()
@@ -415,8 +439,16 @@ class MainWindow(QMainWindow):
     def _on_view_range_changed(self, t0_ns: int, t1_ns: int) -> None:
         self._range_label.setText(format_range_ns(t0_ns, t1_ns))
 
-    def _on_event_clicked(self, event: object) -> None:
-        self.statusBar().showMessage(str(event), 15000)
+    def _on_event_clicked(self, event: EventRef | None) -> None:
+        reports = self.binding.shown_reports()
+        if event is None or not 0 <= event.report_index < len(reports):
+            self.statusBar().clearMessage()
+            return
+        track = next((t for t in self.binding.tracks() if t.key == event.track_key), None)
+        row_label = track.path if track is not None else reports[event.report_index].name
+        offset_ns = self.binding.offsets_ns()[event.report_index]
+        lines = describe_event(reports[event.report_index], event, row_label, offset_ns)
+        self.statusBar().showMessage("   ·   ".join(f"{k}: {v}" for k, v in lines))
 
     def closeEvent(self, event: QCloseEvent) -> None:  # Qt's own name
         self.binding.save_view_state()

@@ -220,3 +220,64 @@ def test_every_menu_action_with_a_shortcut_is_listed_in_help(make_window) -> Non
     shown = {dialog.table.item(r, 0).text() for r in range(dialog.table.rowCount())}
     assert {"Open", "Fit", "Pin by Name", "Close Report", "Quit"} <= shown
     dialog.close()
+
+
+@requires_shared
+def test_opened_reports_become_recent_files_and_reopen_from_the_menu(qtbot, make_window) -> None:
+    window = make_window()
+    window.open_paths([small_real(0)])
+    wait_idle(qtbot, window)
+    assert window.settings.recent_files() == [str(small_real(0).resolve())]
+    window.report_list.clear()
+    wait_idle(qtbot, window)
+    window._recent_menu.aboutToShow.emit()
+    action = next(a for a in window._recent_menu.actions() if a.text() == small_real(0).name)
+    action.trigger()
+    wait_idle(qtbot, window)
+    assert _names(window) == [small_real(0).name]
+
+
+@requires_shared
+def test_collapse_all_folds_each_report_to_its_sections(qtbot, make_window) -> None:
+    window = make_window()
+    window.open_paths([small_real(0)])
+    wait_idle(qtbot, window)
+    window.actions_by_name["collapse_all"].trigger()
+    collapsed = window.timeline.collapsed_groups()
+    assert collapsed
+    assert all(len(path) == 2 for path in collapsed)
+    window.actions_by_name["expand_all"].trigger()
+    assert window.timeline.collapsed_groups() == []
+
+
+@requires_shared
+def test_clicking_an_event_describes_it_in_the_status_bar(qtbot, make_window) -> None:
+    from viewer.events import EventRef
+
+    window = make_window()
+    window.open_paths([small_real(0)])
+    wait_idle(qtbot, window)
+    track = window.binding.tracks()[0]
+    event = EventRef(0, "x", 0, "", -1, track.key, "my_kernel", 1_000, 3_500)
+    window.timeline.event_clicked.emit(event)
+    text = window.statusBar().currentMessage()
+    assert "my_kernel" in text
+    assert track.label in text
+    window.timeline.event_clicked.emit(None)
+    assert window.statusBar().currentMessage() == ""
+
+
+def test_the_pin_dialog_previews_and_refuses_a_bad_pattern(qtbot) -> None:
+    from PySide6.QtWidgets import QDialogButtonBox
+
+    from app.dialogs import PinByNameDialog
+
+    labels = ["Stream 7", "Stream 70", "CUDA API"]
+    dialog = PinByNameDialog(lambda p: sum(1 for x in labels if re.search(p, x)), "stream", None)
+    qtbot.addWidget(dialog)
+    ok = dialog._buttons.button(QDialogButtonBox.StandardButton.Ok)
+    assert ok.isEnabled()
+    assert "2 rows match" in dialog._hint.text()
+    dialog.set_pattern_text("([")
+    assert not ok.isEnabled()
+    assert "Invalid pattern" in dialog._hint.text()
