@@ -136,10 +136,13 @@ class TimelinePainter:
         self._group_font = ui_font(12, bold=True)
         self._report_font = ui_font(13, bold=True)
         self._buffer: np.ndarray | None = None
+        self._header_image: QImage | None = None
+        self._header_key: tuple | None = None
 
     def reset(self) -> None:
         """Drop caches that depend on the data (call when the reports change)."""
         self._palettes.clear()
+        self._header_image = None
 
     # -- colours -------------------------------------------------------------------------
 
@@ -169,7 +172,7 @@ class TimelinePainter:
         rect_jobs = self._paint_data(p, frame, placed)
         self._paint_rects(p, frame, rect_jobs)
         self._paint_overlays(p, frame, placed)
-        self._paint_headers(p, frame, placed)
+        self._paint_cached_headers(p, frame, placed)
         self._paint_ruler(p, frame)
 
     def _paint_data(self, p: QPainter, frame: Frame, placed: list) -> list:
@@ -181,7 +184,7 @@ class TimelinePainter:
         if self._buffer is None or self._buffer.shape != (h, w):
             self._buffer = np.empty((h, w), dtype=np.uint32)
         img = self._buffer
-        img[:] = theme.background
+        covered = top
         edges = pixel_edges_ns(frame.t0_ns, frame.ns_per_px, w)
         candidates = []
         for slot, (row, y, pinned) in enumerate(placed):
@@ -192,6 +195,7 @@ class TimelinePainter:
             if bg is None:
                 bg = theme.row_odd if slot % 2 else theme.row_even
             img[y0 - top : y1 - top] = bg
+            covered = max(covered, y1)
             if y + row.height_px - 1 < y1:
                 img[y + row.height_px - 1 - top] = theme.separator
             if row.track is None:
@@ -199,6 +203,10 @@ class TimelinePainter:
             parts = self._visible_parts(frame, row)
             count = sum(hi - lo for _n, _t, lo, hi in parts)
             candidates.append((count, row, y, y0, y1, parts))
+        gap_rows = frame.scroll_y - 3 - top
+        if frame.pinned_height_px and gap_rows >= 0:
+            img[gap_rows : gap_rows + 3] = theme.pin_area_edge
+        img[max(covered - top, 0) :] = theme.background
         rect_jobs, budget = [], _RECT_BUDGET
         for count, row, y, y0, y1, parts in sorted(candidates, key=lambda c: c[0]):
             if count <= w / _MIN_PX_PER_RECT and count <= budget:
@@ -286,6 +294,8 @@ class TimelinePainter:
                 wide = np.flatnonzero(width >= _LABEL_MIN_PX)
                 if len(wide):
                     labels.append((table, index[wide], block[wide], argb[wide], y0, y1))
+        if not rects:
+            return
         all_rects = np.concatenate(rects)
         all_colors = np.concatenate(colors)
         order = np.argsort(all_colors, kind="stable")
@@ -344,7 +354,8 @@ class TimelinePainter:
             if len(self._elided) > 50_000:
                 self._elided.clear()
             cached = self._label_metrics.elidedText(text, Qt.TextElideMode.ElideRight, bucket)
-            if cached in ("…", "...") or len(cached) < 3 and cached != text:
+            # A label of one or two letters and an ellipsis says nothing: leave the box bare.
+            if cached != text and len(cached.rstrip("…").rstrip(".")) < 4:
                 cached = ""
             self._elided[key] = cached
         return cached
@@ -421,6 +432,32 @@ class TimelinePainter:
             x, y = box.left(), box.top() - 1
             p.drawPolygon(QPolygonF([QPointF(x - 4, y), QPointF(x + 4, y), QPointF(x, y + 6)]))
 
+    def _paint_cached_headers(self, p: QPainter, frame: Frame, placed: list) -> None:
+        """Draw the row headers from a cached image: they change on scroll, not on pan/zoom."""
+        key = (
+            id(frame.rows),
+            id(frame.pinned),
+            frame.scroll_px,
+            frame.pinned_height_px,
+            frame.height,
+            frame.theme,
+        )
+        if self._header_key != key or self._header_image is None:
+            image = QImage(frame.theme.header_width_px, frame.height, QImage.Format.Format_RGB32)
+            image.fill(qcolor(frame.theme.header_bg))
+            painter = QPainter(image)
+            try:
+                self._paint_headers(painter, frame, placed)
+            finally:
+                painter.end()
+            self._header_image, self._header_key = image, key
+        top = frame.pinned_y
+        p.drawImage(
+            QPointF(0, top),
+            self._header_image,
+            QRectF(0, top, frame.theme.header_width_px, frame.height - top),
+        )
+
     def _paint_headers(self, p: QPainter, frame: Frame, placed: list) -> None:
         theme = frame.theme
         hw = theme.header_width_px
@@ -446,14 +483,27 @@ class TimelinePainter:
                 p.setFont(self._header_font)
                 p.setPen(qcolor(theme.header_text))
                 text_rect = QRectF(x + 10, y, hw - x - 14, row.height_px)
-                label = row.label if not row.context else f"{row.label}   {row.context}"
+                metrics = QFontMetrics(self._header_font)
+                full_w = int(text_rect.width())
+                label_w = metrics.horizontalAdvance(row.label) + 2 if row.context else full_w
+                label_w = min(label_w, full_w)
                 p.drawText(
                     text_rect,
                     Qt.AlignmentFlag.AlignVCenter,
-                    QFontMetrics(self._header_font).elidedText(
-                        label, Qt.TextElideMode.ElideMiddle, int(text_rect.width())
-                    ),
+                    metrics.elidedText(row.label, Qt.TextElideMode.ElideMiddle, label_w),
                 )
+                room = int(text_rect.width()) - label_w - 12
+                if row.context and room > 30:
+                    p.setFont(self._label_font)
+                    p.setPen(qcolor(theme.header_dim))
+                    context = QFontMetrics(self._label_font).elidedText(
+                        row.context, Qt.TextElideMode.ElideLeft, room
+                    )
+                    p.drawText(
+                        text_rect,
+                        Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
+                        context,
+                    )
             else:
                 self._paint_disclosure(p, x, y, row.height_px, row.is_collapsed, theme)
                 p.setFont(self._report_font if row.kind == "report" else self._group_font)

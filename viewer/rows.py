@@ -127,7 +127,7 @@ def layout_rows(
             track_h,
             by_key[k].group,
             by_key[k],
-            context=" · ".join(by_key[k].group[i] for i in (0, -1) if by_key[k].group),
+            context=_context(by_key[k]),
         )
         for k in pinned
         if k in by_key and k not in hidden
@@ -165,6 +165,16 @@ def layout_rows(
             continue
         rows.append(Row("track", track.label, len(track.group), track_h, track.group, track))
     return _layout(pinned_rows), _layout(rows)
+
+
+def _context(track: Track) -> str:
+    """Where a pinned row comes from: report, and the GPU or thread it belongs to."""
+    if not track.group:
+        return ""
+    parts = [track.group[0]]
+    if len(track.group) > 2:
+        parts.append(track.group[-1].split(" · ")[0])
+    return " · ".join(parts)
 
 
 def _is_under_collapsed(group: tuple[str, ...], collapsed: set[tuple[str, ...]]) -> bool:

@@ -61,6 +61,8 @@ class TimelineWidget(QWidget):
         self.theme = theme
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setMouseTracking(True)
+        # The paint covers every pixel: skip Qt's background erase.
+        self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
         self.setMinimumSize(400, 200)
         self._painter = TimelinePainter()
         self._scrollbar = QScrollBar(Qt.Orientation.Vertical, self)
@@ -339,6 +341,17 @@ class TimelineWidget(QWidget):
     def visible_track_keys(self) -> list[str]:
         """Return the keys of track rows currently on screen (pinned ones first)."""
         return [r.track.key for r, _y, _p in self._frame().placed_rows() if r.track is not None]
+
+    def row_rect(self, key: str) -> tuple[int, int] | None:
+        """Return (top y, height) in widget px of the track row ``key`` if on screen."""
+        for row, y, _pinned in self._frame().placed_rows():
+            if row.track is not None and row.track.key == key:
+                return y, row.height_px
+        return None
+
+    def x_of(self, t_ns: int) -> float:
+        """Return the widget x of shared-axis time ``t_ns``."""
+        return self._frame().x_of(t_ns)
 
     def time_at(self, x_px: float) -> int:
         """Return the shared-axis time under widget x ``x_px``."""

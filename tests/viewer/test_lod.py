@@ -1,0 +1,76 @@
+"""Level of detail without a QApplication: planted intervals, known per-pixel answers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from analysis.tracks import SliceTable
+from viewer.lod import PEAK_MIN_ALPHA, merge_strips, pixel_edges_ns, row_strip
+
+
+def _table(starts, ends, overlapping=False) -> SliceTable:
+    starts = np.asarray(starts, dtype=np.int64)
+    ends = np.asarray(ends, dtype=np.int64)
+    return SliceTable(
+        kind="test",
+        start_ns=starts,
+        end_ns=ends,
+        track_offsets=np.array([0, len(starts)], dtype=np.int64),
+        label_ids=np.arange(len(starts), dtype=np.int32),
+        labels=np.array([f"e{i}" for i in range(len(starts))], dtype=object),
+        is_overlapping=overlapping,
+    )
+
+
+def test_busy_fraction_per_pixel_matches_planted_intervals() -> None:
+    # 10 pixels of 100 ns; events cover pixel 1 fully, half of pixel 3, and 2..4.5 px.
+    table = _table([100, 350, 600], [200, 400, 850])
+    edges = pixel_edges_ns(0, 100.0, 10)
+    lo, hi = table.window(0, 0, 1000)
+    strip = row_strip(table, lo, hi, edges)
+    expected = [0, 1.0, 0, 0.5, 0, 0, 1.0, 1.0, 0.5, 0]
+    expected = [max(e, PEAK_MIN_ALPHA) if e else 0 for e in expected]
+    np.testing.assert_allclose(strip.alpha, expected, rtol=1e-6)
+    assert strip.event.tolist() == [-1, 0, -1, 1, -1, -1, 2, 2, 2, -1]
+
+
+def test_short_events_never_vanish_when_zoomed_out() -> None:
+    # 1000 one-ns events in a 1 ms view of 100 px: every pixel they touch stays visible.
+    starts = np.arange(0, 1_000_000, 1000, dtype=np.int64)
+    table = _table(starts, starts + 1)
+    edges = pixel_edges_ns(0, 10_000.0, 100)
+    strip = row_strip(table, 0, len(starts), edges)
+    assert (strip.alpha >= PEAK_MIN_ALPHA).all()
+    assert (strip.event >= 0).all()
+
+
+def test_zero_length_samples_touch_their_pixel() -> None:
+    table = _table([250, 251], [250, 251])
+    strip = row_strip(table, 0, 2, pixel_edges_ns(0, 100.0, 5))
+    assert strip.alpha.tolist() == pytest.approx([0, 0, PEAK_MIN_ALPHA, 0, 0])
+
+
+def test_window_finds_an_event_that_started_before_the_view() -> None:
+    table = _table([0, 5000], [4000, 6000])
+    assert table.window(0, 3000, 3500) == (0, 1)
+    assert table.window(0, 4500, 4800) == (1, 1)
+    overlapping = _table([0, 10, 20], [1000, 15, 25], overlapping=True)
+    lo, hi = overlapping.window(0, 500, 600)
+    assert lo == 0
+    assert hi == 3
+
+
+def test_overlapping_intervals_clip_to_full() -> None:
+    table = _table([0, 0], [100, 100], overlapping=True)
+    strip = row_strip(table, 0, 2, pixel_edges_ns(0, 100.0, 1))
+    assert strip.alpha.tolist() == [1.0]
+
+
+def test_merge_keeps_the_densest_part() -> None:
+    a = row_strip(_table([0], [100]), 0, 1, pixel_edges_ns(0, 100.0, 2), part=0)
+    b = row_strip(_table([150], [160]), 0, 1, pixel_edges_ns(0, 100.0, 2), part=1)
+    merged = merge_strips([a, b])
+    assert merged.part.tolist() == [0, 1]
+    assert merged.alpha[0] == 1.0
+    assert merged.alpha[1] == pytest.approx(PEAK_MIN_ALPHA)

@@ -1,0 +1,203 @@
+"""The timeline widget offscreen: rows, pins, keys, pixels, and a paint soak test."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPoint, Qt
+
+from analysis.tracks import alignment_offsets, build_tracks
+from tests.conftest import REAL_DIR, requires_shared
+from viewer.render import render_to_image
+from viewer.style import name_argb
+from viewer.timeline import TimelineWidget
+
+CONCURRENT = REAL_DIR / "extra-p__extrap__concurrent.s1__profile1.sqlite"
+SERIAL = REAL_DIR / "ayush-os__nsight-systems-deep-dive__vector_add_profile_serial.sqlite"
+
+pytestmark = requires_shared
+
+
+@pytest.fixture
+def make_timeline(qtbot, load_report):
+    def _make(*paths, size=(1200, 700)):
+        reports = [load_report(p) for p in paths]
+        widget = TimelineWidget()
+        qtbot.addWidget(widget)
+        widget.resize(*size)
+        widget.set_data(reports, build_tracks(reports), alignment_offsets(reports))
+        widget.show()
+        return widget
+
+    return _make
+
+
+def _sql(path, query):
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as con:
+        return con.execute(query).fetchall()
+
+
+def test_row_tree_has_streams_levels_and_cores(make_timeline) -> None:
+    widget = make_timeline(CONCURRENT, SERIAL)
+    tracks = widget.tracks()
+    kinds = {t.kind for t in tracks}
+    assert {"cpu", "cuda_api", "nvtx", "osrt", "samples", "gpu_all", "gpu_stream"} <= kinds
+    streams = _sql(CONCURRENT, "SELECT DISTINCT streamId FROM CUPTI_ACTIVITY_KIND_KERNEL")
+    labels = {t.label for t in tracks if t.kind == "gpu_stream" and t.report_index == 0}
+    assert {f"Stream {s}" for (s,) in streams} <= labels
+    assert max(t.level for t in tracks if t.kind == "nvtx") >= 1
+
+
+def test_pinned_row_stays_visible_after_scrolling(make_timeline, qtbot) -> None:
+    widget = make_timeline(CONCURRENT, SERIAL, size=(1000, 400))
+    last_stream = [t for t in widget.tracks() if t.kind == "gpu_stream"][-1]
+    first_core = next(t for t in widget.tracks() if t.kind == "cpu")
+    with qtbot.waitSignal(widget.pins_changed):
+        widget.pin(last_stream.key)
+    assert widget.pinned_keys() == [last_stream.key]
+    widget.scroll_rows(10_000)
+    assert widget.scroll_offset() > 0
+    assert last_stream.key in widget.visible_track_keys()
+    assert widget.row_rect(last_stream.key)[0] < widget.height() // 2
+    widget.scroll_rows(-10_000)
+    widget.unpin(last_stream.key)
+    assert widget.pinned_keys() == []
+    assert first_core.key not in widget.pinned_keys()
+
+
+def test_pin_by_name_pins_that_stream_of_every_report(make_timeline) -> None:
+    widget = make_timeline(CONCURRENT, REAL_DIR / "extra-p__extrap__concurrent.s2__profile2.sqlite")
+    assert widget.pin_matching("Stream 14") == 2
+    pinned = widget.pinned_keys()
+    assert all(k.endswith("/stream14") for k in pinned)
+    assert {k.split("/")[0] for k in pinned} == {
+        "extra-p__extrap__concurrent.s1__profile1.sqlite",
+        "extra-p__extrap__concurrent.s2__profile2.sqlite",
+    }
+    assert widget.pin_matching("Stream 14") == 0
+
+
+def test_hide_and_collapse_remove_rows(make_timeline) -> None:
+    widget = make_timeline(SERIAL)
+    core = next(t for t in widget.tracks() if t.kind == "cpu")
+    assert widget.row_rect(core.key) is not None
+    widget.set_hidden_keys([core.key])
+    assert widget.row_rect(core.key) is None
+    widget.set_hidden_keys([])
+    widget.set_collapsed(core.group, True)
+    assert widget.row_rect(core.key) is None
+    widget.set_collapsed(core.group, False)
+    assert widget.row_rect(core.key) is not None
+
+
+def test_keys_zoom_pan_fit_and_select(make_timeline, qtbot) -> None:
+    widget = make_timeline(SERIAL)
+    t0, t1 = widget.view_range()
+    qtbot.keyClick(widget, Qt.Key.Key_W)
+    z0, z1 = widget.view_range()
+    assert z1 - z0 < t1 - t0
+    qtbot.keyClick(widget, Qt.Key.Key_D)
+    d0, d1 = widget.view_range()
+    assert d0 > z0
+    assert d1 - d0 == z1 - z0
+    qtbot.keyClick(widget, Qt.Key.Key_A)
+    assert widget.view_range()[0] < d0
+    qtbot.keyClick(widget, Qt.Key.Key_S)
+    assert widget.view_range()[1] - widget.view_range()[0] > z1 - z0
+    qtbot.keyClick(widget, Qt.Key.Key_F)
+    assert widget.view_range() == (t0, t1)
+    x0, x1 = widget.theme.header_width_px + 100, widget.theme.header_width_px + 300
+    with qtbot.waitSignal(widget.selection_changed):
+        qtbot.mousePress(
+            widget, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.ShiftModifier, QPoint(x0, 200)
+        )
+        qtbot.mouseMove(widget, QPoint(x1, 200))
+        qtbot.mouseRelease(
+            widget, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.ShiftModifier, QPoint(x1, 200)
+        )
+    selection = widget.time_selection()
+    assert selection is not None
+    assert selection[0] < selection[1]
+    qtbot.keyClick(widget, Qt.Key.Key_Z)
+    assert widget.view_range() == selection
+    qtbot.keyClick(widget, Qt.Key.Key_Escape)
+    assert widget.time_selection() is None
+
+
+def _longest_kernel(path):
+    return _sql(
+        path,
+        "SELECT start, end, coalesce(s.value, d.value), streamId "
+        "FROM CUPTI_ACTIVITY_KIND_KERNEL k LEFT JOIN StringIds s ON s.id = k.shortName "
+        "LEFT JOIN StringIds d ON d.id = k.demangledName "
+        "ORDER BY end - start DESC LIMIT 1",
+    )[0]
+
+
+def test_kernel_pixel_has_its_colour_and_gaps_are_background(make_timeline) -> None:
+    widget = make_timeline(CONCURRENT)
+    start, end, name, stream = _longest_kernel(CONCURRENT)
+    key = next(t.key for t in widget.tracks() if t.label == f"Stream {stream}")
+    duration = end - start
+    widget.set_view_range(start - duration, end + duration)
+    image = render_to_image(widget, (1200, 700))
+    y, h = widget.row_rect(key)
+    x_mid = int(widget.x_of((start + end) // 2))
+    assert image.pixel(x_mid, y + h // 2) & 0xFFFFFF == name_argb(name) & 0xFFFFFF
+    # Before the kernel (inside the view) the stream is idle unless another kernel ran there.
+    busy = _sql(
+        CONCURRENT,
+        f"SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE streamId = {stream} "
+        f"AND end > {start - duration // 2 - 1000} AND start < {start - duration // 2 + 1000}",
+    )[0][0]
+    x_gap = int(widget.x_of(start - duration // 2))
+    if busy == 0:
+        gap = image.pixel(x_gap, y + h // 2) & 0xFFFFFF
+        assert gap in {widget.theme.row_even & 0xFFFFFF, widget.theme.row_odd & 0xFFFFFF}
+
+
+def test_click_selects_kernel_and_its_launch_call(make_timeline, qtbot) -> None:
+    widget = make_timeline(CONCURRENT)
+    start, end, name, stream = _longest_kernel(CONCURRENT)
+    key = next(t.key for t in widget.tracks() if t.label == f"Stream {stream}")
+    widget.set_view_range(start - (end - start), end + (end - start))
+    y, h = widget.row_rect(key)
+    with qtbot.waitSignal(widget.event_clicked) as blocker:
+        qtbot.mouseClick(
+            widget,
+            Qt.MouseButton.LeftButton,
+            pos=QPoint(int(widget.x_of((start + end) // 2)), y + h // 2),
+        )
+    event = blocker.args[0]
+    assert event is not None
+    assert event.source == "kernels"
+    assert event.name == name
+    partner = widget.partner_event()
+    corr = _sql(
+        CONCURRENT,
+        "SELECT correlationId FROM CUPTI_ACTIVITY_KIND_KERNEL "
+        f"WHERE start = {start} AND streamId = {stream}",
+    )[0][0]
+    api_start = _sql(
+        CONCURRENT, f"SELECT start FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE correlationId = {corr}"
+    )[0][0]
+    assert partner is not None
+    assert partner.source == "cuda_api"
+    assert partner.start_ns == api_start
+
+
+def test_paint_soak_thousands_of_frames(make_timeline) -> None:
+    widget = make_timeline(SERIAL, CONCURRENT, size=(900, 500))
+    rng = np.random.default_rng(7)
+    lo, hi = widget.full_range()
+    widget.pin_matching("Stream")
+    for i in range(2000):
+        span = int((hi - lo) * 10 ** rng.uniform(-6, 0.1))
+        t0 = int(lo + rng.uniform(-0.1, 1.0) * (hi - lo))
+        widget.set_view_range(t0, t0 + span)
+        if i % 50 == 0:
+            widget.scroll_rows(int(rng.integers(-300, 300)))
+        widget.repaint()
+    assert widget.isVisible()
