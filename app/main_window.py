@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from PySide6.QtCore import QSize, Qt, QUrl
-from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
+from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
@@ -16,7 +16,6 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMessageBox,
     QStackedWidget,
-    QToolBar,
     QVBoxLayout,
     QWidget,
 )
@@ -30,6 +29,7 @@ from app.format import format_count, format_range_ns
 from app.icon import make_app_icon
 from app.jobs import JobRunner
 from app.loading import LOADING, ReportEntry, ReportList, build_demo
+from app.menus import build_actions, build_menu_bar, build_tool_bar, fill_recent_menu
 from app.message_area import MessageArea
 from app.reports_panel import ReportsPanel
 from app.settings import Settings
@@ -72,15 +72,19 @@ class MainWindow(QMainWindow):
         self.reports_panel = ReportsPanel(self.report_list, self)
         self.alignment_bar = AlignmentToolBar(self)
         self._pin_pattern = ""
-        self.actions_by_name: dict[str, QAction] = {}
         self.setWindowTitle("Strata")
         self.setWindowIcon(make_app_icon())
         self.setAcceptDrops(True)
         self._build_central()
         self._build_docks()
-        self._build_actions()
-        self._build_menus()
-        self._build_tool_bars()
+        self.actions_by_name = build_actions(self)
+        self._recent_menu, self._view_menu = build_menu_bar(
+            self, self.actions_by_name, self.alignment_bar.mode_actions()
+        )
+        self._recent_menu.aboutToShow.connect(self._on_recent_menu_about_to_show)
+        self._view_menu.addAction(self.reports_dock.toggleViewAction())
+        self.addToolBar(build_tool_bar(self, self.actions_by_name))
+        self.addToolBar(self.alignment_bar)
         self._build_status_bar()
         self._connect()
         self._restore_layout()
@@ -124,105 +128,6 @@ class MainWindow(QMainWindow):
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
         self._view_menu.addAction(dock.toggleViewAction())
         return dock
-
-    def _action(self, name: str, text: str, slot, shortcuts=(), tip: str = "") -> QAction:
-        action = QAction(text, self)
-        action.setObjectName(name)
-        if shortcuts:
-            action.setShortcuts([QKeySequence(s) for s in shortcuts])
-        action.setStatusTip(tip)
-        action.setToolTip(f"{tip or text.replace('&', '')}  ({action.shortcut().toString()})")
-        action.triggered.connect(slot)
-        self.addAction(action)  # shortcuts work even when the menu bar is hidden
-        self.actions_by_name[name] = action
-        return action
-
-    def _build_actions(self) -> None:
-        a = self._action
-        a("open", "&Open…", self._on_open_triggered, ["Ctrl+O"], "Open report files")
-        a(
-            "open_folder",
-            "Open &Folder…",
-            self._on_open_folder_triggered,
-            ["Ctrl+Shift+O"],
-            "Open every report in a folder",
-        )
-        a("open_demo", "Open &Demo", self.open_demo, [], "Open the built-in demo reports")
-        a(
-            "close_report",
-            "&Close Report",
-            self._on_close_report_triggered,
-            ["Ctrl+W"],
-            "Close the report selected in the Reports panel (or the last one)",
-        )
-        a("close_all", "Close &All Reports", self.report_list.clear, ["Ctrl+Shift+W"])
-        a("quit", "&Quit", self.close, ["Ctrl+Q"])
-        a("fit", "&Fit", self.timeline.fit, ["F"], "Show the whole time range")
-        a("zoom_in", "Zoom &In", lambda: self.zoom(_ZOOM_FACTOR), ["Ctrl++", "+", "="])
-        a("zoom_out", "Zoom &Out", lambda: self.zoom(1 / _ZOOM_FACTOR), ["Ctrl+-", "-"])
-        a(
-            "pin_by_name",
-            "&Pin by Name…",
-            self.show_pin_dialog,
-            ["Ctrl+P"],
-            "Pin every row whose name matches a regular expression",
-        )
-        a("unpin_all", "&Unpin All", lambda: self.timeline.set_pinned_keys([]), [])
-        a("show_hidden", "Show &Hidden Rows", self._on_show_hidden_triggered, ["Ctrl+Shift+H"])
-        a(
-            "collapse_all",
-            "&Collapse All Groups",
-            lambda: self.set_groups_collapsed(True),
-            ["Ctrl+Shift+C"],
-            "Fold every report down to its sections (CPU, processes, GPUs)",
-        )
-        a(
-            "expand_all",
-            "&Expand All Groups",
-            lambda: self.set_groups_collapsed(False),
-            ["Ctrl+Shift+E"],
-        )
-        a("choose_nvtx", "Align on NVTX Range…", self.alignment_bar.focus_nvtx_name, ["Ctrl+L"])
-        a("shortcuts", "&Keyboard Shortcuts", self.show_shortcuts, ["F1"])
-        a("about", "&About Strata", self.show_about, [])
-
-    def _build_menus(self) -> None:
-        acts = self.actions_by_name
-        file_menu = self.menuBar().addMenu("&File")
-        file_menu.addActions([acts["open"], acts["open_folder"], acts["open_demo"]])
-        self._recent_menu = file_menu.addMenu("Open &Recent")
-        self._recent_menu.aboutToShow.connect(self._on_recent_menu_about_to_show)
-        file_menu.addSeparator()
-        file_menu.addActions([acts["close_report"], acts["close_all"]])
-        file_menu.addSeparator()
-        file_menu.addAction(acts["quit"])
-        self._view_menu = view = self.menuBar().addMenu("&View")
-        view.addActions([acts["fit"], acts["zoom_in"], acts["zoom_out"]])
-        view.addSeparator()
-        align = view.addMenu("&Alignment")
-        align.addActions(self.alignment_bar.mode_actions())
-        align.addSeparator()
-        align.addAction(acts["choose_nvtx"])
-        view.addSeparator()
-        view.addActions([acts["pin_by_name"], acts["unpin_all"], acts["show_hidden"]])
-        view.addActions([acts["collapse_all"], acts["expand_all"]])
-        view.addSeparator()
-        view.addAction(self.reports_dock.toggleViewAction())
-        help_menu = self.menuBar().addMenu("&Help")
-        help_menu.addActions([acts["shortcuts"], acts["about"]])
-
-    def _build_tool_bars(self) -> None:
-        bar = QToolBar("Main", self)
-        bar.setObjectName("mainToolBar")
-        bar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
-        acts = self.actions_by_name
-        bar.addActions([acts["open"], acts["open_folder"]])
-        bar.addSeparator()
-        bar.addActions([acts["fit"], acts["zoom_in"], acts["zoom_out"]])
-        bar.addSeparator()
-        bar.addAction(acts["pin_by_name"])
-        self.addToolBar(bar)
-        self.addToolBar(self.alignment_bar)
 
     def _build_status_bar(self) -> None:
         self._summary_label = QLabel("No report", self)
@@ -268,7 +173,8 @@ class MainWindow(QMainWindow):
         self.statusBar().clearMessage()
         self.open_paths(paths)
 
-    def _on_open_triggered(self) -> None:
+    def open_files_dialog(self) -> None:
+        """Ask for report files and open them."""
         patterns = " ".join(f"*{s}" for s in REPORT_SUFFIXES)
         files, _ = QFileDialog.getOpenFileNames(
             self,
@@ -278,7 +184,8 @@ class MainWindow(QMainWindow):
         )
         self.open_paths(files)
 
-    def _on_open_folder_triggered(self) -> None:
+    def open_folder_dialog(self) -> None:
+        """Ask for a folder and open every report in it."""
         folder = QFileDialog.getExistingDirectory(
             self, "Open a folder of reports", self._last_folder()
         )
@@ -289,7 +196,8 @@ class MainWindow(QMainWindow):
         recent = self.settings.recent_files()
         return str(Path(recent[0]).parent) if recent else str(Path.home())
 
-    def _on_close_report_triggered(self) -> None:
+    def close_selected_report(self) -> None:
+        """Close the report selected in the Reports panel, or the last one opened."""
         path = self.reports_panel.selected_path()
         entries = self.report_list.entries()
         if path is None and entries:
@@ -297,20 +205,11 @@ class MainWindow(QMainWindow):
         if path is not None:
             self.report_list.remove(path)
 
+    def close_all_reports(self) -> None:
+        self.report_list.clear()
+
     def _on_recent_menu_about_to_show(self) -> None:
-        menu = self._recent_menu
-        menu.clear()
-        recent = self.settings.recent_files()
-        for path in recent:
-            action = menu.addAction(Path(path).name)
-            action.setToolTip(path)
-            action.setStatusTip(path)
-            action.triggered.connect(lambda _checked=False, p=path: self._open_recent(p))
-        if recent:
-            menu.addSeparator()
-            menu.addAction("Clear Recent", self.settings.clear_recent_files)
-        else:
-            menu.addAction("No recent reports").setEnabled(False)
+        fill_recent_menu(self._recent_menu, self.settings, self._open_recent)
 
     def _open_recent(self, path: str) -> None:
         if not Path(path).exists():
@@ -374,6 +273,15 @@ class MainWindow(QMainWindow):
 
     # -- view -----------------------------------------------------------------------------
 
+    def fit(self) -> None:
+        self.timeline.fit()
+
+    def zoom_in(self) -> None:
+        self.zoom(_ZOOM_FACTOR)
+
+    def zoom_out(self) -> None:
+        self.zoom(1 / _ZOOM_FACTOR)
+
     def zoom(self, factor: float) -> None:
         """Zoom the timeline by ``factor`` (> 1 zooms in) around the middle of the view."""
         t0_ns, t1_ns = self.timeline.view_range()
@@ -394,6 +302,19 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"Pinned {count} row{'s' if count != 1 else ''}", 5000)
         return count
 
+    def unpin_all(self) -> None:
+        self.timeline.set_pinned_keys([])
+
+    def collapse_all_groups(self) -> None:
+        self.set_groups_collapsed(True)
+
+    def expand_all_groups(self) -> None:
+        self.set_groups_collapsed(False)
+
+    def choose_nvtx_range(self) -> None:
+        """Switch to NVTX alignment and put the cursor in the range name field."""
+        self.alignment_bar.focus_nvtx_name()
+
     def set_groups_collapsed(self, collapsed: bool) -> None:
         """Collapse every report's sections (CPU, processes, CUDA HW), or expand every group."""
         if collapsed:
@@ -403,7 +324,7 @@ class MainWindow(QMainWindow):
         for path in paths:
             self.timeline.set_collapsed(path, collapsed)
 
-    def _on_show_hidden_triggered(self) -> None:
+    def show_hidden_rows(self) -> None:
         self.timeline.set_hidden_keys([])
         self.binding.save_view_state()
 
