@@ -39,6 +39,8 @@ _FRAMES = (
     "nvtx_domains",
     "nvtx_categories",
     "gpu_metric_names",
+    "contexts",
+    "cuda_devices",
 )
 
 

@@ -233,6 +233,8 @@ def load_sqlite(
             gpu_metric_names=metadata.read_gpu_metric_names(db),
             source_columns={t: db.columns(t) for t in sorted(db.tables)},
             nvtx_max_ns=nvtx_max_ns,
+            contexts=metadata.read_contexts(db),
+            cuda_devices=metadata.read_cuda_devices(db),
         )
         report_progress(1.0, "loaded")
         return report

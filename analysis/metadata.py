@@ -9,7 +9,7 @@ import pandas as pd
 
 from analysis._sqlite import ReportDatabase
 from analysis.errors import UnsupportedVersionError
-from analysis.model import EventTable, ReportInfo, StringIds
+from analysis.model import CONTEXT_COLUMNS, CUDA_DEVICE_COLUMNS, EventTable, ReportInfo, StringIds
 from analysis.schema import (
     MAX_SCHEMA_MAJOR,
     MEM_KIND_LABELS,
@@ -20,6 +20,8 @@ from analysis.schema import (
 )
 
 __all__ = [
+    "read_contexts",
+    "read_cuda_devices",
     "read_enums",
     "read_gpu_metric_names",
     "read_gpus",
@@ -77,16 +79,31 @@ def read_info(db: ReportDatabase) -> ReportInfo:
 
 
 def _thread_ids(tables: Mapping[str, EventTable]) -> np.ndarray:
-    parts = [tables[k]["global_tid"] for k in _THREAD_KINDS if len(tables[k])]
-    parts.append(tables["sched"]["global_tid"])
-    return np.unique(np.concatenate(parts)) if parts else np.empty(0, dtype=np.int64)
+    # The track keys of these tables hold every row's globalTid, so no pass over the events
+    # (np.unique over 10 M API calls took 1 s).
+    parts = [
+        tables[k].track_keys["global_tid"].to_numpy(np.int64)
+        for k in _THREAD_KINDS
+        if len(tables[k])
+    ]
+    parts.append(pd.unique(tables["sched"]["global_tid"]).astype(np.int64))
+    return np.unique(np.concatenate(parts))
+
+
+def _gpu_pids(tables: Mapping[str, EventTable]) -> list[np.ndarray]:
+    out = []
+    for kind in ("kernels", "memcpy", "memset"):
+        table = tables[kind]
+        if len(table):
+            used = pd.unique(table["track_id"])
+            out.append(pid_of(table.track_keys["global_pid"].to_numpy(np.int64)[used]))
+    return out
 
 
 def read_processes(db: ReportDatabase, tables: Mapping[str, EventTable]) -> pd.DataFrame:
     """Return processes that own events: ``pid``, ``global_pid``, ``name``, ``thread_count``."""
     gtids = _thread_ids(tables)
-    gpu_pids = [pid_of(tables[k]["global_pid"]) for k in ("kernels", "memcpy", "memset")]
-    pids = np.unique(np.concatenate([pid_of(gtids), *gpu_pids]))
+    pids = np.unique(np.concatenate([pid_of(gtids), *_gpu_pids(tables)]))
     names: dict[int, str] = {}
     if db.has_table("PROCESSES"):
         for pid, name in db.execute("SELECT pid, name FROM PROCESSES"):
@@ -123,21 +140,103 @@ def read_threads(
 
 
 def read_gpus(db: ReportDatabase) -> pd.DataFrame:
-    """Return GPUs: ``device_id``, ``name`` (TARGET_INFO_GPU, else TARGET_INFO_CUDA_GPU)."""
-    rows: dict[int, str] = {}
-    if db.has_table("TARGET_INFO_GPU"):
-        id_col = "id" if db.has_column("TARGET_INFO_GPU", "id") else "deviceId"
-        if db.has_column("TARGET_INFO_GPU", id_col):
-            for dev, name in db.execute(f"SELECT {id_col}, name FROM TARGET_INFO_GPU"):
-                if dev is not None:
-                    rows.setdefault(int(dev), str(name or ""))
-    if db.has_column("TARGET_INFO_CUDA_GPU", "deviceId"):
-        for dev, name in db.execute("SELECT deviceId, name FROM TARGET_INFO_CUDA_GPU"):
-            if dev is not None:
-                rows.setdefault(int(dev), str(name or ""))
+    """Return GPUs, one row per device id (spec §1.4 "Device name", §2 step 5).
+
+    Columns: ``device_id`` (int64), ``name`` (str), ``bus_location`` (str), ``uuid`` (str,
+    '' when unknown), ``sm_count`` and ``total_memory_bytes`` (int64, -1 when unknown).
+    ``TARGET_INFO_GPU`` (2022.4+: ``id``; older: ``deviceId``) comes first, then
+    ``TARGET_INFO_CUDA_GPU`` (2020-2022) fills devices and attributes it lacks.
+    """
+    rows: dict[int, dict[str, object]] = {}
+    gpu_cols = {
+        "name": "name",
+        "bus_location": "busLocation",
+        "uuid": "uuid",
+        "sm_count": "smCount",
+        "total_memory_bytes": "totalMemory",
+    }
+    cuda_cols = {
+        "name": "name",
+        "bus_location": "pciBusId",
+        "sm_count": "numMultiprocessors",
+        "total_memory_bytes": "globalMemorySize",
+    }
+    for table, id_cols, cols in (
+        ("TARGET_INFO_GPU", ("id", "deviceId"), gpu_cols),
+        ("TARGET_INFO_CUDA_GPU", ("deviceId",), cuda_cols),
+    ):
+        id_col = next((c for c in id_cols if db.has_column(table, c)), None)
+        if id_col is None:
+            continue
+        have = {ours: src for ours, src in cols.items() if db.has_column(table, src)}
+        select = ", ".join([id_col, *have.values()])
+        for dev, *values in db.execute(f"SELECT {select} FROM {table}"):
+            if dev is None:
+                continue
+            row = rows.setdefault(int(dev), {})
+            for ours, value in zip(have, values, strict=True):
+                if row.get(ours) in (None, "") and value is not None:
+                    row[ours] = value
     ids = sorted(rows)
+
+    def text(col: str) -> list[str]:
+        return [str(rows[i].get(col) or "") for i in ids]
+
+    def number(col: str) -> np.ndarray:
+        return np.array([int(rows[i].get(col, -1)) for i in ids], dtype=np.int64)
+
     return pd.DataFrame(
-        {"device_id": np.array(ids, dtype=np.int64), "name": [rows[i] for i in ids]}
+        {
+            "device_id": np.array(ids, dtype=np.int64),
+            "name": text("name"),
+            "bus_location": text("bus_location"),
+            "uuid": text("uuid"),
+            "sm_count": number("sm_count"),
+            "total_memory_bytes": number("total_memory_bytes"),
+        }
+    )
+
+
+def read_contexts(db: ReportDatabase) -> pd.DataFrame:
+    """Return CUDA contexts: ``pid``, ``device_id``, ``context_id``, ``null_stream_id``,
+    ``parent_context_id`` (-1 when none) and ``is_green_context`` (0/1), all int64.
+
+    From ``TARGET_INFO_CUDA_CONTEXT_INFO`` (2023.4+) or ``TARGET_INFO_CUDA_NULL_STREAM``
+    (2022.4 and older), spec §1.4.
+    """
+    if db.has_table("TARGET_INFO_CUDA_CONTEXT_INFO"):
+        table, stream = "TARGET_INFO_CUDA_CONTEXT_INFO", "nullStreamId"
+    elif db.has_table("TARGET_INFO_CUDA_NULL_STREAM"):
+        table, stream = "TARGET_INFO_CUDA_NULL_STREAM", "streamId"
+    else:
+        return pd.DataFrame({c: np.empty(0, np.int64) for c in CONTEXT_COLUMNS})
+    parent = "parentContextId" if db.has_column(table, "parentContextId") else "NULL"
+    green = "isGreenContext" if db.has_column(table, "isGreenContext") else "NULL"
+    rows = db.execute(
+        f"SELECT processId, deviceId, contextId, {stream}, coalesce({parent}, -1), "
+        f"coalesce({green}, 0) FROM {table} ORDER BY processId, deviceId, contextId"
+    )
+    return pd.DataFrame(
+        {c: np.array([r[i] for r in rows], dtype=np.int64) for i, c in enumerate(CONTEXT_COLUMNS)}
+    )
+
+
+def read_cuda_devices(db: ReportDatabase) -> pd.DataFrame:
+    """Return the CUDA-ordinal to physical-GPU map: ``pid``, ``device_id`` (the CUDA
+    ordinal that event tables carry), ``gpu_id`` (``TARGET_INFO_GPU.id``), all int64.
+
+    From ``TARGET_INFO_CUDA_DEVICE`` (2024+); empty when the report lacks it. Under
+    ``CUDA_VISIBLE_DEVICES`` the physical GPU of ``(pid, deviceId)`` is ``gpu_id``, spec §1.4.
+    """
+    cols = ("pid", "cudaId", "gpuId")
+    if not all(db.has_column("TARGET_INFO_CUDA_DEVICE", c) for c in cols):
+        return pd.DataFrame({c: np.empty(0, np.int64) for c in CUDA_DEVICE_COLUMNS})
+    rows = db.execute("SELECT pid, cudaId, gpuId FROM TARGET_INFO_CUDA_DEVICE ORDER BY pid, cudaId")
+    return pd.DataFrame(
+        {
+            c: np.array([r[i] for r in rows], dtype=np.int64)
+            for i, c in enumerate(CUDA_DEVICE_COLUMNS)
+        }
     )
 
 

@@ -16,6 +16,8 @@ import numpy.typing as npt
 import pandas as pd
 
 __all__ = [
+    "CONTEXT_COLUMNS",
+    "CUDA_DEVICE_COLUMNS",
     "EVENT_TABLES",
     "EventTable",
     "Report",
@@ -37,6 +39,22 @@ EVENT_TABLES = (
     "samples",
     "gpu_metrics",
 )
+
+
+#: Columns of :attr:`Report.contexts` and :attr:`Report.cuda_devices` (all int64).
+CONTEXT_COLUMNS = (
+    "pid",
+    "device_id",
+    "context_id",
+    "null_stream_id",
+    "parent_context_id",
+    "is_green_context",
+)
+CUDA_DEVICE_COLUMNS = ("pid", "device_id", "gpu_id")
+
+
+def _empty_frame(columns: tuple[str, ...]) -> pd.DataFrame:
+    return pd.DataFrame({c: np.empty(0, dtype=np.int64) for c in columns})
 
 
 def freeze(array: np.ndarray) -> np.ndarray:
@@ -190,8 +208,8 @@ class Report:
     threads
         ``global_tid`` (int64), ``pid``, ``tid`` (int64), ``name`` (str), ``priority``.
     gpus
-        ``device_id`` (int64), ``name`` (str), plus ``sm_count``, ``total_memory_bytes``
-        where known.
+        ``device_id`` (int64), ``name``, ``bus_location``, ``uuid`` (str, '' when
+        unknown), ``sm_count``, ``total_memory_bytes`` (int64, -1 when unknown).
     streams
         ``pid``, ``context_id``, ``stream_id``, ``priority``, ``kind`` (str).
     nvtx_domains
@@ -206,6 +224,12 @@ class Report:
         The SQLite column names of each source table that the report has.
     nvtx_max_ns
         The largest start/end of any NVTX row: where unclosed ranges end (spec §3.4).
+    contexts
+        CUDA contexts: ``pid``, ``device_id``, ``context_id``, ``null_stream_id``,
+        ``parent_context_id`` (-1 when none), ``is_green_context`` (0/1), all int64.
+    cuda_devices
+        ``pid``, ``device_id`` (CUDA ordinal, as in event tables), ``gpu_id`` (physical
+        GPU, ``gpus.device_id`` space) from ``TARGET_INFO_CUDA_DEVICE``; empty before 2024.
     """
 
     info: ReportInfo
@@ -221,6 +245,8 @@ class Report:
     gpu_metric_names: pd.DataFrame
     source_columns: Mapping[str, tuple[str, ...]]
     nvtx_max_ns: int = 0
+    contexts: pd.DataFrame = field(default_factory=lambda: _empty_frame(CONTEXT_COLUMNS))
+    cuda_devices: pd.DataFrame = field(default_factory=lambda: _empty_frame(CUDA_DEVICE_COLUMNS))
 
     @property
     def name(self) -> str:
