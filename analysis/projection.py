@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from analysis.errors import AnalysisError
 from analysis.model import Report
 from analysis.nvtx import contained_pairs, range_labels, range_rows, range_styles
 from analysis.schema import global_pid_of, pid_of, tid_of
@@ -153,18 +154,18 @@ def _launches(report: Report) -> dict[str, np.ndarray]:
     ops = [report.tables[k] for k in ("kernels", "memcpy", "memset")]
     op_start = np.concatenate([t.start_ns for t in ops])
     op_end = np.concatenate([t.end_ns for t in ops])
-    op_api = api_index_of(
+    op_idx, op_api = api_matches(
         report, np.concatenate([t["correlation_id"] for t in ops]),
         np.concatenate([t["global_pid"] for t in ops]),
     )  # fmt: skip
     api = report.cuda_api
     first = np.full(len(api), _I64_MAX, dtype=np.int64)
     last = np.full(len(api), _I64_MIN, dtype=np.int64)
-    ok = op_api >= 0
-    np.minimum.at(first, op_api[ok], op_start[ok])
-    np.maximum.at(last, op_api[ok], op_end[ok])
+    np.minimum.at(first, op_api, op_start[op_idx])
+    np.maximum.at(last, op_api, op_end[op_idx])
     idx = np.flatnonzero(first != _I64_MAX)
     return {
+        "corr_key": (global_pid_of(api["global_tid"][idx]) ^ api["correlation_id"][idx]),
         "tid": api["global_tid"][idx],
         "start": api.start_ns[idx],
         "end": api.end_ns[idx],
@@ -176,33 +177,48 @@ def _launches(report: Report) -> dict[str, np.ndarray]:
 def api_index_of(
     report: Report, correlation_ids: np.ndarray, global_pids: np.ndarray
 ) -> npt.NDArray[np.int64]:
-    """Return, per GPU op, the row of ``report.cuda_api`` that launched it, or -1.
+    """Return, per GPU op, the first row of ``report.cuda_api`` that launched it, or -1."""
+    op_idx, api_idx = api_matches(report, correlation_ids, global_pids)
+    out = np.full(len(correlation_ids), -1, dtype=np.int64)
+    out[op_idx[::-1]] = api_idx[::-1]
+    return out
+
+
+def api_matches(
+    report: Report, correlation_ids: np.ndarray, global_pids: np.ndarray
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Join GPU ops to the CUDA API rows that launched them; return (op index, api row) pairs.
 
     The match is ``api.correlationId = op.correlationId`` and
-    ``op.globalPid = api.globalTid & 0xFFFFFFFFFF000000`` (spec §1.2); the first call of a
-    duplicated key wins.
+    ``op.globalPid = api.globalTid & 0xFFFFFFFFFF000000`` (spec §1.2), an SQL inner join: an
+    op matching two API rows (old exports repeat some calls) appears twice, as in nsys.
+    Pairs are ordered by op index, then API row.
     """
     api = report.cuda_api
+    empty = np.empty(0, np.int64)
     if len(api) == 0 or len(correlation_ids) == 0:
-        return np.full(len(correlation_ids), -1, dtype=np.int64)
+        return empty, empty
     api_gpid = global_pid_of(api["global_tid"])
     procs, inverse = np.unique(np.concatenate([api_gpid, global_pids]), return_inverse=True)
     inverse = inverse.ravel().astype(np.int64)
     corr_all = np.concatenate([api["correlation_id"], correlation_ids]).astype(np.int64)
-    shift = max(int(corr_all.max()), 1).bit_length() + 1
-    if corr_all.min() < 0 or shift + len(procs).bit_length() > 62:
-        frame = pd.DataFrame({"p": inverse[: len(api)], "c": corr_all[: len(api)]})
-        frame["row"] = np.arange(len(api))
-        first = frame.drop_duplicates(["p", "c"])
-        ops = pd.DataFrame({"p": inverse[len(api) :], "c": corr_all[len(api) :]})
-        merged = ops.merge(first, on=["p", "c"], how="left")
-        return merged["row"].fillna(-1).to_numpy(np.int64)
-    key = (inverse << shift) | corr_all
+    corr_min = int(corr_all.min())
+    shift = max(int(corr_all.max()) - corr_min, 1).bit_length() + 1
+    if shift + len(procs).bit_length() > 62:
+        raise AnalysisError(f"{report.name}: correlation ids too wide to join")
+    key = (inverse << shift) | (corr_all - corr_min)
     api_key, op_key = key[: len(api)], key[len(api) :]
     order = np.argsort(api_key, kind="stable")
     sorted_key = api_key[order]
-    pos = np.minimum(np.searchsorted(sorted_key, op_key), len(api) - 1)
-    return np.where(sorted_key[pos] == op_key, order[pos], -1).astype(np.int64)
+    lo = np.searchsorted(sorted_key, op_key, side="left")
+    hi = np.searchsorted(sorted_key, op_key, side="right")
+    counts = hi - lo
+    if counts.max(initial=0) <= 1:
+        op_idx = np.flatnonzero(counts)
+        return op_idx, order[lo[op_idx]].astype(np.int64)
+    op_idx = np.repeat(np.arange(len(op_key), dtype=np.int64), counts)
+    first = np.repeat(lo - (np.cumsum(counts) - counts), counts)
+    return op_idx, order[first + np.arange(len(op_idx))].astype(np.int64)
 
 
 def _thread_time_keys(
@@ -232,7 +248,9 @@ def _project(
         [ranges["tid"], ranges["tid"], launches["tid"], launches["tid"]],
         [ranges["start"], ranges["end"], launches["start"], launches["end"]],
     )
-    if keys is not None and n_l:
+    # Old exports repeat some API rows (same correlation id): count distinct ids exactly then.
+    distinct = len(np.unique(launches["corr_key"])) == n_l
+    if keys is not None and n_l and distinct:
         r_start_key, r_end_key, l_start_key, l_end_key = keys
         order = np.argsort(l_start_key, kind="stable")
         end_sorted = l_end_key[order]
@@ -250,7 +268,8 @@ def _project(
     np.maximum.at(end, r_idx, launches["gpu_end"][l_idx])
     covered = np.zeros(n_l, dtype=bool)
     covered[l_idx] = True
-    count = np.bincount(r_idx, minlength=n_r)
+    pairs = pd.DataFrame({"r": r_idx, "k": launches["corr_key"][l_idx]}).drop_duplicates()
+    count = np.bincount(pairs["r"].to_numpy(np.int64), minlength=n_r)
     return {"start": start, "end": end, "count": count}, covered
 
 
@@ -286,7 +305,7 @@ def _outside(launches: dict[str, np.ndarray], covered: np.ndarray) -> dict[str, 
     return {
         "start_ns": int(launches["gpu_start"][out].min()),
         "end_ns": int(launches["gpu_end"][out].max()),
-        "num_gpu_ops": len(out),
+        "num_gpu_ops": len(np.unique(launches["corr_key"][out])),
         "pid": int(pid_of(gtid)),
         "tid": int(tid_of(gtid)),
     }

@@ -18,7 +18,7 @@ import pandas as pd
 from analysis.engine import group_stats
 from analysis.model import Report
 from analysis.nvtx import contained_pairs, range_rows, range_texts
-from analysis.projection import api_index_of
+from analysis.projection import api_index_of, api_matches
 from analysis.schema import pid_of, tid_of
 from analysis.stats._base import (
     SkipReport,
@@ -97,6 +97,8 @@ def _nvtx_prefixed(report: Report, names: np.ndarray) -> np.ndarray:
 
 def _kernel_summary(report: Report, args: tuple[str, ...], xp: ModuleType, gb: bool):
     require(report, report.has_source(_KERNEL), "CUDA kernel data")
+    if "nvtx-name" in args:
+        require(report, report.has_source("NVTX_EVENTS"), "NV Tools Extension (NVTX) data")
     if gb:
         return _kernel_gb_summary(report, args, xp)
     dur = report.kernels.duration_ns
@@ -313,9 +315,7 @@ def cuda_kern_exec_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
     require(report, report.has_source(_KERNEL), "CUDA kernel data")
     require(report, report.has_source(_RUNTIME), "CUDA API data")
     kernels, api = report.kernels, report.cuda_api
-    api_idx = api_index_of(report, kernels["correlation_id"], kernels["global_pid"])
-    k = np.flatnonzero(api_idx >= 0)
-    a = api_idx[k]
+    k, a = api_matches(report, kernels["correlation_id"], kernels["global_pid"])
     r_start, r_end = api.start_ns[a], api.end_ns[a]
     k_start, k_end = kernels.start_ns[k], kernels.end_ns[k]
     gtid = api["global_tid"][a]
@@ -332,27 +332,34 @@ def cuda_kern_exec_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
         "A": group_stats(codes, r_end - r_start, xp),
         "K": group_stats(codes, k_end - k_start, xp),
     }
-    q_stats = group_stats(codes[has_q], queue[has_q], xp)
-    key_rows = keys.iloc[parts["T"].keys].reset_index(drop=True)
+    group_keys = parts["T"].keys
+    key_rows = keys.iloc[group_keys].reset_index(drop=True)
     frame = key_rows[["PID", "TID", "DevId"]].copy()
     frame["Count"] = parts["T"].count
-    q_pos = pd.Index(q_stats.keys).get_indexer(parts["T"].keys)
-    frame["QCount"] = np.where(q_pos >= 0, q_stats.count[q_pos], 0)
+    q_block = _queue_block(group_stats(codes[has_q], queue[has_q], xp), group_keys)
+    frame["QCount"] = q_block.pop("QCount")
     for prefix in ("T", "A", "Q", "K"):
-        block = stat_block(q_stats if prefix == "Q" else parts[prefix], prefix, None, None)
+        block = q_block if prefix == "Q" else stat_block(parts[prefix], prefix, None, None)
         for col, values in block.items():
-            if prefix == "Q":
-                # Queue times ignore NULLs (negative queue); a group without any is NULL.
-                picked = pd.Series(np.asarray(values)[np.maximum(q_pos, 0)])
-                if col in ("QMin", "QMax"):
-                    picked = picked.astype("Int64")
-                values = (
-                    picked.where(q_pos >= 0).to_numpy()
-                    if col not in ("QMin", "QMax")
-                    else picked.mask(q_pos < 0).array
-                )
             frame[col] = values
     frame["API Name"] = key_rows["API Name"].to_numpy(object)
     frame["Kernel Name"] = key_rows["Kernel Name"].to_numpy(object)
     frame = order_rows(frame, ["TAvg"], [False])
     return frame, _units(frame)
+
+
+def _queue_block(q_stats, group_keys: np.ndarray) -> dict[str, object]:
+    """Queue statistics aligned to every group: NULL where a group has no queue time, except
+    the standard deviation, which the SQL extension returns as 0.0 for no values."""
+    pos = pd.Index(q_stats.keys).get_indexer(group_keys)
+    has = pos >= 0
+    block = stat_block(q_stats, "Q", None, None)
+    out: dict[str, object] = {"QCount": np.where(has, q_stats.count[np.maximum(pos, 0)], 0)
+                              if len(q_stats) else np.zeros(len(pos), np.int64)}  # fmt: skip
+    for col, values in block.items():
+        values = np.asarray(values)
+        picked = values[np.maximum(pos, 0)] if len(values) else np.zeros(len(pos), values.dtype)
+        series = pd.Series(picked).astype("Int64" if col in ("QMin", "QMax") else "float64")
+        fill = 0.0 if col == "QStdDev" else None
+        out[col] = series.where(pd.Series(has), fill).array
+    return out

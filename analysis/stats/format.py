@@ -11,8 +11,6 @@ plus ``…``.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -70,6 +68,14 @@ def table_strings(frame: pd.DataFrame, units: Mapping[str, str | None]) -> list[
     return [list(row) for row in zip(*columns, strict=True)] if columns else []
 
 
+def _csv_field(text: str) -> str:
+    # nsys quotes a field only when it holds a separator (a JSON NVTX label with quotes is
+    # printed as is), unlike Python's csv module.
+    if "," in text or "\n" in text or "\r" in text:
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
 def _is_numeric(texts: Sequence[str]) -> bool:
     for text in texts:
         if text == "":
@@ -115,11 +121,9 @@ def format_table(result, fmt: str = "column") -> str:
     headers = [header_of(c, result.units.get(c)) for c in visible]
     rows = table_strings(frame, result.units)
     if fmt == "csv":
-        buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow(headers)
-        writer.writerows(rows)
-        return buffer.getvalue().rstrip("\n") if rows else ""
+        if not rows:
+            return ""
+        return "\n".join(",".join(_csv_field(t) for t in line) for line in [headers, *rows])
     if not rows:
         return _NO_DATA
     return _column_layout(headers, rows)

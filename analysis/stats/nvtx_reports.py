@@ -15,14 +15,12 @@ import pandas as pd
 from analysis.engine import group_stats, sqlite_round
 from analysis.model import Report
 from analysis.nvtx import contained_pairs, range_labels, range_rows, range_styles
-from analysis.projection import api_index_of, projection_details
+from analysis.projection import api_matches, projection_details
 from analysis.schema import (
     NVTX_PUSHPOP_TYPES,
     NVTX_RANGE_TYPES,
     NVTX_STARTEND_TYPES,
     OSRT_CLASS_CALL,
-    pid_of,
-    tid_of,
 )
 from analysis.stats._base import (
     SkipReport,
@@ -112,26 +110,26 @@ def nvtx_kern_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
     require(report, report.has_source(_KERNEL), "CUDA kernel data")
     require(report, report.has_source(_RUNTIME), "CUDA API data")
     kernels, api, nvtx = report.kernels, report.cuda_api, report.nvtx
-    api_idx = api_index_of(report, kernels["correlation_id"], kernels["global_pid"])
-    launched = np.flatnonzero(api_idx >= 0)
-    a = api_idx[launched]
+    # SQL: kernel LEFT JOIN runtime LEFT JOIN ranges, one row per (kernel, call, range).
+    k_of, a_of = api_matches(report, kernels["correlation_id"], kernels["global_pid"])
     rows = range_rows(report, same_thread_only=True)
-    r_idx, k_pos = contained_pairs(
+    r_idx, p_idx = contained_pairs(
         nvtx["global_tid"][rows], nvtx["start_ns"][rows], nvtx["end_ns"][rows],
-        api["global_tid"][a], api.start_ns[a], api.end_ns[a],
+        api["global_tid"][a_of], api.start_ns[a_of], api.end_ns[a_of],
     )  # fmt: skip
-    # Kernels launched in no range keep one row with an empty range (NVTX Inst 0).
-    alone = np.setdiff1d(np.arange(len(launched)), k_pos)
-    k_all = np.concatenate([k_pos, alone])
-    r_all = np.concatenate([r_idx, np.full(len(alone), -1)])
-    kernel_rows = launched[k_all]
-    gtid = api["global_tid"][a[k_all]]
+    alone = np.setdiff1d(np.arange(len(k_of)), p_idx)
+    unlaunched = np.setdiff1d(np.arange(len(kernels)), k_of)
+    kernel_rows = np.concatenate([k_of[p_idx], k_of[alone], unlaunched])
+    call_rows = np.concatenate([a_of[p_idx], a_of[alone], np.full(len(unlaunched), -1)])
+    r_all = np.concatenate([r_idx, np.full(len(alone) + len(unlaunched), -1)])
+    gtid = pd.array(api["global_tid"][np.maximum(call_rows, 0)], dtype="Int64")
+    gtid[call_rows < 0] = pd.NA
     labels = np.append(range_labels(report, rows), None)[r_all]
     styles = np.append(range_styles(nvtx["event_type"][rows]), None)[r_all]
     key = pd.DataFrame({
         "range": pd.Series(labels, dtype=object).fillna(""),
         "style": pd.Series(styles, dtype=object).fillna(""),
-        "pid": pid_of(gtid), "tid": tid_of(gtid),
+        "pid": (gtid // (1 << 24)) % (1 << 24), "tid": gtid % (1 << 24),
         "kernel": kernel_names(report, args)[kernel_rows],
     })  # fmt: skip
     codes, keys = factorize_rows(key)
@@ -145,7 +143,8 @@ def nvtx_kern_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
     frame = pd.DataFrame({
         "NVTX Range": key_rows["range"].to_numpy(object),
         "Style": key_rows["style"].to_numpy(object),
-        "PID": key_rows["pid"].to_numpy(np.int64), "TID": key_rows["tid"].to_numpy(np.int64),
+        "PID": key_rows["pid"].astype("Int64").array,
+        "TID": key_rows["tid"].astype("Int64").array,
         "NVTX Inst": n_ranges.reindex(stats.keys).fillna(0).to_numpy(np.int64),
         "Kern Inst": n_kernels.reindex(stats.keys).to_numpy(np.int64),
         **block,
