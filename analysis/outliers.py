@@ -26,7 +26,6 @@ Vectorised: one :func:`~analysis.engine.group_stats` pass gives the medians, a s
 
 from __future__ import annotations
 
-import logging
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -37,6 +36,7 @@ import pandas as pd
 
 from analysis.engine import group_stats
 from analysis.model import Report
+from analysis.projection import project_nvtx
 from analysis.schema import NVTX_RANGE_TYPES, pid_of, tid_of
 
 __all__ = [
@@ -48,8 +48,6 @@ __all__ = [
     "find_outliers",
     "robust_z",
 ]
-
-log = logging.getLogger(__name__)
 
 DEFAULT_THRESHOLD = 3.5
 #: What can be scored: kernels, NVTX ranges (CPU), NVTX ranges projected on the GPU, CUDA API.
@@ -194,12 +192,7 @@ def _nvtx(report: Report) -> dict[str, np.ndarray]:
     }
 
 
-def _nvtx_gpu(report: Report) -> dict[str, np.ndarray] | None:
-    try:
-        from analysis.projection import project_nvtx
-    except ImportError:  # the projection module is optional in older checkouts
-        log.info("NVTX projection unavailable; projected ranges not scored")
-        return None
+def _nvtx_gpu(report: Report) -> dict[str, np.ndarray]:
     frame = project_nvtx(report)
     tid = frame["tid"].astype(str)
     return {
@@ -221,7 +214,7 @@ def _collect(reports: Sequence[Report], kinds: Iterable[str]) -> pd.DataFrame:
     for kind in kinds:
         for i, report in enumerate(reports):
             cols = _EXTRACT[kind](report)
-            if cols is None or not len(cols["index"]):
+            if not len(cols["index"]):
                 continue
             frame = pd.DataFrame(cols)
             frame["kind"], frame["table"] = kind, kind
@@ -314,8 +307,8 @@ def find_outliers(
     threshold
         Keep rows with ``|robust_z|`` above this (default 3.5, Iglewicz and Hoaglin).
     kinds
-        Which of :data:`OUTLIER_KINDS` to score. ``nvtx_gpu`` needs
-        :mod:`analysis.projection`; it is skipped (logged) when that is missing.
+        Which of :data:`OUTLIER_KINDS` to score (``nvtx_gpu``: the ranges of
+        :func:`analysis.projection.project_nvtx`).
     xp
         ``numpy`` (default) or ``cupy`` for the group reductions; results are NumPy/pandas.
 

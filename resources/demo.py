@@ -308,7 +308,16 @@ def build_demo_reports(
         Training steps per rank (40 gives ~2.7 s of trace and ~45 k events per rank).
     seed
         Seed of the jitter; the same seed gives the same bytes of event data.
+
+    Raises
+    ------
+    ValueError
+        ``ranks`` or ``steps`` is below 1.
+    OSError
+        ``folder`` cannot be written.
     """
+    if ranks < 1 or steps < 1:
+        raise ValueError(f"the demo needs at least 1 rank and 1 step, not {ranks} and {steps}")
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     paths = [folder / n for n in _file_names(ranks)]

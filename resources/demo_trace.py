@@ -258,5 +258,13 @@ class _Simulator:
 
 
 def simulate(ranks: int, steps: int, seed: int) -> list[RankTrace]:
-    """Return every rank's trace (deterministic for a seed)."""
+    """Return every rank's trace (deterministic for a seed).
+
+    Raises
+    ------
+    ValueError
+        ``ranks`` or ``steps`` is below 1.
+    """
+    if ranks < 1 or steps < 1:
+        raise ValueError(f"the demo needs at least 1 rank and 1 step, not {ranks} and {steps}")
     return _Simulator(ranks, steps, seed).run()

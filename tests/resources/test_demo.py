@@ -269,3 +269,14 @@ def test_nsys_stats_accepts_the_report(demo_dir: Path, tmp_path: Path) -> None:
         "JOIN StringIds s ON s.id = k.demangledName GROUP BY s.value",
     )
     assert printed == {name: (total, n) for name, total, n in expected}
+
+
+def test_small_sets_and_bad_sizes(tmp_path: Path) -> None:
+    (one,) = demo.build_demo_reports(tmp_path, ranks=1, steps=1)
+    report = open_report(one, use_cache=False)
+    assert len(report.kernels) > 0
+    assert demo.demo_truth(ranks=1, steps=1).straggler_rank == -1
+    with pytest.raises(ValueError, match="at least 1 rank"):
+        demo.build_demo_reports(tmp_path, ranks=0)
+    with pytest.raises(ValueError, match="1 step"):
+        demo.build_demo_reports(tmp_path, steps=0)
