@@ -1,0 +1,112 @@
+"""The same recipe gives identical output serially, in a process pool and on Dask.
+
+Dask runs on a real ``LocalCluster`` with two worker processes (started once for the module:
+it takes a few seconds), reached by address and by scheduler file; one run lets
+``run_recipe`` start and stop its own cluster.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from analysis.recipes import RecipeOptions, run_recipe
+from tests.analysis.test_recipes import CONCURRENT
+from tests.analysis.test_recipes_data import K, write_report
+from tests.conftest import requires_shared
+
+# One recipe of each kind of partial: exact group partials, per-report rule tables, bin counts.
+RECIPES = [
+    ("nvtx_gpu_proj_sum", RecipeOptions()),
+    ("cuda_gpu_kern_hist", RecipeOptions()),
+    ("gpu_time_util", RecipeOptions(chunks=20)),
+]
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    distributed = pytest.importorskip("distributed", reason="needs dask.distributed")
+    cluster = distributed.LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=":0",
+        silence_logs=logging.ERROR,
+    )
+    yield cluster
+    cluster.close()
+
+
+@pytest.fixture(scope="module")
+def report_set(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The extra-p parameter sweep plus a truncated copy, in one folder."""
+    if not all(p.is_file() for p in CONCURRENT):
+        pytest.skip("needs the extra-p concurrent reports in ../shared")
+    folder = tmp_path_factory.mktemp("sweep")
+    for path in CONCURRENT:
+        shutil.copy(path, folder / path.name)
+    (folder / "broken.sqlite").write_bytes(CONCURRENT[0].read_bytes()[:5000])
+    return folder
+
+
+def _run(name: str, options: RecipeOptions, folder: Path, **mode) -> tuple:
+    calls = []
+    run = run_recipe(name, [folder], options, progress=lambda *a: calls.append(a), **mode)
+    return run, calls
+
+
+def _same(a, b) -> None:
+    assert a.output.files == b.output.files
+    assert [(f.file, f.reason) for f in a.failures] == [(f.file, f.reason) for f in b.failures]
+    assert a.output.tables.keys() == b.output.tables.keys()
+    for name, table in a.output.tables.items():
+        if name == "files":
+            table = table.drop(columns="Path")
+            other = b.output.tables[name].drop(columns="Path")
+        else:
+            other = b.output.tables[name]
+        pd.testing.assert_frame_equal(table, other)
+    assert a.output.summary == b.output.summary
+
+
+@requires_shared
+def test_serial_processes_and_dask_give_identical_output(report_set: Path, cluster) -> None:
+    for name, options in RECIPES:
+        serial, calls = _run(name, options, report_set, mode="serial")
+        assert [c[:2] for c in calls] == [(i, 6) for i in range(1, 7)]
+        assert {c[2] for c in calls} == {p.name for p in report_set.iterdir()}
+        assert [f.file for f in serial.failures] == ["broken.sqlite"]
+        pool, calls = _run(name, options, report_set, mode="processes", workers=2)
+        assert pool.mode == "processes"
+        assert sorted(c[0] for c in calls) == list(range(1, 7))
+        _same(serial, pool)
+        dask, calls = _run(
+            name, options, report_set, mode="dask", scheduler=cluster.scheduler_address
+        )
+        assert sorted(c[0] for c in calls) == list(range(1, 7))
+        _same(serial, dask)
+
+
+def test_dask_by_scheduler_file_and_own_local_cluster(tmp_path: Path, cluster) -> None:
+    from distributed import Client
+
+    paths = [
+        write_report(tmp_path / f"rank{i}.sqlite", kernels=[K("k", 10_000, 10_000 + 50 * i)])
+        for i in range(1, 4)
+    ]
+    serial = run_recipe("cuda_gpu_kern_sum", paths)
+    scheduler_file = tmp_path / "scheduler.json"
+    with Client(cluster) as client:
+        client.write_scheduler_file(str(scheduler_file))
+    by_file = run_recipe("cuda_gpu_kern_sum", paths, mode="dask", scheduler_file=scheduler_file)
+    own = run_recipe("cuda_gpu_kern_sum", paths, mode="dask", workers=2)
+    for run in (by_file, own):
+        assert run.mode == "dask"
+        pd.testing.assert_frame_equal(
+            run.output.tables["all_stats"], serial.output.tables["all_stats"]
+        )
+    assert serial.output.tables["all_stats"]["Total Time"].tolist() == [300]

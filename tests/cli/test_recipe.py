@@ -1,0 +1,110 @@
+"""``main.py recipe``: output folder, console summary, progress bar, skipped reports, errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from app.cli import main
+from tests.analysis.test_recipes_data import K, write_report
+from tests.conftest import ROOT
+
+
+@pytest.fixture
+def ranks(tmp_path: Path) -> Path:
+    """Three planted ranks (kernel k lasts 100, 200, 300 ns) and a truncated fourth file."""
+    folder = tmp_path / "ranks"
+    folder.mkdir()
+    for i in range(3):
+        write_report(
+            folder / f"rank{i}.sqlite",
+            kernels=[K("k", 10_000, 10_100 + 100 * i), K("j", 20_000, 20_050)],
+            ranges=[("step", 9_000, 30_000)],
+        )
+    (folder / "rank3.sqlite").write_bytes((folder / "rank0.sqlite").read_bytes()[:4096])
+    return folder
+
+
+def test_recipe_writes_tables_plots_summary_and_names_the_skipped_file(
+    ranks: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    argv = ["recipe", "cuda_gpu_kern_sum", "--input", str(ranks), "--output", str(out)]
+    assert main([*argv, "--mode", "serial"]) == 0
+    captured = capsys.readouterr()
+    assert "cuda_gpu_kern_sum: 2 names over 3 report(s)" in captured.out
+    assert f"output in {out}" in captured.out
+    assert "4/4" in captured.err  # the progress bar reached the end
+    assert "\r" in captured.err
+    assert "skipped rank3.sqlite: " in captured.err
+    all_stats = pd.read_parquet(out / "all_stats.parquet").set_index("Name")
+    assert all_stats.loc["k", "Total Time"] == 100 + 200 + 300
+    assert all_stats.loc["k", "Max File"] == "rank2.sqlite"
+    assert pd.read_csv(out / "by_file.csv").set_index("Name").loc["k", "Slowest"] == "rank2.sqlite"
+    manifest = json.loads((out / "recipe.json").read_text())
+    assert manifest["RecipeName"] == "cuda_gpu_kern_sum"
+    assert manifest["Mode"] == "serial"
+    assert [f["File"] for f in manifest["Failures"]] == ["rank3.sqlite"]
+    assert (out / "heatmap.png").stat().st_size > 1000
+    assert "skipped rank3.sqlite" in (out / "summary.txt").read_text()
+    # An existing output folder is kept unless --force-overwrite.
+    assert main([*argv, "--mode", "serial", "--quiet"]) == 2
+    assert "--force-overwrite" in capsys.readouterr().err
+    assert main([*argv, "--mode", "processes", "--workers", "2", "--force-overwrite"]) == 0
+    assert json.loads((out / "recipe.json").read_text())["Mode"] == "processes"
+
+
+def test_recipe_diff_of_two_outputs(
+    ranks: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    base = ["recipe", "nvtx_sum", "--mode", "serial", "--quiet", "--input"]
+    assert main([*base, str(ranks / "rank0.sqlite"), "--output", str(a)]) == 0
+    assert main([*base, str(ranks / "rank2.sqlite"), "--output", str(b)]) == 0
+    out = tmp_path / "d"
+    assert main(["recipe", "diff", "--input", str(a), str(b), "--output", str(out)]) == 0
+    assert "nvtx_sum (tolerance 1%): 0 slower, 0 faster" in capsys.readouterr().out
+    assert pd.read_parquet(out / "nvtx_sum.parquet")["Status"].tolist() == ["unchanged"]
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["cuda_gpu_kern_pace"], "--name"),
+        (["gpu_time_util", "--chunks", "0"], "--chunks"),
+        (["no_such_recipe"], "invalid choice"),
+        (["nvtx_sum", "--mode", "threads"], "invalid choice"),
+    ],
+)
+def test_bad_recipe_arguments_exit_2(
+    args: list[str], needle: str, ranks: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    name, *rest = args
+    assert main(["recipe", name, "--input", str(ranks), "--quiet", *rest]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert needle in err[0]
+
+
+def test_every_input_bad_exits_2_with_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.sqlite"
+    bad.write_text("not a report\n")
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "main.py"), "recipe", "nvtx_sum", "--input", str(bad)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 2
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("strata: no report gave data")
+    assert "bad.sqlite" in last
+    assert "Traceback" not in proc.stderr
+    assert not list(tmp_path.glob("nvtx_sum-*"))
