@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import QObject, Signal
@@ -80,6 +81,9 @@ class TimelineBinding(QObject):
         self._alignment_mode = settings.alignment_mode()
         self._nvtx_name = settings.alignment_nvtx_name()
         self._shown: tuple[Report, ...] = ()
+        # Pins are remembered per *complete* set: a set shown while other reports were still
+        # loading is a passing state, not one the user reopens.
+        self._is_shown_complete = False
         self._shown_alignment = Alignment()
         self._tracks: list[Track] = []
         self._offsets_ns: list[int] = []
@@ -87,6 +91,7 @@ class TimelineBinding(QObject):
         self._is_applying = False
         report_list.reports_changed.connect(self._on_reports_changed)
         report_list.offsets_changed.connect(self._on_offsets_changed)
+        report_list.entry_removed.connect(self._on_entry_removed)
         timeline.pins_changed.connect(self._on_pins_changed)
 
     # -- state --------------------------------------------------------------------------
@@ -126,7 +131,7 @@ class TimelineBinding(QObject):
 
     def save_view_state(self) -> None:
         """Remember the pins and hidden rows of the reports shown."""
-        if self._shown:
+        if self._shown and self._is_shown_complete:
             paths = [r.path for r in self._shown]
             self._settings.set_pinned_keys(paths, self._timeline.pinned_keys())
             self._settings.set_hidden_keys(paths, self._timeline.hidden_keys())
@@ -137,25 +142,22 @@ class TimelineBinding(QObject):
         self.save_view_state()
         reports = tuple(self._list.reports())
         alignment = self.alignment()
+        is_complete = not self._list.is_loading()
         job = self._runner.submit(lambda _p, _c: _layout(reports, alignment), channel="tracks")
-        job.finished.connect(self._on_layout_ready)
+        job.finished.connect(lambda layout: self._on_layout_ready(layout, is_complete))
         job.failed.connect(self._on_job_failed)
 
-    def _on_layout_ready(self, layout: _Layout) -> None:
+    def _on_layout_ready(self, layout: _Layout, is_complete: bool) -> None:
         previous_range = tuple(self._timeline.view_range()) if self._shown else None
         self._is_applying = True
         try:
             self._timeline.set_data(list(layout.reports), layout.tracks, layout.offsets_ns)
             self._shown, self._tracks = layout.reports, layout.tracks
+            self._is_shown_complete = is_complete
             self._offsets_ns, self._shown_alignment = layout.offsets_ns, layout.alignment
             if layout.reports:
                 paths = [r.path for r in layout.reports]
-                if self._settings.has_pins(paths):
-                    self._timeline.set_pinned_keys(self._settings.pinned_keys(paths))
-                else:  # a new set (e.g. one more report loaded): keep the pins made so far
-                    self._settings.set_pinned_keys(paths, self._timeline.pinned_keys())
-                if self._settings.has_hidden(paths):
-                    self._timeline.set_hidden_keys(self._settings.hidden_keys(paths))
+                self._restore_view_state(paths, is_complete)
                 self._fit_unless_user_moved(previous_range)
         finally:
             self._is_applying = False
@@ -165,6 +167,21 @@ class TimelineBinding(QObject):
         self.layout_changed.emit(len(layout.reports), len(layout.tracks))
         if layout.alignment != self.alignment():
             self._on_offsets_changed()
+
+    def _restore_view_state(self, paths: list[Path], is_complete: bool) -> None:
+        # A set seen before gets its pins back; otherwise the pins made so far stay.
+        if is_complete and self._settings.has_pins(paths):
+            self._timeline.set_pinned_keys(self._settings.pinned_keys(paths))
+        if is_complete and self._settings.has_hidden(paths):
+            self._timeline.set_hidden_keys(self._settings.hidden_keys(paths))
+        if is_complete:
+            self.save_view_state()
+
+    def _on_entry_removed(self, _entry: object) -> None:
+        # The last pending load failed: what is shown is now the complete set.
+        if not self._list.is_loading() and _same_reports(self._shown, tuple(self._list.reports())):
+            self._is_shown_complete = bool(self._shown)
+            self.save_view_state()
 
     def _fit_unless_user_moved(self, previous_range: tuple[int, int] | None) -> None:
         # A report that finishes loading late must not undo the user's zoom; until the user
@@ -200,7 +217,7 @@ class TimelineBinding(QObject):
     # -- pins -----------------------------------------------------------------------------
 
     def _on_pins_changed(self, keys: list) -> None:
-        if self._is_applying or not self._shown:
+        if self._is_applying or not self._shown or not self._is_shown_complete:
             return
         self._settings.set_pinned_keys([r.path for r in self._shown], keys)
 

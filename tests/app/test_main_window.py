@@ -148,7 +148,7 @@ def test_bad_files_are_explained_while_the_good_ones_load(qtbot, make_window, tm
 
 
 @requires_shared
-def test_pins_survive_closing_and_reopening_the_same_reports(
+def test_pins_and_hidden_rows_survive_closing_and_reopening_the_same_reports(
     qtbot, make_window, settings, tmp_path: Path
 ) -> None:
     first = make_window()
@@ -158,6 +158,8 @@ def test_pins_survive_closing_and_reopening_the_same_reports(
     for key in keys:
         first.timeline.pin(key)
     assert set(first.timeline.pinned_keys()) >= set(keys)
+    hidden = next(t.key for t in first.binding.tracks() if t.report_index == 0)
+    first.timeline.set_hidden_keys([hidden])
     first.close()
 
     # The same file names from another folder, in the other order: the same set of reports.
@@ -174,6 +176,8 @@ def test_pins_survive_closing_and_reopening_the_same_reports(
     assert restored, "pins were not restored"
     assert restored <= shown_keys
     assert len(restored) == len(keys)
+    assert len(second.timeline.hidden_keys()) == 1
+    assert second.timeline.hidden_keys()[0] in shown_keys
 
 
 @requires_shared
