@@ -13,12 +13,14 @@ columns already memory-mapped by a reader stay valid even if the entry is later 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -86,6 +88,8 @@ def store(report: Report, key: str) -> bool:
     final = _entry(key)
     if (final / "meta.json").is_file():
         return True
+    if final.exists():
+        _discard(final)  # incomplete (e.g. copied or left by an older version): rebuild
     try:
         root.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=root))
@@ -107,6 +111,10 @@ def store(report: Report, key: str) -> bool:
         return False
     _prune_stale(report.info.path, key)
     return True
+
+
+#: A temporary entry folder older than this was left by a process that died mid-write.
+_ABANDONED_S = 3600.0
 
 
 def _write_entry(tmp: Path, report: Report) -> None:
@@ -149,8 +157,14 @@ def _write_entry(tmp: Path, report: Report) -> None:
 def _prune_stale(path: Path, keep: str) -> None:
     """Remove other entries of the same report (older size/mtime); best effort."""
     source = str(Path(path).resolve())
+    now = time.time()
     for entry in (cache_root() / "reports").iterdir():
-        if entry.name == keep or entry.name.startswith("."):
+        if entry.name.startswith((".tmp-", ".trash-")):
+            with contextlib.suppress(OSError):
+                if now - entry.stat().st_mtime > _ABANDONED_S:
+                    shutil.rmtree(entry, ignore_errors=True)
+            continue
+        if entry.name == keep:
             continue
         try:
             meta = json.loads((entry / "meta.json").read_text())

@@ -105,7 +105,9 @@ def open_report(
     magic = _magic(path)
     if magic.startswith(_NSYS_REP_MAGIC) and not magic.startswith(SQLITE_MAGIC):
         path_sqlite = _export(path, progress)
-        return _open_sqlite(path_sqlite, progress, cancel, use_cache, shown_as=path)
+        # The export took the first 30 % of the bar.
+        rest = None if progress is None else (lambda f, text: progress(0.3 + 0.7 * f, text))
+        return _open_sqlite(path_sqlite, rest, cancel, use_cache, shown_as=path)
     return _open_sqlite(path, progress, cancel, use_cache, shown_as=path)
 
 
@@ -123,7 +125,9 @@ def _open_sqlite(
             if progress:
                 progress(1.0, "loaded from cache")
             return cached
-    report = load_sqlite(path, progress, cancel)
+    # With the cache, reading takes the first 90 % of the bar and writing the rest.
+    scaled = progress if progress is None or not use_cache else (lambda f, t: progress(0.9 * f, t))
+    report = load_sqlite(path, scaled, cancel)
     if shown_as != path:
         report = replace(report, info=replace(report.info, path=shown_as, name=shown_as.name))
     if not use_cache:
@@ -208,18 +212,15 @@ _PROGRESS = re.compile(r"Processing .*?(\d+)%")
 
 def _run_with_progress(cmd: list[str], progress: Progress | None) -> tuple[int, str]:
     """Run nsys, forwarding its "Processing N events: [..x%]" bar; return (status, output)."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     chunks: list[bytes] = []
-    assert proc.stdout is not None
-    while True:
-        data = proc.stdout.read1(65536)
-        if not data:
-            break
-        chunks.append(data)
-        found = _PROGRESS.findall(data.decode("utf-8", "replace"))
-        if progress and found:
-            progress(0.3 * int(found[-1]) / 100, "nsys export")
-    code = proc.wait()
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT) as proc:
+        assert proc.stdout is not None
+        while data := proc.stdout.read1(65536):
+            chunks.append(data)
+            found = _PROGRESS.findall(data.decode("utf-8", "replace"))
+            if progress and found:
+                progress(0.3 * int(found[-1]) / 100, "nsys export")
+        code = proc.wait()
     return code, b"".join(chunks).decode("utf-8", "replace")
 
 
