@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 import shiboken6
-from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QFontMetrics, QImage, QPainter, QPen, QPolygonF
 
 from analysis.tracks import SliceTable
@@ -35,6 +35,8 @@ _RECT_BUDGET = 12_000
 _LABEL_MIN_PX = 26.0
 _OUTLINE_MIN_PX = 5.0
 _MAX_LABELS = 1500
+#: Dense rows with at most this many visible events are scanned for boxes wide enough to label.
+_WIDE_SCAN_LIMIT = 200_000
 
 
 @dataclass
@@ -60,6 +62,7 @@ class Frame:
     marks: list[EventRef] = field(default_factory=list)
     hover_x: float | None = None
     hover_row: int | None = None
+    thumb: tuple[int, int] | None = None
 
     @property
     def data_x(self) -> int:
@@ -174,6 +177,18 @@ class TimelinePainter:
         self._paint_overlays(p, frame, placed)
         self._paint_cached_headers(p, frame, placed)
         self._paint_ruler(p, frame)
+        self._paint_scrollbar(p, frame)
+
+    def _paint_scrollbar(self, p: QPainter, frame: Frame) -> None:
+        x = frame.width - frame.scrollbar_px
+        p.fillRect(
+            x, frame.scroll_y, frame.scrollbar_px, frame.height, qcolor(frame.theme.header_bg)
+        )
+        if frame.thumb is not None:
+            top, h = frame.thumb
+            p.setPen(Qt.PenStyle.NoPen)
+            p.setBrush(qcolor(frame.theme.ruler_tick))
+            p.drawRoundedRect(QRectF(x + 2, top + 2, frame.scrollbar_px - 4, h - 4), 3, 3)
 
     def _paint_data(self, p: QPainter, frame: Frame, placed: list) -> list:
         """Fill the row image (backgrounds + LOD rows); return the rows to draw exactly."""
@@ -211,12 +226,27 @@ class TimelinePainter:
         for count, row, y, y0, y1, parts in sorted(candidates, key=lambda c: c[0]):
             if count <= w / _MIN_PX_PER_RECT and count <= budget:
                 budget -= count
-                rect_jobs.append((row, y, y0, y1, parts))
+                full = [(n, t, np.arange(lo, hi)) for n, t, lo, hi in parts]
+                rect_jobs.append((row, y, y0, y1, full))
                 continue
             self._fill_strip(frame, img, edges, row, y, y0, y1, parts)
+            if count <= _WIDE_SCAN_LIMIT:
+                wide = self._wide_events(frame, row, parts)
+                if wide:
+                    rect_jobs.append((row, y, y0, y1, wide))
         qimage = QImage(img.data, w, h, w * 4, QImage.Format.Format_RGB32)
         p.drawImage(frame.data_x, top, qimage)
         return rect_jobs
+
+    def _wide_events(self, frame: Frame, row: Row, parts: list) -> list:
+        """Events of a dense row wide enough for a label: drawn exactly over the strip."""
+        wide = []
+        least_ns = _LABEL_MIN_PX * frame.ns_per_px
+        for name, table, lo, hi in parts:
+            index = lo + np.flatnonzero(table.end_ns[lo:hi] - table.start_ns[lo:hi] >= least_ns)
+            if len(index):
+                wide.append((name, table, index[:_MAX_LABELS]))
+        return wide
 
     def _clip_row(self, frame: Frame, y: int, h: int, pinned: bool) -> tuple[int, int]:
         if pinned:
@@ -272,19 +302,16 @@ class TimelinePainter:
         for row, y, y0, y1, parts in jobs:
             track = row.track
             offset = frame.offsets_ns[track.report_index]
-            for name, table, lo, hi in parts:
-                x0 = (
-                    frame.data_x
-                    + (table.start_ns[lo:hi] - (frame.t0_ns - offset)) / frame.ns_per_px
-                )
-                x1 = frame.data_x + (table.end_ns[lo:hi] - (frame.t0_ns - offset)) / frame.ns_per_px
+            origin = frame.t0_ns - offset
+            for name, table, index in parts:
+                x0 = frame.data_x + (table.start_ns[index] - origin) / frame.ns_per_px
+                x1 = frame.data_x + (table.end_ns[index] - origin) / frame.ns_per_px
                 x0 = np.maximum(x0, frame.data_x - 2.0)
                 x1 = np.minimum(x1, frame.data_x + frame.data_width + 2.0)
                 width = np.maximum(x1 - x0, 1.0)
-                block = np.empty((hi - lo, 4), dtype=np.float64)
+                block = np.empty((len(index), 4), dtype=np.float64)
                 block[:, 0], block[:, 2] = x0, width
                 block[:, 1], block[:, 3] = y + 2, row.height_px - 4
-                index = np.arange(lo, hi)
                 argb = self.colors(track.report_index, name, table, index)
                 mask = frame.highlights.get((track.report_index, name))
                 if mask is not None:
@@ -543,16 +570,19 @@ class TimelinePainter:
         p.save()
         p.setClipRect(frame.data_x, 0, frame.data_width, rh)
         p.setFont(self._label_font)
+        lines = []
+        minor = step / 5
         for t in ticks:
             x = frame.x_of(t)
-            p.setPen(qcolor(theme.ruler_tick))
-            p.drawLine(QPointF(x, rh - 9), QPointF(x, rh - 1))
-            minor = step / 5
+            lines.append(QLineF(x, rh - 9, x, rh - 1))
             for k in range(1, 5):
                 xm = frame.x_of(int(t + k * minor))
-                p.drawLine(QPointF(xm, rh - 4), QPointF(xm, rh - 1))
-            p.setPen(qcolor(theme.ruler_text))
-            p.drawText(QPointF(x + 4, rh - 11), tick_label(t, step))
+                lines.append(QLineF(xm, rh - 4, xm, rh - 1))
+        p.setPen(qcolor(theme.ruler_tick))
+        p.drawLines(lines)
+        p.setPen(qcolor(theme.ruler_text))
+        for t in ticks:
+            p.drawText(QPointF(frame.x_of(t) + 4, rh - 11), tick_label(t, step))
         if frame.selection is not None:
             a, b = sorted(frame.selection)
             x0, x1 = frame.x_of(a), frame.x_of(b)

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from PySide6.QtCore import QPoint, Qt, Signal
 from PySide6.QtGui import QKeyEvent, QMouseEvent, QPainter, QWheelEvent
-from PySide6.QtWidgets import QMenu, QScrollBar, QToolTip, QWidget
+from PySide6.QtWidgets import QMenu, QToolTip, QWidget
 
 from analysis.model import Report
 from analysis.tracks import SliceTable, Track, slice_tables
@@ -34,6 +34,7 @@ _PAN_FRACTION = 0.15
 _MIN_SPAN_NS = 50
 _MAX_PINNED_FRACTION = 0.45
 _DRAG_THRESHOLD_PX = 4
+_SCROLLBAR_PX = 10
 
 
 class TimelineWidget(QWidget):
@@ -65,8 +66,10 @@ class TimelineWidget(QWidget):
         self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
         self.setMinimumSize(400, 200)
         self._painter = TimelinePainter()
-        self._scrollbar = QScrollBar(Qt.Orientation.Vertical, self)
-        self._scrollbar.valueChanged.connect(self._on_scrolled)
+        # The scroll bar is painted, not a child QScrollBar: a child widget made every
+        # repaint ~6 ms slower at 2000x1000 here (measured offscreen).
+        self._scroll_px = 0
+        self._thumb_drag: tuple[int, int] | None = None
         self._reports: list[Report] = []
         self._tracks: list[Track] = []
         self._tables: list[dict[str, SliceTable]] = []
@@ -287,13 +290,11 @@ class TimelineWidget(QWidget):
         self._pinned_layout, self._layout = layout_rows(
             self._tracks, self._collapsed, self._hidden, self._pinned, heights
         )
-        self._update_scrollbar()
+        self._set_scroll(self._scroll_px)
         self.update()
 
     def _data_width(self) -> int:
-        return max(
-            1, self.width() - self.theme.header_width_px - self._scrollbar.sizeHint().width()
-        )
+        return max(1, self.width() - self.theme.header_width_px - _SCROLLBAR_PX)
 
     def _pinned_height(self) -> int:
         cap = int((self.height() - self.theme.ruler_height_px) * _MAX_PINNED_FRACTION)
@@ -303,23 +304,32 @@ class TimelineWidget(QWidget):
         gap = 3 if self._pinned_height() else 0
         return self.theme.ruler_height_px + self._pinned_height() + gap
 
-    def _update_scrollbar(self) -> None:
+    def _max_scroll(self) -> int:
         view_h = max(self.height() - self._scroll_top(), 1)
-        bar_w = self._scrollbar.sizeHint().width()
-        self._scrollbar.setGeometry(self.width() - bar_w, self._scroll_top(), bar_w, view_h)
-        self._scrollbar.setRange(0, max(self._layout.height_px - view_h, 0))
-        self._scrollbar.setPageStep(view_h)
-        self._scrollbar.setSingleStep(self.theme.row_height_px)
+        return max(self._layout.height_px - view_h, 0)
 
-    def _on_scrolled(self, _value: int) -> None:
-        self.update()
+    def _set_scroll(self, value: int) -> None:
+        value = int(min(max(value, 0), self._max_scroll()))
+        if value != self._scroll_px:
+            self._scroll_px = value
+            self.update()
 
     def scroll_rows(self, dy_px: int) -> None:
         """Scroll the row area by ``dy_px`` (positive = down)."""
-        self._scrollbar.setValue(self._scrollbar.value() + dy_px)
+        self._set_scroll(self._scroll_px + dy_px)
 
     def scroll_offset(self) -> int:
-        return self._scrollbar.value()
+        return self._scroll_px
+
+    def _thumb(self) -> tuple[int, int]:
+        """Return (top y, height) of the scroll thumb in widget px."""
+        top = self._scroll_top()
+        view_h = max(self.height() - top, 1)
+        content = max(self._layout.height_px, 1)
+        thumb_h = max(int(view_h * min(view_h / content, 1.0)), 24)
+        travel = max(view_h - thumb_h, 0)
+        frac = self._scroll_px / self._max_scroll() if self._max_scroll() else 0.0
+        return top + int(travel * frac), thumb_h
 
     def row_at(self, y_px: float) -> tuple[Row, int, bool] | None:
         """Return (row, its top y in widget px, is_pinned) under ``y_px``."""
@@ -332,10 +342,10 @@ class TimelineWidget(QWidget):
         scroll_top = self._scroll_top()
         if y_px < scroll_top:
             return None
-        i = self._layout.index_at(y_px - scroll_top + self._scrollbar.value())
+        i = self._layout.index_at(y_px - scroll_top + self._scroll_px)
         if i is None:
             return None
-        y = scroll_top + int(self._layout.tops_px[i]) - self._scrollbar.value()
+        y = scroll_top + int(self._layout.tops_px[i]) - self._scroll_px
         return self._layout.rows[i], y, False
 
     def visible_track_keys(self) -> list[str]:
@@ -369,11 +379,12 @@ class TimelineWidget(QWidget):
             t1_ns=self._t1,
             pinned=self._pinned_layout,
             rows=self._layout,
-            scroll_px=self._scrollbar.value(),
+            scroll_px=self._scroll_px,
             tables=self._tables,
             offsets_ns=self._offsets,
             pinned_height_px=self._pinned_height(),
-            scrollbar_px=self._scrollbar.sizeHint().width(),
+            scrollbar_px=_SCROLLBAR_PX,
+            thumb=self._thumb() if self._max_scroll() else None,
             selection=self._selection,
             selected=self._selected,
             partner=self._partner,
@@ -391,7 +402,7 @@ class TimelineWidget(QWidget):
 
     def resizeEvent(self, event) -> None:  # Qt override
         super().resizeEvent(event)
-        self._update_scrollbar()
+        self._set_scroll(self._scroll_px)
 
     # -- input -----------------------------------------------------------------------------
 
@@ -438,6 +449,9 @@ class TimelineWidget(QWidget):
         if pos.x() < self.theme.header_width_px:
             self._click_header(pos)
             return
+        if pos.x() >= self.width() - _SCROLLBAR_PX and pos.y() >= self._scroll_top():
+            self._press_scrollbar(pos.y())
+            return
         shift = bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
         self._press = (pos, self._t0, self._t1, shift)
         self._dragged = False
@@ -446,6 +460,12 @@ class TimelineWidget(QWidget):
         pos = event.position().toPoint()
         in_data = pos.x() >= self.theme.header_width_px
         self._hover_x = float(pos.x()) if in_data else None
+        if self._thumb_drag is not None:
+            start_y, start_scroll = self._thumb_drag
+            view_h = max(self.height() - self._scroll_top(), 1)
+            travel = max(view_h - self._thumb()[1], 1)
+            self._set_scroll(start_scroll + (pos.y() - start_y) * self._max_scroll() / travel)
+            return
         if self._press is None:
             self._show_tooltip(event)
             self.update()
@@ -463,7 +483,18 @@ class TimelineWidget(QWidget):
             self.scroll_rows(start.y() - pos.y())
             self._press = (pos, self._t0, self._t1, shift)
 
+    def _press_scrollbar(self, y_px: int) -> None:
+        thumb_top, thumb_h = self._thumb()
+        if thumb_top <= y_px < thumb_top + thumb_h:
+            self._thumb_drag = (y_px, self._scroll_px)
+        else:
+            page = max(self.height() - self._scroll_top(), 1)
+            self.scroll_rows(page if y_px > thumb_top else -page)
+
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # Qt override
+        if self._thumb_drag is not None:
+            self._thumb_drag = None
+            return
         if self._press is not None and not self._dragged:
             event_ref = self.event_at(event.position().x(), event.position().y())
             self.select_event(event_ref)
