@@ -130,18 +130,34 @@ def robust_z(
 
 
 # --------------------------------------------------------------------------- instances
-def _kernels(report: Report) -> dict[str, np.ndarray]:
-    table = report.tables["kernels"]
-    keys = table.track_keys
-    labels = "GPU " + keys["device_id"].astype(str) + " stream " + keys["stream_id"].astype(str)
-    return {
-        "label": report.strings.lookup(table["name_id"], missing="(unnamed kernel)"),
-        "row": labels.to_numpy(object)[table["track_id"]],
-        "index": np.arange(len(table)),
-        "track_id": table["track_id"].astype(np.int64),
-        "start_ns": table.start_ns,
-        "duration_ns": table.duration_ns,
-    }
+@dataclass(frozen=True)
+class _Part:
+    """The instances of one kind in one report; names and row labels once per distinct key."""
+
+    kind: str
+    report_index: int
+    name_key: np.ndarray  # per instance, indexes ``names``
+    names: np.ndarray  # object: the name of each key
+    row_key: np.ndarray  # per instance, indexes ``rows``
+    rows: np.ndarray  # object: the timeline row label of each key
+    index: np.ndarray
+    track_id: np.ndarray
+    start_ns: np.ndarray
+    duration_ns: np.ndarray
+
+
+def _dense(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(key per value into the distinct values, distinct values); ids >= -1, O(n)."""
+    shifted = ids.astype(np.int64) + 1
+    present = np.zeros(int(shifted.max()) + 1 if len(ids) else 1, dtype=bool)
+    present[shifted] = True
+    remap = np.cumsum(present) - 1
+    return remap[shifted], np.flatnonzero(present) - 1
+
+
+def _gpu_rows(keys: pd.DataFrame) -> np.ndarray:
+    return ("GPU " + keys["device_id"].astype(str) + " stream " + keys["stream_id"].astype(str)
+            ).to_numpy(object)  # fmt: skip
 
 
 def _thread_rows(keys: pd.DataFrame, what: str) -> np.ndarray:
@@ -149,80 +165,118 @@ def _thread_rows(keys: pd.DataFrame, what: str) -> np.ndarray:
     return ("thread " + tid + f" {what} L" + keys["level"].astype(str)).to_numpy(object)
 
 
-def _cuda_api(report: Report) -> dict[str, np.ndarray]:
-    table = report.tables["cuda_api"]
-    return {
-        "label": report.strings.lookup(table["name_id"], missing="(unnamed call)"),
-        "row": _thread_rows(table.track_keys, "CUDA API")[table["track_id"]],
-        "index": np.arange(len(table)),
-        "track_id": table["track_id"].astype(np.int64),
-        "start_ns": table.start_ns,
-        "duration_ns": table.duration_ns,
-    }
+def _by_name_id(report: Report, kind: str, i: int, rows: np.ndarray, missing: str) -> _Part:
+    table = report.tables[kind]
+    key, ids = _dense(table["name_id"])
+    return _Part(
+        kind, i, key, report.strings.lookup(ids, missing=missing), table["track_id"], rows,
+        np.arange(len(table)), table["track_id"].astype(np.int64), table.start_ns,
+        table.duration_ns,
+    )  # fmt: skip
 
 
-def _nvtx_labels(report: Report, rows: np.ndarray) -> np.ndarray:
-    """``domain:text`` for non-default domains of the same process, else ``text``."""
+def _kernels(report: Report, i: int) -> _Part:
+    rows = _gpu_rows(report.tables["kernels"].track_keys)
+    return _by_name_id(report, "kernels", i, rows, "(unnamed kernel)")
+
+
+def _cuda_api(report: Report, i: int) -> _Part:
+    rows = _thread_rows(report.tables["cuda_api"].track_keys, "CUDA API")
+    return _by_name_id(report, "cuda_api", i, rows, "(unnamed call)")
+
+
+def _domain_index(report: Report, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per NVTX row, the index of its non-default domain's name (-1: none), and the names."""
     nvtx = report.tables["nvtx"]
-    text = report.strings.lookup(nvtx["name_id"][rows], missing="")
     domains = report.nvtx_domains
     domain_ids = nvtx["domain_id"][rows]
     if domains.empty or not (domain_ids != 0).any():
-        return text
+        return np.full(len(rows), -1), np.empty(0, dtype=object)
+    # spec §1.5: the name comes from the earliest create row of that id in the same process
     first = domains.sort_values("start_ns").drop_duplicates(["pid", "domain_id"])
     key = pd.MultiIndex.from_arrays([first["pid"], first["domain_id"]])
-    where = key.get_indexer(
-        pd.MultiIndex.from_arrays([pid_of(nvtx["global_tid"][rows]), domain_ids])
-    )
-    names = first["name"].to_numpy(object)
-    prefix = np.where(where >= 0, names[np.maximum(where, 0)], "")
-    return np.where(prefix != "", prefix + ":" + text, text)
+    pids = pid_of(nvtx["global_tid"][rows])
+    where = key.get_indexer(pd.MultiIndex.from_arrays([pids, domain_ids]))
+    return np.where(domain_ids != 0, where, -1), first["name"].to_numpy(object)
 
 
-def _nvtx(report: Report) -> dict[str, np.ndarray]:
+def _nvtx(report: Report, i: int) -> _Part:
+    """NVTX ranges named ``domain:text`` in a non-default domain, else ``text`` (2023.4)."""
     table = report.tables["nvtx"]
     rows = np.flatnonzero(np.isin(table["event_type"], NVTX_RANGE_TYPES))
-    return {
-        "label": _nvtx_labels(report, rows),
-        "row": _thread_rows(table.track_keys, "NVTX")[table["track_id"][rows]],
-        "index": rows,
-        "track_id": table["track_id"][rows].astype(np.int64),
-        "start_ns": table.start_ns[rows],
-        "duration_ns": table.duration_ns[rows],
-    }
+    domain, domain_names = _domain_index(report, rows)
+    width = len(domain_names) + 1
+    combined = (table["name_id"][rows].astype(np.int64) + 1) * width + (domain + 1)
+    distinct, key = np.unique(combined, return_inverse=True)
+    text = report.strings.lookup(distinct // width - 1, missing="")
+    prefix = np.r_[np.array([""], dtype=object), domain_names][distinct % width]
+    names = np.where(prefix != "", prefix + ":" + text, text)
+    labels = _thread_rows(table.track_keys, "NVTX")
+    return _Part(
+        "nvtx", i, key.ravel(), names, table["track_id"][rows], labels, rows,
+        table["track_id"][rows].astype(np.int64), table.start_ns[rows],
+        table.duration_ns[rows],
+    )  # fmt: skip
 
 
-def _nvtx_gpu(report: Report) -> dict[str, np.ndarray]:
+def _nvtx_gpu(report: Report, i: int) -> _Part:
     frame = project_nvtx(report)
-    tid = frame["tid"].astype(str)
-    return {
-        "label": frame["name"].to_numpy(object),
-        "row": ("thread " + tid + " NVTX → GPU").to_numpy(object),
-        "index": np.arange(len(frame)),
-        "track_id": np.full(len(frame), -1, dtype=np.int64),
-        "start_ns": frame["start_ns"].to_numpy(np.int64),
-        "duration_ns": (frame["end_ns"] - frame["start_ns"]).to_numpy(np.int64),
-    }
+    key, names = pd.factorize(frame["name"])
+    row_key, tids = pd.factorize(frame["tid"])
+    rows = np.array([f"thread {t} NVTX → GPU" for t in tids], dtype=object)
+    return _Part(
+        "nvtx_gpu", i, key, np.asarray(names, dtype=object), row_key, rows,
+        np.arange(len(frame)), np.full(len(frame), -1, dtype=np.int64),
+        frame["start_ns"].to_numpy(np.int64),
+        (frame["end_ns"] - frame["start_ns"]).to_numpy(np.int64),
+    )  # fmt: skip
 
 
 _EXTRACT = {"kernels": _kernels, "nvtx": _nvtx, "nvtx_gpu": _nvtx_gpu, "cuda_api": _cuda_api}
 
 
-def _collect(reports: Sequence[Report], kinds: Iterable[str]) -> pd.DataFrame:
-    """Every scored instance of every report, one row each (names as strings)."""
-    parts = []
-    for kind in kinds:
-        for i, report in enumerate(reports):
-            cols = _EXTRACT[kind](report)
-            if not len(cols["index"]):
-                continue
-            frame = pd.DataFrame(cols)
-            frame["kind"], frame["table"] = kind, kind
-            frame["report"], frame["report_index"] = report.name, i
-            parts.append(frame)
+@dataclass(frozen=True)
+class _Instances:
+    """Every scored instance as flat NumPy columns; strings once per name and per row."""
+
+    code: np.ndarray  # name code, dense over (kind, name)
+    code_kind: np.ndarray
+    code_name: np.ndarray
+    report_index: np.ndarray
+    row_code: np.ndarray
+    row_labels: np.ndarray
+    index: np.ndarray
+    track_id: np.ndarray
+    start_ns: np.ndarray
+    duration_ns: np.ndarray
+
+
+def _collect(reports: Sequence[Report], kinds: Iterable[str]) -> _Instances | None:
+    parts = [_EXTRACT[kind](report, i) for kind in kinds for i, report in enumerate(reports)]
+    parts = [p for p in parts if len(p.index)]
     if not parts:
-        return pd.DataFrame()
-    return pd.concat(parts, ignore_index=True)
+        return None
+    kind_of_key = np.concatenate([np.full(len(p.names), p.kind, dtype=object) for p in parts])
+    pairs = pd.MultiIndex.from_arrays([kind_of_key, np.concatenate([p.names for p in parts])])
+    global_code, distinct = pd.factorize(pairs)
+    name_offsets = np.cumsum([0] + [len(p.names) for p in parts])
+    row_offsets = np.cumsum([0] + [len(p.rows) for p in parts])
+
+    def flat(f) -> np.ndarray:
+        return np.concatenate([f(j, p) for j, p in enumerate(parts)])
+
+    return _Instances(
+        code=flat(lambda j, p: global_code[name_offsets[j] + p.name_key]).astype(np.int64),
+        code_kind=distinct.get_level_values(0).to_numpy(object),
+        code_name=distinct.get_level_values(1).to_numpy(object),
+        report_index=flat(lambda j, p: np.full(len(p.index), p.report_index, dtype=np.int64)),
+        row_code=flat(lambda j, p: row_offsets[j] + p.row_key),
+        row_labels=np.concatenate([p.rows for p in parts]),
+        index=flat(lambda j, p: p.index).astype(np.int64),
+        track_id=flat(lambda j, p: p.track_id).astype(np.int64),
+        start_ns=flat(lambda j, p: p.start_ns).astype(np.int64),
+        duration_ns=flat(lambda j, p: p.duration_ns).astype(np.int64),
+    )
 
 
 # --------------------------------------------------------------------------- scoring
@@ -240,14 +294,12 @@ def _spread(codes: np.ndarray, values: np.ndarray, xp: ModuleType):
     return median, mad, mean_ad
 
 
-def _score_reports(
-    frame: pd.DataFrame, codes: np.ndarray, spread: tuple, n_reports: int, xp: ModuleType
-) -> pd.DataFrame:
+def _score_reports(inst: _Instances, spread: tuple, n_reports: int, xp: ModuleType) -> pd.DataFrame:
     """Per (name, report): median against the other reports' medians (module docstring)."""
-    pair = codes.astype(np.int64) * n_reports + frame["report_index"].to_numpy(np.int64)
-    stats = group_stats(pair, frame["duration_ns"].to_numpy(np.int64), xp)
+    pair = inst.code * n_reports + inst.report_index
+    stats = group_stats(pair, inst.duration_ns, xp)
     name, rep = stats.keys // n_reports, stats.keys % n_reports
-    medians = np.full((int(codes.max()) + 1, n_reports), np.nan)
+    medians = np.full((len(inst.code_name), n_reports), np.nan)
     medians[name, rep] = stats.median
     _, mad_all, mean_ad_all = spread
     sigma_all = np.where(mad_all > 0, _SIGMA_PER_MAD * mad_all, _Z_MEAN_AD * mean_ad_all)
@@ -266,12 +318,10 @@ def _score_reports(
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.where(scale > 0, diff / scale, np.where(diff == 0, 0.0, np.sign(diff) * np.inf))
         ratio = stats.median / others_median
-    first = pd.DataFrame({"code": codes}).drop_duplicates("code").index.to_numpy()
-    lookup = frame.iloc[first].set_index(codes[first])
     out = pd.DataFrame(
         {
-            "name": lookup.loc[name, "label"].to_numpy(object),
-            "kind": lookup.loc[name, "kind"].to_numpy(object),
+            "name": inst.code_name[name],
+            "kind": inst.code_kind[name],
             "report_index": rep,
             "count": stats.count,
             "median_ns": stats.median,
@@ -281,6 +331,29 @@ def _score_reports(
         }
     )
     return out[np.isfinite(others_median)].reset_index(drop=True)
+
+
+def _instance_frame(inst: _Instances, keep: np.ndarray, spread: tuple, z: np.ndarray):
+    """The kept instances as a DataFrame (strings looked up only for them)."""
+    median, mad, _ = spread
+    code = inst.code[keep]
+    kind = inst.code_kind[code]
+    return pd.DataFrame(
+        {
+            "name": inst.code_name[code],
+            "kind": kind,
+            "report_index": inst.report_index[keep],
+            "row": inst.row_labels[inst.row_code[keep]],
+            "table": kind,
+            "index": inst.index[keep],
+            "track_id": inst.track_id[keep],
+            "start_ns": inst.start_ns[keep],
+            "duration_ns": inst.duration_ns[keep],
+            "median_ns": median[code],
+            "mad_ns": mad[code],
+            "robust_z": z[keep],
+        }
+    )
 
 
 def _worst_first(frame: pd.DataFrame, threshold: float, columns: list[str]) -> pd.DataFrame:
@@ -331,21 +404,21 @@ def find_outliers(
     if not threshold >= 0:
         raise AnalysisError(f"threshold must be a non-negative number, not {threshold}")
     xp = np if xp is None else xp
-    frame = _collect(reports, kinds)
-    if frame.empty:
+    inst = _collect(reports, kinds)
+    if inst is None:
         return Outliers(
             pd.DataFrame(columns=INSTANCE_COLUMNS), pd.DataFrame(columns=REPORT_COLUMNS), threshold
         )
-    codes = frame.groupby(["kind", "label"], sort=False).ngroup().to_numpy(np.int64)
-    durations = frame["duration_ns"].to_numpy(np.int64)
-    median, mad, mean_ad = spread = _spread(codes, durations, xp)
-    frame["name"] = frame["label"]
-    frame["median_ns"], frame["mad_ns"] = median[codes], mad[codes]
-    frame["robust_z"] = robust_z(durations, median[codes], mad[codes], mean_ad[codes])
-    per_report = _score_reports(frame, codes, spread, len(reports), xp)
-    per_report["report"] = [reports[i].name for i in per_report["report_index"]]
+    median, mad, mean_ad = spread = _spread(inst.code, inst.duration_ns, xp)
+    code = inst.code
+    z = robust_z(inst.duration_ns, median[code], mad[code], mean_ad[code])
+    instances = _instance_frame(inst, np.abs(z) > threshold, spread, z)
+    per_report = _score_reports(inst, spread, len(reports), xp)
+    names = np.array([r.name for r in reports], dtype=object)
+    instances["report"] = names[instances["report_index"].to_numpy()]
+    per_report["report"] = names[per_report["report_index"].to_numpy()]
     return Outliers(
-        instances=_worst_first(frame, threshold, INSTANCE_COLUMNS),
+        instances=_worst_first(instances, threshold, INSTANCE_COLUMNS),
         reports=_worst_first(per_report, threshold, REPORT_COLUMNS),
         threshold=threshold,
     )
