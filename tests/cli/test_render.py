@@ -1,0 +1,114 @@
+"""``main.py render``: PNG out, range/pin/size arguments, bad arguments exit 2."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+from PySide6.QtGui import QImage
+
+from analysis.errors import StrataError
+from app.cli import main
+from app.cli.render import parse_range, parse_size, parse_time_ns
+from tests.conftest import REAL_DIR, ROOT, fingerprint, requires_shared
+from viewer.style import DARK, name_argb
+
+CONCURRENT = REAL_DIR / "extra-p__extrap__concurrent.s1__profile1.sqlite"
+
+
+@pytest.mark.parametrize(
+    ("text", "ns"),
+    [
+        ("1500", 1500),
+        ("1.5s", 1_500_000_000),
+        ("200ms", 200_000_000),
+        ("40us", 40_000),
+        ("2.5 µs", 2500),
+        ("-3ms", -3_000_000),
+        (".5s", 500_000_000),
+    ],
+)
+def test_times_accept_units(text, ns) -> None:
+    assert parse_time_ns(text) == ns
+
+
+def test_range_and_size_parse_or_refuse() -> None:
+    assert parse_range("1s:1.5s") == (1_000_000_000, 1_500_000_000)
+    assert parse_size("800x600") == (800, 600)
+    for bad in ("1s", "2s:1s", "a:b"):
+        with pytest.raises(StrataError):
+            parse_range(bad)
+    for bad in ("800", "10x10", "axb"):
+        with pytest.raises(StrataError):
+            parse_size(bad)
+
+
+@requires_shared
+def test_bad_arguments_exit_2_with_one_line(tmp_path, capsys, qapp) -> None:
+    out = tmp_path / "x.png"
+    assert main(["render", str(CONCURRENT), "-o", str(out), "--size", "12"]) == 2
+    assert main(["render", str(CONCURRENT), "-o", str(out), "--pin", "("]) == 2
+    assert main(["render", str(CONCURRENT), "-o", str(out), "--range", "5s:1s"]) == 2
+    assert main(["render", str(tmp_path / "missing.sqlite"), "-o", str(out)]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 4
+    assert all(line.startswith("strata: ") for line in lines)
+    assert not out.exists()
+
+
+@requires_shared
+def test_render_pins_a_stream_and_shows_its_kernel(tmp_path, qapp) -> None:
+    with sqlite3.connect(f"file:{CONCURRENT}?mode=ro", uri=True) as con:
+        start, end, name, stream = con.execute(
+            "SELECT start, end, coalesce(s.value, d.value), streamId "
+            "FROM CUPTI_ACTIVITY_KIND_KERNEL k LEFT JOIN StringIds s ON s.id = k.shortName "
+            "LEFT JOIN StringIds d ON d.id = k.demangledName ORDER BY end - start DESC LIMIT 1"
+        ).fetchone()
+    quarter = (end - start) // 4
+    out = tmp_path / "k.png"
+    before = fingerprint(CONCURRENT)
+    status = main(
+        [
+            "render",
+            str(CONCURRENT),
+            "-o",
+            str(out),
+            "--size",
+            "1000x500",
+            "--range",
+            f"{start - quarter}:{end + quarter}",
+            "--pin",
+            f"Stream {stream}$",
+        ]
+    )
+    assert status == 0
+    assert fingerprint(CONCURRENT) == before
+    image = QImage(str(out))
+    assert (image.width(), image.height()) == (1000, 500)
+    # The pinned row is the first row under the ruler; the kernel covers the view's middle.
+    y = DARK.ruler_height_px + DARK.row_height_px // 2
+    x = (DARK.header_width_px + 1000) // 2
+    assert image.pixel(x, y) & 0xFFFFFF == name_argb(name) & 0xFFFFFF
+
+
+@requires_shared
+def test_render_runs_as_a_command(tmp_path) -> None:
+    out = tmp_path / "all.png"
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "main.py"), "render", str(CONCURRENT), "-o", str(out)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        check=False,
+        env={
+            "QT_QPA_PLATFORM": "offscreen",
+            "PATH": "/usr/bin:/bin",
+            "STRATA_CACHE_DIR": str(tmp_path / "cache"),
+        },
+    )
+    assert done.returncode == 0, done.stderr
+    image = QImage(str(out))
+    assert (image.width(), image.height()) == (1600, 900)
