@@ -105,8 +105,21 @@ class StatsRecipe(Recipe):
         return StatsPartial(groups, self.rank_table(report, groups))
 
     def rank_table(self, report: Report, groups: GroupPartial) -> pd.DataFrame:
-        """Return the report's own stats table (what ``nsys stats`` prints for it)."""
-        return self.stats_table(merge_partials([groups], [report.name]), with_files=False)
+        """Return the report's own stats table: what ``main.py stats`` (and nsys) prints.
+
+        The numbers come from :func:`analysis.stats.run_report`; the quartiles nsys hides
+        (``_Q1``/``_Q3``, shown by its recipes) come from this report's exact partial.
+        """
+        from analysis.stats import run_report
+
+        table = run_report(report, self.name, xp=np).frame
+        if not self.has_quartiles:
+            return table.reset_index(drop=True)
+        own = self.stats_table(merge_partials([groups], [report.name]), with_files=False)
+        keys = list(self.key_columns)
+        quartiles = own[[*keys, "Q1", "Q3"]].astype({k: object for k in keys})
+        table = table.astype({k: object for k in keys})
+        return table.merge(quartiles, on=keys, how="left", sort=False)
 
     # -- reduce -------------------------------------------------------------------------------
     def stats_table(self, merged: MergedGroups, with_files: bool) -> pd.DataFrame:

@@ -128,6 +128,14 @@ def test_all_stats_equal_pandas_over_all_rows(recipe, rows_sql, keys, reports) -
     ):
         _close(got[ours], got[theirs])
     assert got["Time"].sum() == pytest.approx(100.0, abs=0.5)
+    # rank_stats (main.py stats numbers) and the exact partials name the same groups.
+    rank = run.output.tables["rank_stats"]
+    per_name = rank.groupby(keys)[["Total Time", "Instances"]].sum()
+    all_stats = run.output.tables["all_stats"].set_index(keys)
+    assert per_name.loc[all_stats.index].values.tolist() == (
+        all_stats[["Total Time", "Instances"]].values.tolist()
+    )
+    assert rank["Q1"].notna().all()
     # Min File / Max File name a report that really holds the extreme.
     for row in got.head(5).to_dict("records"):
         for file in row["Max File"].split(", "):

@@ -1,0 +1,229 @@
+"""Recipe wall time per mode on many scaled copies of a real report, and worker memory.
+
+Builds one report of about ``--events`` events by replicating a real export
+(:mod:`scale_report`; default source: the ayush-os ``vector_add_profile_v3`` export), copies
+it ``--reports`` times under distinct names (so cache keys never collide), then runs the
+recipe in each mode, each in its own interpreter:
+
+* **serial**: the peer — every report mapped in one process;
+* **processes**: a process pool of ``--workers`` workers;
+* **dask**: a Dask ``LocalCluster`` of ``--workers`` single-threaded worker processes.
+
+It prints wall time per mode, the speed-up of processes/dask over serial (target >= 1.7x on
+the 2-core reference machine), and peak RSS: of the driver process (which holds every
+report's small partial) and of the largest worker, next to the peak of a process that only
+loads one report — a worker holds one report at a time, so its peak stays near that figure
+whatever the number of reports. The output tables of all modes are checked to be identical.
+
+Usage::
+
+    python benchmarks/bench_recipes.py                       # 64 reports, ~200 k events each
+    python benchmarks/bench_recipes.py --reports 8 --recipe nvtx_sum
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import shutil
+import sqlite3
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+from _common import REPO, peak_rss_bytes, print_phase_result, run_phase, timed
+
+SCRIPT = Path(__file__).resolve()
+_MODES = ("serial", "processes", "dask")
+
+
+class _WorkerPeak:
+    """Samples the peak RSS (``VmHWM``) of every descendant process while a run lasts.
+
+    Pool workers are children of multiprocessing's fork server and Dask workers children of
+    their nannies, so ``RUSAGE_CHILDREN`` of the driver does not see them; ``VmHWM`` is each
+    process's own high-water mark, so sampling every 0.1 s misses no peak of a live worker.
+    """
+
+    def __init__(self) -> None:
+        self.peak_bytes = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def __enter__(self) -> _WorkerPeak:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _loop(self) -> None:
+        import psutil
+
+        me = psutil.Process()
+        while not self._stop.wait(0.1):
+            for child in me.children(recursive=True):
+                self.peak_bytes = max(self.peak_bytes, _hwm_bytes(child.pid))
+
+
+def _hwm_bytes(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def _event_count(path: Path) -> int:
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        from analysis.loader import _SPECS
+
+        tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        return sum(
+            con.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0]
+            for t, _ in _SPECS.values()
+            if t in tables
+        )
+    finally:
+        con.close()
+
+
+def build_reports(source: Path, folder: Path, events: int, reports: int) -> list[Path]:
+    """Write ``reports`` copies of one scaled report of about ``events`` events."""
+    sys.path.insert(0, str(SCRIPT.parent))
+    from scale_report import scale_report
+
+    folder.mkdir(parents=True, exist_ok=True)
+    one = folder / "scaled.sqlite"
+    if not one.is_file() or abs(_event_count(one) - events) > events // 10:
+        base = _event_count(source)
+        per_copy = _event_count(scale_report(source, folder / "two.sqlite", 0, copies=2)) - base
+        copies = max(1, math.ceil((events - base) / per_copy) + 1)
+        scale_report(source, one, 0, copies=copies)
+        (folder / "two.sqlite").unlink()
+    paths = []
+    for i in range(reports):
+        dst = folder / f"rank{i:03d}.sqlite"
+        if not dst.is_file() or dst.stat().st_size != one.stat().st_size:
+            shutil.copyfile(one, dst)
+        paths.append(dst)
+    for stale in folder.glob("rank*.sqlite"):
+        if stale not in paths:
+            stale.unlink()
+    return paths
+
+
+def _phase_run(args: argparse.Namespace) -> None:
+    from analysis.recipes import RecipeOptions, run_recipe
+
+    paths = sorted(Path(args.folder).glob("rank*.sqlite"))
+    options = RecipeOptions(use_cache=args.cache, kernel_name=args.kernel)
+    with _WorkerPeak() as workers:
+        run, wall_s = timed(
+            lambda: run_recipe(args.recipe, paths, options, mode=args.mode, workers=args.workers)
+        )
+    table = next(iter(run.output.tables))
+    run.output.tables[table].to_parquet(Path(args.dump))
+    print_phase_result(
+        {
+            "wall_s": wall_s,
+            "driver_peak_bytes": peak_rss_bytes(),
+            "worker_peak_bytes": workers.peak_bytes,
+            "failures": len(run.failures),
+            "table": table,
+        }
+    )
+
+
+def _phase_one_report(args: argparse.Namespace) -> None:
+    import analysis.recipes  # noqa: F401 - the same imports as a worker
+    from analysis import open_report
+
+    baseline = peak_rss_bytes()
+    path = sorted(Path(args.folder).glob("rank*.sqlite"))[0]
+    report, load_s = timed(lambda: open_report(path, use_cache=False))
+    print_phase_result(
+        {
+            "load_s": load_s,
+            "events": report.event_count,
+            "import_peak_bytes": baseline,
+            "peak_bytes": peak_rss_bytes(),
+        }
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    import pandas as pd
+    from scale_report import DEFAULT_SOURCE
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--source", type=Path, default=DEFAULT_SOURCE)
+    parser.add_argument("--reports", type=int, default=64)
+    parser.add_argument("--events", type=int, default=200_000, help="events per report")
+    parser.add_argument("--recipe", default="cuda_gpu_kern_sum")
+    parser.add_argument("--kernel", default=None, help="cuda_gpu_kern_pace: --name")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--cache", action="store_true", help="use the columnar cache")
+    parser.add_argument("--modes", default=",".join(_MODES))
+    parser.add_argument(
+        "--folder", type=Path, default=Path(tempfile.gettempdir()) / "strata-bench-recipes"
+    )
+    parser.add_argument("--phase", choices=("run", "one"), help=argparse.SUPPRESS)
+    parser.add_argument("--mode", help=argparse.SUPPRESS)
+    parser.add_argument("--dump", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.phase == "run":
+        _phase_run(args)
+        return 0
+    if args.phase == "one":
+        _phase_one_report(args)
+        return 0
+
+    _, build_s = timed(lambda: build_reports(args.source, args.folder, args.events, args.reports))
+    env = {"STRATA_CACHE_DIR": str(args.folder / "cache")}
+    shutil.rmtree(args.folder / "cache", ignore_errors=True)
+    one = run_phase(SCRIPT, ["--phase", "one", "--folder", str(args.folder)], env)
+    print(
+        f"{args.reports} reports x {one['events']:,d} events ({build_s:.1f} s to build); "
+        f"recipe {args.recipe}, {args.workers} workers, cache {'on' if args.cache else 'off'}"
+    )
+    print(
+        f"one report: load {one['load_s']:.2f} s, peak RSS {one['peak_bytes'] / 2**20:,.0f} MiB "
+        f"({one['import_peak_bytes'] / 2**20:,.0f} MiB after imports)"
+    )
+    results, tables = {}, {}
+    for mode in args.modes.split(","):
+        dump = args.folder / f"out-{mode}.parquet"
+        common = ["--folder", str(args.folder), "--recipe", args.recipe, "--dump", str(dump)]
+        common += ["--workers", str(args.workers), "--mode", mode]
+        common += ["--cache"] if args.cache else []
+        common += ["--kernel", args.kernel] if args.kernel else []
+        shutil.rmtree(args.folder / "cache", ignore_errors=True)
+        results[mode] = run_phase(SCRIPT, ["--phase", "run", *common], env)
+        tables[mode] = pd.read_parquet(dump)
+        r = results[mode]
+        print(
+            f"{mode:10s} {r['wall_s']:7.2f} s  driver peak {r['driver_peak_bytes'] / 2**20:7,.0f}"
+            f" MiB  largest worker peak {r['worker_peak_bytes'] / 2**20:7,.0f} MiB"
+            f"  failures {r['failures']}"
+        )
+    if "serial" in results:
+        for mode in results:
+            if mode != "serial":
+                ratio = results["serial"]["wall_s"] / results[mode]["wall_s"]
+                print(f"speed-up {mode}/serial: {ratio:.2f}x (target >= 1.7x)")
+        for table in tables.values():
+            pd.testing.assert_frame_equal(table, tables["serial"])
+        print(f"output tables identical across {', '.join(tables)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(REPO))
+    sys.exit(main())
