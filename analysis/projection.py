@@ -341,10 +341,14 @@ def range_parents(
         start_key, end_key = keys
         # Ranges of this thread that ended by c's start, counting only those sorted before c:
         # zero-length ranges at c's start sort after it (end descending) but end <= start.
-        closed = np.searchsorted(np.sort(end_key), start_key, side="right") - base
+        sorted_end = np.sort(end_key)
+        closed = np.searchsorted(sorted_end, start_key, side="right") - base
         zero = np.cumsum(s == e)
         block_end = np.searchsorted(start_key, start_key, side="right") - 1
         closed -= zero[block_end] - np.where(pos > 0, zero[np.maximum(pos - 1, 0)], 0)
+        # A zero-length range at t sits inside the ranges that end at t (inclusive ends).
+        strict = np.searchsorted(sorted_end, start_key, side="left") - base
+        closed = np.where(s == e, strict, closed)
         depth = np.maximum(pos - base - closed, 0)
         par_sorted = _stack_parent(thread, depth, pos)
         has = par_sorted >= 0
@@ -355,7 +359,8 @@ def range_parents(
     par_sorted = _twin_parents(thread, s, e, par_sorted)
     for t in np.flatnonzero(bad_threads).tolist():
         lo, hi = np.searchsorted(thread, [t, t + 1])
-        par_sorted[lo:hi] = lo + _exact_parents(s[lo:hi], e[lo:hi], row_id[order][lo:hi])
+        exact = _exact_parents(s[lo:hi], e[lo:hi], row_id[order][lo:hi])
+        par_sorted[lo:hi] = np.where(exact >= 0, lo + exact, -1)
     parent[order] = np.where(par_sorted >= 0, order[np.maximum(par_sorted, 0)], -1)
     return parent
 

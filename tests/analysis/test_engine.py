@@ -64,3 +64,44 @@ def test_matches_pandas(items: list[tuple[int, int]]) -> None:
     np.testing.assert_allclose(s.median, g.median().to_numpy(), rtol=1e-12)
     np.testing.assert_allclose(s.std, g.std().fillna(0.0).to_numpy(), rtol=1e-9, atol=1e-6)
     np.testing.assert_allclose(s.quantiles[0.25], g.quantile(0.25).to_numpy(), rtol=1e-12)
+
+
+def _random_case(seed: int, n: int = 20_000, groups: int = 50, span: int = 2**34):
+    rng = np.random.default_rng(seed)
+    return rng.integers(0, groups, n), rng.integers(0, span, n, dtype=np.int64)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_backends_give_identical_results(backend: str) -> None:
+    # One body for both: the CuPy half runs where a GPU is present.
+    codes, values = _random_case(1)
+    ref = group_stats(codes, values, np, quantiles=(0.1, 0.9))
+    got = group_stats(codes, values, get_xp(backend), quantiles=(0.1, 0.9))
+    for field in ("keys", "count", "total", "minimum", "maximum", "mean", "median"):
+        assert np.array_equal(getattr(got, field), getattr(ref, field)), field
+    np.testing.assert_allclose(got.std, ref.std, rtol=1e-12)
+    for q in (0.1, 0.9):
+        np.testing.assert_array_equal(got.quantiles[q], ref.quantiles[q])
+
+
+def test_medians_above_2_31_are_exact() -> None:
+    # spec §3.1: nsys's median has no 32-bit truncation: [5, 3e9] -> 1500000002.5
+    values = np.array([5, 3_000_000_000, 2**40 + 1, 2**40 + 4], dtype=np.int64)
+    s = group_stats(np.array([0, 0, 1, 1]), values)
+    assert s.median.tolist() == [1_500_000_002.5, 2**40 + 2.5]
+
+
+@pytest.mark.parametrize(
+    ("codes", "values"),
+    [
+        (np.array([5_000_000, 7, 5_000_000]), np.array([3, 1, 4])),  # sparse codes
+        (np.array([1, 1, 2]), np.array([-5, 7, -(2**33)])),  # negative values
+    ],
+)
+def test_unusual_codes_and_values_match_pandas(codes: np.ndarray, values: np.ndarray) -> None:
+    s = group_stats(codes, values)
+    g = pd.Series(values).groupby(codes)
+    assert s.keys.tolist() == sorted(set(codes.tolist()))
+    assert s.total.tolist() == g.sum().tolist()
+    assert s.minimum.tolist() == g.min().tolist()
+    assert s.median.tolist() == g.median().tolist()
