@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from resources import demo_catalog as cat
+from resources import demo_events as ev
 
 __all__ = [
     "PLANTED_SLOW",
@@ -238,8 +239,6 @@ class _Simulator:
 
     def run(self) -> list[RankTrace]:
         """Simulate start-up and every step; return the traces on each rank's own clock."""
-        from resources import demo_events as ev
-
         enter = [ev.startup(self, tr) for tr in self.traces]
         done = max(enter) + 42 * _MS * self.shared_rng.uniform(0.9, 1.1)
         t_cpu = np.array([ev.nccl_init(self, tr, enter[tr.rank], done) for tr in self.traces])
