@@ -512,7 +512,12 @@ def _gpu_tracks(
         group = (name, "CUDA HW", gpu_label)
         base = f"{name}/gpu{device}"
         streams = streams.sort_values(["stream_id", "global_pid", "context_id"])
-        all_parts = tuple((k, int(t)) for t in streams["track_id"] for k in GPU_TABLES)
+        all_parts = tuple(
+            (k, int(t))
+            for t in streams["track_id"]
+            for k in GPU_TABLES
+            if tables[k].bounds(int(t))[1] > tables[k].bounds(int(t))[0]
+        )
         tracks.append(Track(f"{base}/all", "All streams", group, index, "gpu_all", all_parts))
         dup = streams["stream_id"].duplicated(keep=False)
         for row, is_dup in zip(streams.itertuples(index=False), dup, strict=False):
@@ -522,7 +527,11 @@ def _gpu_tracks(
                 pid, ctx = int(pid_of(row.global_pid)), int(row.context_id)
                 label += f" (pid {pid}, ctx {ctx})"
                 key += f"/pid{pid}/ctx{ctx}"
-            parts = tuple((k, int(row.track_id)) for k in GPU_TABLES)
+            parts = tuple(
+                (k, int(row.track_id))
+                for k in GPU_TABLES
+                if tables[k].bounds(int(row.track_id))[1] > tables[k].bounds(int(row.track_id))[0]
+            )
             tracks.append(Track(key, label, group, index, "gpu_stream", parts))
         tracks += _projected_tracks(tables, device, group, base, index)
     return tracks

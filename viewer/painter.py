@@ -213,9 +213,12 @@ class TimelinePainter:
             covered = max(covered, y1)
             if y + row.height_px - 1 < y1:
                 img[y + row.height_px - 1 - top] = theme.separator
-            if row.track is None:
+            if row.track is None and not row.summary:
                 continue
             parts = self._visible_parts(frame, row)
+            if row.track is None:
+                self._fill_strip(frame, img, edges, row, y, y0, y1, parts)
+                continue
             count = sum(hi - lo for _n, _t, lo, hi in parts)
             candidates.append((count, row, y, y0, y1, parts))
         gap_rows = frame.scroll_y - 3 - top
@@ -256,11 +259,10 @@ class TimelinePainter:
         return max(y, lo), min(y + h, hi)
 
     def _visible_parts(self, frame: Frame, row: Row) -> list:
-        track = row.track
-        tables = frame.tables[track.report_index]
-        offset = frame.offsets_ns[track.report_index]
+        tables = frame.tables[row.report_index]
+        offset = frame.offsets_ns[row.report_index]
         parts = []
-        for name, track_id in track.parts:
+        for name, track_id in row.draw_parts:
             table = tables.get(name)
             if table is None:
                 continue
@@ -272,8 +274,8 @@ class TimelinePainter:
     def _fill_strip(self, frame, img, edges, row, y, y0, y1, parts) -> None:
         if not parts:
             return
-        track = row.track
-        offset = frame.offsets_ns[track.report_index]
+        report_index = row.report_index
+        offset = frame.offsets_ns[report_index]
         strips = [
             row_strip(t, lo, hi, edges - offset, k) for k, (_n, t, lo, hi) in enumerate(parts)
         ]
@@ -283,14 +285,15 @@ class TimelinePainter:
             sel = np.flatnonzero((strip.part == k) & (strip.event >= 0))
             if len(sel):
                 events = strip.event[sel]
-                argb = self.colors(track.report_index, name, table, events)
-                mask = frame.highlights.get((track.report_index, name))
+                argb = self.colors(report_index, name, table, events)
+                mask = frame.highlights.get((report_index, name))
                 if mask is not None:
                     argb = np.where(mask[events], argb, _dim(argb, 0.25)).astype(np.uint32)
                 colors[sel] = argb
         bg = img[y0 - frame.pinned_y, 0]
         line = _blend(np.uint32(bg), colors, strip.alpha)
-        inset_top, inset_bottom = y + 2, y + row.height_px - 2
+        inset = 2 if row.track is not None else 5
+        inset_top, inset_bottom = y + inset, y + row.height_px - inset
         a, b = max(y0, inset_top), min(y1, inset_bottom)
         if b > a:
             img[a - frame.pinned_y : b - frame.pinned_y] = line

@@ -17,6 +17,11 @@ from analysis.tracks import Track
 
 __all__ = ["Row", "RowLayout", "layout_rows", "match_tracks"]
 
+#: A collapsed group row draws the merged activity of at most this many of its parts.
+_SUMMARY_PARTS = 24
+#: Kinds that best summarise a collapsed group, drawn first.
+_SUMMARY_ORDER = {"gpu_all": 0, "gpu_stream": 3, "cpu": 1, "cuda_api": 2, "nvtx": 4}
+
 
 @dataclass(frozen=True)
 class Row:
@@ -51,6 +56,25 @@ class Row:
     track: Track | None = None
     is_collapsed: bool = False
     context: str = ""
+    summary: tuple[Track, ...] = ()
+
+    @property
+    def report_index(self) -> int:
+        """The report a track row, or a collapsed group's summary, belongs to (-1: none)."""
+        if self.track is not None:
+            return self.track.report_index
+        return self.summary[0].report_index if self.summary else -1
+
+    @property
+    def draw_parts(self) -> tuple[tuple[str, int], ...]:
+        """The ``(table, track id)`` parts this row draws (a collapsed group: its summary)."""
+        if self.track is not None:
+            return self.track.parts
+        seen: dict[tuple[str, int], None] = {}
+        for track in self.summary:
+            for part in track.parts:
+                seen.setdefault(part, None)
+        return tuple(seen)[:_SUMMARY_PARTS]
 
 
 @dataclass(frozen=True)
@@ -156,6 +180,7 @@ def layout_rows(
                     report_h if depth == 0 else group_h,
                     path,
                     is_collapsed=is_collapsed,
+                    summary=_summary(tracks, path, hidden) if is_collapsed else (),
                 )
             )
             if is_collapsed:
@@ -165,6 +190,16 @@ def layout_rows(
             continue
         rows.append(Row("track", track.label, len(track.group), track_h, track.group, track))
     return _layout(pinned_rows), _layout(rows)
+
+
+def _summary(tracks: Sequence[Track], path: tuple[str, ...], hidden: set[str]) -> tuple:
+    """Tracks under a collapsed group, the most telling first (all-streams rows, cores)."""
+    inside = [t for t in tracks if t.group[: len(path)] == path and t.key not in hidden]
+    if any(t.kind == "gpu_all" for t in inside):
+        # A rank or GPU folded away reads best as its GPU activity alone.
+        inside = [t for t in inside if t.kind == "gpu_all"]
+    inside.sort(key=lambda t: _SUMMARY_ORDER.get(t.kind, 9))
+    return tuple(inside)
 
 
 def _context(track: Track) -> str:

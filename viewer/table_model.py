@@ -86,11 +86,11 @@ class DataFrameModel(QAbstractTableModel):
         """Return the model column showing frame column ``key`` (-1 if not shown)."""
         return next((i for i, c in enumerate(self._columns) if c.key == key), -1)
 
-    def rowCount(self, parent=QModelIndex()) -> int:  # Qt override
-        return 0 if parent.isValid() else len(self._frame)
+    def rowCount(self, parent=None) -> int:  # Qt override
+        return 0 if parent is not None and parent.isValid() else len(self._frame)
 
-    def columnCount(self, parent=QModelIndex()) -> int:  # Qt override
-        return 0 if parent.isValid() else len(self._columns)
+    def columnCount(self, parent=None) -> int:  # Qt override
+        return 0 if parent is not None and parent.isValid() else len(self._columns)
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role=Qt.ItemDataRole.DisplayRole):
         if not index.isValid():

@@ -201,3 +201,41 @@ def test_paint_soak_thousands_of_frames(make_timeline) -> None:
             widget.scroll_rows(int(rng.integers(-300, 300)))
         widget.repaint()
     assert widget.isVisible()
+
+
+def test_highlights_dim_other_events_of_the_table(make_timeline, load_report) -> None:
+    widget = make_timeline(CONCURRENT)
+    report = load_report(CONCURRENT)
+    start, end, name, stream = _longest_kernel(CONCURRENT)
+    key = next(t.key for t in widget.tracks() if t.label == f"Stream {stream}")
+    duration = end - start
+    widget.set_view_range(start - duration, end + duration)
+    kernels = report.tables["kernels"]
+    row = int(((kernels["start_ns"] == start) & (kernels["end_ns"] == end)).nonzero()[0][0])
+    y, h = widget.row_rect(key)
+    x_mid = int(widget.x_of((start + end) // 2))
+    widget.set_highlights({(0, "kernels"): [row]})
+    kept = render_to_image(widget, (1200, 700)).pixel(x_mid, y + h // 2) & 0xFFFFFF
+    widget.set_highlights({(0, "kernels"): [row + 1 if row == 0 else row - 1]})
+    dimmed = render_to_image(widget, (1200, 700)).pixel(x_mid, y + h // 2) & 0xFFFFFF
+    widget.set_highlights(None)
+    plain = render_to_image(widget, (1200, 700)).pixel(x_mid, y + h // 2) & 0xFFFFFF
+    assert kept == plain == name_argb(name) & 0xFFFFFF
+    assert dimmed != plain
+    assert sum((dimmed >> s) & 0xFF for s in (0, 8, 16)) < sum(
+        (plain >> s) & 0xFF for s in (0, 8, 16)
+    )
+
+
+def test_collapsed_report_row_summarises_its_gpu(make_timeline) -> None:
+    widget = make_timeline(CONCURRENT)
+    start, end, _name, _stream = _longest_kernel(CONCURRENT)
+    duration = end - start
+    widget.set_view_range(start - duration, end + duration)
+    report_name = widget.tracks()[0].group[0]
+    widget.set_collapsed((report_name,), True)
+    assert widget.visible_track_keys() == []
+    image = render_to_image(widget, (1200, 700))
+    y = widget.theme.ruler_height_px + widget.theme.report_height_px // 2
+    busy = image.pixel(int(widget.x_of((start + end) // 2)), y) & 0xFFFFFF
+    assert busy != widget.theme.report_row & 0xFFFFFF

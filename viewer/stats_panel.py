@@ -1,0 +1,462 @@
+"""The stats side panel: one tab per summary, a scope, a name filter, a sortable table, the
+duration histogram of the clicked name, and the outliers list.
+
+The panel computes nothing: :mod:`app.stats_controller` reads :meth:`StatsPanel.scope`,
+runs the aggregation on a worker and calls :meth:`StatsPanel.show_table` /
+:meth:`StatsPanel.show_outliers`. It writes no file either: *Export CSV…* emits
+:attr:`StatsPanel.export_requested` with the text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from PySide6.QtCore import (
+    QItemSelectionModel,
+    QModelIndex,
+    QRegularExpression,
+    QSortFilterProxyModel,
+    Qt,
+    Signal,
+)
+from PySide6.QtGui import QGuiApplication, QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSplitter,
+    QTabBar,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from viewer.histogram import DurationHistogramWidget
+from viewer.table_model import SORT_ROLE, Column, DataFrameModel
+
+__all__ = ["OUTLIERS_TAB", "RANGE_SCOPES", "TABS", "Scope", "StatsPanel", "columns_for"]
+
+#: (kind, tab title): kinds as :data:`analysis.window_stats.WINDOW_KINDS`.
+TABS = (
+    ("kernels", "CUDA kernels"),
+    ("cuda_api", "CUDA API"),
+    ("memcpy", "MemOps time"),
+    ("memcpy_bytes", "MemOps size"),
+    ("nvtx", "NVTX ranges"),
+    ("nvtx_gpu", "NVTX → GPU"),
+    ("osrt", "OS runtime"),
+    ("outliers", "Outliers"),
+)
+OUTLIERS_TAB = "outliers"
+#: Time scopes: whole run, the visible range, the Shift-drag selection.
+RANGE_SCOPES = (("all", "Whole run"), ("visible", "Visible range"), ("selection", "Selection"))
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What the user asked to summarise: ``range_mode`` (a key of :data:`RANGE_SCOPES`),
+    ``report_index`` (None = every report), ``by_report`` (one column group per report)."""
+
+    range_mode: str = "all"
+    report_index: int | None = None
+    by_report: bool = False
+
+
+def columns_for(kind: str, frame: pd.DataFrame, report_labels: list[str]) -> list[Column]:
+    """Return the columns to show for a ``kind`` tab's ``frame`` (units in headers)."""
+    if kind == OUTLIERS_TAB:
+        return [
+            Column("name", "Name", "text"), Column("kind", "Kind", "text"),
+            Column("report", "Report", "text"), Column("row", "Row", "text"),
+            Column("start_ns", "Start (ns)"), Column("duration_ns", "Duration (ns)"),
+            Column("median_ns", "Median (ns)", "dec1"),
+            Column("mads", "MADs off", "z", "How many median absolute deviations from the "
+                   "name's median duration (over every report)"),
+            Column("robust_z", "Robust z", "z", "0.6745 × MADs off (Iglewicz–Hoaglin)"),
+        ]  # fmt: skip
+    unit = "B" if kind == "memcpy_bytes" else "ns"
+    head = [Column("name", "Name", "text"), Column("style", "Style", "text")]
+    if "slowest" in frame.columns:  # by-report view
+        cols = list(head)
+        for label in report_labels:
+            cols += [
+                Column(f"{label}|count", f"{label} · Count"),
+                Column(f"{label}|total_ns", f"{label} · Total ({unit})"),
+                Column(f"{label}|median_ns", f"{label} · Med ({unit})", "dec1"),
+            ]
+        return [*cols, Column("slowest", "Slowest", "text", "Report with the largest median"),
+                Column("spread", "Spread", "ratio", "Largest / smallest median over reports"),
+                Column("total_ns", f"Total ({unit})")]  # fmt: skip
+    total = "Total" if unit == "B" else "Total Time"
+    return [
+        *head, Column("time_pct", "Time (%)", "pct"), Column("total_ns", f"{total} ({unit})"),
+        Column("count", "Count"), Column("mean_ns", f"Avg ({unit})", "dec1"),
+        Column("median_ns", f"Med ({unit})", "dec1"), Column("min_ns", f"Min ({unit})"),
+        Column("max_ns", f"Max ({unit})"), Column("std_ns", f"StdDev ({unit})", "dec1"),
+    ]  # fmt: skip
+
+
+class _NameFilterProxy(QSortFilterProxyModel):
+    """Sorts on :data:`SORT_ROLE` (numbers as numbers) and filters the ``name`` column."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setSortRole(SORT_ROLE)
+        self.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        self.setDynamicSortFilter(False)
+
+
+class StatsPanel(QWidget):
+    """Summaries of the loaded reports for a scope, linked to the timeline by the controller.
+
+    Signals
+    -------
+    scope_changed(Scope)
+        The range, report or by-report toggle changed.
+    kind_changed(str)
+        Another tab was chosen (a kind of :data:`TABS`).
+    name_activated(str, str)
+        A row was clicked: (name, kind).
+    name_double_clicked(str, str)
+        A row was double-clicked: (name, kind).
+    instance_step(int)
+        Next (+1) or Previous (-1) instance of the active name.
+    outlier_selected(object)
+        An outlier row was chosen (a ``dict`` of its fields).
+    export_requested(str, str)
+        Export CSV…: (suggested file name, the CSV text of the rows shown).
+    """
+
+    scope_changed = Signal(object)
+    kind_changed = Signal(str)
+    name_activated = Signal(str, str)
+    name_double_clicked = Signal(str, str)
+    instance_step = Signal(int)
+    outlier_selected = Signal(object)
+    export_requested = Signal(str, str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("statsPanel")
+        self._report_labels: list[str] = []
+        self._frames: dict[str, pd.DataFrame] = {}
+        self.model = DataFrameModel(self)
+        self.proxy = _NameFilterProxy(self)
+        self.proxy.setSourceModel(self.model)
+        self._build()
+        self._connect()
+
+    # -- construction ---------------------------------------------------------------------
+
+    def _build(self) -> None:
+        self.tabs = QTabBar(self)
+        self.tabs.setExpanding(False)
+        self.tabs.setUsesScrollButtons(True)
+        for _kind, title in TABS:
+            self.tabs.addTab(title)
+        self.range_combo = QComboBox(self)
+        for key, text in RANGE_SCOPES:
+            self.range_combo.addItem(text, key)
+        self.report_combo = QComboBox(self)
+        self.report_combo.addItem("All reports", None)
+        self.by_report = QCheckBox("By report", self)
+        self.by_report.setToolTip("One column group per report, and the spread across them")
+        self.filter_edit = QLineEdit(self)
+        self.filter_edit.setPlaceholderText("Filter names (substring)")
+        self.filter_edit.setClearButtonEnabled(True)
+        self.regex_box = QCheckBox("Regex", self)
+        self.table = QTableView(self)
+        self.table.setModel(self.proxy)
+        self.table.setSortingEnabled(True)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.table.setAlternatingRowColors(True)
+        self.table.setWordWrap(False)
+        self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(20)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.table.horizontalHeader().setHighlightSections(False)
+        self.prev_button = QPushButton("◀ Previous", self)
+        self.next_button = QPushButton("Next ▶", self)
+        self.export_button = QPushButton("Export CSV…", self)
+        self.instance_label = QLabel("", self)
+        self.status_label = QLabel("", self)
+        self.status_label.setObjectName("statsStatus")
+        self.histogram = DurationHistogramWidget(self)
+        self._layout()
+
+    def _layout(self) -> None:
+        scope_row = QHBoxLayout()
+        scope_row.addWidget(self.range_combo)
+        scope_row.addWidget(self.report_combo, 1)
+        scope_row.addWidget(self.by_report)
+        filter_row = QHBoxLayout()
+        filter_row.addWidget(self.filter_edit, 1)
+        filter_row.addWidget(self.regex_box)
+        step_row = QHBoxLayout()
+        step_row.addWidget(self.prev_button)
+        step_row.addWidget(self.next_button)
+        step_row.addWidget(self.instance_label, 1)
+        step_row.addWidget(self.export_button)
+        top = QWidget(self)
+        top_layout = QVBoxLayout(top)
+        top_layout.setContentsMargins(0, 0, 0, 0)
+        for row in (scope_row, filter_row):
+            top_layout.addLayout(row)
+        top_layout.addWidget(self.table, 1)
+        top_layout.addLayout(step_row)
+        top_layout.addWidget(self.status_label)
+        self.splitter = QSplitter(Qt.Orientation.Vertical, self)
+        self.splitter.addWidget(top)
+        self.splitter.addWidget(self.histogram)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.tabs)
+        layout.addWidget(self.splitter, 1)
+
+    def _connect(self) -> None:
+        self.tabs.currentChanged.connect(self._on_tab_changed)
+        self.range_combo.currentIndexChanged.connect(self._emit_scope)
+        self.report_combo.currentIndexChanged.connect(self._emit_scope)
+        self.by_report.toggled.connect(self._emit_scope)
+        self.filter_edit.textChanged.connect(self._apply_filter)
+        self.regex_box.toggled.connect(self._apply_filter)
+        self.table.clicked.connect(self._on_clicked)
+        self.table.doubleClicked.connect(self._on_double_clicked)
+        self.table.selectionModel().currentRowChanged.connect(self._on_current_changed)
+        self.prev_button.clicked.connect(lambda: self.instance_step.emit(-1))
+        self.next_button.clicked.connect(lambda: self.instance_step.emit(1))
+        self.export_button.clicked.connect(self._on_export_clicked)
+        copy = QShortcut(QKeySequence(QKeySequence.StandardKey.Copy), self.table)
+        copy.setContext(Qt.ShortcutContext.WidgetShortcut)
+        copy.activated.connect(self.copy_selection)
+
+    # -- state ----------------------------------------------------------------------------
+
+    def kind(self) -> str:
+        return TABS[max(self.tabs.currentIndex(), 0)][0]
+
+    def set_kind(self, kind: str) -> None:
+        self.tabs.setCurrentIndex([k for k, _ in TABS].index(kind))
+
+    def scope(self) -> Scope:
+        return Scope(
+            self.range_combo.currentData() or "all",
+            self.report_combo.currentData(),
+            self.by_report.isChecked(),
+        )
+
+    def set_scope(self, scope: Scope) -> None:
+        """Set every scope control; emits :attr:`scope_changed` once."""
+        for widget in (self.range_combo, self.report_combo, self.by_report):
+            widget.blockSignals(True)
+        try:
+            self.range_combo.setCurrentIndex(max(self.range_combo.findData(scope.range_mode), 0))
+            index = 0 if scope.report_index is None else scope.report_index + 1
+            self.report_combo.setCurrentIndex(min(index, self.report_combo.count() - 1))
+            self.by_report.setChecked(scope.by_report)
+        finally:
+            for widget in (self.range_combo, self.report_combo, self.by_report):
+                widget.blockSignals(False)
+        self._emit_scope()
+
+    def set_reports(self, labels: list[str]) -> None:
+        """Offer ``labels`` in the report selector (keeps the choice when still valid)."""
+        current = self.report_combo.currentData()
+        self._report_labels = list(labels)
+        self.report_combo.blockSignals(True)
+        self.report_combo.clear()
+        self.report_combo.addItem("All reports", None)
+        for i, label in enumerate(labels):
+            self.report_combo.addItem(label, i)
+        if current is not None and current < len(labels):
+            self.report_combo.setCurrentIndex(current + 1)
+        self.report_combo.blockSignals(False)
+        self.by_report.setEnabled(len(labels) > 1)
+
+    def report_labels(self) -> list[str]:
+        return list(self._report_labels)
+
+    def current_frame(self) -> pd.DataFrame:
+        """Return the frame shown in the current tab (unfiltered)."""
+        return self.model.frame()
+
+    def selected_name(self) -> str | None:
+        """Return the name of the current row (None when no row is current)."""
+        index = self.table.currentIndex()
+        if not index.isValid() or self.kind() == OUTLIERS_TAB:
+            return None
+        row = self.proxy.mapToSource(index).row()
+        value = self.model.frame()["name"].iloc[row]
+        return None if value is None else str(value)
+
+    # -- showing results ------------------------------------------------------------------
+
+    def show_table(self, kind: str, frame: pd.DataFrame, status: str = "") -> None:
+        """Show ``frame`` (stats of ``kind``); ignored unless ``kind`` is the current tab."""
+        self._frames[kind] = frame
+        if kind != self.kind():
+            return
+        name = self.selected_name()
+        header = self.table.horizontalHeader()
+        sort_key = self._sort_key()
+        self.model.set_frame(frame, columns_for(kind, frame, self._report_labels))
+        self._restore_sort(sort_key, header.sortIndicatorOrder())
+        self.status_label.setText(status)
+        self._fit_columns()
+        if name is not None:
+            self.select_name(name, emit=False)
+
+    def show_outliers(self, frame: pd.DataFrame, status: str = "") -> None:
+        """Show the outlier instances (worst first) in the Outliers tab."""
+        frame = frame.copy()
+        if "mad_ns" in frame and len(frame):
+            mad = frame["mad_ns"].to_numpy(float)
+            dev = frame["duration_ns"].to_numpy(float) - frame["median_ns"].to_numpy(float)
+            # MAD 0: the score used the mean absolute deviation; show it in MAD-like units.
+            by_z = frame["robust_z"].to_numpy(float) / 0.6745
+            frame["mads"] = np.where(mad > 0, dev / np.where(mad > 0, mad, 1.0), by_z)
+        self._frames[OUTLIERS_TAB] = frame
+        self._outlier_status = status
+        if self.kind() == OUTLIERS_TAB:
+            self.model.set_frame(frame, columns_for(OUTLIERS_TAB, frame, self._report_labels))
+            self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+            self.proxy.sort(-1)
+            self.status_label.setText(status)
+            self._fit_columns()
+
+    def set_status(self, text: str) -> None:
+        self.status_label.setText(text)
+
+    def set_instance_text(self, text: str) -> None:
+        self.instance_label.setText(text)
+
+    def select_name(self, name: str, emit: bool = True) -> bool:
+        """Make the row named ``name`` current; return whether it is shown."""
+        column = self.model.column_of("name")
+        names = self.model.frame()["name"].to_numpy(object) if len(self.model.frame()) else []
+        rows = [i for i, n in enumerate(names) if n == name]
+        if column < 0 or not rows:
+            return False
+        index = self.proxy.mapFromSource(self.model.index(rows[0], column))
+        if not index.isValid():
+            return False
+        self.table.blockSignals(not emit)
+        flags = (QItemSelectionModel.SelectionFlag.ClearAndSelect
+                 | QItemSelectionModel.SelectionFlag.Rows)  # fmt: skip
+        self.table.selectionModel().setCurrentIndex(index, flags)
+        self.table.scrollTo(index)
+        self.table.blockSignals(False)
+        if emit:
+            self.name_activated.emit(name, self.kind())
+        return True
+
+    def _sort_key(self) -> str | None:
+        column = self.table.horizontalHeader().sortIndicatorSection()
+        columns = self.model.columns()
+        return columns[column].key if 0 <= column < len(columns) else None
+
+    def _restore_sort(self, key: str | None, order: Qt.SortOrder) -> None:
+        column = self.model.column_of(key) if key else -1
+        if column < 0:  # keep the frame's own order (total time, descending)
+            self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+            self.proxy.sort(-1)
+            return
+        self.table.sortByColumn(column, order)
+
+    def _fit_columns(self) -> None:
+        header = self.table.horizontalHeader()
+        self.table.resizeColumnsToContents()
+        name_col = self.model.column_of("name")
+        if name_col >= 0:
+            header.resizeSection(name_col, min(max(header.sectionSize(name_col), 120), 320))
+
+    # -- reactions ------------------------------------------------------------------------
+
+    def _on_tab_changed(self, _index: int) -> None:
+        kind = self.kind()
+        frame = self._frames.get(kind)
+        is_outliers = kind == OUTLIERS_TAB
+        for widget in (self.prev_button, self.next_button):
+            widget.setEnabled(not is_outliers)
+        if frame is not None and is_outliers:
+            self.show_outliers(frame.drop(columns=["mads"], errors="ignore"),
+                               getattr(self, "_outlier_status", ""))  # fmt: skip
+        elif frame is not None:
+            self.show_table(kind, frame, "")
+        else:
+            self.model.set_frame(pd.DataFrame(), [])
+        self.kind_changed.emit(kind)
+
+    def _emit_scope(self) -> None:
+        self.scope_changed.emit(self.scope())
+
+    def _apply_filter(self) -> None:
+        text = self.filter_edit.text()
+        if self.regex_box.isChecked():
+            try:
+                re.compile(text)
+            except re.error:
+                self.filter_edit.setStyleSheet("color: #ff6b6b")
+                return
+            pattern = text
+        else:
+            pattern = QRegularExpression.escape(text)
+        self.filter_edit.setStyleSheet("")
+        self.proxy.setFilterKeyColumn(max(self.model.column_of("name"), 0))
+        self.proxy.setFilterRegularExpression(
+            QRegularExpression(pattern, QRegularExpression.PatternOption.CaseInsensitiveOption)
+        )
+
+    def _row_record(self, index: QModelIndex) -> dict:
+        row = self.proxy.mapToSource(index).row()
+        return self.model.frame().iloc[row].to_dict()
+
+    def _on_clicked(self, index: QModelIndex) -> None:
+        if not index.isValid():
+            return
+        record = self._row_record(index)
+        if self.kind() == OUTLIERS_TAB:
+            self.outlier_selected.emit(record)
+        elif record.get("name") is not None:
+            self.name_activated.emit(str(record["name"]), self.kind())
+
+    def _on_current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        # Keyboard navigation follows the same path as a click.
+        if current.isValid() and QGuiApplication.mouseButtons() == Qt.MouseButton.NoButton:
+            self._on_clicked(current)
+
+    def _on_double_clicked(self, index: QModelIndex) -> None:
+        if not index.isValid() or self.kind() == OUTLIERS_TAB:
+            return
+        record = self._row_record(index)
+        if record.get("name") is not None:
+            self.name_double_clicked.emit(str(record["name"]), self.kind())
+
+    def visible_rows_text(self, sep: str = ",", selected_only: bool = False) -> str:
+        """Return the rows shown (after filter and sort; or only the selected) as text."""
+        if selected_only:
+            proxy_rows = sorted({i.row() for i in self.table.selectionModel().selectedRows()})
+        else:
+            proxy_rows = list(range(self.proxy.rowCount()))
+        rows = [self.proxy.mapToSource(self.proxy.index(r, 0)).row() for r in proxy_rows]
+        return self.model.rows_as_text(rows, sep)
+
+    def copy_selection(self) -> None:
+        """Copy the selected rows (all shown rows when none is selected), tab-separated."""
+        selected = bool(self.table.selectionModel().selectedRows())
+        QGuiApplication.clipboard().setText(self.visible_rows_text("\t", selected))
+
+    def _on_export_clicked(self) -> None:
+        title = dict(TABS)[self.kind()].replace(" ", "_").replace("→", "to").lower()
+        self.export_requested.emit(f"{title}.csv", self.visible_rows_text(","))
