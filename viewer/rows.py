@@ -18,7 +18,7 @@ from analysis.tracks import Track
 __all__ = ["Row", "RowLayout", "layout_rows", "match_tracks"]
 
 #: A collapsed group row draws the merged activity of at most this many of its parts.
-_SUMMARY_PARTS = 24
+_SUMMARY_PARTS = 64
 #: Kinds that best summarise a collapsed group, drawn first.
 _SUMMARY_ORDER = {"gpu_all": 0, "gpu_stream": 3, "cpu": 1, "cuda_api": 2, "nvtx": 4}
 
