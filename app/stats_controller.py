@@ -1,0 +1,600 @@
+"""Wire the stats panel to the reports, the timeline and the job runner.
+
+``install_stats_panel(window)`` docks a :class:`~viewer.stats_panel.StatsPanel` on the right
+of the main window and returns the :class:`StatsController` that
+
+* follows the shown reports and their offsets (``TimelineBinding.layout_changed``), the
+  visible range and the Shift-drag selection of the timeline;
+* computes the current tab's table on a worker through a per-kind
+  :class:`~analysis.window_stats.WindowIndex` (built once per report set and offsets; with
+  CuPy its columns stay on the GPU), coalescing requests: while one job runs, newer requests
+  only mark the table dirty, and the latest scope runs next (a result computed for a scope
+  that has changed meanwhile is dropped);
+* finds outliers once per report set, lists them and marks them on the timeline;
+* pushes highlights back: a clicked name's instances stand out (others dimmed), Next /
+  Previous step through them in time order, a double-click zooms to the longest, the
+  histogram's region selects instances by duration.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow
+
+from analysis.engine import sqlite_round
+from analysis.errors import StrataError
+from analysis.model import Report
+from analysis.outliers import DEFAULT_THRESHOLD, Outliers, find_outliers
+from analysis.stats._base import time_percent
+from analysis.tracks import projected_slices, report_labels, slice_tables
+from analysis.window_stats import (
+    WindowIndex,
+    build_window_index,
+    pivot_by_report,
+    robust_threshold,
+)
+from analysis.xp import get_xp
+from viewer.events import EventRef
+from viewer.stats_panel import OUTLIERS_TAB, Scope, StatsPanel
+
+__all__ = ["MAX_MARKS", "StatsController", "install_stats_panel"]
+
+log = logging.getLogger(__name__)
+
+#: Outlier instances marked on the timeline (the worst ones; the tab lists them all).
+MAX_MARKS = 500
+_DOCK_WIDTH_PX = 560
+
+
+@dataclass(frozen=True)
+class _StatsRequest:
+    kind: str
+    scope: Scope
+    t0_ns: int | None
+    t1_ns: int | None
+    key: tuple
+
+
+@dataclass(frozen=True)
+class _StatsResult:
+    request: _StatsRequest
+    frame: pd.DataFrame
+    events: int
+    elapsed_ms: float
+
+
+class _IndexCache:
+    """Window indexes per kind for one report set and offsets; thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._building: dict[tuple, threading.Lock] = {}
+        self._indexes: dict[tuple, WindowIndex] = {}
+
+    def get(self, key: tuple, reports, kind, offsets, labels) -> WindowIndex:
+        with self._lock:
+            index = self._indexes.get((key, kind))
+            if index is not None:
+                return index
+            build_lock = self._building.setdefault((key, kind), threading.Lock())
+        with build_lock:  # two workers never build the same index twice
+            with self._lock:
+                index = self._indexes.get((key, kind))
+            if index is None:
+                index = build_window_index(reports, kind, offsets, xp=_array_module())
+                index.report_names = list(labels)
+                with self._lock:
+                    self._indexes = {k: v for k, v in self._indexes.items() if k[0] == key}
+                    self._indexes[(key, kind)] = index
+        return index
+
+    def peek(self, key: tuple, kind: str) -> WindowIndex | None:
+        with self._lock:
+            return self._indexes.get((key, kind))
+
+
+def _array_module():
+    try:
+        return get_xp()
+    except StrataError as exc:  # a forced but unusable backend: say so, use NumPy
+        log.warning("%s; the stats panel uses NumPy", exc)
+        return np
+
+
+def _stats_frame(index: WindowIndex, request: _StatsRequest, n_reports: int) -> pd.DataFrame:
+    """Run one request on a worker: the table the panel shows."""
+    scope = request.scope
+    by_report = scope.by_report and scope.report_index is None and n_reports > 1
+    frame = index.stats(request.t0_ns, request.t1_ns, scope.report_index, by_report=by_report)
+    if by_report:
+        return pivot_by_report(frame, index.report_names)
+    frame["time_pct"] = time_percent(frame["total_ns"].to_numpy())
+    if request.kind != "memcpy_bytes":  # spec: nsys-sqlite.md §3.1, one-decimal rounding
+        for column in ("mean_ns", "median_ns", "std_ns"):
+            frame[column] = sqlite_round(frame[column].to_numpy())
+    return frame
+
+
+class StatsController(QObject):
+    """Keep a :class:`StatsPanel` in step with a main window's reports and timeline.
+
+    Signals
+    -------
+    table_ready(str)
+        The current tab (this kind) shows a fresh result.
+    outliers_ready(object)
+        :class:`~analysis.outliers.Outliers` of the shown reports are listed and marked.
+    instances_changed(object)
+        The instances Next/Previous step through (a DataFrame as
+        :meth:`WindowIndex.instances`, plus ``shared_start_ns``), after a click or a
+        histogram selection.
+    failed(str)
+        A job failed (one line).
+    """
+
+    table_ready = Signal(str)
+    outliers_ready = Signal(object)
+    instances_changed = Signal(object)
+    failed = Signal(str)
+
+    def __init__(self, window: QMainWindow, panel: StatsPanel, dock: QDockWidget | None = None):
+        super().__init__(window)
+        self._window, self.panel, self.dock = window, panel, dock
+        self._timeline = window.timeline
+        self._runner = window.runner
+        self._cache = _IndexCache()
+        self._reports: tuple[Report, ...] = ()
+        self._labels: list[str] = []
+        self._offsets: list[int] = []
+        self._key: tuple = ()
+        self._is_running = False
+        self._is_dirty = False
+        self._previous_range_mode = "all"
+        self._outliers: Outliers | None = None
+        self._marks: list[EventRef] = []
+        self._rows: dict[tuple[int, str], np.ndarray] = {}
+        self._active: tuple[str, str] | None = None
+        self._instances = pd.DataFrame()
+        self._position = -1
+        self._histogram_values: pd.DataFrame = pd.DataFrame()
+        self._connect()
+
+    def _connect(self) -> None:
+        window, panel, timeline = self._window, self.panel, self._timeline
+        window.binding.layout_changed.connect(self._on_layout_changed)
+        timeline.view_range_changed.connect(self._on_view_range_changed)
+        timeline.selection_changed.connect(self._on_selection_changed)
+        panel.scope_changed.connect(self._on_scope_changed)
+        panel.kind_changed.connect(self._on_kind_changed)
+        panel.name_activated.connect(self.activate_name)
+        panel.name_double_clicked.connect(self.zoom_to_longest)
+        panel.instance_step.connect(self.step)
+        panel.outlier_selected.connect(self.focus_outlier)
+        panel.export_requested.connect(self._on_export_requested)
+        panel.histogram.range_selected.connect(self.select_durations)
+
+    # -- reports --------------------------------------------------------------------------
+
+    def reports(self) -> tuple[Report, ...]:
+        return self._reports
+
+    def _on_layout_changed(self, *_args) -> None:
+        reports = tuple(self._window.binding.shown_reports())
+        offsets = [int(o) for o in self._window.binding.offsets_ns()]
+        is_new = len(reports) != len(self._reports) or any(
+            a is not b for a, b in zip(reports, self._reports, strict=False)
+        )
+        if not is_new and offsets == self._offsets:
+            self._push_highlights()  # set_data dropped them
+            return
+        self._reports, self._offsets = reports, offsets
+        self._labels = report_labels(list(reports)) if reports else []
+        self._key = (tuple(id(r) for r in reports), tuple(offsets))
+        if is_new:
+            self.panel.set_reports(self._labels)
+            self._outliers, self._marks, self._rows, self._active = None, [], {}, None
+            self._instances = pd.DataFrame()
+            self.panel.histogram.clear()
+            self._find_outliers()
+        self.request_stats()
+
+    # -- stats jobs -----------------------------------------------------------------------
+
+    def _window_ns(self, scope: Scope) -> tuple[int | None, int | None] | None:
+        if scope.range_mode == "visible":
+            return tuple(int(t) for t in self._timeline.view_range())
+        if scope.range_mode == "selection":
+            selection = self._timeline.time_selection()
+            return None if selection is None else (int(selection[0]), int(selection[1]))
+        return None, None
+
+    def request_stats(self) -> None:
+        """Recompute the current tab for the current scope (coalesced, on a worker)."""
+        kind = self.panel.kind()
+        if kind == OUTLIERS_TAB or not self._reports:
+            return
+        if self._is_running:
+            self._is_dirty = True
+            return
+        scope = self.panel.scope()
+        window = self._window_ns(scope)
+        if window is None:
+            self.panel.show_table(kind, pd.DataFrame(), "Shift-drag on the timeline to select")
+            return
+        request = _StatsRequest(kind, scope, window[0], window[1], self._key)
+        reports, offsets, labels, cache = self._reports, self._offsets, self._labels, self._cache
+        n_reports = len(reports)
+
+        def work(_progress, cancel):
+            index = cache.get(request.key, reports, kind, offsets, labels)
+            started = time.perf_counter()
+            frame = _stats_frame(index, request, n_reports)
+            elapsed = (time.perf_counter() - started) * 1e3
+            counts = [c for c in frame.columns if c == "count" or c.endswith("|count")]
+            events = int(frame[counts].to_numpy().sum()) if counts else 0
+            return _StatsResult(request, frame, events, elapsed)
+
+        self._is_running, self._is_dirty = True, False
+        job = self._runner.submit(work, channel="stats")
+        job.finished.connect(self._on_stats_ready)
+        job.failed.connect(self._on_stats_failed)
+
+    def _on_stats_ready(self, result: _StatsResult) -> None:
+        self._is_running = False
+        request = result.request
+        # Another tab, report set or scope: drop it. A window that moved on while the job
+        # ran is still shown (the panel follows a drag live), then the latest one runs.
+        is_stale = (
+            request.key != self._key
+            or request.kind != self.panel.kind()
+            or request.scope != self.panel.scope()
+        )
+        if not is_stale:
+            reports = "1 report" if len(self._reports) == 1 else f"{len(self._reports)} reports"
+            status = f"{result.events:,} events · {reports} · {result.elapsed_ms:,.0f} ms"
+            self.panel.show_table(request.kind, result.frame, status)
+        if self._is_dirty or is_stale:
+            self._is_dirty = False
+            self.request_stats()
+        elif not is_stale:
+            self.table_ready.emit(request.kind)
+
+    def _on_stats_failed(self, error: Exception) -> None:
+        self._is_running = False
+        text = str(error) if isinstance(error, StrataError) else f"{type(error).__name__}: {error}"
+        self.panel.set_status(f"Failed: {text}")
+        self.failed.emit(text)
+        if self._is_dirty:
+            self._is_dirty = False
+            self.request_stats()
+
+    def _on_scope_changed(self, _scope: Scope) -> None:
+        self._refresh_histogram()
+        self.request_stats()
+
+    def _on_kind_changed(self, _kind: str) -> None:
+        self.request_stats()
+
+    def _on_view_range_changed(self, *_range) -> None:
+        if self.panel.scope().range_mode == "visible":
+            self.request_stats()
+
+    def _on_selection_changed(self, selection) -> None:
+        scope = self.panel.scope()
+        if selection is not None and scope.range_mode != "selection":
+            self._previous_range_mode = scope.range_mode
+            self.panel.set_scope(Scope("selection", scope.report_index, scope.by_report))
+        elif selection is None and scope.range_mode == "selection":
+            self.panel.set_scope(Scope(self._previous_range_mode, scope.report_index,
+                                       scope.by_report))  # fmt: skip
+        elif scope.range_mode == "selection":
+            self.request_stats()
+
+    # -- outliers -------------------------------------------------------------------------
+
+    def _find_outliers(self) -> None:
+        reports = list(self._reports)
+        if not reports:
+            self.panel.show_outliers(pd.DataFrame())
+            return
+        self.panel.show_outliers(pd.DataFrame(), "Finding outliers…")
+        job = self._runner.submit(
+            lambda _p, _c: find_outliers(reports, DEFAULT_THRESHOLD), channel="outliers"
+        )
+        job.finished.connect(lambda found, key=self._key: self._on_outliers_ready(key, found))
+        job.failed.connect(self._on_outliers_failed)
+
+    def _on_outliers_failed(self, error: Exception) -> None:
+        text = str(error) if isinstance(error, StrataError) else f"{type(error).__name__}: {error}"
+        self.panel.show_outliers(pd.DataFrame(), f"Outliers failed: {text}")
+        self.failed.emit(text)
+
+    def outliers(self) -> Outliers | None:
+        return self._outliers
+
+    def _on_outliers_ready(self, key: tuple, found: Outliers) -> None:
+        if key[0] != self._key[0]:
+            return
+        self._outliers = found
+        instances = found.instances.copy()
+        if len(instances):
+            instances["report"] = np.asarray(self._labels, dtype=object)[
+                instances["report_index"].to_numpy(np.int64)
+            ]
+        status = f"{len(instances):,} outlier instances (|robust z| > {found.threshold:g})"
+        self.panel.show_outliers(instances, status)
+        self._marks = [m for m in map(self._outlier_ref, instances.head(MAX_MARKS).to_dict(
+            "records")) if m is not None]  # fmt: skip
+        self._push_highlights()
+        self.outliers_ready.emit(found)
+
+    def _outlier_ref(self, record: dict) -> EventRef | None:
+        report_index, table = int(record["report_index"]), str(record["table"])
+        start = int(record["start_ns"])
+        end = start + int(record["duration_ns"])
+        index = _slice_index(self._reports[report_index], table, int(record["index"]), start, end)
+        if index is None:
+            return None
+        source = "" if table == "nvtx_gpu" else table
+        return EventRef(report_index, table, index, source, int(record["index"]), "",
+                        str(record["name"]), start, end)  # fmt: skip
+
+    def focus_outlier(self, record: dict) -> None:
+        """Centre and zoom the timeline on an outlier, with its report's row in view."""
+        ref = self._outlier_ref(record)
+        if ref is None:
+            return
+        self._focus(ref, zoom=True)
+
+    # -- names, instances, highlights -----------------------------------------------------
+
+    def _index(self, kind: str) -> WindowIndex | None:
+        return self._cache.peek(self._key, kind)
+
+    def activate_name(self, name: str, kind: str) -> None:
+        """Highlight every instance of ``name`` (others dimmed) and show its histogram."""
+        index = self._index(kind)
+        if index is None:
+            return
+        scope = self.panel.scope()
+        instances = index.instances(name, report_index=scope.report_index)
+        self._active = (name, kind)
+        self._set_instances(instances)
+        self._rows = self._highlight_rows(kind, name, instances)
+        self._push_highlights()
+        self._refresh_histogram()
+
+    def _set_instances(self, instances: pd.DataFrame) -> None:
+        offsets = np.asarray(self._offsets + [0], dtype=np.int64)
+        instances = instances.copy()
+        instances["shared_start_ns"] = (
+            instances["start_ns"].to_numpy(np.int64) + offsets[instances["report_index"]]
+        )
+        self._instances = instances.sort_values("shared_start_ns", kind="stable").reset_index(
+            drop=True
+        )
+        self._position = -1
+        self.panel.set_instance_text(f"{len(self._instances):,} instances")
+        self.instances_changed.emit(self._instances)
+
+    def instances(self) -> pd.DataFrame:
+        """Return the instances Next/Previous step through, in shared-axis time order."""
+        return self._instances
+
+    def _highlight_rows(self, kind: str, name: str, instances: pd.DataFrame) -> dict:
+        rows: dict[tuple[int, str], np.ndarray] = {}
+        for (report_index, table), group in instances.groupby(["report_index", "table"]):
+            report = self._reports[int(report_index)]
+            if table == "nvtx_gpu":
+                sliced = projected_slices(report)
+                if sliced is None:
+                    continue
+                label_ids = np.flatnonzero(sliced.labels == name)
+                rows[(int(report_index), table)] = np.flatnonzero(
+                    np.isin(sliced.label_ids, label_ids)
+                )
+            else:
+                rows[(int(report_index), str(table))] = group["row"].to_numpy(np.int64)
+        # Tables of this kind with no instance of the name are dimmed entirely.
+        tables = ("memcpy", "memset") if kind.startswith("memcpy") else (
+            "nvtx_gpu" if kind == "nvtx_gpu" else kind,)  # fmt: skip
+        for report_index in range(len(self._reports)):
+            for table in tables:
+                rows.setdefault((report_index, table), np.empty(0, np.int64))
+        return rows
+
+    def clear_highlights(self) -> None:
+        self._rows, self._active = {}, None
+        self._push_highlights()
+
+    def _push_highlights(self) -> None:
+        if not self._reports:
+            return
+        tables = [slice_tables(r) for r in self._reports]
+        rows = {k: v for k, v in self._rows.items() if k[1] in tables[k[0]]}
+        try:
+            self._timeline.set_highlights(rows, self._marks)
+        except (IndexError, KeyError) as exc:  # the timeline shows another report set
+            log.debug("highlights not applied: %s", exc)
+
+    def step(self, direction: int) -> None:
+        """Go to the next (+1) or previous (-1) instance in time order and show it."""
+        if not len(self._instances):
+            return
+        count = len(self._instances)
+        self._position = (
+            (0 if direction > 0 else count - 1)
+            if self._position < 0
+            else (self._position + direction) % count
+        )
+        self.panel.set_instance_text(f"{self._position + 1:,} / {count:,}")
+        self._focus(self._instance_ref(self._position), zoom=False)
+
+    def position(self) -> int:
+        return self._position
+
+    def zoom_to_longest(self, name: str, kind: str) -> None:
+        """Zoom the timeline to the longest instance of ``name``."""
+        if self._active != (name, kind):
+            self.activate_name(name, kind)
+        if not len(self._instances):
+            return
+        self._position = int(np.argmax(self._instances["value"].to_numpy()))
+        if kind == "memcpy_bytes":
+            durations = (self._instances["end_ns"] - self._instances["start_ns"]).to_numpy()
+            self._position = int(np.argmax(durations))
+        self.panel.set_instance_text(f"{self._position + 1:,} / {len(self._instances):,}")
+        self._focus(self._instance_ref(self._position), zoom=True)
+
+    def _instance_ref(self, position: int) -> EventRef | None:
+        row = self._instances.iloc[position]
+        report_index, table = int(row["report_index"]), str(row["table"])
+        start, end = int(row["start_ns"]), int(row["end_ns"])
+        name = self._active[0] if self._active else ""
+        index = _slice_index(self._reports[report_index], table, int(row["row"]), start, end)
+        if index is None:
+            return None
+        source = "" if table == "nvtx_gpu" else table
+        return EventRef(report_index, table, index, source, int(row["row"]), "", name, start,
+                        end)  # fmt: skip
+
+    def _focus(self, ref: EventRef | None, zoom: bool) -> None:
+        if ref is None:
+            return
+        offset = self._offsets[ref.report_index] if ref.report_index < len(self._offsets) else 0
+        start, end = ref.start_ns + offset, ref.end_ns + offset
+        duration = max(end - start, 1)
+        t0, t1 = self._timeline.view_range()
+        if zoom or duration > (t1 - t0) * 0.8:
+            pad = max(duration, 200)
+            self._timeline.set_view_range(start - pad, end + pad)
+        else:
+            middle, half = (start + end) // 2, (t1 - t0) // 2
+            self._timeline.set_view_range(middle - half, middle + half)
+        self._timeline.select_event(ref)
+        key = _track_key(self._timeline, self._reports[ref.report_index], ref)
+        if key is not None:
+            _scroll_track_into_view(self._timeline, key)
+
+    # -- histogram ------------------------------------------------------------------------
+
+    def _refresh_histogram(self) -> None:
+        if self._active is None:
+            return
+        name, kind = self._active
+        index = self._index(kind)
+        if index is None:
+            return
+        scope = self.panel.scope()
+        window = self._window_ns(scope) or (None, None)
+        inst = index.instances(name, None, window[0], window[1], scope.report_index)
+        self._histogram_values = inst
+        series = {
+            self._labels[int(r)]: g["value"].to_numpy()
+            for r, g in inst.groupby("report_index", sort=True)
+        }
+        median, threshold = robust_threshold(inst["value"].to_numpy(), DEFAULT_THRESHOLD)
+        unit = "B" if kind == "memcpy_bytes" else "ns"
+        title = f"{name}  ({len(inst):,} instances)"
+        self.panel.histogram.set_data(title, series, median, threshold, unit)
+
+    def select_durations(self, lo: float, hi: float) -> None:
+        """Make the instances whose value lies in ``[lo, hi]`` the highlighted ones."""
+        inst = self._histogram_values
+        if self._active is None or not len(inst):
+            return
+        values = inst["value"].to_numpy()
+        chosen = inst[(values >= lo) & (values <= hi)]
+        self._set_instances(chosen)
+        self._rows = self._highlight_rows(self._active[1], self._active[0], chosen)
+        if self._active[1] == "nvtx_gpu":  # label-wide rows there: narrow to the chosen spans
+            self._rows = {k: v for k, v in self._rows.items() if k[1] != "nvtx_gpu"}
+        self._push_highlights()
+
+    # -- export ---------------------------------------------------------------------------
+
+    def export_csv(self, path: str | Path) -> Path:
+        """Write the rows the panel shows (filtered, sorted) to ``path`` as CSV."""
+        path = Path(path)
+        path.write_text(self.panel.visible_rows_text(","), encoding="utf-8")
+        return path
+
+    def _on_export_requested(self, suggested: str, _text: str) -> None:
+        path, _ = QFileDialog.getSaveFileName(
+            self.panel, "Export CSV", str(Path.home() / suggested), "CSV files (*.csv)"
+        )
+        if path:
+            try:
+                self.export_csv(path)
+            except OSError as exc:
+                self.panel.set_status(f"Could not write {path}: {exc.strerror or exc}")
+
+
+def _slice_index(report: Report, table: str, row: int, start_ns: int, end_ns: int) -> int | None:
+    """Return the slice-table index that draws ``row`` of ``table`` (None if not drawn)."""
+    if table != "nvtx_gpu":
+        return row if table in slice_tables(report) else None
+    sliced = projected_slices(report)
+    if sliced is None:
+        return None
+    hits = np.flatnonzero((sliced.start_ns == start_ns) & (sliced.end_ns == end_ns))
+    return int(hits[0]) if len(hits) else None
+
+
+def _track_key(timeline, report: Report, ref: EventRef) -> str | None:
+    """Return the key of the stream/thread row that draws ``ref`` (not 'All streams')."""
+    table = slice_tables(report).get(ref.table)
+    if table is None:
+        return None
+    track_id = int(np.searchsorted(table.track_offsets, ref.index, side="right")) - 1
+    candidates = [
+        t
+        for t in timeline.tracks()
+        if t.report_index == ref.report_index and (ref.table, track_id) in t.parts
+    ]
+    candidates.sort(key=lambda t: t.kind == "gpu_all")
+    return candidates[0].key if candidates else None
+
+
+def _scroll_track_into_view(timeline, key: str) -> None:
+    scroll = getattr(timeline, "scroll_to_track", None)
+    if scroll is not None:
+        scroll(key)
+        return
+    # Until TimelineWidget.scroll_to_track exists: its layout is read, never written.
+    if key in timeline.pinned_keys() or timeline.row_rect(key) is not None:
+        return
+    layout = timeline._layout
+    for i, row in enumerate(layout.rows):
+        if row.track is not None and row.track.key == key:
+            target = int(layout.tops_px[i]) - timeline.height() // 3
+            timeline.scroll_rows(max(target, 0) - timeline.scroll_offset())
+            return
+
+
+def install_stats_panel(window: QMainWindow) -> StatsController:
+    """Dock the stats panel on the right of ``window`` and wire it; return the controller.
+
+    ``window`` must have ``timeline``, ``runner`` (:class:`app.jobs.JobRunner`) and
+    ``binding`` (:class:`app.timeline_binding.TimelineBinding`), as :class:`MainWindow`.
+    """
+    panel = StatsPanel(window)
+    if hasattr(window, "add_side_panel"):
+        dock = window.add_side_panel(panel, "Statistics", "statsDock")
+    else:
+        dock = QDockWidget("Statistics", window)
+        dock.setObjectName("statsDock")
+        dock.setWidget(panel)
+        window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
+    window.resizeDocks([dock], [_DOCK_WIDTH_PX], Qt.Orientation.Horizontal)
+    controller = StatsController(window, panel, dock)
+    controller._on_layout_changed()  # reports already shown
+    return controller
