@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
 import traceback
 from types import TracebackType
@@ -63,6 +64,20 @@ def _show_error_box(summary: str, details: str) -> None:
         log.exception("could not show the error box")
 
 
+def _close_on_interrupt(window) -> None:
+    """Let Ctrl+C in the terminal close the window (saving settings) instead of being ignored.
+
+    Python runs signal handlers only between bytecodes, and Qt's event loop is C++; a timer
+    that wakes the interpreter a few times a second lets the handler run.
+    """
+    from PySide6.QtCore import QTimer
+
+    signal.signal(signal.SIGINT, lambda _sig, _frame: window.close())
+    timer = QTimer(window)
+    timer.timeout.connect(lambda: None)
+    timer.start(250)
+
+
 def run_gui(argv: list[str]) -> int:
     """Open the main window on the reports named in ``argv`` (the demo when none); run Qt."""
     args = parse_gui_args(argv)
@@ -82,8 +97,13 @@ def run_gui(argv: list[str]) -> int:
     install_excepthook()
     window = MainWindow(Settings(args.settings) if args.settings else Settings())
     window.show()
+    previous_handler = signal.getsignal(signal.SIGINT)
+    _close_on_interrupt(window)
     if args.reports:
         window.open_paths(args.reports)
     else:
         window.open_demo()
-    return app.exec()
+    try:
+        return app.exec()
+    finally:
+        signal.signal(signal.SIGINT, previous_handler)

@@ -7,6 +7,7 @@ from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QLabel,
+    QScrollArea,
     QSizePolicy,
     QToolButton,
     QVBoxLayout,
@@ -15,7 +16,8 @@ from PySide6.QtWidgets import (
 
 __all__ = ["MessageArea"]
 
-MAX_MESSAGES = 8
+MAX_MESSAGES = 200
+VISIBLE_ROWS = 4
 #: level -> (background, text) on the dark shell
 _COLORS = {
     "error": ("#3b2224", "#f2b8b5"),
@@ -57,10 +59,14 @@ class _MessageRow(QFrame):
 class MessageArea(QWidget):
     """Show messages one per line, newest last; hidden when there is none.
 
+    Up to :data:`VISIBLE_ROWS` lines are visible at once; more scroll, so that a folder of
+    forty bad files does not push the timeline off the window. The newest line is always
+    in view.
+
     Signals
     -------
     messages_changed(int)
-        The number of messages shown.
+        The number of messages held.
     """
 
     messages_changed = Signal(int)
@@ -68,31 +74,46 @@ class MessageArea(QWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self._rows: list[_MessageRow] = []
-        self._layout = QVBoxLayout(self)
-        self._layout.setContentsMargins(6, 4, 6, 2)
-        self._layout.setSpacing(3)
-        header = QHBoxLayout()
-        header.addStretch(1)
+        self._rows_widget = QWidget(self)
+        self._rows_layout = QVBoxLayout(self._rows_widget)
+        self._rows_layout.setContentsMargins(0, 0, 0, 0)
+        self._rows_layout.setSpacing(3)
+        self._rows_layout.addStretch(1)
+        self._scroll = QScrollArea(self)
+        self._scroll.setWidget(self._rows_widget)
+        self._scroll.setWidgetResizable(True)
+        self._scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self._scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        bar = self._scroll.verticalScrollBar()
+        bar.rangeChanged.connect(lambda _lo, hi: bar.setValue(hi))  # newest line in view
+        self._count_label = QLabel(self)
         self._clear_button = QToolButton(self)
         self._clear_button.setText("Dismiss all")
         self._clear_button.setAutoRaise(True)
         self._clear_button.clicked.connect(self.clear)
-        header.addWidget(self._clear_button)
-        self._layout.addLayout(header)
+        footer = QHBoxLayout()
+        footer.addWidget(self._count_label)
+        footer.addStretch(1)
+        footer.addWidget(self._clear_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 4, 6, 2)
+        layout.setSpacing(2)
+        layout.addWidget(self._scroll)
+        layout.addLayout(footer)
         self.setVisible(False)
 
     def add_message(self, text: str, level: str = "error", tooltip: str = "") -> None:
         """Show one line of ``text``; ``level`` is 'error', 'warning' or 'info'."""
-        row = _MessageRow(text, level, tooltip, self)
+        row = _MessageRow(text, level, tooltip, self._rows_widget)
         row.dismissed.connect(self._on_row_dismissed)
         self._rows.append(row)
-        self._layout.insertWidget(self._layout.count() - 1, row)
+        self._rows_layout.insertWidget(self._rows_layout.count() - 1, row)
         while len(self._rows) > MAX_MESSAGES:
             self._drop(self._rows[0])
         self._refresh()
 
     def messages(self) -> list[str]:
-        """Return the texts shown, oldest first."""
+        """Return the texts held, oldest first."""
         return [row.text for row in self._rows]
 
     def clear(self) -> None:
@@ -102,7 +123,7 @@ class MessageArea(QWidget):
 
     def _drop(self, row: _MessageRow) -> None:
         self._rows.remove(row)
-        self._layout.removeWidget(row)
+        self._rows_layout.removeWidget(row)
         row.deleteLater()
 
     def _on_row_dismissed(self, row: _MessageRow) -> None:
@@ -111,6 +132,11 @@ class MessageArea(QWidget):
             self._refresh()
 
     def _refresh(self) -> None:
-        self._clear_button.setVisible(len(self._rows) > 1)
-        self.setVisible(bool(self._rows))
-        self.messages_changed.emit(len(self._rows))
+        count = len(self._rows)
+        row_px = self._rows[0].sizeHint().height() + 3 if self._rows else 0
+        self._scroll.setFixedHeight(min(count, VISIBLE_ROWS) * row_px)
+        self._count_label.setText(f"{count} messages (scroll for more)")
+        self._count_label.setVisible(count > VISIBLE_ROWS)
+        self._clear_button.setVisible(count > 1)
+        self.setVisible(bool(count))
+        self.messages_changed.emit(count)

@@ -43,6 +43,7 @@ def _close_when_loaded(qtbot, seen: list) -> None:
 @requires_shared
 def test_run_gui_opens_the_named_reports(qtbot, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(sys, "excepthook", sys.excepthook)  # run_gui installs its own
+    monkeypatch.setattr("app.theme.apply_theme", lambda app: None)  # keep the suite's look
     app = QApplication.instance()
     # Closing the last window would post a Quit event that outlives this exec() and ends the
     # next test's event loop at once; this test quits explicitly instead.
@@ -76,3 +77,20 @@ def test_excepthook_shows_the_error_instead_of_dying(monkeypatch) -> None:
     except ValueError as exc:
         sys.excepthook(type(exc), exc, exc.__traceback__)
     assert shown == ["ValueError: boom"]
+
+
+def test_the_theme_is_dark_and_restorable(qapp) -> None:
+    from PySide6.QtGui import QPalette
+
+    from app.theme import apply_theme
+
+    palette, sheet, style = qapp.palette(), qapp.styleSheet(), qapp.style().name()
+    try:
+        apply_theme(qapp)
+        assert qapp.palette().color(QPalette.ColorRole.Window).lightness() < 64
+        assert qapp.palette().color(QPalette.ColorRole.Text).lightness() > 192
+        assert "QToolBar" in qapp.styleSheet()
+    finally:
+        qapp.setStyle(style)
+        qapp.setPalette(palette)
+        qapp.setStyleSheet(sheet)

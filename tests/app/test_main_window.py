@@ -285,3 +285,13 @@ def test_the_pin_dialog_previews_and_refuses_a_bad_pattern(qtbot) -> None:
     dialog.set_pattern_text("([")
     assert not ok.isEnabled()
     assert "Invalid pattern" in dialog._hint.text()
+
+
+def test_many_messages_are_all_kept_and_scroll(make_window) -> None:
+    window = make_window()
+    for i in range(10):
+        window.messages.add_message(f"r{i}.sqlite: not an SQLite database")
+    assert len(window.messages.messages()) == 10
+    assert window.messages._count_label.isVisible()
+    window.messages._on_row_dismissed(window.messages._rows[0])
+    assert window.messages.messages()[0].startswith("r1.sqlite")
