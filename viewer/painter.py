@@ -140,12 +140,16 @@ class TimelinePainter:
         self._report_font = ui_font(13, bold=True)
         self._buffer: np.ndarray | None = None
         self._header_image: QImage | None = None
+        self._data_key: tuple | None = None
+        self._data_refs: tuple = ()
+        self._rect_jobs: list = []
         self._header_key: tuple | None = None
 
     def reset(self) -> None:
         """Drop caches that depend on the data (call when the reports change)."""
         self._palettes.clear()
         self._header_image = None
+        self._data_key = None
 
     # -- colours -------------------------------------------------------------------------
 
@@ -196,6 +200,28 @@ class TimelinePainter:
         w = frame.data_width
         top = frame.pinned_y
         h = max(1, frame.height - top)
+        key = (
+            frame.t0_ns,
+            frame.t1_ns,
+            frame.width,
+            frame.height,
+            id(frame.rows),
+            id(frame.pinned),
+            frame.scroll_px,
+            frame.pinned_height_px,
+            id(frame.highlights),
+            tuple(frame.offsets_ns),
+            id(frame.tables),
+            frame.theme,
+        )
+        if key == self._data_key and self._buffer is not None:
+            # Hover and selection repaints: the rows did not change, only the overlays.
+            p.drawImage(
+                frame.data_x,
+                top,
+                QImage(self._buffer.data, w, h, w * 4, QImage.Format.Format_RGB32),
+            )
+            return self._rect_jobs
         if self._buffer is None or self._buffer.shape != (h, w):
             self._buffer = np.empty((h, w), dtype=np.uint32)
         img = self._buffer
@@ -239,6 +265,9 @@ class TimelinePainter:
                     rect_jobs.append((row, y, y0, y1, wide))
         qimage = QImage(img.data, w, h, w * 4, QImage.Format.Format_RGB32)
         p.drawImage(frame.data_x, top, qimage)
+        self._data_key, self._rect_jobs = key, rect_jobs
+        # Holding the keyed objects keeps their ids from being reused by new ones.
+        self._data_refs = (frame.rows, frame.pinned, frame.highlights, frame.tables)
         return rect_jobs
 
     def _wide_events(self, frame: Frame, row: Row, parts: list) -> list:
