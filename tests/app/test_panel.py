@@ -1,0 +1,215 @@
+"""The stats panel in the main window: numbers, scopes, links to the timeline, outliers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from resources.demo import SLOW_KERNEL_NAME, STRAGGLER_RANK, build_demo_reports, demo_truth
+from tests.app.conftest import LOAD_TIMEOUT_MS, small_real, wait_idle
+from tests.conftest import REAL_DIR, requires_shared
+
+JOB_TIMEOUT_MS = 60_000
+
+
+@pytest.fixture(scope="module")
+def demo_paths(tmp_path_factory):
+    return build_demo_reports(tmp_path_factory.mktemp("demo"))
+
+
+def _open(qtbot, make_window, paths):
+    from app.stats_controller import install_stats_panel
+
+    window = make_window()
+    controller = install_stats_panel(window)
+    with qtbot.waitSignal(controller.outliers_ready, timeout=LOAD_TIMEOUT_MS):
+        window.open_paths(paths)
+    wait_idle(qtbot, window)
+    if controller.panel.current_frame().empty:
+        with qtbot.waitSignal(controller.table_ready, timeout=JOB_TIMEOUT_MS):
+            controller.request_stats()
+    return window, controller
+
+
+@pytest.fixture
+def demo(qtbot, make_window, demo_paths):
+    return _open(qtbot, make_window, demo_paths)
+
+
+def _kernel_frame(window) -> pd.DataFrame:
+    """Every kernel of every shown report on the shared axis, with its name (pandas)."""
+    parts = []
+    offsets = window.binding.offsets_ns()
+    for i, report in enumerate(window.binding.shown_reports()):
+        k = report.kernels
+        parts.append(pd.DataFrame({
+            "report_index": i, "row": np.arange(len(k)),
+            "name": report.strings.lookup(k["name_id"]),
+            "start_ns": k.start_ns + offsets[i], "end_ns": k.end_ns + offsets[i],
+        }))  # fmt: skip
+    frame = pd.concat(parts, ignore_index=True)
+    frame["duration_ns"] = frame["end_ns"] - frame["start_ns"]
+    return frame
+
+
+@requires_shared
+@pytest.mark.parametrize(
+    ("kind", "spec", "count_column"),
+    [("kernels", "cuda_gpu_kern_sum", "Instances"), ("cuda_api", "cuda_api_sum", "Num Calls")],
+)
+def test_whole_run_table_equals_nsys_summary(qtbot, make_window, kind, spec, count_column):
+    from analysis.stats import run_report
+
+    path = REAL_DIR / "MohanadOdema__DLProf__nsys_profile.sqlite"
+    if not path.exists():
+        path = small_real(0)
+    window, controller = _open(qtbot, make_window, [path])
+    if kind != "kernels":
+        with qtbot.waitSignal(controller.table_ready, timeout=JOB_TIMEOUT_MS):
+            controller.panel.set_kind(kind)
+    ours = controller.panel.current_frame().set_index("name").sort_index()
+    report = window.binding.shown_reports()[0]
+    nsys = run_report(report, spec).frame.set_index("Name").sort_index()
+    assert list(ours.index) == list(nsys.index)
+    pairs = {"total_ns": "Total Time", "count": count_column, "mean_ns": "Avg",
+             "median_ns": "Med", "min_ns": "Min", "max_ns": "Max", "time_pct": "Time"}  # fmt: skip
+    for ours_col, nsys_col in pairs.items():
+        np.testing.assert_array_equal(
+            ours[ours_col].to_numpy(float), nsys[nsys_col].to_numpy(float)
+        )
+    np.testing.assert_allclose(ours["std_ns"], nsys["StdDev"].to_numpy(float), atol=0.1)
+
+
+def test_selection_table_equals_numpy_groupby(qtbot, demo):
+    window, controller = demo
+    lo, hi = window.timeline.full_range()
+    t0, t1 = lo + (hi - lo) // 3, lo + (hi - lo) // 2
+    with qtbot.waitSignal(controller.table_ready, timeout=JOB_TIMEOUT_MS):
+        window.timeline.select_time_range(t0, t1)
+    assert controller.panel.scope().range_mode == "selection"
+    kernels = _kernel_frame(window)
+    inside = kernels[(kernels["start_ns"] < t1) & (kernels["end_ns"] > t0)]
+    expected = inside.groupby("name")["duration_ns"].agg(["count", "sum", "min", "max", "median"])
+    ours = controller.panel.current_frame().set_index("name").sort_index()
+    assert list(ours.index) == list(expected.index)
+    np.testing.assert_array_equal(ours["count"], expected["count"])
+    np.testing.assert_array_equal(ours["total_ns"], expected["sum"])
+    np.testing.assert_array_equal(ours["min_ns"], expected["min"])
+    np.testing.assert_array_equal(ours["max_ns"], expected["max"])
+    np.testing.assert_allclose(ours["median_ns"], expected["median"], atol=0.05)
+
+
+def test_click_highlights_exactly_that_names_instances(qtbot, demo, monkeypatch):
+    window, controller = demo
+    calls = []
+    original = window.timeline.set_highlights
+
+    def spy(rows=None, marks=()):
+        calls.append(rows)
+        original(rows, marks)
+
+    monkeypatch.setattr(window.timeline, "set_highlights", spy)
+    name = controller.panel.current_frame()["name"].iloc[3]
+    assert controller.panel.select_name(name)
+    rows = calls[-1]
+    kernels = _kernel_frame(window)
+    for i in range(len(window.binding.shown_reports())):
+        mine = kernels[(kernels["report_index"] == i) & (kernels["name"] == name)]
+        np.testing.assert_array_equal(np.sort(rows[(i, "kernels")]), mine["row"].to_numpy())
+
+
+def test_next_previous_step_through_instances_in_time_order(qtbot, demo):
+    window, controller = demo
+    name = controller.panel.current_frame()["name"].iloc[0]
+    controller.panel.select_name(name)
+    kernels = _kernel_frame(window)
+    expected = kernels[kernels["name"] == name].sort_values("start_ns", kind="stable")
+    starts = []
+    for _ in range(3):
+        controller.panel.next_button.click()
+        t0, t1 = window.timeline.view_range()
+        selected = window.timeline.selected_event()
+        start = selected.start_ns + window.binding.offsets_ns()[selected.report_index]
+        assert t0 <= start < t1
+        starts.append(start)
+    assert starts == expected["start_ns"].iloc[:3].tolist()
+    controller.panel.prev_button.click()
+    assert controller.position() == 1
+
+
+def test_double_click_zooms_to_the_longest_instance(qtbot, demo):
+    window, controller = demo
+    controller.zoom_to_longest(SLOW_KERNEL_NAME, "kernels")
+    kernels = _kernel_frame(window)
+    longest = kernels[kernels["name"] == SLOW_KERNEL_NAME]["duration_ns"].max()
+    assert window.timeline.selected_event().duration_ns == longest
+    t0, t1 = window.timeline.view_range()
+    assert t1 - t0 < 5 * longest
+
+
+def test_outliers_tab_starts_with_the_planted_kernels_then_the_straggler(qtbot, demo):
+    window, controller = demo
+    controller.panel.set_kind("outliers")
+    frame = controller.panel.current_frame()
+    truth = demo_truth()
+    planted = {(f"rank{p.rank}.sqlite", p.start_ns) for p in truth.slow_instances}
+    top = frame.head(len(planted))
+    assert set(top["name"]) == {SLOW_KERNEL_NAME}
+    assert set(zip(top["report"], top["start_ns"], strict=True)) == planted
+    after = frame.iloc[len(planted) : len(planted) + 20]
+    assert set(after["report"]) == {f"rank{STRAGGLER_RANK}.sqlite"}
+    # Marks are on the timeline for the worst instances.
+    marked = {(m.report_index, m.start_ns) for m in window.timeline._marks}
+    assert {(int(r[4]), s) for r, s in planted} <= marked
+
+
+def test_selecting_an_outlier_shows_it(qtbot, demo):
+    window, controller = demo
+    controller.panel.set_kind("outliers")
+    record = controller.panel.current_frame().iloc[0].to_dict()
+    controller.panel.table.selectRow(0)
+    controller.focus_outlier(record)
+    offset = window.binding.offsets_ns()[int(record["report_index"])]
+    start = int(record["start_ns"]) + offset
+    t0, t1 = window.timeline.view_range()
+    assert t0 <= start
+    assert start + int(record["duration_ns"]) <= t1
+    assert t1 - t0 < 10 * int(record["duration_ns"])
+
+
+def test_histogram_tail_selects_the_slow_instances(qtbot, demo):
+    window, controller = demo
+    controller.activate_name(SLOW_KERNEL_NAME, "kernels")
+    kernels = _kernel_frame(window)
+    slow = kernels[kernels["name"] == SLOW_KERNEL_NAME]
+    cut = slow["duration_ns"].median() * 3
+    with qtbot.waitSignal(controller.instances_changed) as blocker:
+        controller.panel.histogram.select_range(cut, slow["duration_ns"].max())
+    chosen = blocker.args[0]
+    expected = slow[slow["duration_ns"] >= cut].sort_values("start_ns")
+    assert chosen["shared_start_ns"].tolist() == expected["start_ns"].tolist()
+    assert len(chosen) == len(demo_truth().slow_instances)
+
+
+def test_by_report_view_finds_the_straggler(qtbot, demo):
+    window, controller = demo
+    with qtbot.waitSignal(controller.table_ready, timeout=JOB_TIMEOUT_MS):
+        controller.panel.by_report.setChecked(True)
+    frame = controller.panel.current_frame().set_index("name")
+    kernels = _kernel_frame(window)
+    sgemm = "ampere_sgemm_128x64_nt"
+    for i, label in enumerate(controller.panel.report_labels()):
+        mine = kernels[(kernels["report_index"] == i) & (kernels["name"] == sgemm)]
+        assert frame.loc[sgemm, f"{label}|count"] == len(mine)
+        assert frame.loc[sgemm, f"{label}|median_ns"] == mine["duration_ns"].median()
+    assert frame.loc[sgemm, "slowest"] == f"rank{STRAGGLER_RANK}.sqlite"
+
+
+def test_export_writes_the_rows_shown(qtbot, demo, tmp_path):
+    _window, controller = demo
+    controller.panel.filter_edit.setText("sgemm")
+    path = controller.export_csv(tmp_path / "kernels.csv")
+    written = pd.read_csv(path)
+    shown = controller.panel.current_frame()
+    assert sorted(written["Name"]) == sorted(n for n in shown["name"] if "sgemm" in n)
