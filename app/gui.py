@@ -78,6 +78,14 @@ def _close_on_interrupt(window) -> None:
     timer.start(250)
 
 
+def _install_panels(window) -> None:
+    """Dock the side panels on ``window`` and put back their saved places."""
+    from app.stats_controller import install_stats_panel
+
+    window.stats_controller = install_stats_panel(window)
+    window.restore_dock_state()
+
+
 def run_gui(argv: list[str]) -> int:
     """Open the main window on the reports named in ``argv`` (the demo when none); run Qt."""
     args = parse_gui_args(argv)
@@ -96,6 +104,7 @@ def run_gui(argv: list[str]) -> int:
     apply_theme(app)
     install_excepthook()
     window = MainWindow(Settings(args.settings) if args.settings else Settings())
+    _install_panels(window)
     window.show()
     previous_handler = signal.getsignal(signal.SIGINT)
     _close_on_interrupt(window)

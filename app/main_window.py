@@ -152,6 +152,10 @@ class MainWindow(QMainWindow):
         geometry = self.settings.window_geometry()
         if geometry is None or not self.restoreGeometry(geometry):
             self.resize(_fit_to_screen(DEFAULT_SIZE))
+        self.restore_dock_state()
+
+    def restore_dock_state(self) -> None:
+        """Put docks and tool bars where the user left them (again after adding a panel)."""
         state = self.settings.window_state()
         if state is not None:
             self.restoreState(state)
