@@ -10,22 +10,20 @@ Work is proportional to visible events or rows × pixels, never to the report.
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
-
 import numpy as np
-import numpy.typing as npt
 import shiboken6
-from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
+from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QFontMetrics, QImage, QPainter, QPen, QPolygonF
 
 from analysis.tracks import SliceTable
-from viewer.events import EventRef, format_duration
+from viewer.chrome import ChromePainter
+from viewer.events import EventRef
+from viewer.frame import Frame
 from viewer.lod import merge_strips, pixel_edges_ns, row_strip
-from viewer.rows import Row, RowLayout
-from viewer.style import Palette, Theme, qcolor, ui_font
+from viewer.rows import Row
+from viewer.style import Palette, qcolor, ui_font
 
-__all__ = ["Frame", "TimelinePainter", "ruler_ticks", "tick_label"]
+__all__ = ["TimelinePainter"]
 
 #: A row whose visible events are fewer than (data width / this) is drawn with rectangles.
 _MIN_PX_PER_RECT = 4.0
@@ -39,94 +37,6 @@ _MAX_LABELS = 1500
 _WIDE_SCAN_LIMIT = 200_000
 
 
-@dataclass
-class Frame:
-    """Everything one paint needs (the widget builds it; the painter only reads it)."""
-
-    width: int
-    height: int
-    theme: Theme
-    t0_ns: int
-    t1_ns: int
-    pinned: RowLayout
-    rows: RowLayout
-    scroll_px: int
-    tables: list[dict[str, SliceTable]]
-    offsets_ns: list[int]
-    pinned_height_px: int
-    scrollbar_px: int = 12
-    selection: tuple[int, int] | None = None
-    selected: EventRef | None = None
-    partner: EventRef | None = None
-    highlights: dict[tuple[int, str], npt.NDArray[np.bool_]] = field(default_factory=dict)
-    marks: list[EventRef] = field(default_factory=list)
-    hover_x: float | None = None
-    hover_row: int | None = None
-    thumb: tuple[int, int] | None = None
-
-    @property
-    def data_x(self) -> int:
-        return self.theme.header_width_px
-
-    @property
-    def data_width(self) -> int:
-        return max(1, self.width - self.theme.header_width_px - self.scrollbar_px)
-
-    @property
-    def pinned_y(self) -> int:
-        return self.theme.ruler_height_px
-
-    @property
-    def scroll_y(self) -> int:
-        gap = 3 if self.pinned_height_px else 0
-        return self.theme.ruler_height_px + self.pinned_height_px + gap
-
-    @property
-    def ns_per_px(self) -> float:
-        return max(self.t1_ns - self.t0_ns, 1) / self.data_width
-
-    def x_of(self, t_ns: int) -> float:
-        return self.data_x + (t_ns - self.t0_ns) / self.ns_per_px
-
-    def placed_rows(self) -> list[tuple[Row, int, bool]]:
-        """Return (row, top y in widget px, is_pinned) for every row on screen."""
-        placed = [
-            (row, self.pinned_y + int(top), True)
-            for row, top in zip(self.pinned.rows, self.pinned.tops_px, strict=False)
-            if top < self.pinned_height_px
-        ]
-        view_h = self.height - self.scroll_y
-        for i in self.rows.visible(self.scroll_px, self.scroll_px + view_h):
-            top = self.scroll_y + int(self.rows.tops_px[i]) - self.scroll_px
-            placed.append((self.rows.rows[i], top, False))
-        return placed
-
-
-def ruler_ticks(
-    t0_ns: int, t1_ns: int, width_px: int, min_px: float = 90.0
-) -> tuple[int, list[int]]:
-    """Return (step in ns, tick times) with a 1-2-5 step at least ``min_px`` apart."""
-    span = max(t1_ns - t0_ns, 1)
-    target = span * min_px / max(width_px, 1)
-    decade = 1
-    while True:
-        for factor in (1, 2, 5):
-            if decade * factor >= target:
-                step = decade * factor
-                first = -(-t0_ns // step) * step
-                return step, list(range(first, t1_ns + 1, step))
-        decade *= 10
-
-
-def tick_label(t_ns: int, step_ns: int) -> str:
-    """Return a tick's text in the unit that suits the step (``1.25 s``, ``340 µs``)."""
-    for unit, scale, least in (("s", 10**9, 10**8), ("ms", 10**6, 10**5), ("µs", 10**3, 100)):
-        if step_ns >= least:
-            decimals = max(0, -math.floor(math.log10(step_ns / scale) + 1e-9))
-            return f"{t_ns / scale:.{decimals}f} {unit}"
-    return f"{t_ns} ns"
-
-
 class TimelinePainter:
     """Draws a :class:`Frame`; keeps only caches (palettes, elided labels)."""
 
@@ -135,20 +45,16 @@ class TimelinePainter:
         self._elided: dict[tuple[str, int], str] = {}
         self._label_font = ui_font(11)
         self._label_metrics = QFontMetrics(self._label_font)
-        self._header_font = ui_font(12)
-        self._group_font = ui_font(12, bold=True)
-        self._report_font = ui_font(13, bold=True)
+        self._chrome = ChromePainter()
         self._buffer: np.ndarray | None = None
-        self._header_image: QImage | None = None
         self._data_key: tuple | None = None
         self._data_refs: tuple = ()
         self._rect_jobs: list = []
-        self._header_key: tuple | None = None
 
     def reset(self) -> None:
         """Drop caches that depend on the data (call when the reports change)."""
         self._palettes.clear()
-        self._header_image = None
+        self._chrome.reset()
         self._data_key = None
 
     # -- colours -------------------------------------------------------------------------
@@ -179,20 +85,7 @@ class TimelinePainter:
         rect_jobs = self._paint_data(p, frame, placed)
         self._paint_rects(p, frame, rect_jobs)
         self._paint_overlays(p, frame, placed)
-        self._paint_cached_headers(p, frame, placed)
-        self._paint_ruler(p, frame)
-        self._paint_scrollbar(p, frame)
-
-    def _paint_scrollbar(self, p: QPainter, frame: Frame) -> None:
-        x = frame.width - frame.scrollbar_px
-        p.fillRect(
-            x, frame.scroll_y, frame.scrollbar_px, frame.height, qcolor(frame.theme.header_bg)
-        )
-        if frame.thumb is not None:
-            top, h = frame.thumb
-            p.setPen(Qt.PenStyle.NoPen)
-            p.setBrush(qcolor(frame.theme.ruler_tick))
-            p.drawRoundedRect(QRectF(x + 2, top + 2, frame.scrollbar_px - 4, h - 4), 3, 3)
+        self._chrome.paint(p, frame, placed)
 
     def _paint_data(self, p: QPainter, frame: Frame, placed: list) -> list:
         """Fill the row image (backgrounds + LOD rows); return the rows to draw exactly."""
@@ -229,7 +122,7 @@ class TimelinePainter:
         edges = pixel_edges_ns(frame.t0_ns, frame.ns_per_px, w)
         candidates = []
         for slot, (row, y, pinned) in enumerate(placed):
-            y0, y1 = self._clip_row(frame, y, row.height_px, pinned)
+            y0, y1 = frame.clip_row(y, row.height_px, pinned)
             if y1 <= y0:
                 continue
             bg = {"report": theme.report_row, "group": theme.group_row}.get(row.kind)
@@ -279,13 +172,6 @@ class TimelinePainter:
             if len(index):
                 wide.append((name, table, index[:_MAX_LABELS]))
         return wide
-
-    def _clip_row(self, frame: Frame, y: int, h: int, pinned: bool) -> tuple[int, int]:
-        if pinned:
-            lo, hi = frame.pinned_y, frame.pinned_y + frame.pinned_height_px
-        else:
-            lo, hi = frame.scroll_y, frame.height
-        return max(y, lo), min(y + h, hi)
 
     def _visible_parts(self, frame: Frame, row: Row) -> list:
         tables = frame.tables[row.report_index]
@@ -490,151 +376,6 @@ class TimelinePainter:
                 continue
             x, y = box.left(), box.top() - 1
             p.drawPolygon(QPolygonF([QPointF(x - 4, y), QPointF(x + 4, y), QPointF(x, y + 6)]))
-
-    def _paint_cached_headers(self, p: QPainter, frame: Frame, placed: list) -> None:
-        """Draw the row headers from a cached image: they change on scroll, not on pan/zoom."""
-        key = (
-            id(frame.rows),
-            id(frame.pinned),
-            frame.scroll_px,
-            frame.pinned_height_px,
-            frame.height,
-            frame.theme,
-        )
-        if self._header_key != key or self._header_image is None:
-            image = QImage(frame.theme.header_width_px, frame.height, QImage.Format.Format_RGB32)
-            image.fill(qcolor(frame.theme.header_bg))
-            painter = QPainter(image)
-            try:
-                self._paint_headers(painter, frame, placed)
-            finally:
-                painter.end()
-            self._header_image, self._header_key = image, key
-        top = frame.pinned_y
-        p.drawImage(
-            QPointF(0, top),
-            self._header_image,
-            QRectF(0, top, frame.theme.header_width_px, frame.height - top),
-        )
-
-    def _paint_headers(self, p: QPainter, frame: Frame, placed: list) -> None:
-        theme = frame.theme
-        hw = theme.header_width_px
-        p.fillRect(0, frame.pinned_y, hw, frame.height, qcolor(theme.header_bg))
-        for row, y, pinned in placed:
-            y0, y1 = self._clip_row(frame, y, row.height_px, pinned)
-            if y1 <= y0:
-                continue
-            p.save()
-            p.setClipRect(0, y0, hw, y1 - y0)
-            if row.kind != "track":
-                p.fillRect(
-                    0,
-                    y,
-                    hw,
-                    row.height_px,
-                    qcolor(theme.report_row if row.kind == "report" else theme.group_row),
-                )
-            x = 8 + row.depth * theme.indent_px
-            if row.kind == "track":
-                if pinned:
-                    p.fillRect(2, y + 3, 3, row.height_px - 6, qcolor(theme.pin_area_edge))
-                p.setFont(self._header_font)
-                p.setPen(qcolor(theme.header_text))
-                text_rect = QRectF(x + 10, y, hw - x - 14, row.height_px)
-                metrics = QFontMetrics(self._header_font)
-                full_w = int(text_rect.width())
-                label_w = metrics.horizontalAdvance(row.label) + 2 if row.context else full_w
-                label_w = min(label_w, full_w)
-                p.drawText(
-                    text_rect,
-                    Qt.AlignmentFlag.AlignVCenter,
-                    metrics.elidedText(row.label, Qt.TextElideMode.ElideMiddle, label_w),
-                )
-                room = int(text_rect.width()) - label_w - 12
-                if row.context and room > 30:
-                    p.setFont(self._label_font)
-                    p.setPen(qcolor(theme.header_dim))
-                    context = QFontMetrics(self._label_font).elidedText(
-                        row.context, Qt.TextElideMode.ElideLeft, room
-                    )
-                    p.drawText(
-                        text_rect,
-                        Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
-                        context,
-                    )
-            else:
-                self._paint_disclosure(p, x, y, row.height_px, row.is_collapsed, theme)
-                p.setFont(self._report_font if row.kind == "report" else self._group_font)
-                p.setPen(qcolor(theme.header_text))
-                text_rect = QRectF(x + 14, y, hw - x - 18, row.height_px)
-                metrics = QFontMetrics(p.font())
-                p.drawText(
-                    text_rect,
-                    Qt.AlignmentFlag.AlignVCenter,
-                    metrics.elidedText(
-                        row.label, Qt.TextElideMode.ElideMiddle, int(text_rect.width())
-                    ),
-                )
-            p.restore()
-            p.fillRect(0, y + row.height_px - 1, hw, 1, qcolor(theme.separator))
-        p.fillRect(hw - 1, frame.pinned_y, 1, frame.height, qcolor(theme.separator))
-
-    @staticmethod
-    def _paint_disclosure(
-        p: QPainter, x: float, y: float, h: float, collapsed: bool, theme: Theme
-    ) -> None:
-        cy = y + h / 2
-        p.setPen(Qt.PenStyle.NoPen)
-        p.setBrush(qcolor(theme.header_dim))
-        if collapsed:
-            pts = [QPointF(x + 2, cy - 4), QPointF(x + 8, cy), QPointF(x + 2, cy + 4)]
-        else:
-            pts = [QPointF(x, cy - 3), QPointF(x + 8, cy - 3), QPointF(x + 4, cy + 3)]
-        p.drawPolygon(QPolygonF(pts))
-
-    def _paint_ruler(self, p: QPainter, frame: Frame) -> None:
-        theme = frame.theme
-        rh = theme.ruler_height_px
-        p.fillRect(0, 0, frame.width, rh, qcolor(theme.ruler_bg))
-        p.fillRect(0, rh - 1, frame.width, 1, qcolor(theme.separator))
-        step, ticks = ruler_ticks(frame.t0_ns, frame.t1_ns, frame.data_width)
-        p.save()
-        p.setClipRect(frame.data_x, 0, frame.data_width, rh)
-        p.setFont(self._label_font)
-        lines = []
-        minor = step / 5
-        for t in ticks:
-            x = frame.x_of(t)
-            lines.append(QLineF(x, rh - 9, x, rh - 1))
-            for k in range(1, 5):
-                xm = frame.x_of(int(t + k * minor))
-                lines.append(QLineF(xm, rh - 4, xm, rh - 1))
-        p.setPen(qcolor(theme.ruler_tick))
-        p.drawLines(lines)
-        p.setPen(qcolor(theme.ruler_text))
-        for t in ticks:
-            p.drawText(QPointF(frame.x_of(t) + 4, rh - 11), tick_label(t, step))
-        if frame.selection is not None:
-            a, b = sorted(frame.selection)
-            x0, x1 = frame.x_of(a), frame.x_of(b)
-            text = format_duration(b - a)
-            p.fillRect(QRectF(x0, 0, max(x1 - x0, 1.0), rh - 1), qcolor(theme.selection_fill))
-            tw = QFontMetrics(self._label_font).horizontalAdvance(text) + 10
-            cx = (x0 + x1) / 2
-            box = QRectF(cx - tw / 2, 3, tw, rh - 8)
-            p.fillRect(box, qcolor(theme.selection_edge))
-            p.setPen(qcolor(theme.box_text))
-            p.drawText(box, Qt.AlignmentFlag.AlignCenter, text)
-        p.restore()
-        p.setFont(self._label_font)
-        p.setPen(qcolor(theme.header_dim))
-        span = format_duration(frame.t1_ns - frame.t0_ns)
-        p.drawText(
-            QRectF(8, 0, theme.header_width_px - 16, rh),
-            Qt.AlignmentFlag.AlignVCenter,
-            f"view {span}",
-        )
 
 
 def _blend(bg: np.uint32, colors: np.ndarray, alpha: np.ndarray) -> np.ndarray:

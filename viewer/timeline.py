@@ -23,7 +23,8 @@ from PySide6.QtWidgets import QMenu, QToolTip, QWidget
 from analysis.model import Report
 from analysis.tracks import SliceTable, Track, slice_tables
 from viewer.events import EventRef, describe_event, find_partner, pick_event
-from viewer.painter import Frame, TimelinePainter
+from viewer.frame import Frame
+from viewer.painter import TimelinePainter
 from viewer.rows import Row, RowLayout, layout_rows, match_tracks
 from viewer.style import DARK, Theme
 

@@ -1,0 +1,86 @@
+"""What one paint of the timeline needs: geometry, view range, rows, overlays (Qt-free)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from analysis.tracks import SliceTable
+from viewer.events import EventRef
+from viewer.rows import Row, RowLayout
+from viewer.style import Theme
+
+__all__ = ["Frame"]
+
+
+@dataclass
+class Frame:
+    """Everything one paint needs (the widget builds it; the painter only reads it)."""
+
+    width: int
+    height: int
+    theme: Theme
+    t0_ns: int
+    t1_ns: int
+    pinned: RowLayout
+    rows: RowLayout
+    scroll_px: int
+    tables: list[dict[str, SliceTable]]
+    offsets_ns: list[int]
+    pinned_height_px: int
+    scrollbar_px: int = 12
+    selection: tuple[int, int] | None = None
+    selected: EventRef | None = None
+    partner: EventRef | None = None
+    highlights: dict[tuple[int, str], npt.NDArray[np.bool_]] = field(default_factory=dict)
+    marks: list[EventRef] = field(default_factory=list)
+    hover_x: float | None = None
+    hover_row: int | None = None
+    thumb: tuple[int, int] | None = None
+
+    @property
+    def data_x(self) -> int:
+        return self.theme.header_width_px
+
+    @property
+    def data_width(self) -> int:
+        return max(1, self.width - self.theme.header_width_px - self.scrollbar_px)
+
+    @property
+    def pinned_y(self) -> int:
+        return self.theme.ruler_height_px
+
+    @property
+    def scroll_y(self) -> int:
+        gap = 3 if self.pinned_height_px else 0
+        return self.theme.ruler_height_px + self.pinned_height_px + gap
+
+    @property
+    def ns_per_px(self) -> float:
+        return max(self.t1_ns - self.t0_ns, 1) / self.data_width
+
+    def x_of(self, t_ns: int) -> float:
+        return self.data_x + (t_ns - self.t0_ns) / self.ns_per_px
+
+    def clip_row(self, y: int, h: int, pinned: bool) -> tuple[int, int]:
+        """Return the part of a row at ``y`` that its area (pinned or scrolling) shows."""
+        if pinned:
+            lo, hi = self.pinned_y, self.pinned_y + self.pinned_height_px
+        else:
+            lo, hi = self.scroll_y, self.height
+        return max(y, lo), min(y + h, hi)
+
+    def placed_rows(self) -> list[tuple[Row, int, bool]]:
+        """Return (row, top y in widget px, is_pinned) for every row on screen."""
+        placed = [
+            (row, self.pinned_y + int(top), True)
+            for row, top in zip(self.pinned.rows, self.pinned.tops_px, strict=False)
+            if top < self.pinned_height_px
+        ]
+        view_h = self.height - self.scroll_y
+        for i in self.rows.visible(self.scroll_px, self.scroll_px + view_h):
+            top = self.scroll_y + int(self.rows.tops_px[i]) - self.scroll_px
+            placed.append((self.rows.rows[i], top, False))
+        return placed
