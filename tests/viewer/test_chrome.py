@@ -26,6 +26,6 @@ def test_labels_use_the_unit_of_the_step() -> None:
     assert tick_label(2_000_000_000, 1_000_000_000) == "2 s"
     assert tick_label(1_040_000_000, 2_000_000) == "1040 ms"
     assert tick_label(350_000, 50_000) == "350 µs"
-    assert tick_label(350_000, 100_000) == "0.35 ms"
+    assert tick_label(300_000, 100_000) == "0.3 ms"
     assert tick_label(12_000, 1_000) == "12 µs"
     assert tick_label(40, 10) == "40 ns"
