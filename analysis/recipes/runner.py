@@ -139,10 +139,25 @@ def file_labels(paths: Sequence[Path]) -> list[str]:
     return labels
 
 
+def _find_inputs(inputs: Iterable[str | Path]) -> list[Path]:
+    """Expand files and folders; ``DIR:n`` takes the first ``n`` reports of a folder (spec §5.1)."""
+    paths: list[Path] = []
+    for raw in inputs:
+        match = re.fullmatch(r"(.+):(\d+)", str(raw))
+        if match and not Path(raw).exists():
+            folder = Path(match.group(1))
+            if not folder.is_dir():
+                raise AnalysisError(f"{raw}: ':n' limits a folder's reports, {folder} is no folder")
+            paths.extend(find_reports([folder])[: int(match.group(2))])
+        else:
+            paths.extend(find_reports([raw]))
+    return paths
+
+
 def _expand(recipe_takes_reports: bool, inputs: Iterable[str | Path]) -> list[Path]:
     if not recipe_takes_reports:
         return [Path(p) for p in inputs]
-    paths = find_reports(inputs)
+    paths = _find_inputs(inputs)
     unique = list(dict.fromkeys(p.resolve() for p in paths))
     labels = file_labels(unique)
     # Rank order = file names in natural order (profile2 before profile16), spec §5.2.

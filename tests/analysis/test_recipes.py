@@ -504,6 +504,14 @@ def test_a_bad_report_is_named_and_skipped(tmp_path: Path) -> None:
     assert run.output.tables["all_stats"]["Instances"].tolist() == [2]
 
 
+def test_folder_limit_takes_the_first_reports(tmp_path: Path) -> None:
+    folder = _corrupt_set(tmp_path)
+    run = run_recipe("cuda_gpu_kern_sum", [f"{folder}:2"])
+    assert [p.name for p in run.inputs] == ["notes.sqlite", "rank0.sqlite"]
+    with pytest.raises(AnalysisError, match="no folder"):
+        run_recipe("cuda_gpu_kern_sum", [f"{folder / 'rank0.sqlite'}:1"])
+
+
 def test_every_report_bad_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "x.sqlite").write_text("nothing\n")
     with pytest.raises(AnalysisError, match="x.sqlite"):
