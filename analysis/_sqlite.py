@@ -220,7 +220,8 @@ class ReportDatabase:
         reads: Sequence[ColumnRead],
         progress: Callable[[float], None] | None = None,
         cancel: Callable[[], None] | None = None,
-    ) -> list[dict[str, np.ndarray]]:
+        on_done: Callable[[int, dict[str, np.ndarray]], None] | None = None,
+    ) -> list[dict[str, np.ndarray] | None]:
         """Read several tables' columns in parallel rowid ranges; return NumPy columns.
 
         Each :class:`ColumnRead` gives one dict of arrays. Its ``convert`` runs on every
@@ -229,6 +230,10 @@ class ReportDatabase:
         concatenation copy ever exists (nsys writes dense rowids; a table with gaps is
         compacted at the end). ``progress`` (fraction done) and ``cancel`` (raises to stop)
         are called on the calling thread.
+
+        With ``on_done``, each table is handed over as ``on_done(index, columns)`` on the
+        calling thread as soon as its last chunk arrives (its entry in the returned list is
+        then None), so the caller's work on it overlaps the reading of later tables.
         """
         max_rows = max(CHUNK_ROWS, self.path.stat().st_size // 4)
         plans = [_TablePlan(read, self._rowid_range(read.table), max_rows) for read in reads]
@@ -241,8 +246,10 @@ class ReportDatabase:
             )
             plan.store(a, plan.read.convert(self._read_chunk(f"{plan.read.select} {where}")))
 
+        left = [len(plan.chunk_starts()) for plan in plans]
+        results: list[dict[str, np.ndarray] | None] = [None] * len(plans)
         with ThreadPoolExecutor(read_workers(), thread_name_prefix="strata-read") as pool:
-            futures = [pool.submit(run, job) for job in jobs]
+            futures = {pool.submit(run, job): i for job in jobs for i in [plans.index(job[0])]}
             try:
                 for done, future in enumerate(as_completed(futures), start=1):
                     future.result()
@@ -250,11 +257,21 @@ class ReportDatabase:
                         cancel()
                     if progress is not None:
                         progress(done / len(jobs))
+                    i = futures[future]
+                    left[i] -= 1
+                    if left[i] == 0 and on_done is not None:
+                        data = plans[i].result()
+                        plans[i].release()
+                        plans[i] = None
+                        on_done(i, data)
             except BaseException:
                 for future in futures:
                     future.cancel()
                 raise
-        return [plan.result() for plan in plans]
+        for i, plan in enumerate(plans):
+            if plan is not None:
+                results[i] = plan.result()
+        return results
 
     def close(self) -> None:
         if self._adbc is not None:
@@ -324,6 +341,11 @@ class _TablePlan:
         with self._lock:
             self.counts[start] = n
             self.parts[start] = data
+
+    def release(self) -> None:
+        """Drop this plan's references to the columns (the caller owns them now)."""
+        self.out = {}
+        self.parts = {}
 
     def result(self) -> dict[str, object]:
         starts = sorted(self.parts)

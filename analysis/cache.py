@@ -28,7 +28,7 @@ import pyarrow as pa
 
 from analysis.model import EVENT_TABLES, EventTable, Report, ReportInfo, StringIds
 
-__all__ = ["cache_key", "cache_root", "load_cached", "store"]
+__all__ = ["EntryWriter", "cache_key", "cache_root", "load_cached", "store"]
 
 log = logging.getLogger(__name__)
 
@@ -82,48 +82,98 @@ def _column(table: pa.Table, name: str) -> np.ndarray:
     return chunk.to_numpy(zero_copy_only=True)
 
 
+class EntryWriter:
+    """Writes one cache entry table by table while the report loads, then publishes it.
+
+    ``write_table`` is the loader's ``table_sink``; :meth:`finish` adds the small tables and
+    ``meta.json`` and renames the private folder into place (atomic). A failed write only
+    logs a warning: loading goes on, the entry is simply not published.
+    """
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        self.tmp: Path | None = None
+        self.written: set[str] = set()
+        root = cache_root() / "reports"
+        final = _entry(key)
+        if final.exists() and not (final / "meta.json").is_file():
+            _discard(final)  # incomplete (e.g. copied or left by an older version): rebuild
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            self.tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=root))
+        except OSError as exc:
+            log.warning("could not create the cache folder %s: %s", root, exc)
+
+    def write_table(self, kind: str, table: EventTable) -> EventTable | None:
+        """Write one event table; return the same table memory-mapped from the entry.
+
+        Swapping to the mapped copy frees the freshly read arrays while later tables are
+        still loading, so the peak holds one table in anonymous memory, not the report.
+        Returns None when the entry could not be written.
+        """
+        if self.tmp is None:
+            return None
+        try:
+            _write_table(self.tmp / f"{kind}.arrow", pa.table(dict(table.columns)))
+            _write_table(
+                self.tmp / f"{kind}.keys.arrow",
+                pa.Table.from_pandas(table.track_keys, preserve_index=False),
+            )
+            self.written.add(kind)
+            arrow = _read_table(self.tmp / f"{kind}.arrow")
+            columns = {name: _column(arrow, name) for name in arrow.column_names}
+        except (OSError, pa.ArrowException) as exc:
+            self._fail(exc)
+            return None
+        return EventTable(kind, columns, table.track_keys, table.source)
+
+    def finish(self, report: Report) -> bool:
+        """Write what is left, publish the entry; return whether the entry is now present."""
+        if self.tmp is None:
+            return False
+        final = _entry(self.key)
+        try:
+            for kind in set(report.tables) - self.written:
+                self.write_table(kind, report.tables[kind])
+            if self.tmp is None:
+                return False
+            _write_small(self.tmp, report)
+            try:
+                os.rename(self.tmp, final)
+            except OSError:
+                # Another process published the same entry first (rename onto a non-empty
+                # folder fails); theirs is as good as ours.
+                self.abort()
+                return (final / "meta.json").is_file()
+        except OSError as exc:
+            self._fail(exc)
+            return False
+        self.tmp = None
+        _prune_stale(report.info.path, self.key)
+        return True
+
+    def abort(self) -> None:
+        if self.tmp is not None:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            self.tmp = None
+
+    def _fail(self, exc: Exception) -> None:
+        log.warning("could not write the cache entry %s: %s", self.key, exc)
+        self.abort()
+
+
 def store(report: Report, key: str) -> bool:
     """Write ``report`` under ``key`` atomically; return whether the entry is now present."""
-    root = cache_root() / "reports"
-    final = _entry(key)
-    if (final / "meta.json").is_file():
+    if (_entry(key) / "meta.json").is_file():
         return True
-    if final.exists():
-        _discard(final)  # incomplete (e.g. copied or left by an older version): rebuild
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=root))
-    except OSError as exc:
-        log.warning("could not create the cache folder for %s: %s", report.path, exc)
-        return False
-    try:
-        _write_entry(tmp, report)
-        try:
-            os.rename(tmp, final)
-        except OSError:
-            # Another process wrote the same entry first (rename onto a non-empty folder
-            # fails); theirs is as good as ours.
-            shutil.rmtree(tmp, ignore_errors=True)
-            return (final / "meta.json").is_file()
-    except OSError as exc:
-        log.warning("could not write the cache entry for %s: %s", report.path, exc)
-        shutil.rmtree(tmp, ignore_errors=True)
-        return False
-    _prune_stale(report.info.path, key)
-    return True
+    return EntryWriter(key).finish(report)
 
 
 #: A temporary entry folder older than this was left by a process that died mid-write.
 _ABANDONED_S = 3600.0
 
 
-def _write_entry(tmp: Path, report: Report) -> None:
-    for kind, table in report.tables.items():
-        _write_table(tmp / f"{kind}.arrow", pa.table(dict(table.columns)))
-        _write_table(
-            tmp / f"{kind}.keys.arrow",
-            pa.Table.from_pandas(table.track_keys, preserve_index=False),
-        )
+def _write_small(tmp: Path, report: Report) -> None:
     _write_table(
         tmp / "strings.arrow",
         pa.table({"value": pa.array(report.strings.values.tolist(), pa.string())}),

@@ -179,7 +179,10 @@ def _check_cancel(cancel: threading.Event | None) -> None:
 
 
 def load_sqlite(
-    path: Path, progress: Progress | None = None, cancel: threading.Event | None = None
+    path: Path,
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+    table_sink: Callable[[str, EventTable], EventTable | None] | None = None,
 ) -> Report:
     """Read one SQLite export into a Report.
 
@@ -195,6 +198,10 @@ def load_sqlite(
         Called as ``progress(fraction, text)`` while loading.
     cancel
         When set, loading stops with :class:`CancelledError`.
+    table_sink
+        Called as ``table_sink(kind, table)`` with each finished event table while later
+        tables are still being read (the cache writes its entry this way, overlapped); a
+        returned table (the same data, memory-mapped) replaces the one handed over.
 
     Raises
     ------
@@ -209,15 +216,14 @@ def load_sqlite(
         info = metadata.read_info(db)
         report_progress(0.02, "strings")
         strings = _read_strings(db)
-        raw = _read_events(db, report_progress, cancel)
+        builder = _TableBuilder(db, strings, table_sink)
+        _read_events(db, builder, report_progress, cancel)
         _check_cancel(cancel)
-        nvtx_max_ns, nvtx_texts = _finish_nvtx(db, raw["nvtx"], len(strings))
-        all_strings = np.concatenate([strings, nvtx_texts]) if len(nvtx_texts) else strings
-        pool = StringIds(all_strings)
-        _validate(db.path, raw, pool)
-        report_progress(0.85, "tracks")
-        tables = _build_tables(raw, db)
-        del raw
+        report_progress(0.9, "tracks")
+        tables = builder.tables()
+        texts = builder.nvtx_texts
+        pool = StringIds(np.concatenate([strings, texts]) if len(texts) else strings)
+        nvtx_max_ns = builder.nvtx_max_ns
         nvtx = tables["nvtx"]
         report = Report(
             info=info,
@@ -252,24 +258,28 @@ def _read_strings(db: ReportDatabase) -> np.ndarray:
     return values
 
 
+#: Read order: the GPU tables first (built and written while the rest is read), the CUDA API
+#: last (the one table whose build cannot overlap a read).
+_READ_ORDER = (*_GPU_KINDS, "nvtx", "osrt", "sched", "samples", "gpu_metrics", "cuda_api")
+
+
 def _read_events(
-    db: ReportDatabase, progress: Progress, cancel: threading.Event | None
-) -> dict[str, dict[str, np.ndarray]]:
-    """Read every event table present (in parallel); absent tables give empty columns."""
-    kinds = [kind for kind in _SPECS if db.columns(_SPECS[kind][0])]
-    reads = [_column_read(db, kind) for kind in kinds]
-    data = db.read_tables(
-        reads,
-        progress=lambda f: progress(0.05 + 0.75 * f, "reading events"),
-        cancel=lambda: _check_cancel(cancel),
-    )
-    raw = dict(zip(kinds, data, strict=True))
-    for kind, (_table, cols) in _SPECS.items():
-        if kind not in raw:
+    db: ReportDatabase, builder: _TableBuilder, progress: Progress, cancel: threading.Event | None
+) -> None:
+    """Read every event table present (in parallel) into ``builder``; absent ones are empty."""
+    kinds = [kind for kind in _READ_ORDER if db.columns(_SPECS[kind][0])]
+    for kind in _READ_ORDER:
+        if kind not in kinds:
+            cols = _SPECS[kind][1]
             empty = {c.name: np.empty(0, dtype=c.dtype) for c in cols}
             empty["row_id"] = np.empty(0, dtype=np.int64)
-            raw[kind] = empty
-    return raw
+            builder.add(kind, empty)
+    db.read_tables(
+        [_column_read(db, kind) for kind in kinds],
+        progress=lambda f: progress(0.05 + 0.8 * f, "reading events"),
+        cancel=lambda: _check_cancel(cancel),
+        on_done=lambda i, data: builder.add(kinds[i], data),
+    )
 
 
 def _column_read(db: ReportDatabase, kind: str) -> ColumnRead:
@@ -335,18 +345,17 @@ def _finish_nvtx(
     return nvtx_max, texts
 
 
-def _validate(path: Path, raw: dict[str, dict[str, np.ndarray]], pool: StringIds) -> None:
-    for kind, data in raw.items():
-        if "end_ns" in data and kind != "nvtx":
-            bad = int(np.count_nonzero(data["end_ns"] < data["start_ns"]))
-            if bad:
-                raise CorruptReportError(
-                    path, f"{_SPECS[kind][0]} has {bad} events that end before they start"
-                )
-    present = pool.has(np.arange(len(pool)))
-    checks = [(k, c) for k, cols in _NAME_COLUMNS.items() for c in cols] + [("nvtx", "text_id")]
-    for kind, column in checks:
-        missing = _missing_id(raw[kind][column], present)
+def _validate(path: Path, kind: str, data: dict[str, np.ndarray], present: np.ndarray) -> None:
+    """Raise for events that end before they start or name a string the report lacks."""
+    if "end_ns" in data and kind != "nvtx":
+        bad = int(np.count_nonzero(data["end_ns"] < data["start_ns"]))
+        if bad:
+            raise CorruptReportError(
+                path, f"{_SPECS[kind][0]} has {bad} events that end before they start"
+            )
+    columns = _NAME_COLUMNS.get(kind, ()) + (("text_id",) if kind == "nvtx" else ())
+    for column in columns:
+        missing = _missing_id(data[column], present)
         if missing is not None:
             raise CorruptReportError(
                 path, f"StringIds lacks id {missing} used by {_SPECS[kind][0]}"
@@ -434,25 +443,64 @@ def _sorted_table(
     )
 
 
-def _build_tables(
-    raw: dict[str, dict[str, np.ndarray]], db: ReportDatabase
-) -> dict[str, EventTable]:
-    tables: dict[str, EventTable] = {}
-    gpu_codes, gpu_keys = _factorize([raw[kind] for kind in _GPU_KINDS], _GPU_KEY)
-    for kind, codes in zip(_GPU_KINDS, gpu_codes, strict=True):
-        tables[kind] = _sorted_table(kind, raw.pop(kind), codes, gpu_keys, _source(db, kind))
-    for kind in ("cuda_api", "osrt"):
-        data = raw.pop(kind)
-        data["level"] = nesting_levels(data["global_tid"], data["start_ns"], data["end_ns"])
-        (codes,), keys = _factorize([data], ["global_tid", "level"])
-        tables[kind] = _sorted_table(kind, data, codes, keys, _source(db, kind))
-    tables["nvtx"] = _nvtx_table(raw.pop("nvtx"), _source(db, "nvtx"))
-    simple = {"sched": ["cpu"], "samples": ["global_tid"], "gpu_metrics": ["type_id", "metric_id"]}
-    for kind, key_cols in simple.items():
-        data = raw.pop(kind)
+class _TableBuilder:
+    """Turns each table's raw columns into a sorted EventTable as soon as it is read.
+
+    GPU tables share one stream key table, so they are built together once all four have
+    arrived. Every finished table goes to ``sink`` (the cache writer) right away.
+    """
+
+    def __init__(
+        self,
+        db: ReportDatabase,
+        strings: np.ndarray,
+        sink: Callable[[str, EventTable], EventTable | None] | None,
+    ) -> None:
+        self.db = db
+        self.n_strings = len(strings)
+        self.present = strings != None  # noqa: E711 - elementwise on an object array
+        self.sink = sink
+        self.built: dict[str, EventTable] = {}
+        self.gpu_raw: dict[str, dict[str, np.ndarray]] = {}
+        self.nvtx_max_ns = 0
+        self.nvtx_texts = np.empty(0, dtype=object)
+
+    def add(self, kind: str, data: dict[str, np.ndarray]) -> None:
+        _validate(self.db.path, kind, data, self.present)
+        if kind in _GPU_KINDS:
+            self.gpu_raw[kind] = data
+            if len(self.gpu_raw) == len(_GPU_KINDS):
+                self._build_gpu()
+            return
+        source = _source(self.db, kind)
+        if kind == "nvtx":
+            self.nvtx_max_ns, self.nvtx_texts = _finish_nvtx(self.db, data, self.n_strings)
+            self._done(_nvtx_table(data, source))
+            return
+        if kind in ("cuda_api", "osrt"):
+            data["level"] = nesting_levels(data["global_tid"], data["start_ns"], data["end_ns"])
+            key_cols = ["global_tid", "level"]
+        else:
+            key_cols = {"sched": ["cpu"], "samples": ["global_tid"]}.get(
+                kind, ["type_id", "metric_id"]
+            )
         (codes,), keys = _factorize([data], key_cols)
-        tables[kind] = _sorted_table(kind, data, codes, keys, _source(db, kind))
-    return {kind: tables[kind] for kind in _SPECS}
+        self._done(_sorted_table(kind, data, codes, keys, source))
+
+    def _build_gpu(self) -> None:
+        raw = [self.gpu_raw[kind] for kind in _GPU_KINDS]
+        codes, keys = _factorize(raw, _GPU_KEY)
+        self.gpu_raw = {}
+        for kind, data, code in zip(_GPU_KINDS, raw, codes, strict=True):
+            self._done(_sorted_table(kind, data, code, keys, _source(self.db, kind)))
+
+    def _done(self, table: EventTable) -> None:
+        if self.sink is not None:
+            table = self.sink(table.kind, table) or table
+        self.built[table.kind] = table
+
+    def tables(self) -> dict[str, EventTable]:
+        return {kind: self.built[kind] for kind in _SPECS}
 
 
 def _source(db: ReportDatabase, kind: str) -> str:

@@ -127,20 +127,25 @@ def _open_sqlite(
             return cached
     # With the cache, reading takes the first 90 % of the bar and writing the rest.
     scaled = progress if progress is None or not use_cache else (lambda f, t: progress(0.9 * f, t))
-    report = load_sqlite(path, scaled, cancel)
+    writer = cache.EntryWriter(key) if use_cache else None
+    try:
+        report = load_sqlite(
+            path, scaled, cancel, table_sink=writer.write_table if writer else None
+        )
+    except BaseException:
+        if writer is not None:
+            writer.abort()
+        raise
     if shown_as != path:
         report = replace(report, info=replace(report.info, path=shown_as, name=shown_as.name))
-    if not use_cache:
+    if writer is None:
         return report
     if progress:
         progress(0.95, "writing cache")
-    if cache.store(report, key):
-        # Hand back the memory-mapped entry: the same columns, but file-backed, so the
-        # freshly read arrays are freed (measured on 2 M events: 450 MiB -> 20 MiB resident).
-        mapped = cache.load_cached(key, shown_as)
-        if mapped is not None:
-            report = mapped
-            _release_freed_memory()
+    if writer.finish(report):
+        # The event tables are already the entry's memory-mapped files (file-backed, so the
+        # freshly read arrays are freed: 2 M events, 450 MiB -> 20 MiB resident).
+        _release_freed_memory()
     if progress:
         progress(1.0, "loaded")
     return report
