@@ -13,7 +13,14 @@ from analysis.model import Report
 from analysis.schema import pid_of
 from analysis.tracks import GPU_TABLES, SliceTable, Track
 
-__all__ = ["EventRef", "describe_event", "find_partner", "format_duration", "pick_event"]
+__all__ = [
+    "EventRef",
+    "describe_event",
+    "event_ref",
+    "find_partner",
+    "format_duration",
+    "pick_event",
+]
 
 
 @dataclass(frozen=True)
@@ -67,6 +74,12 @@ def _ref(report_index: int, name: str, table: SliceTable, index: int, key: str) 
         start_ns=int(table.start_ns[index]),
         end_ns=int(table.end_ns[index]),
     )
+
+
+def event_ref(tables: dict[str, SliceTable], report_index: int, table: str, index: int) -> EventRef:
+    """Return the :class:`EventRef` of row ``index`` of slice table ``table`` (for report
+    tables such as ``kernels`` the row of ``report.tables[table]``)."""
+    return _ref(report_index, table, tables[table], int(index), "")
 
 
 def pick_event(

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import QMenu, QToolTip, QWidget
 
 from analysis.model import Report
 from analysis.tracks import SliceTable, Track, slice_tables
-from viewer.events import EventRef, describe_event, find_partner, pick_event
+from viewer.events import EventRef, describe_event, event_ref, find_partner, pick_event
 from viewer.frame import Frame
 from viewer.painter import TimelinePainter
 from viewer.rows import Row, RowLayout, layout_rows, match_tracks
@@ -261,7 +261,7 @@ class TimelineWidget(QWidget):
     def set_highlights(
         self,
         rows: Mapping[tuple[int, str], Sequence[int] | np.ndarray] | None = None,
-        marks: Sequence[EventRef] = (),
+        marks: Sequence[EventRef | tuple[int, str, int]] = (),
     ) -> None:
         """Emphasise some events and dim the rest of their tables; mark outliers.
 
@@ -272,7 +272,8 @@ class TimelineWidget(QWidget):
             ``cuda_api``, ``nvtx``...). Other events of those tables are dimmed; tables not
             named are drawn as usual. ``None`` or empty clears.
         marks
-            Events to flag with a marker (outliers).
+            Events to flag with a marker (outliers): ``EventRef`` or
+            ``(report_index, table, row)``.
         """
         self._highlights = {}
         for (report_index, table), index in (rows or {}).items():
@@ -280,7 +281,10 @@ class TimelineWidget(QWidget):
             mask = np.zeros(size, dtype=bool)
             mask[np.asarray(index, dtype=np.int64)] = True
             self._highlights[(report_index, table)] = mask
-        self._marks = list(marks)
+        self._marks = [
+            m if isinstance(m, EventRef) else event_ref(self._tables[m[0]], m[0], m[1], m[2])
+            for m in marks
+        ]
         self.update()
 
     # -- layout ----------------------------------------------------------------------------

@@ -239,3 +239,20 @@ def test_collapsed_report_row_summarises_its_gpu(make_timeline) -> None:
     y = widget.theme.ruler_height_px + widget.theme.report_height_px // 2
     busy = image.pixel(int(widget.x_of((start + end) // 2)), y) & 0xFFFFFF
     assert busy != widget.theme.report_row & 0xFFFFFF
+
+
+def test_outlier_marks_flag_an_event(make_timeline, load_report) -> None:
+    widget = make_timeline(CONCURRENT)
+    report = load_report(CONCURRENT)
+    start, end, _name, stream = _longest_kernel(CONCURRENT)
+    key = next(t.key for t in widget.tracks() if t.label == f"Stream {stream}")
+    widget.set_view_range(start - (end - start), end + (end - start))
+    kernels = report.tables["kernels"]
+    row = int(((kernels["start_ns"] == start) & (kernels["end_ns"] == end)).nonzero()[0][0])
+    y, _h = widget.row_rect(key)
+    x = int(round(widget.x_of(start)))
+    before = render_to_image(widget, (1200, 700)).pixel(x, y + 2) & 0xFFFFFF
+    widget.set_highlights(None, marks=[(0, "kernels", row)])
+    after = render_to_image(widget, (1200, 700)).pixel(x, y + 2) & 0xFFFFFF
+    assert after == widget.theme.outlier_mark & 0xFFFFFF
+    assert before != after
