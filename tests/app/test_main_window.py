@@ -13,7 +13,7 @@ from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
 
 from tests.app.conftest import small_real, wait_idle
-from tests.conftest import FIXTURES_DIR, fingerprint, requires_fixtures, requires_shared
+from tests.conftest import FIXTURES_DIR, REAL_DIR, fingerprint, requires_fixtures, requires_shared
 
 
 def _names(window) -> list[str]:
@@ -295,3 +295,18 @@ def test_many_messages_are_all_kept_and_scroll(make_window) -> None:
     assert window.messages._count_label.isVisible()
     window.messages._on_row_dismissed(window.messages._rows[0])
     assert window.messages.messages()[0].startswith("r1.sqlite")
+
+
+@requires_shared
+def test_an_nsys_rep_is_exported_and_opened_when_nsys_is_present(qtbot, make_window) -> None:
+    from analysis.open import find_nsys
+
+    if find_nsys() is None:
+        pytest.skip("needs nsys ($NSYS or PATH) to export .nsys-rep files")
+    rep = REAL_DIR / "nsys-rep" / "MohanadOdema__DLProf__nsys_profile.nsys-rep"
+    window = make_window()
+    window.open_paths([rep])
+    wait_idle(qtbot, window, timeout_ms=300_000)
+    assert window.messages.messages() == []
+    assert _names(window) == [rep.name]
+    assert window.binding.tracks()
