@@ -18,6 +18,7 @@ from typing import Any
 
 __all__ = [
     "REPO",
+    "cpu_seconds",
     "peak_rss_bytes",
     "print_phase_result",
     "rss_bytes",
@@ -43,6 +44,12 @@ def peak_rss_bytes() -> int:
     """Return this process's peak resident set size in bytes."""
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak if sys.platform == "darwin" else peak * 1024
+
+
+def cpu_seconds() -> float:
+    """Return this process's user + system CPU time so far (all threads)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def timed(fn: Callable[[], Any]) -> tuple[Any, float]:

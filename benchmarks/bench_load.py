@@ -21,12 +21,21 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import os
 import sqlite3
 import sys
 import tempfile
 from pathlib import Path
 
-from _common import REPO, peak_rss_bytes, print_phase_result, rss_bytes, run_phase, timed
+from _common import (
+    REPO,
+    cpu_seconds,
+    peak_rss_bytes,
+    print_phase_result,
+    rss_bytes,
+    run_phase,
+    timed,
+)
 
 _KERNELS = "CUPTI_ACTIVITY_KIND_KERNEL"
 
@@ -60,19 +69,24 @@ def _phase_scan(path: Path) -> dict:
         for sql in queries:
             con.execute(sql).fetchall()
 
+    cpu0 = cpu_seconds()
     _, seconds = timed(scan)
+    cpu = cpu_seconds() - cpu0
     con.close()
-    return {"seconds": seconds, "peak": peak_rss_bytes()}
+    return {"seconds": seconds, "cpu": cpu, "peak": peak_rss_bytes()}
 
 
 def _phase_open(path: Path) -> dict:
     from analysis import open_report
 
     before = rss_bytes()
+    cpu0 = cpu_seconds()
     report, seconds = timed(lambda: open_report(path, use_cache=True))
+    cpu = cpu_seconds() - cpu0
     after = rss_bytes()
     return {
         "seconds": seconds,
+        "cpu": cpu,
         "events": report.event_count,
         "resident": after - before,
         "peak": peak_rss_bytes() - before,
@@ -124,13 +138,22 @@ def main(argv: list[str] | None = None) -> int:
         first = run_phase(script, ["--phase", "open", "--report", str(path)], env)
         again = run_phase(script, ["--phase", "open", "--report", str(path)], env)
     events = first["events"]
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"report          {path.name}: {events:,} events, {_mb(path.stat().st_size)}")
-    print(f"sqlite scan     {scan['seconds']:7.2f} s   (peer: SQLite's C scan of the columns)")
+    print(f"machine         {os.cpu_count()} cores, load average {load} (other work skews wall)")
     print(
-        f"first open      {first['seconds']:7.2f} s   = {first['seconds'] / scan['seconds']:.2f} x "
-        f"sqlite scan (target <= 1.5)"
+        f"sqlite scan     {scan['seconds']:7.2f} s wall {scan['cpu']:7.2f} s CPU  "
+        f"(peer: SQLite's C scan of the columns, one thread)"
     )
-    print(f"cached reopen   {again['seconds']:7.2f} s   (target <= 0.5 s)")
+    print(
+        f"first open      {first['seconds']:7.2f} s wall {first['cpu']:7.2f} s CPU  = "
+        f"{first['seconds'] / scan['seconds']:.2f} x sqlite scan wall (target <= 1.5), "
+        f"{first['cpu'] / scan['cpu']:.2f} x its CPU"
+    )
+    print(
+        f"cached reopen   {again['seconds']:7.2f} s wall {again['cpu']:7.2f} s CPU  "
+        "(target <= 0.5 s)"
+    )
     for label, res in (("first open", first), ("cached reopen", again)):
         print(
             f"{label:15s} peak +{_mb(res['peak'])} ({res['peak'] / events:.0f} B/event), "
