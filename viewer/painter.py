@@ -19,7 +19,7 @@ from analysis.tracks import SliceTable
 from viewer.chrome import ChromePainter
 from viewer.events import EventRef
 from viewer.frame import Frame
-from viewer.lod import merge_strips, pixel_edges_ns, row_strip
+from viewer.lod import RowStrip, merge_strips, pixel_edges_ns, row_strip
 from viewer.rows import Row
 from viewer.style import Palette, qcolor, ui_font
 
@@ -50,6 +50,7 @@ class TimelinePainter:
         self._data_key: tuple | None = None
         self._data_refs: tuple = ()
         self._rect_jobs: list = []
+        self._strip_memo: dict[tuple, RowStrip] = {}
 
     def reset(self) -> None:
         """Drop caches that depend on the data (call when the reports change)."""
@@ -121,6 +122,7 @@ class TimelinePainter:
         covered = top
         edges = pixel_edges_ns(frame.t0_ns, frame.ns_per_px, w)
         candidates = []
+        self._strip_memo = {}
         for slot, (row, y, pinned) in enumerate(placed):
             y0, y1 = frame.clip_row(y, row.height_px, pinned)
             if y1 <= y0:
@@ -191,9 +193,14 @@ class TimelinePainter:
             return
         report_index = row.report_index
         offset = frame.offsets_ns[report_index]
-        strips = [
-            row_strip(t, lo, hi, edges - offset, k) for k, (_n, t, lo, hi) in enumerate(parts)
-        ]
+        strips = []
+        for k, (name, table, lo, hi) in enumerate(parts):
+            # "All streams" and each stream share parts: reduce each part once per frame.
+            memo_key = (report_index, name, lo, hi)
+            strip = self._strip_memo.get(memo_key)
+            if strip is None:
+                strip = self._strip_memo[memo_key] = row_strip(table, lo, hi, edges - offset)
+            strips.append(RowStrip(strip.alpha, strip.event, np.full_like(strip.part, k)))
         strip = merge_strips(strips)
         colors = np.zeros(len(strip.alpha), dtype=np.uint32)
         for k, (name, table, _lo, _hi) in enumerate(parts):

@@ -126,7 +126,7 @@ class TimelineWidget(QWidget):
     def _update_span(self) -> None:
         lo, hi = [], []
         for tables, offset in zip(self._tables, self._offsets, strict=False):
-            for table in tables.values():
+            for table in list(tables.values()):  # a worker may add nvtx_gpu meanwhile
                 if len(table):
                     lo.append(int(table.start_ns.min()) + offset)
                     hi.append(int(table.end_ns.max()) + offset)
