@@ -256,3 +256,19 @@ def test_outlier_marks_flag_an_event(make_timeline, load_report) -> None:
     after = render_to_image(widget, (1200, 700)).pixel(x, y + 2) & 0xFFFFFF
     assert after == widget.theme.outlier_mark & 0xFFFFFF
     assert before != after
+
+
+def test_hover_shows_a_tooltip_with_name_and_duration(make_timeline, qtbot) -> None:
+    from PySide6.QtWidgets import QToolTip
+
+    from viewer.events import format_duration
+
+    widget = make_timeline(CONCURRENT)
+    start, end, name, stream = _longest_kernel(CONCURRENT)
+    key = next(t.key for t in widget.tracks() if t.label == f"Stream {stream}")
+    widget.set_view_range(start - (end - start), end + (end - start))
+    y, h = widget.row_rect(key)
+    qtbot.mouseMove(widget, QPoint(int(widget.x_of((start + end) // 2)), y + h // 2))
+    qtbot.waitUntil(lambda: name in QToolTip.text(), timeout=2000)
+    assert format_duration(end - start) in QToolTip.text()
+    assert f"Stream {stream}" in QToolTip.text()
