@@ -110,6 +110,15 @@ class TimelineWidget(QWidget):
         self._relayout()
         self.fit()
 
+    def set_tracks(self, tracks: Sequence[Track]) -> None:
+        """Replace the rows of the same reports, keeping view, pins and collapsed groups.
+
+        For adding rows computed later, e.g. ``build_tracks(reports)`` with the NVTX
+        projection after a first ``build_tracks(reports, include_projection=False)``.
+        """
+        self._tracks = list(tracks)
+        self._relayout()
+
     def tracks(self) -> list[Track]:
         """Return every track given to :meth:`set_data`."""
         return list(self._tracks)
