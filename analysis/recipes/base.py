@@ -14,7 +14,7 @@ object is looked up there in :data:`RECIPES`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,7 +32,6 @@ __all__ = [
     "RecipeOutput",
     "get_recipe",
     "recipe_names",
-    "mapping_summary",
     "register",
     "table_or_empty",
 ]
@@ -201,9 +200,3 @@ def table_or_empty(frames: Sequence[pd.DataFrame], columns: Sequence[str]) -> pd
     if not frames:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
     return pd.concat(frames, ignore_index=True)
-
-
-def mapping_summary(title: str, lines: Mapping[str, object]) -> str:
-    """Return ``title`` and ``key: value`` lines, aligned, as summary text."""
-    width = max((len(k) for k in lines), default=0)
-    return "\n".join([title] + [f"  {k.ljust(width)}  {v}" for k, v in lines.items()])

@@ -215,6 +215,7 @@ def _ticks(set_ticks, set_labels, labels: list[str], rotation: int = 0) -> None:
 def _draw_lines(fig, spec: PlotSpec) -> None:
     ax = fig.subplots()
     many = spec.data.shape[1] > _MAX_LEGEND_LINES
+    marker = "o" if len(spec.data) <= 50 else None
     for column in spec.data.columns:
         series = spec.data[column]
         ax.plot(
@@ -222,6 +223,8 @@ def _draw_lines(fig, spec: PlotSpec) -> None:
             series.to_numpy(dtype=np.float64),
             linewidth=0.8 if many else 1.2,
             alpha=0.5 if many else 1.0,
+            marker=marker,
+            markersize=3,
             label=_clip(str(column), 30),
         )
     if not many and spec.data.shape[1] > 1:

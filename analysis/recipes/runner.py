@@ -30,7 +30,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -109,7 +109,6 @@ class RecipeRun:
     ended_utc: str = ""
     wall_s: float = 0.0
     workers: int = 1
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def map_report(recipe_name: str, path: Path, options: RecipeOptions) -> MapResult:
