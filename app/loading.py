@@ -75,6 +75,8 @@ class ReportList(QObject):
         A report was closed (or its load was cancelled).
     reports_changed()
         The list of *loaded* reports changed (a load finished or a loaded report closed).
+    duplicate_ignored(Path)
+        A path was not added because it is already open.
     offsets_changed()
         A manual offset changed.
     """
@@ -86,6 +88,7 @@ class ReportList(QObject):
     entry_removed = Signal(object)
     reports_changed = Signal()
     offsets_changed = Signal()
+    duplicate_ignored = Signal(object)
 
     def __init__(self, runner: JobRunner, parent: QObject | None = None, use_cache: bool = True):
         super().__init__(parent)
@@ -138,7 +141,7 @@ class ReportList(QObject):
     def _add_file(self, file: Path) -> ReportEntry | None:
         resolved = file.resolve()
         if self.find(resolved) is not None:
-            log.info("%s is already open", resolved)
+            self.duplicate_ignored.emit(resolved)
             return None
         entry = ReportEntry(resolved)
         self._entries.append(entry)

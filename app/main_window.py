@@ -141,6 +141,9 @@ class MainWindow(QMainWindow):
         self.report_list.entry_added.connect(self._on_entries_changed)
         self.report_list.entry_removed.connect(self._on_entries_changed)
         self.reports_panel.close_requested.connect(self.report_list.remove)
+        self.report_list.duplicate_ignored.connect(
+            lambda path: self.statusBar().showMessage(f"{path.name} is already open", 5000)
+        )
         self.alignment_bar.alignment_changed.connect(self.binding.set_alignment)
         self.binding.nvtx_names_changed.connect(self.alignment_bar.set_nvtx_names)
         self.binding.layout_changed.connect(self._on_layout_changed)

@@ -40,7 +40,10 @@ def test_reports_load_in_the_order_they_were_added(qtbot, report_list) -> None:
 @requires_shared
 def test_a_report_already_open_is_ignored(qtbot, report_list) -> None:
     report_list.add_paths([small_real(0)])
+    ignored = []
+    report_list.duplicate_ignored.connect(ignored.append)
     assert report_list.add_paths([small_real(0), Path(str(small_real(0)))]) == []
+    assert ignored == [small_real(0).resolve()] * 2
     _wait_loaded(qtbot, report_list)
     assert len(report_list.reports()) == 1
 
