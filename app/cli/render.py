@@ -58,6 +58,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default="session",
         help="multi-report time alignment (default: session start)",
     )
+    parser.add_argument(
+        "--align-nvtx",
+        metavar="NAME",
+        help="align reports on the first instance of this NVTX range (overrides --align)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -77,7 +82,11 @@ def run(args: argparse.Namespace) -> int:
     ensure_application()
     widget = TimelineWidget()
     widget.resize(*size)
-    widget.set_data(reports, build_tracks(reports), alignment_offsets(reports, args.align))
+    if args.align_nvtx:
+        offsets = alignment_offsets(reports, "nvtx", args.align_nvtx)
+    else:
+        offsets = alignment_offsets(reports, args.align)
+    widget.set_data(reports, build_tracks(reports), offsets)
     for pattern in args.pin:
         widget.pin_matching(pattern)
     if view is not None:
