@@ -42,7 +42,6 @@ def install_excepthook() -> None:
             return
         text = "".join(traceback.format_exception(kind, error, tb))
         log.error("uncaught exception:\n%s", text)
-        print(text, file=sys.stderr)  # noqa: T201 - the last-resort report of a bug
         _show_error_box(f"{kind.__name__}: {error}", text)
 
     sys.excepthook = _hook

@@ -8,7 +8,8 @@ with :attr:`ReportList.report_failed`; the other reports are not affected.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -22,6 +23,9 @@ from app.jobs import Job, JobRunner
 __all__ = ["LOADED", "LOADING", "ReportEntry", "ReportList", "build_demo"]
 
 log = logging.getLogger(__name__)
+
+#: ``progress(fraction, text)``, as analysis functions take it
+Progress = Callable[[float, str], None]
 
 LOADING = "loading"
 LOADED = "loaded"
@@ -203,11 +207,11 @@ class ReportList(QObject):
         self.report_failed.emit(entry.path, error)
 
 
-def _load(path: Path, use_cache: bool, progress, cancel) -> Report:
+def _load(path: Path, use_cache: bool, progress: Progress, cancel: threading.Event) -> Report:
     return open_report(path, progress=progress, cancel=cancel, use_cache=use_cache)
 
 
-def build_demo(progress, cancel) -> list[Path]:
+def build_demo(progress: Progress, cancel: threading.Event) -> list[Path]:
     """Build (or reuse) the built-in demo reports in the cache folder; return their paths.
 
     Raises

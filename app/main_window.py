@@ -213,6 +213,7 @@ class MainWindow(QMainWindow):
             self.report_list.remove(path)
 
     def close_all_reports(self) -> None:
+        """Close every report (loads in progress are cancelled)."""
         self.report_list.clear()
 
     def _on_recent_menu_about_to_show(self) -> None:
@@ -281,12 +282,15 @@ class MainWindow(QMainWindow):
     # -- view -----------------------------------------------------------------------------
 
     def fit(self) -> None:
+        """Show every event of every report."""
         self.timeline.fit()
 
     def zoom_in(self) -> None:
+        """Halve the visible time range around its middle."""
         self.zoom(_ZOOM_FACTOR)
 
     def zoom_out(self) -> None:
+        """Double the visible time range around its middle."""
         self.zoom(1 / _ZOOM_FACTOR)
 
     def zoom(self, factor: float) -> None:
@@ -310,12 +314,15 @@ class MainWindow(QMainWindow):
         return count
 
     def unpin_all(self) -> None:
+        """Unpin every row."""
         self.timeline.set_pinned_keys([])
 
     def collapse_all_groups(self) -> None:
+        """Fold every report down to its sections."""
         self.set_groups_collapsed(True)
 
     def expand_all_groups(self) -> None:
+        """Expand every collapsed group."""
         self.set_groups_collapsed(False)
 
     def choose_nvtx_range(self) -> None:
@@ -332,13 +339,16 @@ class MainWindow(QMainWindow):
             self.timeline.set_collapsed(path, collapsed)
 
     def show_hidden_rows(self) -> None:
+        """Show every hidden row again."""
         self.timeline.set_hidden_keys([])
         self.binding.save_view_state()
 
     def show_shortcuts(self) -> None:
+        """Show the keyboard shortcuts dialog."""
         ShortcutsDialog(list(self.actions_by_name.values()), self).exec()
 
     def show_about(self) -> None:
+        """Show the About box."""
         from importlib.metadata import PackageNotFoundError, version
 
         try:
