@@ -373,16 +373,29 @@ def _missing_id(ids: np.ndarray, present: np.ndarray) -> int | None:
     return None if ok.all() else int(ids[~ok][0])
 
 
+_SMALL_RANGE = 1 << 22
+
+
+def _column_uniques(values: np.ndarray) -> np.ndarray:
+    """Sorted distinct values: min == max and bincount shortcuts before hashing."""
+    if not len(values):
+        return values[:0]
+    lo, hi = values.min(), values.max()
+    if lo == hi:
+        return values[:1].copy()
+    if int(hi) - int(lo) < _SMALL_RANGE:
+        return np.flatnonzero(np.bincount(values - lo)).astype(values.dtype) + lo
+    return np.unique(pd.unique(values))
+
+
 def _dense_codes(values: np.ndarray, uniques: np.ndarray) -> np.ndarray:
     """Return the index of each value in the sorted ``uniques`` (which hold every value)."""
-    if len(uniques) == 1:
-        return np.zeros(len(values), dtype=np.int64)
     lo, hi = int(uniques[0]), int(uniques[-1])
-    if hi - lo < 1 << 22:
-        lut = np.zeros(hi - lo + 1, dtype=np.int64)
-        lut[uniques - lo] = np.arange(len(uniques))
+    if hi - lo < _SMALL_RANGE:
+        lut = np.zeros(hi - lo + 1, dtype=np.int32)
+        lut[uniques - lo] = np.arange(len(uniques), dtype=np.int32)
         return lut[values - lo]
-    return np.searchsorted(uniques, values)
+    return np.searchsorted(uniques, values).astype(np.int32)
 
 
 def _factorize(
@@ -391,30 +404,36 @@ def _factorize(
     """Give each row of several column sets a track code shared by all of them.
 
     Returns one int32 code array per part and the key frame (row i = key of code i, sorted
-    by the key columns). Hash factorization per column and a mixed-radix combined code keep
-    it O(n); measured 0.3 s for 10 M rows x 4 key columns (pandas groupby: 2 s).
+    by the key columns). Per-column dense codes and a mixed-radix combined code keep it
+    O(n); columns with one value (most key columns of a real report) cost two reductions.
+    Measured 0.3 s for 10 M rows x 4 key columns (pandas groupby: 2 s).
     """
     uniques = {}
     for name in names:
-        seen = [pd.unique(p[name]) for p in parts if len(p[name])]
+        seen = [_column_uniques(p[name]) for p in parts if len(p[name])]
         dtype = parts[0][name].dtype
         uniques[name] = np.unique(np.concatenate(seen)) if seen else np.empty(0, dtype)
     sizes = [max(1, len(uniques[n])) for n in names]
+    total = int(np.prod(sizes, dtype=object))
+    wide = np.int32 if total < 1 << 31 else np.int64
     combined = []
     for p in parts:
-        code = np.zeros(len(p[names[0]]), dtype=np.int64)
+        code = np.zeros(len(p[names[0]]), dtype=wide)
         for name, size in zip(names, sizes, strict=True):
-            if len(code):
-                code = code * size + _dense_codes(p[name], uniques[name])
+            if size > 1:
+                code *= size
+                code += _dense_codes(p[name], uniques[name])
         combined.append(code)
-    total = int(np.prod(sizes, dtype=object))
     if total <= 1 << 24:
         present = np.zeros(total, dtype=bool)
         for code in combined:
             present[code] = True
         key_codes = np.flatnonzero(present)
-        remap = (np.cumsum(present) - 1).astype(np.int32)
-        codes = [remap[c] for c in combined]
+        if len(key_codes) == total:
+            codes = [c.astype(np.int32, copy=False) for c in combined]
+        else:
+            remap = (np.cumsum(present) - 1).astype(np.int32)
+            codes = [remap[c] for c in combined]
     else:
         key_codes = np.unique(np.concatenate([pd.unique(c) for c in combined]))
         codes = [np.searchsorted(key_codes, c).astype(np.int32) for c in combined]
