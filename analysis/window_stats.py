@@ -157,7 +157,6 @@ def _extract(report: Report, kind: str) -> _Extract:
 class _Ordered:
     """Rows of every report in ``(group, value)`` order, resident in ``xp``."""
 
-    group: object  # int32 group per row (non-decreasing)
     values: object  # int64, ascending within a group
     start_ns: object  # shared axis
     end_ns: object
@@ -165,7 +164,10 @@ class _Ordered:
     table_codes: np.ndarray  # int8 (host)
     rows: np.ndarray  # int64 (host)
     bounds: np.ndarray  # int64 group g is rows [bounds[g], bounds[g+1]) (host)
+    bounds_xp: object  # the same, in xp
     is_by_report: bool  # group = report * names + name (else group = name)
+    start_min_ns: int  # a window over [min, max] start keeps every row
+    start_max_ns: int
     by_start: object = None  # positions sorted by start (built on first small window)
     start_sorted: object = None
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -201,6 +203,8 @@ class WindowIndex:
         self.xp = xp
         self._parts = parts
         self._ordered: dict[bool, _Ordered] = {}
+        text = np.array(["" if v is None else str(v) for v in labels.tolist()], dtype=object)
+        self._label_rank = np.argsort(np.argsort(text, kind="stable"), kind="stable")
         self._lock = threading.Lock()
         self.max_duration_ns = max(
             [int((p.end_ns - p.start_ns).max()) for p in parts if len(p.start_ns)] + [0]
@@ -241,16 +245,20 @@ class WindowIndex:
         )
         xp = self.xp
         group = group[order]
+        bounds = np.searchsorted(group, np.arange(n_groups + 1)).astype(np.int64)
+        starts = np.concatenate([s for s, _ in shifted])
         return _Ordered(
-            group=xp.asarray(group.astype(np.int32)),
             values=xp.asarray(values[order]),
             start_ns=xp.asarray(np.concatenate([s for s, _ in shifted])[order]),
             end_ns=xp.asarray(np.concatenate([e for _, e in shifted])[order]),
             report=report[order],
             table_codes=np.concatenate([p.table_codes for p in self._parts])[order],
             rows=np.concatenate([p.rows for p in self._parts])[order],
-            bounds=np.searchsorted(group, np.arange(n_groups + 1)).astype(np.int64),
+            bounds=bounds,
+            bounds_xp=xp.asarray(bounds),
             is_by_report=by_report,
+            start_min_ns=int(starts.min()) if len(starts) else 0,
+            start_max_ns=int(starts.max()) if len(starts) else 0,
         )
 
     def _start_order(self, ordered: _Ordered) -> tuple[object, object]:
@@ -273,6 +281,8 @@ class WindowIndex:
         xp = self.xp
         t0 = np.iinfo(np.int64).min if t0_ns is None else int(t0_ns)
         t1 = np.iinfo(np.int64).max if t1_ns is None else int(t1_ns)
+        if t0 <= ordered.start_min_ns and t1 > ordered.start_max_ns:
+            return None  # every row: slices, no mask (the "whole run" of a window)
         n = hi - lo
         if n and t0_ns is not None:
             by_start, start_sorted = self._start_order(ordered)
@@ -320,10 +330,14 @@ class WindowIndex:
         pos = self._window_positions(ordered, t0_ns, t1_ns, lo, hi)
         xp = self.xp
         if pos is None:
-            values, group = ordered.values[lo:hi], ordered.group[lo:hi]
+            values = ordered.values[lo:hi]
+            bounds = xp.clip(ordered.bounds_xp, lo, hi) - lo
         else:
-            values, group = ordered.values[pos], ordered.group[pos]
-        reduced = _reduce(xp, values, group, len(ordered.bounds) - 1)
+            # Positions ascend, so each group's kept rows are one run: its bounds come from a
+            # binary search (no per-row group column to gather).
+            values = ordered.values[pos]
+            bounds = xp.searchsorted(pos, ordered.bounds_xp)
+        reduced = _reduce(xp, values, bounds)
         return self._frame(reduced, ordered.is_by_report, by_report)
 
     def _report_rows(self, ordered: _Ordered, report_index: int | None) -> tuple[int, int]:
@@ -339,16 +353,18 @@ class WindowIndex:
         keys = reduced.pop("keys")
         n_names = max(self.name_count, 1)
         names = keys % n_names if is_by_report else keys
-        frame = pd.DataFrame()
+        # Total descending, then name (DataFrame.sort_values on strings costs ms here).
+        labels = self.labels[names]
+        order = np.lexsort((self._label_rank[names], -reduced["total_ns"]))
+        columns: dict[str, np.ndarray] = {}
         if by_report:
-            frame["report"] = np.asarray(self.report_names, dtype=object)[keys // n_names]
-        frame["name"] = self.labels[names] if len(keys) else np.empty(0, object)
+            columns["report"] = np.asarray(self.report_names, dtype=object)[keys // n_names][order]
+        columns["name"] = labels[order]
         if self.styles is not None:
-            frame["style"] = self.styles[names] if len(keys) else np.empty(0, object)
+            columns["style"] = self.styles[names][order]
         for column in STAT_COLUMNS:
-            frame[column] = reduced[column]
-        frame = frame.sort_values(["total_ns", "name"], ascending=[False, True], kind="mergesort")
-        return frame.reset_index(drop=True)
+            columns[column] = reduced[column][order]
+        return pd.DataFrame(columns)
 
     def instances(
         self,
@@ -411,38 +427,43 @@ def _group_value_order(group: np.ndarray, values: np.ndarray, n_groups: int) -> 
     return np.lexsort((values, group))
 
 
-def _reduce(xp: ModuleType, values, group, n_groups: int) -> dict[str, np.ndarray]:
-    """Statistics per group of rows that are sorted by (group, value)."""
-    counts = xp.bincount(group, minlength=n_groups) if len(values) else xp.zeros(n_groups, int)
-    keys = xp.flatnonzero(counts)
-    count = counts[keys].astype(xp.int64)
-    ends = xp.cumsum(count)
-    starts = ends - count
+def _reduce(xp: ModuleType, values, bounds) -> dict[str, np.ndarray]:
+    """Statistics per group: group ``g`` is ``values[bounds[g]:bounds[g+1]]``, ascending."""
+    if not len(values):
+        empty_i, empty_f = np.zeros(0, np.int64), np.zeros(0, np.float64)
+        return {"keys": empty_i, "count": empty_i, "total_ns": empty_i, "mean_ns": empty_f,
+                "median_ns": empty_f, "min_ns": empty_i, "max_ns": empty_i,
+                "std_ns": empty_f}  # fmt: skip
+    sizes = bounds[1:] - bounds[:-1]
+    keys = xp.flatnonzero(sizes)
+    starts, count = bounds[keys], sizes[keys].astype(xp.int64)
+    ends = starts + count
     if xp is np:
-        total = np.add.reduceat(values, starts) if len(values) else np.zeros(0, np.int64)
-        mean = total / np.maximum(count, 1)
+        total = np.add.reduceat(values, starts)
+        mean = total / count
         dev = values - np.repeat(mean, count)
-        sq = np.add.reduceat(dev * dev, starts) if len(values) else np.zeros(0)
+        dev *= dev
+        sq = np.add.reduceat(dev, starts)
     else:  # CuPy has no reduceat: exact int64 prefix sums, float sums by bincount
         csum = xp.concatenate([xp.zeros(1, xp.int64), xp.cumsum(values)])
         total = csum[ends] - csum[starts]
-        mean_all = xp.zeros(n_groups, xp.float64)
-        mean_all[keys] = total / count
-        dev = values - mean_all[group]
-        sq = xp.bincount(group, weights=dev * dev, minlength=n_groups)[keys]
-        mean = mean_all[keys]
+        mean = total / count
+        marker = xp.zeros(len(values), xp.int32)
+        marker[starts[1:]] = 1
+        segment = xp.cumsum(marker)  # the kept group of each row, 0..len(keys)-1
+        dev = values - mean[segment]
+        sq = xp.bincount(segment, weights=dev * dev, minlength=len(keys))
     std = xp.where(count > 1, xp.sqrt(sq / xp.maximum(count - 1, 1)), 0.0)
-    lo_mid, hi_mid = starts + (count - 1) // 2, starts + count // 2
     # Exact median of integers: the two middle values summed as int64, then halved.
-    median = (values[lo_mid] + values[hi_mid]) / 2 if len(values) else xp.zeros(0)
+    median = (values[starts + (count - 1) // 2] + values[starts + count // 2]) / 2
     return {
         "keys": to_numpy(keys).astype(np.int64),
         "count": to_numpy(count),
         "total_ns": to_numpy(total).astype(np.int64),
         "mean_ns": to_numpy(mean).astype(np.float64),
         "median_ns": to_numpy(median).astype(np.float64),
-        "min_ns": to_numpy(values[starts]).astype(np.int64) if len(values) else np.zeros(0, int),
-        "max_ns": to_numpy(values[ends - 1]).astype(np.int64) if len(values) else np.zeros(0, int),
+        "min_ns": to_numpy(values[starts]).astype(np.int64),
+        "max_ns": to_numpy(values[ends - 1]).astype(np.int64),
         "std_ns": to_numpy(std).astype(np.float64),
     }
 

@@ -1,0 +1,144 @@
+"""Live stats-panel updates: per-name kernel statistics of a moving time window.
+
+For each report size, a window of a fixed fraction of the run slides across it in
+``--updates`` steps (as a Shift-drag selection or a pan does), and every step asks for the
+full per-name table (count, total, mean, exact median, min, max, sample std). Timed per
+update, same rows, same process:
+
+- ``panel``: :meth:`analysis.window_stats.WindowIndex.stats` (what the panel runs; the
+  index is built once per report set, its build time is printed apart);
+- ``aggregate``: :func:`analysis.selection.aggregate` with the same window (the one-shot
+  path: mask, remap, sort on every call);
+- ``pandas``: boolean mask + ``groupby(name).agg([...])`` over a prepared DataFrame of the
+  same columns (the peer).
+
+Usage::
+
+    python benchmarks/bench_panel.py                               # 1 M and 10 M kernels
+    python benchmarks/bench_panel.py --kernels 1000000 --updates 10
+    python benchmarks/bench_panel.py --report /tmp/big.sqlite --backend cupy
+
+Reports are built with ``benchmarks/scale_report.py`` under /tmp when missing (10 M kernels:
+~35 s, 1.2 GB) and opened through the cache (``$STRATA_CACHE_DIR``, default under /tmp).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+os.environ.setdefault("STRATA_CACHE_DIR", "/tmp/strata_bench_panel_cache")
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from analysis import open_report  # noqa: E402
+from analysis.selection import Selection, aggregate  # noqa: E402
+from analysis.window_stats import build_window_index  # noqa: E402
+from analysis.xp import backend_name, get_xp  # noqa: E402
+
+SOURCE = (
+    Path(__file__).resolve().parents[2]
+    / "shared/reports/real/ayush-os__nsight-systems-deep-dive__vector_add_profile_v3.sqlite"
+)
+
+
+def _report_path(n_kernels: int) -> Path:
+    dst = Path(f"/tmp/strata_bench_panel_{n_kernels}.sqlite")
+    if not dst.exists():
+        from benchmarks.scale_report import scale_report
+
+        started = time.perf_counter()
+        scale_report(SOURCE, dst, n_kernels)
+        print(f"built {dst} in {time.perf_counter() - started:.1f} s")
+    return dst
+
+
+def _windows(lo: int, hi: int, fraction: float, updates: int) -> list[tuple[int, int]]:
+    width = int((hi - lo) * fraction)
+    starts = np.linspace(lo, hi - width, updates).astype(np.int64)
+    return [(int(s), int(s) + width) for s in starts]
+
+
+def _pandas_frame(report) -> pd.DataFrame:
+    kernels = report.kernels
+    codes, _ = pd.factorize(pd.Series(report.strings.lookup(kernels["name_id"]), dtype=object))
+    return pd.DataFrame({"name": codes, "start_ns": kernels.start_ns, "end_ns": kernels.end_ns,
+                         "duration_ns": kernels.duration_ns})  # fmt: skip
+
+
+def _time(fn, windows) -> list[float]:
+    out = []
+    for t0, t1 in windows:
+        started = time.perf_counter()
+        fn(t0, t1)
+        out.append((time.perf_counter() - started) * 1e3)
+    return out
+
+
+def _summary(label: str, ms: list[float], peer: list[float] | None) -> str:
+    median, worst = statistics.median(ms), max(ms)
+    ratio = f"  ({statistics.median(peer) / median:5.1f}× faster than pandas)" if peer else ""
+    return f"    {label:10s} median {median:8.1f} ms   worst {worst:8.1f} ms{ratio}"
+
+
+def bench(report_path: Path, fractions: list[float], updates: int, xp, with_aggregate: bool):
+    started = time.perf_counter()
+    report = open_report(report_path)
+    n = len(report.kernels)
+    print(f"{report_path.name}: {n:,} kernels, opened in {time.perf_counter() - started:.1f} s")
+    started = time.perf_counter()
+    index = build_window_index([report], "kernels", xp=xp)
+    index.stats(0, 1)  # builds the (group, value) order and the start order
+    print(f"  index build ({backend_name(xp)}): {time.perf_counter() - started:.2f} s (once)")
+    frame = _pandas_frame(report)
+    lo, hi = int(report.kernels.start_ns.min()), int(report.kernels.end_ns.max())
+    aggs = ["count", "sum", "mean", "median", "min", "max", "std"]
+
+    def pandas_stats(t0, t1):
+        inside = frame[(frame["start_ns"] < t1) & (frame["end_ns"] > t0)]
+        return inside.groupby("name")["duration_ns"].agg(aggs)
+
+    for fraction in fractions:
+        windows = _windows(lo, hi, fraction, updates)
+        rows = int(((frame["start_ns"] < windows[0][1]) & (frame["end_ns"] > windows[0][0])).sum())
+        print(f"  window = {fraction:g} of the run (~{rows:,} kernels per update), "
+              f"{updates} updates")  # fmt: skip
+        # Same rows: check once that the panel and pandas agree on the counts.
+        t0, t1 = windows[len(windows) // 2]
+        ours = index.stats(t0, t1)
+        assert int(ours["count"].sum()) == int(pandas_stats(t0, t1)["count"].sum())
+        peer = _time(pandas_stats, windows)
+        panel = _time(lambda a, b: index.stats(a, b), windows)
+        print(_summary("panel", panel, peer))
+        if with_aggregate:
+            one_shot = _time(
+                lambda a, b: aggregate(report, "kernels", Selection(a, b), xp), windows
+            )
+            print(_summary("aggregate", one_shot, peer))
+        print(_summary("pandas", peer, None))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kernels", type=int, nargs="+", default=[1_000_000, 10_000_000])
+    parser.add_argument("--report", type=Path, help="use this report instead of building one")
+    parser.add_argument("--fractions", type=float, nargs="+", default=[1.0, 0.5, 0.05])
+    parser.add_argument("--updates", type=int, default=20)
+    parser.add_argument("--backend", choices=["numpy", "cupy"], default="numpy")
+    parser.add_argument("--no-aggregate", action="store_true", help="skip the one-shot path")
+    args = parser.parse_args(argv)
+    xp = get_xp(args.backend)
+    paths = [args.report] if args.report else [_report_path(n) for n in args.kernels]
+    for path in paths:
+        bench(path, args.fractions, args.updates, xp, not args.no_aggregate)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,118 @@
+"""WindowIndex: the live panel's statistics equal the one-shot aggregate and pandas."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis.selection import Selection, aggregate
+from analysis.window_stats import (
+    WINDOW_KINDS,
+    build_window_index,
+    pivot_by_report,
+    robust_threshold,
+)
+from analysis.xp import cupy_available
+from resources.demo import build_demo_reports
+
+XPS = [
+    pytest.param("numpy", id="numpy"),
+    pytest.param(
+        "cupy",
+        id="cupy",
+        marks=pytest.mark.skipif(not cupy_available(), reason="needs CuPy and a CUDA GPU"),
+    ),
+]
+_COLUMNS = ["count", "total_ns", "min_ns", "max_ns", "median_ns"]
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory):
+    from analysis import open_report
+
+    paths = build_demo_reports(tmp_path_factory.mktemp("demo"))
+    return [open_report(p, use_cache=False) for p in paths]
+
+
+def _xp(name: str):
+    if name == "numpy":
+        return np
+    import cupy
+
+    return cupy
+
+
+def _keyed(frame: pd.DataFrame) -> pd.DataFrame:
+    keys = [k for k in ("report", "name", "style") if k in frame]
+    return frame.sort_values(keys).reset_index(drop=True)
+
+
+@pytest.mark.parametrize("xp_name", XPS)
+@pytest.mark.parametrize("kind", WINDOW_KINDS)
+def test_equals_aggregate_for_every_window_path(reports, kind, xp_name):
+    index = build_window_index(reports, kind, xp=_xp(xp_name))
+    lo, hi = reports[0].span_ns()
+    span = hi - lo
+    windows = [
+        (None, None),  # every row, slices
+        (lo + span // 3, lo + 2 * span // 3),  # large: mask
+        (lo + span // 2, lo + span // 2 + span // 400),  # small: binary search in start order
+        (lo - span, hi + span),  # covers everything
+    ]
+    for t0, t1 in windows:
+        for by_report in (False, True):
+            ours = _keyed(index.stats(t0, t1, by_report=by_report))
+            theirs = _keyed(aggregate(reports, kind, Selection(t0, t1), np, by_report=by_report))
+            assert len(ours) == len(theirs)
+            if not len(ours):
+                continue
+            assert ours["name"].tolist() == theirs["name"].tolist()
+            for column in _COLUMNS:
+                np.testing.assert_array_equal(ours[column], theirs[column], err_msg=column)
+            np.testing.assert_allclose(ours["std_ns"], theirs["std_ns"], rtol=1e-9, atol=1e-6)
+
+
+def test_one_report_and_offsets(reports):
+    shift = 1_000_000
+    index = build_window_index(reports, "kernels", offsets_ns=[0, shift, 0, 0])
+    lo, hi = reports[1].span_ns()
+    t0, t1 = lo + (hi - lo) // 4, lo + (hi - lo) // 2
+    ours = _keyed(index.stats(t0 + shift, t1 + shift, report_index=1))
+    theirs = _keyed(aggregate(reports[1], "kernels", Selection(t0, t1)))
+    for column in _COLUMNS:
+        np.testing.assert_array_equal(ours[column], theirs[column])
+
+
+def test_instances_are_in_time_order_and_complete(reports):
+    index = build_window_index(reports, "kernels")
+    name = index.stats()["name"].iloc[0]
+    inst = index.instances(name)
+    expected = sum(int((r.strings.lookup(r.kernels["name_id"]) == name).sum()) for r in reports)
+    assert len(inst) == expected
+    assert (np.diff(inst["start_ns"].to_numpy()) >= 0).all()
+    for report_index, group in inst.groupby("report_index"):
+        kernels = reports[int(report_index)].kernels
+        rows = group["row"].to_numpy()
+        np.testing.assert_array_equal(kernels.start_ns[rows], group["start_ns"])
+        np.testing.assert_array_equal(kernels.duration_ns[rows], group["value"])
+
+
+def test_pivot_by_report_spreads_per_report_columns(reports):
+    index = build_window_index(reports, "kernels")
+    names = [r.name for r in reports]
+    wide = pivot_by_report(index.stats(by_report=True), names).set_index("name")
+    long = index.stats(by_report=True)
+    row = long.iloc[0]
+    assert wide.loc[row["name"], f"{row['report']}|count"] == row["count"]
+    medians = wide.loc[row["name"], [f"{n}|median_ns" for n in names]].to_numpy(float)
+    assert wide.loc[row["name"], "spread"] == pytest.approx(medians.max() / medians.min())
+    assert wide.loc[row["name"], "slowest"] == names[int(np.argmax(medians))]
+
+
+def test_robust_threshold_matches_the_outlier_score():
+    values = np.array([10, 11, 12, 13, 14, 100], dtype=float)
+    median, threshold = robust_threshold(values, 3.5)
+    mad = np.median(np.abs(values - np.median(values)))
+    assert median == np.median(values)
+    assert 0.6745 * (threshold - median) / mad == pytest.approx(3.5)
