@@ -167,6 +167,24 @@ class TimelineBinding(QObject):
         self.layout_changed.emit(len(layout.reports), len(layout.tracks))
         if layout.alignment != self.alignment():
             self._on_offsets_changed()
+        if layout.reports:
+            self._start_projection(layout.reports)
+
+    def _start_projection(self, reports: tuple[Report, ...]) -> None:
+        job = self._runner.submit(lambda _p, _c: build_tracks(list(reports)), channel="projection")
+        job.finished.connect(lambda tracks: self._on_projection_ready(reports, tracks))
+        job.failed.connect(self._on_job_failed)
+
+    def _on_projection_ready(self, reports: tuple[Report, ...], tracks: list[Track]) -> None:
+        if not _same_reports(reports, self._shown):
+            return  # the reports changed meanwhile; a newer projection is on its way
+        self._is_applying = True
+        try:
+            self._timeline.set_tracks(tracks)  # keeps the view, pins and collapsed groups
+            self._tracks = list(tracks)
+        finally:
+            self._is_applying = False
+        self.layout_changed.emit(len(self._shown), len(self._tracks))
 
     def _restore_view_state(self, paths: list[Path], is_complete: bool) -> None:
         # A set seen before gets its pins back; otherwise the pins made so far stay.
@@ -241,7 +259,8 @@ def _offsets(reports: tuple[Report, ...], alignment: Alignment) -> list[int]:
 
 def _layout(reports: tuple[Report, ...], alignment: Alignment) -> _Layout:
     """Build rows and offsets for ``reports`` (runs on a worker)."""
-    tracks = build_tracks(list(reports)) if reports else []
+    # The NVTX-on-GPU projection takes seconds on big reports: those rows come in a second job.
+    tracks = build_tracks(list(reports), include_projection=False) if reports else []
     error = None
     try:
         offsets = _offsets(reports, alignment) if reports else []

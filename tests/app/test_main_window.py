@@ -310,3 +310,19 @@ def test_an_nsys_rep_is_exported_and_opened_when_nsys_is_present(qtbot, make_win
     assert window.messages.messages() == []
     assert _names(window) == [rep.name]
     assert window.binding.tracks()
+
+
+@requires_shared
+def test_projected_nvtx_rows_arrive_later_and_their_pins_persist(qtbot, make_window) -> None:
+    first = make_window()
+    first.open_paths([small_real(0)])
+    wait_idle(qtbot, first)
+    projected = [t.key for t in first.binding.tracks() if t.kind == "nvtx_gpu"]
+    assert projected, "the NVTX → GPU rows were not added"
+    assert {t.key for t in first.timeline.tracks()} >= set(projected)
+    first.timeline.pin(projected[0])
+    first.close()
+    second = make_window()
+    second.open_paths([small_real(0)])
+    wait_idle(qtbot, second)
+    assert second.timeline.pinned_keys() == [projected[0]]
