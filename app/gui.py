@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
 import sys
 import traceback
+from collections.abc import Mapping
 from types import TracebackType
 
-__all__ = ["install_excepthook", "parse_gui_args", "run_gui"]
+__all__ = ["check_display", "install_excepthook", "parse_gui_args", "run_gui"]
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +65,26 @@ def _show_error_box(summary: str, details: str) -> None:
         log.exception("could not show the error box")
 
 
+def check_display(environ: Mapping[str, str], platform: str = sys.platform) -> None:
+    """Refuse to start Qt where it has no display: Qt would abort the process instead.
+
+    Raises
+    ------
+    StrataError
+        On Linux with neither ``DISPLAY`` nor ``WAYLAND_DISPLAY`` nor ``QT_QPA_PLATFORM``.
+    """
+    from analysis.errors import StrataError
+
+    if not platform.startswith("linux") or environ.get("QT_QPA_PLATFORM"):
+        return
+    if environ.get("DISPLAY") or environ.get("WAYLAND_DISPLAY"):
+        return
+    raise StrataError(
+        "no display to open the window on (DISPLAY is not set); connect with 'ssh -X', or "
+        "use the headless commands: info, stats, recipe, render"
+    )
+
+
 def _close_on_interrupt(window) -> None:
     """Let Ctrl+C in the terminal close the window (saving settings) instead of being ignored.
 
@@ -96,6 +118,8 @@ def run_gui(argv: list[str]) -> int:
     from app.settings import Settings
     from app.theme import apply_theme
 
+    if QApplication.instance() is None:
+        check_display(os.environ)
     app = QApplication.instance() or QApplication([sys.argv[0], *argv])
     app.setApplicationName("Strata")
     app.setOrganizationName("Strata")

@@ -94,3 +94,33 @@ def test_the_theme_is_dark_and_restorable(qapp) -> None:
         qapp.setStyle(style)
         qapp.setPalette(palette)
         qapp.setStyleSheet(sheet)
+
+
+def test_no_display_is_a_one_line_error_not_an_abort() -> None:
+    with pytest.raises(StrataError, match="no display"):
+        gui.check_display({}, platform="linux")
+    gui.check_display({"DISPLAY": ":0"}, platform="linux")
+    gui.check_display({"QT_QPA_PLATFORM": "offscreen"}, platform="linux")
+    gui.check_display({}, platform="darwin")
+
+
+def test_main_without_a_display_exits_2_with_one_line(tmp_path: Path) -> None:
+    import os
+    import subprocess
+
+    from tests.conftest import ROOT
+
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    env.pop("QT_QPA_PLATFORM", None)
+    env["STRATA_CACHE_DIR"] = str(tmp_path)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "main.py"), "--settings", str(tmp_path / "s.ini")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [proc.stderr.strip()]
+    assert "no display" in proc.stderr
