@@ -76,7 +76,7 @@ def _empty(quantiles: tuple[float, ...]) -> GroupStats:
 def _sorted_segments(xp: ModuleType, codes, values):
     """Sort by (code, value); return (keys, starts, offsets, vmin) of the non-empty groups.
 
-    ``offsets`` are the sorted values minus ``vmin`` (int64, >= 0).
+    ``offsets`` are the sorted values minus ``vmin`` (int32 or int64, >= 0).
     """
     vmin = int(values.min())
     vmax = int(values.max())
@@ -85,19 +85,26 @@ def _sorted_segments(xp: ModuleType, codes, values):
     if code_min < 0:
         raise ValueError("group codes must be non-negative")
     bits = max(vmax - vmin, 1).bit_length()
-    if (code_max + 1).bit_length() + bits <= 62:
-        packed = codes.astype(xp.int64)
-        packed <<= bits
+    code_bits = (code_max + 1).bit_length()
+    if code_bits + bits <= 62:
+        # A key that fits 31 bits sorts as int32: half the memory traffic, ~2x faster sort
+        # (e.g. 6 API names x durations below 2^27 ns).
+        dtype = xp.int32 if code_bits + bits <= 31 else xp.int64
         # Durations and sizes are >= 0: skip the subtraction (one pass over 10 M values).
         if vmin >= 0 and vmax.bit_length() <= bits:
             vmin = 0
-            packed |= values
+            low = values
         else:
-            packed |= values - vmin
+            low = values - vmin
+        packed = codes.astype(dtype)
+        packed <<= bits
+        packed |= low.astype(dtype, copy=False)
+        del low
         packed.sort()
         if code_max < _DENSE_CODES_MAX:
             probes = xp.arange(code_max + 2, dtype=xp.int64) << bits
-            bounds = xp.searchsorted(packed, probes)
+            # (code_max + 1) << bits < 2^(code_bits + bits): the probes fit the key dtype.
+            bounds = xp.searchsorted(packed, probes.astype(dtype))
             sizes = bounds[1:] - bounds[:-1]
             keys = xp.flatnonzero(sizes)
             starts = bounds[keys]
@@ -106,7 +113,7 @@ def _sorted_segments(xp: ModuleType, codes, values):
             starts = _run_starts(xp, sorted_codes)
             keys = sorted_codes[starts]
         packed &= (1 << bits) - 1
-        return keys.astype(xp.int64), starts, packed, vmin
+        return keys.astype(xp.int64), starts.astype(xp.int64), packed, vmin
     order = xp.lexsort(xp.stack([values, codes]))
     sorted_codes = codes[order]
     starts = _run_starts(xp, sorted_codes)
@@ -165,8 +172,8 @@ def group_stats(
         keys=to_numpy(keys),
         count=to_numpy(count).astype(np.int64),
         total=to_numpy(total_off) + vmin * to_numpy(count).astype(np.int64),
-        minimum=to_numpy(offsets[starts]) + vmin,
-        maximum=to_numpy(offsets[ends - 1]) + vmin,
+        minimum=to_numpy(offsets[starts]).astype(np.int64) + vmin,
+        maximum=to_numpy(offsets[ends - 1]).astype(np.int64) + vmin,
         mean=to_numpy(mean_off) + vmin,
         median=_median(xp, offsets, starts, count) + vmin,
         std=to_numpy(std),
@@ -185,9 +192,10 @@ def _broadcast(xp: ModuleType, per_group, starts, count, n: int):
 
 def _segment_sum(xp: ModuleType, values, starts):
     # np.add.reduceat: 16 ms for 10 M floats here, bincount(weights=) 500 ms.
+    acc = xp.float64 if values.dtype.kind == "f" else xp.int64
     if xp is np:
-        return np.add.reduceat(values, starts)
-    csum = xp.concatenate([xp.zeros(1, dtype=values.dtype), xp.cumsum(values)])
+        return np.add.reduceat(values, starts, dtype=acc)
+    csum = xp.concatenate([xp.zeros(1, dtype=acc), xp.cumsum(values, dtype=acc)])
     ends = xp.concatenate([starts[1:], xp.asarray([len(values)], dtype=starts.dtype)])
     return csum[ends] - csum[starts]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +11,15 @@ from pathlib import Path
 import pytest
 
 from tests.analysis.test_stats_fixtures import parse_sections
-from tests.conftest import EXPECTED_DIR, FIXTURES_DIR, ROOT, fingerprint, requires_fixtures
+from tests.conftest import (
+    EXPECTED_DIR,
+    FIXTURES_DIR,
+    REAL_DIR,
+    ROOT,
+    fingerprint,
+    requires_fixtures,
+    requires_shared,
+)
 
 
 def run_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess[str]:
@@ -94,3 +103,19 @@ def test_bad_arguments_exit_2_with_one_line(args: tuple[str, ...], message: str)
     assert proc.returncode == 2
     assert message in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+@requires_shared
+def test_lean_columns_give_the_full_model_numbers(tmp_path: Path) -> None:
+    # cuda_gpu_kern_sum and cuda_api_sum read three columns of two tables; the CLI reads just
+    # those (and keeps them in a side cache) on a cold report. Same output all three ways.
+    source = REAL_DIR / "ayush-os__nsight-systems-deep-dive__vector_add_profile_v3.sqlite"
+    names = "cuda_gpu_kern_sum,cuda_gpu_kern_sum:base,cuda_api_sum"
+    env = {**os.environ, "STRATA_CACHE_DIR": str(tmp_path / "cache")}
+    cold = run_cli("stats", str(source), "-r", names, "-f", "csv", env=env)
+    warm = run_cli("stats", str(source), "-r", names, "-f", "csv", env=env)
+    full = run_cli("stats", str(source), "-r", names + ",nvtx_sum", "-f", "csv", "--no-cache")
+    assert cold.returncode == warm.returncode == full.returncode == 0
+    assert list((tmp_path / "cache" / "stats-columns").iterdir())
+    assert cold.stdout == warm.stdout
+    assert parse_sections(cold.stdout) == parse_sections(full.stdout)[:3]

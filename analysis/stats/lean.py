@@ -1,0 +1,230 @@
+"""Open a report for a few summaries only: read just the columns they need.
+
+``main.py stats -r cuda_gpu_kern_sum,cuda_api_sum`` on a cold 10 M-kernel report needs three
+columns of two tables, not the whole model: reading those (parallel rowid chunks, as the
+loader does) takes a few seconds where a full first open takes tens of seconds on the 2-core
+reference machine. The columns are kept in a small side cache (``.npy`` files, memory-mapped
+on reuse) keyed like the main cache, so a second run starts in milliseconds. When the main
+columnar cache already holds the report, or a summary needs more than these columns, the
+full :func:`analysis.open_report` is used instead.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from analysis import cache, metadata
+from analysis._sqlite import SQLITE_MAGIC, ColumnRead, ReportDatabase, to_numpy
+from analysis.errors import CorruptReportError, NotAReportError
+from analysis.model import EVENT_TABLES, EventTable, Report, ReportInfo, StringIds, freeze
+from analysis.open import open_report
+
+__all__ = ["LEAN_REPORTS", "open_for_stats"]
+
+log = logging.getLogger(__name__)
+
+#: table kind -> (source table, [(our column, source column, dtype, NULL fill)])
+_LEAN_COLUMNS = {
+    "kernels": (
+        "CUPTI_ACTIVITY_KIND_KERNEL",
+        [("name_id", "demangledName", np.int32, -1), ("short_name_id", "shortName", np.int32, -1),
+         ("mangled_name_id", "mangledName", np.int32, -1)],
+    ),
+    "cuda_api": ("CUPTI_ACTIVITY_KIND_RUNTIME", [("name_id", "nameId", np.int32, -1)]),
+}  # fmt: skip
+
+#: Report specs computable from the lean columns alone.
+LEAN_REPORTS = {
+    "cuda_gpu_kern_sum": "kernels",
+    "cuda_gpu_kern_sum:base": "kernels",
+    "cuda_gpu_kern_sum:mangled": "kernels",
+    "cuda_api_sum": "cuda_api",
+}
+_FORMAT = 1
+
+
+def open_for_stats(path: str | Path, specs: Iterable[str], use_cache: bool = True) -> Report:
+    """Return a report holding at least what ``specs`` need.
+
+    Parameters
+    ----------
+    path
+        A report file (``.sqlite``; other formats go through :func:`open_report`).
+    specs
+        The summaries that will run, e.g. ``["cuda_gpu_kern_sum", "cuda_api_sum"]``.
+    use_cache
+        Use (and fill) the caches.
+
+    Returns
+    -------
+    Report
+        Either the full model, or one whose tables other than those ``specs`` read are empty
+        (``report.has_source`` still answers for every table of the file).
+    """
+    path = Path(path)
+    kinds = {LEAN_REPORTS.get(s.strip()) for s in specs}
+    if None in kinds or not kinds or not _is_sqlite(path):
+        return open_report(path, use_cache=use_cache)
+    if use_cache:
+        key = cache.cache_key(path)
+        cached = cache.load_cached(key, path)
+        if cached is not None:
+            return cached
+        lean = _load_lean(_lean_dir(key), path)
+        if lean is not None:
+            return lean
+    report = _read_lean(path)
+    if use_cache:
+        _store_lean(report, _lean_dir(cache.cache_key(path)))
+    return report
+
+
+def _is_sqlite(path: Path) -> bool:
+    try:
+        with path.open("rb") as fh:
+            return fh.read(16) == SQLITE_MAGIC
+    except OSError as exc:
+        raise NotAReportError(path, f"cannot read file ({exc.strerror})") from exc
+
+
+def _lean_dir(key: str) -> Path:
+    return cache.cache_root() / "stats-columns" / f"{key}-{_FORMAT}"
+
+
+def _column_read(db: ReportDatabase, kind: str) -> ColumnRead:
+    table, extra = _LEAN_COLUMNS[kind]
+    present = set(db.columns(table))
+    cols = [("start_ns", "start", np.int64, 0), ("end_ns", "end", np.int64, 0), *extra]
+    wanted = [c for c in cols if c[1] in present]
+    select = ", ".join(["rowid AS _rowid"] + [f'"{c[1]}"' for c in wanted])
+
+    def convert(arrow: pa.Table) -> dict[str, np.ndarray]:
+        n = arrow.num_rows
+        data: dict[str, object] = {"row_id": to_numpy(arrow.column("_rowid"), None)}
+        for name, source, dtype, fill in cols:
+            if source not in present:
+                data[name] = np.full(n, fill, dtype=dtype)
+                continue
+            column = arrow.column(source)
+            if name == "end_ns" and column.null_count:
+                raise CorruptReportError(db.path, f"{table} has events with a NULL end")
+            data[name] = to_numpy(column, None, fill)
+        return data
+
+    dtypes = {"row_id": np.int64, **{c[0]: c[2] for c in cols}}
+    return ColumnRead(table, f'SELECT {select} FROM "{table}"', convert, dtypes)
+
+
+def _read_lean(path: Path) -> Report:
+    with ReportDatabase(path) as db:
+        if not db.has_table("StringIds"):
+            raise NotAReportError(
+                path, "SQLite database without Nsight Systems tables (no StringIds table)"
+            )
+        info = metadata.read_info(db)
+        rows = db.execute("SELECT id, value FROM StringIds")
+        strings = np.full(max((r[0] for r in rows), default=-1) + 1, None, dtype=object)
+        for string_id, value in rows:
+            strings[string_id] = value
+        kinds = [k for k, (table, _) in _LEAN_COLUMNS.items() if db.has_table(table)]
+        data = db.read_tables([_column_read(db, k) for k in kinds])
+        columns = dict(zip(kinds, data, strict=True))
+        source_columns = {t: tuple(db.columns(t)) for t in sorted(db.tables)}
+    for kind, cols in columns.items():
+        bad = cols["end_ns"] < cols["start_ns"]
+        if bad.any():
+            table = _LEAN_COLUMNS[kind][0]
+            raise CorruptReportError(path, f"{table} has {int(bad.sum())} events that end "
+                                     "before they start")  # fmt: skip
+    return _build(info, strings, columns, source_columns)
+
+
+def _build(
+    info: ReportInfo,
+    strings: np.ndarray,
+    columns: dict[str, dict[str, np.ndarray]],
+    source_columns: dict[str, tuple[str, ...]],
+) -> Report:
+    tables = {}
+    for kind in EVENT_TABLES:
+        cols = dict(columns.get(kind) or {})
+        if not cols:
+            cols = {"start_ns": np.empty(0, np.int64), "end_ns": np.empty(0, np.int64),
+                    "row_id": np.empty(0, np.int64)}  # fmt: skip
+        n = len(cols["start_ns"])
+        # One track: the lean tables are not sorted by (track, start); stats do not need it.
+        cols["track_id"] = np.zeros(n, dtype=np.int32)
+        keys = pd.DataFrame({"lean": [0]}) if n else pd.DataFrame({"lean": []})
+        tables[kind] = EventTable(kind, {k: freeze(v) for k, v in cols.items()}, keys)
+    empty = pd.DataFrame()
+    return Report(
+        info=info,
+        strings=StringIds(strings),
+        tables=tables,
+        processes=empty,
+        threads=empty,
+        gpus=empty,
+        streams=empty,
+        nvtx_domains=empty,
+        nvtx_categories=empty,
+        enums={},
+        gpu_metric_names=empty,
+        source_columns=source_columns,
+    )
+
+
+def _store_lean(report: Report, entry: Path) -> None:
+    """Write the lean columns atomically (a failure only costs the next run a re-read)."""
+    if entry.is_dir():
+        return
+    tmp: Path | None = None
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=entry.parent))
+        for kind in _LEAN_COLUMNS:
+            for name, values in report.tables[kind].columns.items():
+                np.save(tmp / f"{kind}.{name}.npy", np.asarray(values))
+        info = report.info
+        meta = {
+            "info": [info.nsys_version, info.schema_version, info.session_start_utc_ns,
+                     info.duration_ns, info.os],
+            "strings": report.strings.values.tolist(),
+            "source_columns": {t: list(c) for t, c in report.source_columns.items()},
+        }  # fmt: skip
+        (tmp / "meta.json").write_text(json.dumps(meta))
+        os.replace(tmp, entry)
+    except OSError as exc:
+        log.info("stats column cache not written (%s)", exc)
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _load_lean(entry: Path, path: Path) -> Report | None:
+    if not (entry / "meta.json").is_file():
+        return None
+    try:
+        meta = json.loads((entry / "meta.json").read_text())
+        columns: dict[str, dict[str, np.ndarray]] = {}
+        for kind in _LEAN_COLUMNS:
+            names = sorted(entry.glob(f"{kind}.*.npy"))
+            if names:
+                columns[kind] = {f.name.split(".")[1]: np.load(f, mmap_mode="r") for f in names}
+        version, schema, start, duration, os_name = meta["info"]
+        info = ReportInfo(path, path.name, version, schema, start, duration, os_name)
+        strings = np.array(meta["strings"], dtype=object)
+        source = {t: tuple(c) for t, c in meta["source_columns"].items()}
+        return _build(info, strings, columns, source)
+    except (OSError, ValueError, KeyError) as exc:
+        log.info("stats column cache unreadable (%s); reading the report", exc)
+        shutil.rmtree(entry, ignore_errors=True)
+        return None

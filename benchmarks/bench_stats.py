@@ -1,0 +1,245 @@
+"""``cuda_gpu_kern_sum`` + ``cuda_api_sum`` on a scaled real report: Strata against its peers.
+
+Builds (or reuses) a report with ``--kernels`` kernels (and as many CUDA API calls) by
+replicating a real export (:mod:`scale_report`), then times, each in its own process:
+
+* **nsys stats** ``-r cuda_gpu_kern_sum,cuda_api_sum -f csv`` (when nsys is installed);
+* **SQLite SQL**: the same two summaries as one SQL query each, with an exact median by
+  window functions (stock SQLite has no ``median``);
+* **pandas**: ``groupby`` with count/sum/mean/median/min/max/std on the loaded columns;
+* **Strata**: ``main.py stats``'s work from a cold report (with an empty cache it reads only
+  the columns the two summaries need, :mod:`analysis.stats.lean`, and caches them), from the
+  cache (reopen + both summaries), and the aggregation alone (both summaries on a loaded
+  report) with NumPy and, where a GPU is usable, CuPy; ``--full-open`` adds a full first
+  ``open_report`` (the whole model) for reference;
+
+and prints the ratios to the targets (cold >= 5x and cached >= 50x faster than nsys stats;
+aggregation alone <= 0.5 s with NumPy on the 2-core machine, <= 20 ms with CuPy on an H100).
+
+Usage::
+
+    python benchmarks/bench_stats.py --kernels 10000000
+    python benchmarks/bench_stats.py --report big.sqlite --skip-nsys
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from _common import REPO, print_phase_result, run_phase, timed
+
+_KERNELS = "CUPTI_ACTIVITY_KIND_KERNEL"
+_RUNTIME = "CUPTI_ACTIVITY_KIND_RUNTIME"
+_SPECS = ("cuda_gpu_kern_sum", "cuda_api_sum")
+
+# One summary per query; the median is the mean of the middle row(s) of each group.
+_SQL = """
+WITH d AS (SELECT {name} AS name, "end" - start AS dur FROM {table}),
+r AS (
+    SELECT name, dur,
+           row_number() OVER (PARTITION BY name ORDER BY dur) AS rn,
+           count(*) OVER (PARTITION BY name) AS n
+    FROM d
+)
+SELECT name, count(*), sum(dur), avg(dur),
+       avg(CASE WHEN rn IN ((n + 1) / 2, (n + 2) / 2) THEN dur END),
+       min(dur), max(dur),
+       sqrt(max(sum(dur * 1.0 * dur) - sum(dur) * 1.0 * sum(dur) / count(*), 0)
+            / max(count(*) - 1, 1))
+FROM r GROUP BY name ORDER BY 3 DESC
+"""
+
+
+def _phase_sql(path: Path) -> dict:
+    con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+
+    def run() -> int:
+        rows = con.execute(_SQL.format(name="demangledName", table=_KERNELS)).fetchall()
+        rows += con.execute(_SQL.format(name="nameId", table=_RUNTIME)).fetchall()
+        return len(rows)
+
+    groups, seconds = timed(run)
+    con.close()
+    return {"seconds": seconds, "groups": groups}
+
+
+def _phase_strata(path: Path, backend: str, full: bool) -> dict:
+    from analysis import open_report
+    from analysis.stats import run_report
+    from analysis.stats.lean import open_for_stats
+    from analysis.xp import get_xp
+
+    xp = get_xp(backend)
+
+    def both(report) -> None:
+        for spec in _SPECS:
+            run_report(report, spec, xp)
+
+    if full:
+        report, open_s = timed(lambda: open_report(path, use_cache=True))
+    else:
+        # What `main.py stats -r cuda_gpu_kern_sum,cuda_api_sum` does.
+        report, open_s = timed(lambda: open_for_stats(path, _SPECS, use_cache=True))
+    _, first_s = timed(lambda: both(report))
+    _, again_s = timed(lambda: both(report))  # warm: the aggregation alone
+    kernels, api = report.kernels, report.cuda_api
+    return {
+        "open": open_s,
+        "stats": first_s,
+        "aggregate": again_s,
+        "kernels": len(kernels),
+        "api": len(api),
+    }
+
+
+def _phase_pandas(path: Path) -> dict:
+    import pandas as pd
+
+    from analysis import open_report
+
+    report = open_report(path, use_cache=True)
+
+    def run() -> int:
+        groups = 0
+        for table in (report.kernels, report.cuda_api):
+            frame = pd.DataFrame({"name": table["name_id"], "dur": table.duration_ns})
+            out = frame.groupby("name")["dur"].agg(
+                ["count", "sum", "mean", "median", "min", "max", "std"]
+            )
+            groups += len(out.sort_values("sum", ascending=False))
+        return groups
+
+    groups, seconds = timed(run)
+    return {"seconds": seconds, "groups": groups}
+
+
+def _nsys_stats(nsys: str, path: Path) -> float:
+    env = dict(os.environ, LANG="C.UTF-8")
+    with tempfile.TemporaryDirectory(prefix="bench-nsys-", dir=path.parent) as tmp:
+        # nsys may write beside the report it reads: give it a link in a scratch folder.
+        link = Path(tmp) / path.name
+        os.symlink(path, link)
+        cmd = [nsys, "stats", "-f", "csv", "-r", ",".join(_SPECS), link.name]
+        proc, seconds = timed(
+            lambda: subprocess.run(cmd, cwd=tmp, capture_output=True, env=env, check=False)
+        )
+    if proc.returncode != 0:
+        raise RuntimeError(f"nsys stats failed: {proc.stderr.decode()[-500:]}")
+    return seconds
+
+
+def _ensure_report(args: argparse.Namespace) -> Path:
+    if args.report is not None:
+        return args.report
+    from scale_report import DEFAULT_SOURCE, scale_report
+
+    dst = args.workdir / f"scaled-{args.kernels}.sqlite"
+    if dst.is_file():
+        con = sqlite3.connect(f"file:{dst}?mode=ro", uri=True)
+        have = con.execute(f"SELECT count(*) FROM {_KERNELS}").fetchone()[0]
+        con.close()
+        if have >= args.kernels:
+            return dst
+    print(f"building {dst} ...", file=sys.stderr)
+    _, seconds = timed(lambda: scale_report(args.src or DEFAULT_SOURCE, dst, args.kernels))
+    print(f"built in {seconds:.1f} s", file=sys.stderr)
+    return dst
+
+
+def _line(label: str, seconds: float, note: str = "") -> None:
+    print(f"{label:34s} {seconds:9.3f} s  {note}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="nsys stats summaries: Strata vs peers.")
+    parser.add_argument("--kernels", type=int, default=10_000_000)
+    parser.add_argument("--src", type=Path, help="real export to scale (default: ayush v3)")
+    parser.add_argument("--report", type=Path, help="use this report instead of building one")
+    parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "strata")
+    parser.add_argument("--skip-nsys", action="store_true")
+    parser.add_argument("--skip-sql", action="store_true", help="skip the (slow) SQL peer")
+    parser.add_argument(
+        "--full-open", action="store_true", help="also time a full first open_report (slow)"
+    )
+    parser.add_argument("--phase", choices=("sql", "strata", "pandas"), help=argparse.SUPPRESS)
+    parser.add_argument("--backend", default="numpy", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.phase == "sql":
+        print_phase_result(_phase_sql(args.report))
+        return 0
+    if args.phase == "strata":
+        print_phase_result(_phase_strata(args.report, args.backend, args.full_open))
+        return 0
+    if args.phase == "pandas":
+        print_phase_result(_phase_pandas(args.report))
+        return 0
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    path = _ensure_report(args)
+    script = Path(__file__).resolve()
+    from analysis.open import find_nsys
+    from analysis.xp import cupy_available
+
+    nsys = None if args.skip_nsys else find_nsys()
+    with tempfile.TemporaryDirectory(prefix="bench-cache-", dir=args.workdir) as cache_dir:
+        env = {"STRATA_CACHE_DIR": cache_dir, "PYTHONPATH": str(REPO)}
+        cold = run_phase(script, ["--phase", "strata", "--report", str(path)], env)
+        warm = run_phase(script, ["--phase", "strata", "--report", str(path)], env)
+        gpu = None
+        if cupy_available():
+            gpu = run_phase(
+                script, ["--phase", "strata", "--report", str(path), "--backend", "cupy"], env
+            )
+        pandas = run_phase(script, ["--phase", "pandas", "--report", str(path)], env)
+        shutil.rmtree(cache_dir, ignore_errors=True)
+        full = None
+        if args.full_open:
+            full = run_phase(
+                script, ["--phase", "strata", "--report", str(path), "--full-open"], env
+            )
+    sql = None if args.skip_sql else run_phase(script, ["--phase", "sql", "--report", str(path)])
+    nsys_s = _nsys_stats(nsys, path) if nsys else None
+
+    print(f"report {path.name}: {cold['kernels']:,} kernels, {cold['api']:,} CUDA API calls")
+    cold_s = cold["open"] + cold["stats"]
+    cached_s = warm["open"] + warm["stats"]
+    if nsys_s is not None:
+        _line("nsys stats (peer)", nsys_s, "cuda_gpu_kern_sum,cuda_api_sum -f csv")
+    else:
+        print("nsys stats (peer)                  not run (nsys not found or --skip-nsys)")
+    if sql is not None:
+        _line("SQLite SQL with median (peer)", sql["seconds"])
+    _line("pandas groupby (peer)", pandas["seconds"], "on the loaded columns")
+    for label, seconds, target in (
+        ("Strata from a cold report", cold_s, 5),
+        ("Strata from the cache", cached_s, 50),
+    ):
+        note = f"open {cold['open'] if target == 5 else warm['open']:.2f} s + stats"
+        if nsys_s is not None:
+            note += f"; {nsys_s / seconds:.1f}x faster than nsys stats (target >= {target}x)"
+        _line(label, seconds, note)
+    if full is not None:
+        _line("Strata full first open + stats", full["open"] + full["stats"],
+              f"open_report {full['open']:.2f} s (whole model, writes the main cache)")  # fmt: skip
+    _line(
+        "aggregation alone, NumPy",
+        warm["aggregate"],
+        f"target <= 0.5 s; {pandas['seconds'] / warm['aggregate']:.1f}x faster than pandas",
+    )
+    if gpu is not None:
+        _line("aggregation alone, CuPy", gpu["aggregate"], "target <= 0.02 s on an H100/H200")
+    else:
+        print("aggregation alone, CuPy            not run: no usable GPU (CuPy or device missing)")
+    if sql is not None:
+        print(f"{'SQLite SQL / Strata aggregation':34s} {sql['seconds'] / warm['aggregate']:9.1f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
