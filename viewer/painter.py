@@ -80,8 +80,15 @@ class TimelinePainter:
 
     def paint(self, p: QPainter, frame: Frame) -> None:
         """Paint the whole widget."""
-        theme = frame.theme
-        p.fillRect(0, 0, frame.width, frame.height, qcolor(theme.background))
+        # Data image, header image, ruler and scroll bar cover the widget; only the corner
+        # right of the pinned rows is left (a full-widget fill cost ~1 ms per frame).
+        p.fillRect(
+            frame.width - frame.scrollbar_px,
+            frame.pinned_y,
+            frame.scrollbar_px,
+            frame.scroll_y - frame.pinned_y,
+            qcolor(frame.theme.header_bg),
+        )
         placed = frame.placed_rows()
         rect_jobs = self._paint_data(p, frame, placed)
         self._paint_rects(p, frame, rect_jobs)
