@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 
 from analysis.tracks import alignment_offsets, build_tracks
-from tests.conftest import REAL_DIR, requires_shared
+from tests.conftest import REAL_DIR, real_reports, requires_shared
 from viewer.render import render_to_image
 from viewer.style import name_argb
 from viewer.timeline import TimelineWidget
@@ -272,3 +272,14 @@ def test_hover_shows_a_tooltip_with_name_and_duration(make_timeline, qtbot) -> N
     qtbot.waitUntil(lambda: name in QToolTip.text(), timeout=2000)
     assert format_duration(end - start) in QToolTip.text()
     assert f"Stream {stream}" in QToolTip.text()
+
+
+@pytest.mark.parametrize("path", real_reports(), ids=lambda p: p.stem[:40])
+def test_every_real_report_renders_with_its_rows(path, load_report) -> None:
+    report = load_report(path)
+    tracks = build_tracks([report])
+    image = render_to_image(([report], tracks, [0]), (640, 400))
+    assert (image.width(), image.height()) == (640, 400)
+    assert len({t.key for t in tracks}) == len(tracks)
+    kernels = len(report.tables["kernels"])
+    assert (kernels > 0) == any(t.kind == "gpu_stream" for t in tracks)
