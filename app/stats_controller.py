@@ -348,11 +348,22 @@ class StatsController(QObject):
                         str(record["name"]), start, end)  # fmt: skip
 
     def focus_outlier(self, record: dict) -> None:
-        """Centre and zoom the timeline on an outlier, with its report's row in view."""
+        """Centre and zoom the timeline on an outlier, with its report's row in view; its
+        name becomes the active one (highlighted, in the histogram)."""
         ref = self._outlier_ref(record)
         if ref is None:
             return
         self._focus(ref, zoom=True)
+        self.activate_name(str(record["name"]), str(record["kind"]))
+        inst = self._instances
+        if self._active == (str(record["name"]), str(record["kind"])) and len(inst):
+            here = np.flatnonzero(
+                (inst["report_index"].to_numpy() == ref.report_index)
+                & (inst["start_ns"].to_numpy() == ref.start_ns)
+            )
+            if len(here):
+                self._position = int(here[0])
+                self.panel.set_instance_text(f"{self._position + 1:,} / {len(inst):,}")
 
     # -- names, instances, highlights -----------------------------------------------------
 
@@ -360,9 +371,15 @@ class StatsController(QObject):
         return self._cache.peek(self._key, kind)
 
     def activate_name(self, name: str, kind: str) -> None:
-        """Highlight every instance of ``name`` (others dimmed) and show its histogram."""
+        """Highlight every instance of ``name`` (others dimmed) and show its histogram.
+
+        When the ``kind`` has no index yet (an outlier of another tab's kind), it is built on
+        a worker first.
+        """
         index = self._index(kind)
         if index is None:
+            if self._reports:
+                self._build_index_then(kind, lambda: self.activate_name(name, kind))
             return
         scope = self.panel.scope()
         instances = index.instances(name, report_index=scope.report_index)
@@ -371,6 +388,20 @@ class StatsController(QObject):
         self._rows = self._highlight_rows(kind, name, instances)
         self._push_highlights()
         self._refresh_histogram()
+
+    def _build_index_then(self, kind: str, then) -> None:
+        key, reports, offsets, labels = self._key, self._reports, self._offsets, self._labels
+        cache = self._cache
+        job = self._runner.submit(
+            lambda _p, _c: cache.get(key, reports, kind, offsets, labels), channel="index"
+        )
+        job.finished.connect(lambda _index: then() if key == self._key else None)
+        job.failed.connect(self._on_job_failed)
+
+    def _on_job_failed(self, error: Exception) -> None:
+        text = str(error) if isinstance(error, StrataError) else f"{type(error).__name__}: {error}"
+        self.panel.set_status(f"Failed: {text}")
+        self.failed.emit(text)
 
     def _set_instances(self, instances: pd.DataFrame) -> None:
         offsets = np.asarray(self._offsets + [0], dtype=np.int64)

@@ -74,12 +74,13 @@ def columns_for(kind: str, frame: pd.DataFrame, report_labels: list[str]) -> lis
     """Return the columns to show for a ``kind`` tab's ``frame`` (units in headers)."""
     if kind == OUTLIERS_TAB:
         return [
-            Column("name", "Name", "text"), Column("kind", "Kind", "text"),
-            Column("report", "Report", "text"), Column("row", "Row", "text"),
-            Column("start_ns", "Start (ns)"), Column("duration_ns", "Duration (ns)"),
-            Column("median_ns", "Median (ns)", "dec1"),
+            Column("name", "Name", "text"), Column("report", "Report", "text"),
             Column("mads", "MADs off", "z", "How many median absolute deviations from the "
                    "name's median duration (over every report)"),
+            Column("duration_ns", "Duration (ns)"),
+            Column("median_ns", "Median (ns)", "dec1", "The name's median over every report"),
+            Column("row", "Row", "text"), Column("start_ns", "Start (ns)"),
+            Column("kind", "Kind", "text"),
             Column("robust_z", "Robust z", "z", "0.6745 × MADs off (Iglewicz–Hoaglin)"),
         ]  # fmt: skip
     unit = "B" if kind == "memcpy_bytes" else "ns"
@@ -379,7 +380,8 @@ class StatsPanel(QWidget):
         self.table.resizeColumnsToContents()
         name_col = self.model.column_of("name")
         if name_col >= 0:
-            header.resizeSection(name_col, min(max(header.sectionSize(name_col), 120), 320))
+            widest = 220 if self.kind() == OUTLIERS_TAB else 320
+            header.resizeSection(name_col, min(max(header.sectionSize(name_col), 120), widest))
 
     # -- reactions ------------------------------------------------------------------------
 
