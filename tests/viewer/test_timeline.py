@@ -283,3 +283,34 @@ def test_every_real_report_renders_with_its_rows(path, load_report) -> None:
     assert len({t.key for t in tracks}) == len(tracks)
     kernels = len(report.tables["kernels"])
     assert (kernels > 0) == any(t.kind == "gpu_stream" for t in tracks)
+
+
+def test_wheel_zooms_about_the_cursor_and_drag_pans(make_timeline, qtbot) -> None:
+    from PySide6.QtCore import QPointF
+    from PySide6.QtGui import QWheelEvent
+    from PySide6.QtWidgets import QApplication
+
+    widget = make_timeline(SERIAL)
+    t0, t1 = widget.view_range()
+    x = widget.theme.header_width_px + 200
+    anchor = widget.time_at(x)
+    event = QWheelEvent(
+        QPointF(x, 300),
+        QPointF(widget.mapToGlobal(QPoint(x, 300))),
+        QPoint(0, 0),
+        QPoint(0, 120),
+        Qt.MouseButton.NoButton,
+        Qt.KeyboardModifier.NoModifier,
+        Qt.ScrollPhase.NoScrollPhase,
+        False,
+    )
+    QApplication.sendEvent(widget, event)
+    z0, z1 = widget.view_range()
+    assert z1 - z0 < t1 - t0
+    assert abs(widget.time_at(x) - anchor) <= (z1 - z0) / widget.width()
+    qtbot.mousePress(widget, Qt.MouseButton.LeftButton, pos=QPoint(x, 300))
+    qtbot.mouseMove(widget, QPoint(x - 100, 300))
+    qtbot.mouseRelease(widget, Qt.MouseButton.LeftButton, pos=QPoint(x - 100, 300))
+    p0, p1 = widget.view_range()
+    assert p0 > z0
+    assert p1 - p0 == z1 - z0
