@@ -88,6 +88,7 @@ class SliceTable:
 
     @property
     def track_count(self) -> int:
+        """Number of tracks in the table."""
         return len(self.track_offsets) - 1
 
     def bounds(self, track_id: int) -> tuple[int, int]:

@@ -57,6 +57,7 @@ class EventRef:
 
     @property
     def duration_ns(self) -> int:
+        """End minus start (ns)."""
         return self.end_ns - self.start_ns
 
 

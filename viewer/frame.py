@@ -42,26 +42,32 @@ class Frame:
 
     @property
     def data_x(self) -> int:
+        """Left edge of the event area (px)."""
         return self.theme.header_width_px
 
     @property
     def data_width(self) -> int:
+        """Width of the event area (px)."""
         return max(1, self.width - self.theme.header_width_px - self.scrollbar_px)
 
     @property
     def pinned_y(self) -> int:
+        """Top of the pinned area (px)."""
         return self.theme.ruler_height_px
 
     @property
     def scroll_y(self) -> int:
+        """Top of the scrolling rows (px)."""
         gap = 3 if self.pinned_height_px else 0
         return self.theme.ruler_height_px + self.pinned_height_px + gap
 
     @property
     def ns_per_px(self) -> float:
+        """Nanoseconds per pixel of the view."""
         return max(self.t1_ns - self.t0_ns, 1) / self.data_width
 
     def x_of(self, t_ns: int) -> float:
+        """Return the widget x of shared-axis time ``t_ns``."""
         return self.data_x + (t_ns - self.t0_ns) / self.ns_per_px
 
     def clip_row(self, y: int, h: int, pinned: bool) -> tuple[int, int]:

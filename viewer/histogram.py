@@ -87,6 +87,9 @@ class DurationHistogramWidget(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(top)
         layout.addWidget(self.plot, 1)
+        layout.addStretch(0)
+        self.plot.setVisible(False)
+        self._edges = np.empty(0)
 
     # -- data -----------------------------------------------------------------------------
 
@@ -109,7 +112,7 @@ class DurationHistogramWidget(QWidget):
         self._axis.unit = unit
         self._redraw()
 
-    def clear(self, title: str = "") -> None:
+    def clear(self, title: str = "Click a row to see its durations") -> None:
         self.set_data(title, {}, math.nan, math.inf)
 
     def is_log(self) -> bool:
@@ -149,6 +152,7 @@ class DurationHistogramWidget(QWidget):
         self._curves = []
         self._axis.is_log = self.is_log()
         values = [v for v in self._series.values() if len(v)]
+        self.plot.setVisible(bool(values))  # no empty axes with meaningless ticks
         if not values:
             self._edges = np.empty(0)
             return

@@ -86,6 +86,7 @@ class RowLayout:
 
     @property
     def height_px(self) -> int:
+        """Total height of the rows (px)."""
         if not self.rows:
             return 0
         return int(self.tops_px[-1] + self.rows[-1].height_px)

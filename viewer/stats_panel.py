@@ -85,17 +85,19 @@ def columns_for(kind: str, frame: pd.DataFrame, report_labels: list[str]) -> lis
         ]  # fmt: skip
     unit = "B" if kind == "memcpy_bytes" else "ns"
     head = [Column("name", "Name", "text"), Column("style", "Style", "text")]
-    if "slowest" in frame.columns:  # by-report view
-        cols = list(head)
-        for label in report_labels:
-            cols += [
-                Column(f"{label}|count", f"{label} · Count"),
-                Column(f"{label}|total_ns", f"{label} · Total ({unit})"),
-                Column(f"{label}|median_ns", f"{label} · Med ({unit})", "dec1"),
-            ]
-        return [*cols, Column("slowest", "Slowest", "text", "Report with the largest median"),
+    if "slowest" in frame.columns:  # by-report view: the comparison first, then per report
+        cols = [*head,
+                Column("slowest", "Slowest", "text", "Report with the largest median"),
                 Column("spread", "Spread", "ratio", "Largest / smallest median over reports"),
-                Column("total_ns", f"Total ({unit})")]  # fmt: skip
+                Column("total_ns", f"Total ({unit})", "int", "Over every report")]  # fmt: skip
+        for label in report_labels:
+            short = label.removesuffix(".sqlite")
+            cols += [
+                Column(f"{label}|median_ns", f"{short} Med ({unit})", "dec1", f"{label}: median"),
+                Column(f"{label}|count", f"{short} Count", "int", f"{label}: instances"),
+                Column(f"{label}|total_ns", f"{short} Total ({unit})", "int", f"{label}: total"),
+            ]
+        return cols
     total = "Total" if unit == "B" else "Total Time"
     return [
         *head, Column("time_pct", "Time (%)", "pct"), Column("total_ns", f"{total} ({unit})"),

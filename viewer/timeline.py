@@ -130,6 +130,7 @@ class TimelineWidget(QWidget):
         self.update()
 
     def offsets(self) -> list[int]:
+        """Return the ns shift of each report on the shared axis."""
         return list(self._offsets)
 
     def _update_span(self) -> None:
@@ -200,12 +201,15 @@ class TimelineWidget(QWidget):
         self.selection_changed.emit(selection)
 
     def time_selection(self) -> tuple[int, int] | None:
+        """Return the selected time range ``(t0_ns, t1_ns)``, or None."""
         return self._selection
 
     def selected_event(self) -> EventRef | None:
+        """Return the event picked last, or None."""
         return self._selected
 
     def partner_event(self) -> EventRef | None:
+        """Return the correlated partner of the picked event, or None."""
         return self._partner
 
     def select_event(self, event: EventRef | None) -> None:
@@ -220,6 +224,7 @@ class TimelineWidget(QWidget):
     # -- pins, hidden rows, groups ---------------------------------------------------------
 
     def pinned_keys(self) -> list[str]:
+        """Return the pinned track keys, in the order pinned."""
         return list(self._pinned)
 
     def set_pinned_keys(self, keys: Sequence[str]) -> None:
@@ -232,10 +237,12 @@ class TimelineWidget(QWidget):
         self.pins_changed.emit(list(self._pinned))
 
     def pin(self, key: str) -> None:
+        """Pin the track ``key`` below those already pinned."""
         if key not in self._pinned:
             self.set_pinned_keys([*self._pinned, key])
 
     def unpin(self, key: str) -> None:
+        """Unpin the track ``key``."""
         if key in self._pinned:
             self.set_pinned_keys([k for k in self._pinned if k != key])
 
@@ -250,13 +257,16 @@ class TimelineWidget(QWidget):
         return len(new)
 
     def hidden_keys(self) -> list[str]:
+        """Return the keys of hidden tracks."""
         return sorted(self._hidden)
 
     def set_hidden_keys(self, keys: Sequence[str]) -> None:
+        """Hide exactly the tracks ``keys``."""
         self._hidden = set(keys)
         self._relayout()
 
     def collapsed_groups(self) -> list[tuple[str, ...]]:
+        """Return the group paths that are collapsed."""
         return sorted(self._collapsed)
 
     def set_collapsed(self, path: tuple[str, ...], collapsed: bool) -> None:
@@ -333,6 +343,7 @@ class TimelineWidget(QWidget):
         self._set_scroll(self._scroll_px + dy_px)
 
     def scroll_offset(self) -> int:
+        """Return how far the row area is scrolled (px)."""
         return self._scroll_px
 
     def _thumb(self) -> tuple[int, int]:
