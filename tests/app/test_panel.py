@@ -213,3 +213,57 @@ def test_export_writes_the_rows_shown(qtbot, demo, tmp_path):
     written = pd.read_csv(path)
     shown = controller.panel.current_frame()
     assert sorted(written["Name"]) == sorted(n for n in shown["name"] if "sgemm" in n)
+
+
+@requires_shared
+def test_kernel_tab_equals_main_py_stats_csv(qtbot, make_window, tmp_path):
+    from app.cli import main as cli_main
+
+    path = REAL_DIR / "MohanadOdema__DLProf__nsys_profile.sqlite"
+    if not path.exists():
+        pytest.skip(f"needs {path.name}")
+    out = tmp_path / "kern.csv"
+    assert (
+        cli_main(["stats", str(path), "-r", "cuda_gpu_kern_sum", "-f", "csv", "-o", str(out)]) == 0
+    )
+    lines = [ln for ln in out.read_text().splitlines() if not ln.startswith("Processing")]
+    printed = pd.read_csv(pd.io.common.StringIO("\n".join(lines))).set_index("Name").sort_index()
+    _window, controller = _open(qtbot, make_window, [path])
+    ours = controller.panel.current_frame().set_index("name").sort_index()
+    assert list(ours.index) == list(printed.index)
+    pairs = {"time_pct": "Time (%)", "total_ns": "Total Time (ns)", "count": "Instances",
+             "mean_ns": "Avg (ns)", "median_ns": "Med (ns)", "min_ns": "Min (ns)",
+             "max_ns": "Max (ns)", "std_ns": "StdDev (ns)"}  # fmt: skip
+    for ours_col, printed_col in pairs.items():
+        np.testing.assert_allclose(ours[ours_col], printed[printed_col], atol=0.051)
+
+
+def test_a_burst_of_selections_ends_on_the_last_one(qtbot, demo, monkeypatch):
+    window, controller = demo
+    channels = []
+    submit = controller._runner.submit
+
+    def counting_submit(func, channel=None):
+        channels.append(channel)
+        return submit(func, channel)
+
+    monkeypatch.setattr(controller._runner, "submit", counting_submit)
+    lo, hi = window.timeline.full_range()
+    step = (hi - lo) // 40
+    for i in range(12):  # as a drag: each move supersedes the previous request
+        window.timeline.select_time_range(lo + i * step, lo + (i + 10) * step)
+    t0, t1 = lo + 11 * step, lo + 21 * step
+    qtbot.waitUntil(
+        lambda: (
+            not controller._is_running
+            and controller.panel.current_frame()["count"].sum() == _kernel_count(window, t0, t1)
+        ),
+        timeout=JOB_TIMEOUT_MS,
+    )
+    # Requests made while a job ran were coalesced: far fewer jobs than moves.
+    assert 1 <= channels.count("stats") <= 4
+
+
+def _kernel_count(window, t0: int, t1: int) -> int:
+    kernels = _kernel_frame(window)
+    return int(((kernels["start_ns"] < t1) & (kernels["end_ns"] > t0)).sum())
