@@ -330,6 +330,7 @@ class StatsController(QObject):
                 instances["report_index"].to_numpy(np.int64)
             ]
         status = f"{len(instances):,} outlier instances (|robust z| > {found.threshold:g})"
+        status += _slow_reports_text(found.reports, self._labels)
         self.panel.show_outliers(instances, status)
         self._marks = [m for m in map(self._outlier_ref, instances.head(MAX_MARKS).to_dict(
             "records")) if m is not None]  # fmt: skip
@@ -567,6 +568,19 @@ class StatsController(QObject):
                 self.export_csv(path)
             except OSError as exc:
                 self.panel.set_status(f"Could not write {path}: {exc.strerror or exc}")
+
+
+def _slow_reports_text(reports: pd.DataFrame, labels: list[str]) -> str:
+    """' · slow: rank2 (41 names, ×1.30)' — reports whose medians exceed the others'."""
+    if reports is None or not len(reports) or len(labels) < 2:
+        return ""
+    slow = reports[reports["robust_z"] > 0]
+    if not len(slow):
+        return ""
+    per = slow.groupby("report_index").agg(names=("name", "size"), ratio=("ratio", "median"))
+    per = per.sort_values("names", ascending=False).head(2)
+    parts = [f"{labels[int(i)]} ({int(r.names)} names, ×{r.ratio:.2f})" for i, r in per.iterrows()]
+    return " · slower: " + ", ".join(parts)
 
 
 def _slice_index(report: Report, table: str, row: int, start_ns: int, end_ns: int) -> int | None:

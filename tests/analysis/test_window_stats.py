@@ -18,6 +18,8 @@ from resources.demo import build_demo_reports
 
 XPS = [
     pytest.param("numpy", id="numpy"),
+    # The CuPy-only branches (no reduceat, bincount sums) run on NumPy arrays here.
+    pytest.param("device-branch", id="device-branch-on-numpy"),
     pytest.param(
         "cupy",
         id="cupy",
@@ -35,9 +37,20 @@ def reports(tmp_path_factory):
     return [open_report(p, use_cache=False) for p in paths]
 
 
+class _OtherModule:
+    """NumPy under another identity, so that ``xp is np`` is False (the CuPy code path)."""
+
+    __name__ = "numpy_as_device"
+
+    def __getattr__(self, name: str):
+        return getattr(np, name)
+
+
 def _xp(name: str):
     if name == "numpy":
         return np
+    if name == "device-branch":
+        return _OtherModule()
     import cupy
 
     return cupy

@@ -164,18 +164,23 @@ def test_outliers_tab_starts_with_the_planted_kernels_then_the_straggler(qtbot, 
     assert {(int(r[4]), s) for r, s in planted} <= marked
 
 
-def test_selecting_an_outlier_shows_it(qtbot, demo):
+def test_selecting_an_outlier_shows_it_with_its_row(qtbot, demo):
     window, controller = demo
     controller.panel.set_kind("outliers")
-    record = controller.panel.current_frame().iloc[0].to_dict()
-    controller.panel.table.selectRow(0)
-    controller.focus_outlier(record)
-    offset = window.binding.offsets_ns()[int(record["report_index"])]
-    start = int(record["start_ns"]) + offset
-    t0, t1 = window.timeline.view_range()
-    assert t0 <= start
-    assert start + int(record["duration_ns"]) <= t1
-    assert t1 - t0 < 10 * int(record["duration_ns"])
+    frame = controller.panel.current_frame()
+    assert f"rank{STRAGGLER_RANK}.sqlite" in controller.panel.status_label.text()
+    last_report = frame[frame["report"] == "rank3.sqlite"].iloc[0].to_dict()  # rows far down
+    for record in (frame.iloc[0].to_dict(), last_report):
+        controller.focus_outlier(record)
+        offset = window.binding.offsets_ns()[int(record["report_index"])]
+        start = int(record["start_ns"]) + offset
+        t0, t1 = window.timeline.view_range()
+        assert t0 <= start
+        assert start + int(record["duration_ns"]) <= t1
+        assert t1 - t0 < 10 * int(record["duration_ns"])
+        visible = window.timeline.visible_track_keys()
+        prefix = f"{record['report']}/gpu" if record["kind"] == "kernels" else record["report"]
+        assert any(key.startswith(prefix) for key in visible)
 
 
 def test_histogram_tail_selects_the_slow_instances(qtbot, demo):
