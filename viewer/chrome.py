@@ -11,7 +11,7 @@ from viewer.events import format_duration
 from viewer.frame import Frame
 from viewer.style import Theme, qcolor, ui_font
 
-__all__ = ["ChromePainter", "ruler_ticks", "tick_label"]
+__all__ = ["ChromePainter", "ruler_anchor", "ruler_ticks", "tick_label"]
 
 
 def ruler_ticks(
@@ -37,6 +37,18 @@ def tick_label(t_ns: int, step_ns: int) -> str:
             decimals = max(0, -math.floor(math.log10(step_ns / scale) + 1e-9))
             return f"{t_ns / scale:.{decimals}f} {unit}"
     return f"{t_ns} ns"
+
+
+def ruler_anchor(ticks: list[int], step_ns: int) -> int:
+    """Return the time tick labels count from (0 = absolute labels).
+
+    Absolute labels stay while they are short; deep into a long trace (``275150 ms``) the
+    ticks read ``+50 ms`` from an anchor shown once, as Perfetto does.
+    """
+    if not ticks or max(abs(ticks[0]), abs(ticks[-1])) < 1000 * step_ns:
+        return 0
+    block = step_ns * 100
+    return (ticks[0] // block) * block
 
 
 class ChromePainter:
@@ -185,8 +197,10 @@ class ChromePainter:
         p.setPen(qcolor(theme.ruler_tick))
         p.drawLines(lines)
         p.setPen(qcolor(theme.ruler_text))
+        anchor = ruler_anchor(ticks, step)
         for t in ticks:
-            p.drawText(QPointF(frame.x_of(t) + 4, rh - 11), tick_label(t, step))
+            text = tick_label(t - anchor, step)
+            p.drawText(QPointF(frame.x_of(t) + 4, rh - 11), f"+{text}" if anchor else text)
         if frame.selection is not None:
             a, b = sorted(frame.selection)
             x0, x1 = frame.x_of(a), frame.x_of(b)
@@ -202,10 +216,11 @@ class ChromePainter:
         p.setFont(self._label_font)
         p.setPen(qcolor(theme.header_dim))
         span = format_duration(frame.t1_ns - frame.t0_ns)
+        where = f"at {tick_label(anchor, step * 100)} · " if anchor else ""
         p.drawText(
             QRectF(8, 0, theme.header_width_px - 16, rh),
             Qt.AlignmentFlag.AlignVCenter,
-            f"view {span}",
+            f"{where}view {span}",
         )
 
     def _paint_scrollbar(self, p: QPainter, frame: Frame) -> None:

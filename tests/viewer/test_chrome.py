@@ -29,3 +29,15 @@ def test_labels_use_the_unit_of_the_step() -> None:
     assert tick_label(300_000, 100_000) == "0.3 ms"
     assert tick_label(12_000, 1_000) == "12 µs"
     assert tick_label(40, 10) == "40 ns"
+
+
+def test_deep_ticks_count_from_an_anchor() -> None:
+    from viewer.chrome import ruler_anchor
+
+    step, ticks = ruler_ticks(275_100_000_000, 275_650_000_000, 1600)
+    anchor = ruler_anchor(ticks, step)
+    assert anchor % step == 0
+    assert anchor <= ticks[0]
+    assert ticks[-1] - anchor < 1000 * step
+    near_step, near_ticks = ruler_ticks(0, 2_000_000_000, 1600)
+    assert ruler_anchor(near_ticks, near_step) == 0
