@@ -1,7 +1,8 @@
 """What Strata remembers between runs, on top of ``QSettings``.
 
-Recent files, row pins and hidden rows per *set of reports* (keyed by the sorted report file
-names, so reopening the same reports in any order, from any folder, restores them), the
+Recent files, row pins, hidden rows and collapsed groups per *set of reports* (keyed by the
+sorted report file names, so reopening the same reports in any order, from any folder,
+restores them), the
 window geometry and the alignment mode. The storage location is Qt's native one for
 organisation/application "Strata", or an INI file when a path is given (tests, portable use).
 """
@@ -104,6 +105,27 @@ class Settings:
 
     def set_hidden_keys(self, report_paths: Iterable[str | Path], keys: Sequence[str]) -> None:
         self._set_list(f"hidden/{report_set_key(report_paths)}", keys)
+
+    def has_collapsed(self, report_paths: Iterable[str | Path]) -> bool:
+        """Return whether collapsed groups were ever saved for this set of reports."""
+        return self._qsettings.contains(f"collapsed/{report_set_key(report_paths)}")
+
+    def collapsed_groups(self, report_paths: Iterable[str | Path]) -> list[tuple[str, ...]]:
+        """Return the collapsed group paths saved for this set of reports."""
+        raw = self._qsettings.value(f"collapsed/{report_set_key(report_paths)}", "")
+        try:
+            value = json.loads(raw) if isinstance(raw, str) and raw else []
+        except ValueError:
+            return []
+        if not isinstance(value, list):
+            return []
+        return [tuple(str(p) for p in path) for path in value if isinstance(path, list)]
+
+    def set_collapsed_groups(
+        self, report_paths: Iterable[str | Path], paths: Sequence[Sequence[str]]
+    ) -> None:
+        key = f"collapsed/{report_set_key(report_paths)}"
+        self._qsettings.setValue(key, json.dumps([list(p) for p in paths]))
 
     def alignment_mode(self) -> str:
         """Return the saved alignment mode ('session', 'wallclock' or 'nvtx')."""

@@ -1,5 +1,5 @@
-"""Wire the report list to the timeline: tracks and offsets computed off the GUI thread, pins
-and hidden rows restored per set of reports.
+"""Wire the report list to the timeline: tracks and offsets computed off the GUI thread; pins,
+hidden rows and collapsed groups restored per set of reports.
 """
 
 from __future__ import annotations
@@ -130,11 +130,12 @@ class TimelineBinding(QObject):
         self._on_offsets_changed()
 
     def save_view_state(self) -> None:
-        """Remember the pins and hidden rows of the reports shown."""
+        """Remember the pins, hidden rows and collapsed groups of the reports shown."""
         if self._shown and self._is_shown_complete:
             paths = [r.path for r in self._shown]
             self._settings.set_pinned_keys(paths, self._timeline.pinned_keys())
             self._settings.set_hidden_keys(paths, self._timeline.hidden_keys())
+            self._settings.set_collapsed_groups(paths, self._timeline.collapsed_groups())
 
     # -- reports -> tracks ------------------------------------------------------------------
 
@@ -192,6 +193,11 @@ class TimelineBinding(QObject):
             self._timeline.set_pinned_keys(self._settings.pinned_keys(paths))
         if is_complete and self._settings.has_hidden(paths):
             self._timeline.set_hidden_keys(self._settings.hidden_keys(paths))
+        if is_complete and self._settings.has_collapsed(paths):
+            for group in self._timeline.collapsed_groups():
+                self._timeline.set_collapsed(group, False)
+            for group in self._settings.collapsed_groups(paths):
+                self._timeline.set_collapsed(group, True)
         if is_complete:
             self.save_view_state()
 

@@ -148,7 +148,7 @@ def test_bad_files_are_explained_while_the_good_ones_load(qtbot, make_window, tm
 
 
 @requires_shared
-def test_pins_and_hidden_rows_survive_closing_and_reopening_the_same_reports(
+def test_pins_hidden_rows_and_collapsed_groups_survive_reopening_the_same_reports(
     qtbot, make_window, settings, tmp_path: Path
 ) -> None:
     first = make_window()
@@ -160,6 +160,8 @@ def test_pins_and_hidden_rows_survive_closing_and_reopening_the_same_reports(
     assert set(first.timeline.pinned_keys()) >= set(keys)
     hidden = next(t.key for t in first.binding.tracks() if t.report_index == 0)
     first.timeline.set_hidden_keys([hidden])
+    group = next(t.group[:2] for t in first.binding.tracks() if t.report_index == 1)
+    first.timeline.set_collapsed(group, True)
     first.close()
 
     # The same file names from another folder, in the other order: the same set of reports.
@@ -178,6 +180,7 @@ def test_pins_and_hidden_rows_survive_closing_and_reopening_the_same_reports(
     assert len(restored) == len(keys)
     assert len(second.timeline.hidden_keys()) == 1
     assert second.timeline.hidden_keys()[0] in shown_keys
+    assert second.timeline.collapsed_groups() == [group]
 
 
 @requires_shared

@@ -53,3 +53,12 @@ def test_garbage_in_a_list_value_reads_as_empty(tmp_path: Path) -> None:
     settings = Settings(tmp_path / "s.ini")
     settings.qsettings.setValue("recent/files", "{not json")
     assert settings.recent_files() == []
+
+
+def test_collapsed_groups_round_trip_as_tuples(tmp_path: Path) -> None:
+    settings = Settings(tmp_path / "s.ini")
+    assert not settings.has_collapsed(["a.sqlite"])
+    settings.set_collapsed_groups(["a.sqlite"], [("a.sqlite", "CPU (4 cores)"), ("a.sqlite",)])
+    again = Settings(tmp_path / "s.ini")
+    assert again.has_collapsed(["a.sqlite"])
+    assert again.collapsed_groups(["a.sqlite"]) == [("a.sqlite", "CPU (4 cores)"), ("a.sqlite",)]
