@@ -141,6 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     width, height = (int(v) for v in args.size.lower().split("x"))
     app = QApplication.instance() or QApplication([])
 
+    print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     path = _report_path(args)
     t = time.perf_counter()
     report = open_report(path)
@@ -192,6 +193,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{level * 100:>8.3g}% {visible:>11,} {mode:>5} {median:>10.2f} {worst:>9.2f}"
                 f" {median / blit:>7.1f} {mark}{naive:>9.1f} {naive / median:>10.1f}"
             )
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
     print(f"targets (median <= 16 ms, worst <= 25 ms at every level): {'met' if ok else 'MISSED'}")
     return 0
 
