@@ -32,7 +32,7 @@ __all__ = ["EntryWriter", "cache_key", "cache_root", "load_cached", "store"]
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 _FRAMES = (
     "processes",
     "threads",
@@ -93,7 +93,7 @@ class EntryWriter:
     def __init__(self, key: str) -> None:
         self.key = key
         self.tmp: Path | None = None
-        self.written: set[str] = set()
+        self.layout: dict[str, dict] = {}
         root = cache_root() / "reports"
         final = _entry(key)
         if final.exists() and not (final / "meta.json").is_file():
@@ -109,19 +109,28 @@ class EntryWriter:
 
         Swapping to the mapped copy frees the freshly read arrays while later tables are
         still loading, so the peak holds one table in anonymous memory, not the report.
-        Returns None when the entry could not be written.
+        A column holding one value throughout is stored as that value and comes back as a
+        zero-stride read-only view (no bytes on disk or in memory; a real report's device,
+        context, process and launch-config columns often are). Returns None when the entry
+        could not be written.
         """
         if self.tmp is None:
             return None
+        n = len(table)
+        constants = {
+            name: [col[:1].item(), col.dtype.str]
+            for name, col in table.columns.items()
+            if n and col.min() == col.max()
+        }
+        stored = {name: col for name, col in table.columns.items() if name not in constants}
         try:
-            _write_table(self.tmp / f"{kind}.arrow", pa.table(dict(table.columns)))
+            _write_table(self.tmp / f"{kind}.arrow", pa.table(stored))
             _write_table(
                 self.tmp / f"{kind}.keys.arrow",
                 pa.Table.from_pandas(table.track_keys, preserve_index=False),
             )
-            self.written.add(kind)
-            arrow = _read_table(self.tmp / f"{kind}.arrow")
-            columns = {name: _column(arrow, name) for name in arrow.column_names}
+            self.layout[kind] = {"columns": list(table.columns), "constants": constants}
+            columns = _mapped_columns(self.tmp, kind, n, self.layout[kind])
         except (OSError, pa.ArrowException) as exc:
             self._fail(exc)
             return None
@@ -133,11 +142,11 @@ class EntryWriter:
             return False
         final = _entry(self.key)
         try:
-            for kind in set(report.tables) - self.written:
+            for kind in set(report.tables) - set(self.layout):
                 self.write_table(kind, report.tables[kind])
             if self.tmp is None:
                 return False
-            _write_small(self.tmp, report)
+            _write_small(self.tmp, report, self.layout)
             try:
                 os.rename(self.tmp, final)
             except OSError:
@@ -173,7 +182,22 @@ def store(report: Report, key: str) -> bool:
 _ABANDONED_S = 3600.0
 
 
-def _write_small(tmp: Path, report: Report) -> None:
+def _mapped_columns(entry: Path, kind: str, rows: int, layout: dict) -> dict[str, np.ndarray]:
+    """Return one table's columns: memory-mapped from the entry, constants as views."""
+    arrow = _read_table(entry / f"{kind}.arrow")
+    if arrow.num_columns and arrow.num_rows != rows:
+        raise ValueError(f"{kind}: {arrow.num_rows} rows, meta.json says {rows}")
+    columns = {}
+    for name in layout["columns"]:
+        if name in layout["constants"]:
+            value, dtype = layout["constants"][name]
+            columns[name] = np.broadcast_to(np.array(value, dtype=np.dtype(dtype)), (rows,))
+        else:
+            columns[name] = _column(arrow, name)
+    return columns
+
+
+def _write_small(tmp: Path, report: Report, layout: dict[str, dict]) -> None:
     _write_table(
         tmp / "strings.arrow",
         pa.table({"value": pa.array(report.strings.values.tolist(), pa.string())}),
@@ -196,6 +220,7 @@ def _write_small(tmp: Path, report: Report) -> None:
         },
         "sources": {kind: t.source for kind, t in report.tables.items()},
         "rows": {kind: len(t) for kind, t in report.tables.items()},
+        "layout": layout,
         "enums": {k: {str(i): v for i, v in m.items()} for k, m in report.enums.items()},
         "source_columns": {k: list(v) for k, v in report.source_columns.items()},
         "nvtx_max_ns": report.nvtx_max_ns,
@@ -253,10 +278,7 @@ def _load(entry: Path, path: Path) -> Report:
         raise ValueError("cache format mismatch")
     tables = {}
     for kind in EVENT_TABLES:
-        arrow = _read_table(entry / f"{kind}.arrow")
-        if arrow.num_rows != meta["rows"][kind]:
-            raise ValueError(f"{kind}: {arrow.num_rows} rows, meta.json says {meta['rows'][kind]}")
-        columns = {name: _column(arrow, name) for name in arrow.column_names}
+        columns = _mapped_columns(entry, kind, meta["rows"][kind], meta["layout"][kind])
         keys = _read_table(entry / f"{kind}.keys.arrow").to_pandas()
         tables[kind] = EventTable(kind, columns, keys, meta["sources"][kind])
     strings = _read_table(entry / "strings.arrow").column("value").to_pylist()
