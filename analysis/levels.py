@@ -93,7 +93,10 @@ def _interval_order(
     """Order by (group, start, longer first), or None when already in that order."""
     import pandas as pd
 
-    codes, _ = pd.factorize(groups, sort=True)
+    if len(groups) and groups.min() == groups.max():
+        codes = np.zeros(len(groups), dtype=np.int8)  # one thread: no hashing
+    else:
+        codes, _ = pd.factorize(groups, sort=True)
     order = order_by_group_start(codes, start_ns)
     c = codes if order is None else codes[order]
     s = start_ns if order is None else start_ns[order]

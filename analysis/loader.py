@@ -369,6 +369,8 @@ def _missing_id(ids: np.ndarray, present: np.ndarray) -> int | None:
     top = int(ids.max())
     if top >= len(present):
         return int(ids[ids >= len(present)][0])
+    if present.all():
+        return None  # a dense pool (the usual case) holds every id in range: no gather
     ok = present[np.maximum(ids, 0)] | (ids < 0)
     return None if ok.all() else int(ids[~ok][0])
 
