@@ -34,23 +34,35 @@ def install_excepthook() -> None:
 
     PySide6 prints and swallows exceptions raised in slots, but an exception escaping a
     virtual override (``paintEvent``...) can end the process; this keeps the window and the
-    user's open reports alive, and logs the traceback.
+    user's open reports alive, and logs the traceback. Each distinct error is shown once, in
+    a non-modal box: a bug in a paint method repeats on every frame, and a modal box per
+    frame would nest event loops without end.
     """
     previous = sys.excepthook
+    seen: set[str] = set()
 
     def _hook(kind: type[BaseException], error: BaseException, tb: TracebackType | None) -> None:
         if issubclass(kind, KeyboardInterrupt):
             previous(kind, error, tb)
             return
+        summary = f"{kind.__name__}: {error}"
+        if summary in seen:
+            log.debug("uncaught exception again: %s", summary)
+            return
+        seen.add(summary)
         text = "".join(traceback.format_exception(kind, error, tb))
         log.error("uncaught exception:\n%s", text)
-        _show_error_box(f"{kind.__name__}: {error}", text)
+        _show_error_box(summary, text)
 
     sys.excepthook = _hook
 
 
+_open_boxes: list = []  # error boxes on screen (kept alive by this reference)
+
+
 def _show_error_box(summary: str, details: str) -> None:
     try:
+        from PySide6.QtCore import Qt
         from PySide6.QtWidgets import QApplication, QMessageBox
 
         if QApplication.instance() is None:
@@ -60,7 +72,10 @@ def _show_error_box(summary: str, details: str) -> None:
             "Strata keeps running and your reports stay open. Please report this bug."
         )
         box.setDetailedText(details)
-        box.exec()
+        box.setWindowModality(Qt.WindowModality.NonModal)
+        _open_boxes.append(box)  # a parentless box lives only as long as a Python reference
+        box.finished.connect(lambda _result: _open_boxes.remove(box))
+        box.show()
     except Exception:  # noqa: BLE001 - the excepthook itself must never raise (style §6)
         log.exception("could not show the error box")
 

@@ -151,6 +151,13 @@ class ReportsPanel(QWidget):
             f"{format_duration_ns(hi_ns - lo_ns)} · nsys {report.info.nsys_version or '?'}"
         )
         self._table.setItem(row, _COL_STATUS, _item(text, entry.path))
+        self._fit_status_column()
+
+    def _fit_status_column(self) -> None:
+        # Wide enough for the longest status, never narrower than a readable progress bar.
+        self._table.resizeColumnToContents(_COL_STATUS)
+        header = self._table.horizontalHeader()
+        header.resizeSection(_COL_STATUS, max(header.sectionSize(_COL_STATUS) + 12, 300))
 
     def _on_entry_removed(self, entry: ReportEntry) -> None:
         row = self._row_of(entry.path)

@@ -72,11 +72,23 @@ def test_excepthook_shows_the_error_instead_of_dying(monkeypatch) -> None:
     shown = []
     monkeypatch.setattr(gui, "_show_error_box", lambda summary, details: shown.append(summary))
     gui.install_excepthook()
-    try:
-        raise ValueError("boom")
-    except ValueError as exc:
-        sys.excepthook(type(exc), exc, exc.__traceback__)
+    for _ in range(3):  # e.g. a bug in a paint method, once per frame
+        try:
+            raise ValueError("boom")
+        except ValueError as exc:
+            sys.excepthook(type(exc), exc, exc.__traceback__)
     assert shown == ["ValueError: boom"]
+
+
+def test_the_error_box_is_not_modal(qtbot, monkeypatch) -> None:
+    from PySide6.QtWidgets import QApplication, QMessageBox
+
+    gui._show_error_box("ValueError: boom", "Traceback ...")
+    boxes = [w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox)]
+    assert len(boxes) == 1
+    assert boxes[0].isVisible()
+    assert not boxes[0].isModal()
+    boxes[0].close()
 
 
 def test_the_theme_is_dark_and_restorable(qapp) -> None:
