@@ -129,7 +129,13 @@ class EventTable:
 
     def __post_init__(self) -> None:
         track_ids = self.columns["track_id"]
-        bounds = np.searchsorted(track_ids, np.arange(len(self.track_keys) + 1), side="left")
+        wanted = np.arange(len(self.track_keys) + 1)
+        if len(track_ids) and track_ids.strides == (0,):
+            # One track throughout (a zero-stride cached column): searchsorted would first
+            # copy it to a contiguous array.
+            bounds = np.where(wanted <= track_ids[0], 0, len(track_ids))
+        else:
+            bounds = np.searchsorted(track_ids, wanted, side="left")
         object.__setattr__(self, "track_offsets", freeze(bounds.astype(np.int64)))
 
     def __len__(self) -> int:

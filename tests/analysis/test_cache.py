@@ -168,3 +168,23 @@ def test_cached_columns_are_read_only_and_equal_a_fresh_load(private_cache: Path
     assert again.contexts.equals(fresh.contexts)
     assert again.cuda_devices.equals(fresh.cuda_devices)
     assert again.gpus.equals(fresh.gpus)
+
+
+@requires_shared
+def test_single_valued_columns_cost_no_bytes_and_read_the_same(private_cache: Path) -> None:
+    path = next(p for p in real_reports() if "cloverleaf" in p.name)
+    fresh = open_report(path, use_cache=False)
+    cached = open_report(path)
+    kernels = cached.kernels
+    # One A100, one context: the device column holds a single value (direct SQL).
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    (devices,) = con.execute(f"SELECT count(DISTINCT deviceId) FROM {KERNELS}").fetchone()
+    con.close()
+    assert devices == 1
+    assert kernels["device_id"].strides == (0,)
+    for kind, table in fresh.tables.items():
+        other = cached.tables[kind]
+        np.testing.assert_array_equal(other.track_offsets, table.track_offsets)
+        for name, column in table.columns.items():
+            assert other[name].dtype == column.dtype, (kind, name)
+            np.testing.assert_array_equal(other[name], column)
