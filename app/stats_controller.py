@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,6 +62,20 @@ class _StatsRequest:
     t0_ns: int | None
     t1_ns: int | None
     key: tuple
+
+
+@dataclass(frozen=True)
+class _NameResult:
+    """What a click on a name needs, gathered on a worker."""
+
+    name: str
+    kind: str
+    key: tuple
+    instances: pd.DataFrame  # whole run, shared-time order, with shared_start_ns
+    in_scope: pd.DataFrame  # in the scope's window: the histogram
+    rows: dict
+    median: float
+    threshold: float
 
 
 @dataclass(frozen=True)
@@ -243,6 +258,8 @@ class StatsController(QObject):
             return _StatsResult(request, frame, events, elapsed)
 
         self._is_running, self._is_dirty = True, False
+        if cache.peek(request.key, kind) is None:  # the first request of a kind sorts once
+            self.panel.set_status("Indexing the events (once per set of reports)…")
         job = self._runner.submit(work, channel="stats")
         job.finished.connect(self._on_stats_ready)
         job.failed.connect(self._on_stats_failed)
@@ -355,9 +372,9 @@ class StatsController(QObject):
         if ref is None:
             return
         self._focus(ref, zoom=True)
-        self.activate_name(str(record["name"]), str(record["kind"]))
-        inst = self._instances
-        if self._active == (str(record["name"]), str(record["kind"])) and len(inst):
+
+        def point_at_it() -> None:
+            inst = self._instances
             here = np.flatnonzero(
                 (inst["report_index"].to_numpy() == ref.report_index)
                 & (inst["start_ns"].to_numpy() == ref.start_ns)
@@ -366,82 +383,60 @@ class StatsController(QObject):
                 self._position = int(here[0])
                 self.panel.set_instance_text(f"{self._position + 1:,} / {len(inst):,}")
 
+        self.activate_name(str(record["name"]), str(record["kind"]), point_at_it)
+
     # -- names, instances, highlights -----------------------------------------------------
 
     def _index(self, kind: str) -> WindowIndex | None:
         return self._cache.peek(self._key, kind)
 
-    def activate_name(self, name: str, kind: str) -> None:
+    def activate_name(self, name: str, kind: str, then: Callable[[], None] | None = None) -> None:
         """Highlight every instance of ``name`` (others dimmed) and show its histogram.
 
-        When the ``kind`` has no index yet (an outlier of another tab's kind), it is built on
-        a worker first.
+        The instances are gathered on a worker (a name can have millions); ``then`` runs on
+        the GUI thread once they are shown, before :attr:`instances_changed` is emitted.
         """
-        index = self._index(kind)
-        if index is None:
-            if self._reports:
-                self._build_index_then(kind, lambda: self.activate_name(name, kind))
+        if not self._reports:
             return
-        scope = self.panel.scope()
-        instances = index.instances(name, report_index=scope.report_index)
-        self._active = (name, kind)
-        self._set_instances(instances)
-        self._rows = self._highlight_rows(kind, name, instances)
-        self._push_highlights()
-        self._refresh_histogram()
-
-    def _build_index_then(self, kind: str, then) -> None:
         key, reports, offsets, labels = self._key, self._reports, self._offsets, self._labels
+        scope = self.panel.scope()
+        window = self._window_ns(scope) or (None, None)
         cache = self._cache
-        job = self._runner.submit(
-            lambda _p, _c: cache.get(key, reports, kind, offsets, labels), channel="index"
-        )
-        job.finished.connect(lambda _index: then() if key == self._key else None)
+
+        def work(_progress, _cancel) -> _NameResult:
+            index = cache.get(key, reports, kind, offsets, labels)
+            every = _with_shared_start(index.instances(name, report_index=scope.report_index),
+                                       offsets)  # fmt: skip
+            in_scope = index.instances(name, None, window[0], window[1], scope.report_index)
+            median, threshold = robust_threshold(in_scope["value"].to_numpy(), DEFAULT_THRESHOLD)
+            rows = _highlight_rows(reports, kind, name, every)
+            return _NameResult(name, kind, key, every, in_scope, rows, median, threshold)
+
+        job = self._runner.submit(work, channel="instances")
+        job.finished.connect(lambda result: self._on_name_ready(result, then))
         job.failed.connect(self._on_job_failed)
+
+    def _on_name_ready(self, result: _NameResult, then: Callable[[], None] | None) -> None:
+        if result.key != self._key:
+            return
+        self._active = (result.name, result.kind)
+        self._instances, self._position = result.instances, -1
+        self.panel.set_instance_text(f"{len(result.instances):,} instances")
+        self._rows = result.rows
+        self._push_highlights()
+        self._show_histogram(result)
+        if then is not None:
+            then()
+        self.instances_changed.emit(self._instances)
 
     def _on_job_failed(self, error: Exception) -> None:
         text = str(error) if isinstance(error, StrataError) else f"{type(error).__name__}: {error}"
         self.panel.set_status(f"Failed: {text}")
         self.failed.emit(text)
 
-    def _set_instances(self, instances: pd.DataFrame) -> None:
-        offsets = np.asarray(self._offsets + [0], dtype=np.int64)
-        instances = instances.copy()
-        instances["shared_start_ns"] = (
-            instances["start_ns"].to_numpy(np.int64) + offsets[instances["report_index"]]
-        )
-        self._instances = instances.sort_values("shared_start_ns", kind="stable").reset_index(
-            drop=True
-        )
-        self._position = -1
-        self.panel.set_instance_text(f"{len(self._instances):,} instances")
-        self.instances_changed.emit(self._instances)
-
     def instances(self) -> pd.DataFrame:
         """Return the instances Next/Previous step through, in shared-axis time order."""
         return self._instances
-
-    def _highlight_rows(self, kind: str, name: str, instances: pd.DataFrame) -> dict:
-        rows: dict[tuple[int, str], np.ndarray] = {}
-        for (report_index, table), group in instances.groupby(["report_index", "table"]):
-            report = self._reports[int(report_index)]
-            if table == "nvtx_gpu":
-                sliced = projected_slices(report)
-                if sliced is None:
-                    continue
-                label_ids = np.flatnonzero(sliced.labels == name)
-                rows[(int(report_index), table)] = np.flatnonzero(
-                    np.isin(sliced.label_ids, label_ids)
-                )
-            else:
-                rows[(int(report_index), str(table))] = group["row"].to_numpy(np.int64)
-        # Tables of this kind with no instance of the name are dimmed entirely.
-        tables = ("memcpy", "memset") if kind.startswith("memcpy") else (
-            "nvtx_gpu" if kind == "nvtx_gpu" else kind,)  # fmt: skip
-        for report_index in range(len(self._reports)):
-            for table in tables:
-                rows.setdefault((report_index, table), np.empty(0, np.int64))
-        return rows
 
     def clear_highlights(self) -> None:
         self._rows, self._active = {}, None
@@ -476,14 +471,14 @@ class StatsController(QObject):
     def zoom_to_longest(self, name: str, kind: str) -> None:
         """Zoom the timeline to the longest instance of ``name``."""
         if self._active != (name, kind):
-            self.activate_name(name, kind)
+            self.activate_name(name, kind, lambda: self.zoom_to_longest(name, kind))
+            return
         if not len(self._instances):
             return
-        self._position = int(np.argmax(self._instances["value"].to_numpy()))
-        if kind == "memcpy_bytes":
-            durations = (self._instances["end_ns"] - self._instances["start_ns"]).to_numpy()
-            self._position = int(np.argmax(durations))
-        self.panel.set_instance_text(f"{self._position + 1:,} / {len(self._instances):,}")
+        inst = self._instances
+        duration = (inst["end_ns"] - inst["start_ns"]).to_numpy()
+        self._position = int(np.argmax(duration))
+        self.panel.set_instance_text(f"{self._position + 1:,} / {len(inst):,}")
         self._focus(self._instance_ref(self._position), zoom=True)
 
     def _instance_ref(self, position: int) -> EventRef | None:
@@ -519,24 +514,20 @@ class StatsController(QObject):
     # -- histogram ------------------------------------------------------------------------
 
     def _refresh_histogram(self) -> None:
-        if self._active is None:
-            return
-        name, kind = self._active
-        index = self._index(kind)
-        if index is None:
-            return
-        scope = self.panel.scope()
-        window = self._window_ns(scope) or (None, None)
-        inst = index.instances(name, None, window[0], window[1], scope.report_index)
+        """Recompute the active name for a new scope (its histogram follows the scope)."""
+        if self._active is not None:
+            self.activate_name(*self._active)
+
+    def _show_histogram(self, result: _NameResult) -> None:
+        inst = result.in_scope
         self._histogram_values = inst
-        series = {
-            self._labels[int(r)]: g["value"].to_numpy()
-            for r, g in inst.groupby("report_index", sort=True)
-        }
-        median, threshold = robust_threshold(inst["value"].to_numpy(), DEFAULT_THRESHOLD)
-        unit = "B" if kind == "memcpy_bytes" else "ns"
-        title = f"{name}  ({len(inst):,} instances)"
-        self.panel.histogram.set_data(title, series, median, threshold, unit)
+        report_index = inst["report_index"].to_numpy()
+        values = inst["value"].to_numpy()
+        series = {self._labels[r]: values[report_index == r]
+                  for r in np.unique(report_index).tolist()}  # fmt: skip
+        unit = "B" if result.kind == "memcpy_bytes" else "ns"
+        title = f"{result.name}  ({len(inst):,} instances)"
+        self.panel.histogram.set_data(title, series, result.median, result.threshold, unit)
 
     def select_durations(self, lo: float, hi: float) -> None:
         """Make the instances whose value lies in ``[lo, hi]`` the highlighted ones."""
@@ -544,12 +535,15 @@ class StatsController(QObject):
         if self._active is None or not len(inst):
             return
         values = inst["value"].to_numpy()
-        chosen = inst[(values >= lo) & (values <= hi)]
-        self._set_instances(chosen)
-        self._rows = self._highlight_rows(self._active[1], self._active[0], chosen)
-        if self._active[1] == "nvtx_gpu":  # label-wide rows there: narrow to the chosen spans
+        chosen = _with_shared_start(inst[(values >= lo) & (values <= hi)], self._offsets)
+        self._instances, self._position = chosen, -1
+        self.panel.set_instance_text(f"{len(chosen):,} instances")
+        name, kind = self._active
+        self._rows = _highlight_rows(self._reports, kind, name, chosen)
+        if kind == "nvtx_gpu":  # label-wide rows there: narrow to the chosen spans
             self._rows = {k: v for k, v in self._rows.items() if k[1] != "nvtx_gpu"}
         self._push_highlights()
+        self.instances_changed.emit(self._instances)
 
     # -- export ---------------------------------------------------------------------------
 
@@ -568,6 +562,36 @@ class StatsController(QObject):
                 self.export_csv(path)
             except OSError as exc:
                 self.panel.set_status(f"Could not write {path}: {exc.strerror or exc}")
+
+
+def _with_shared_start(instances: pd.DataFrame, offsets_ns: list[int]) -> pd.DataFrame:
+    """Add ``shared_start_ns`` (report time + offset); rows stay in shared-time order."""
+    offsets = np.asarray([*offsets_ns, 0], dtype=np.int64)
+    out = instances.reset_index(drop=True)
+    out["shared_start_ns"] = (
+        out["start_ns"].to_numpy(np.int64) + offsets[out["report_index"].to_numpy(np.int64)]
+    )
+    return out
+
+
+def _highlight_rows(reports, kind: str, name: str, instances: pd.DataFrame) -> dict:
+    """``(report_index, slice table) -> rows`` to emphasise; other rows of the kind dim."""
+    rows: dict[tuple[int, str], np.ndarray] = {}
+    report_index = instances["report_index"].to_numpy(np.int64)
+    table = instances["table"].to_numpy(object)
+    source_rows = instances["row"].to_numpy(np.int64)
+    tables = ("memcpy", "memset") if kind.startswith("memcpy") else (kind,)
+    for r in range(len(reports)):  # loops over reports and tables, not events
+        for t in tables:
+            if t == "nvtx_gpu":
+                sliced = projected_slices(reports[r])
+                if sliced is not None:
+                    label_ids = np.flatnonzero(sliced.labels == name)
+                    rows[(r, t)] = np.flatnonzero(np.isin(sliced.label_ids, label_ids))
+                continue
+            mine = (report_index == r) & (table == t)
+            rows[(r, t)] = source_rows[mine]
+    return rows
 
 
 def _slow_reports_text(reports: pd.DataFrame, labels: list[str]) -> str:

@@ -88,6 +88,8 @@ class TimelineBinding(QObject):
         self._tracks: list[Track] = []
         self._offsets_ns: list[int] = []
         self._fitted_range: tuple[int, int] | None = None
+        self._is_layout_running = False
+        self._is_layout_dirty = False
         self._is_applying = False
         report_list.reports_changed.connect(self._on_reports_changed)
         report_list.offsets_changed.connect(self._on_offsets_changed)
@@ -140,15 +142,45 @@ class TimelineBinding(QObject):
     # -- reports -> tracks ------------------------------------------------------------------
 
     def _on_reports_changed(self) -> None:
+        # Coalesce: forty reports finishing one after the other start one layout at a time,
+        # and the latest list runs next, instead of forty layouts of growing lists.
+        if self._is_layout_running:
+            self._is_layout_dirty = True
+            return
         self.save_view_state()
         reports = tuple(self._list.reports())
         alignment = self.alignment()
         is_complete = not self._list.is_loading()
+        self._is_layout_running, self._is_layout_dirty = True, False
         job = self._runner.submit(lambda _p, _c: _layout(reports, alignment), channel="tracks")
         job.finished.connect(lambda layout: self._on_layout_ready(layout, is_complete))
-        job.failed.connect(self._on_job_failed)
+        job.failed.connect(self._on_layout_failed)
+
+    def _on_layout_failed(self, error: Exception) -> None:
+        self._on_job_failed(error)
+        self._finish_layout()
+
+    def _finish_layout(self) -> bool:
+        """Mark the layout job done; start the next one if the list changed meanwhile."""
+        self._is_layout_running = False
+        if self._is_layout_dirty:
+            self._on_reports_changed()
+            return True
+        return False
 
     def _on_layout_ready(self, layout: _Layout, is_complete: bool) -> None:
+        try:
+            self._apply_layout(layout, is_complete)
+        finally:  # even if showing it failed, the next layout must be able to run
+            is_newer_running = self._finish_layout()
+        if is_newer_running:
+            return  # it aligns and projects itself
+        if layout.alignment != self.alignment():
+            self._on_offsets_changed()
+        if layout.reports:
+            self._start_projection(layout.reports)
+
+    def _apply_layout(self, layout: _Layout, is_complete: bool) -> None:
         previous_range = tuple(self._timeline.view_range()) if self._shown else None
         self._is_applying = True
         try:
@@ -166,10 +198,6 @@ class TimelineBinding(QObject):
             self.problem_found.emit(f"Alignment: {layout.alignment_error}")
         self.nvtx_names_changed.emit(layout.nvtx_names)
         self.layout_changed.emit(len(layout.reports), len(layout.tracks))
-        if layout.alignment != self.alignment():
-            self._on_offsets_changed()
-        if layout.reports:
-            self._start_projection(layout.reports)
 
     def _start_projection(self, reports: tuple[Report, ...]) -> None:
         job = self._runner.submit(lambda _p, _c: build_tracks(list(reports)), channel="projection")
