@@ -202,6 +202,7 @@ class WindowIndex:
         self.tables = tables
         self.xp = xp
         self._parts = parts
+        self._length = sum(len(p.values) for p in parts)
         self._ordered: dict[bool, _Ordered] = {}
         text = np.array(["" if v is None else str(v) for v in labels.tolist()], dtype=object)
         self._label_rank = np.argsort(np.argsort(text, kind="stable"), kind="stable")
@@ -211,7 +212,7 @@ class WindowIndex:
         )
 
     def __len__(self) -> int:
-        return sum(len(p.values) for p in self._parts)
+        return self._length
 
     @property
     def name_count(self) -> int:
@@ -226,6 +227,8 @@ class WindowIndex:
             ordered = self._ordered.get(by_report)
             if ordered is None:
                 ordered = self._ordered[by_report] = self._build_order(by_report)
+                if len(self._parts) == 1 or len(self._ordered) == 2:
+                    self._parts = []  # every order exists: the table-order copies can go
         return ordered
 
     def _build_order(self, by_report: bool) -> _Ordered:

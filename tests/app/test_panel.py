@@ -111,7 +111,8 @@ def test_click_highlights_exactly_that_names_instances(qtbot, demo, monkeypatch)
 
     monkeypatch.setattr(window.timeline, "set_highlights", spy)
     name = controller.panel.current_frame()["name"].iloc[3]
-    assert controller.panel.select_name(name)
+    with qtbot.waitSignal(controller.instances_changed, timeout=JOB_TIMEOUT_MS):
+        assert controller.panel.select_name(name)
     rows = calls[-1]
     kernels = _kernel_frame(window)
     for i in range(len(window.binding.shown_reports())):
@@ -122,7 +123,8 @@ def test_click_highlights_exactly_that_names_instances(qtbot, demo, monkeypatch)
 def test_next_previous_step_through_instances_in_time_order(qtbot, demo):
     window, controller = demo
     name = controller.panel.current_frame()["name"].iloc[0]
-    controller.panel.select_name(name)
+    with qtbot.waitSignal(controller.instances_changed, timeout=JOB_TIMEOUT_MS):
+        controller.panel.select_name(name)
     kernels = _kernel_frame(window)
     expected = kernels[kernels["name"] == name].sort_values("start_ns", kind="stable")
     starts = []
@@ -140,7 +142,8 @@ def test_next_previous_step_through_instances_in_time_order(qtbot, demo):
 
 def test_double_click_zooms_to_the_longest_instance(qtbot, demo):
     window, controller = demo
-    controller.zoom_to_longest(SLOW_KERNEL_NAME, "kernels")
+    with qtbot.waitSignal(controller.instances_changed, timeout=JOB_TIMEOUT_MS):
+        controller.zoom_to_longest(SLOW_KERNEL_NAME, "kernels")
     kernels = _kernel_frame(window)
     longest = kernels[kernels["name"] == SLOW_KERNEL_NAME]["duration_ns"].max()
     assert window.timeline.selected_event().duration_ns == longest
@@ -185,7 +188,8 @@ def test_selecting_an_outlier_shows_it_with_its_row(qtbot, demo):
 
 def test_histogram_tail_selects_the_slow_instances(qtbot, demo):
     window, controller = demo
-    controller.activate_name(SLOW_KERNEL_NAME, "kernels")
+    with qtbot.waitSignal(controller.instances_changed, timeout=JOB_TIMEOUT_MS):
+        controller.activate_name(SLOW_KERNEL_NAME, "kernels")
     kernels = _kernel_frame(window)
     slow = kernels[kernels["name"] == SLOW_KERNEL_NAME]
     cut = slow["duration_ns"].median() * 3
