@@ -300,10 +300,15 @@ def _map_processes(
     results: list[MapResult | None] = [None] * len(paths)
     with ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context()) as pool:
         futures = {pool.submit(map_report, name, p, options): i for i, p in enumerate(paths)}
-        for future in as_completed(futures):
-            index = futures[future]
-            results[index] = future.result()
-            tick(index)
+        try:
+            for future in as_completed(futures):
+                index = futures[future]
+                results[index] = future.result()
+                tick(index)
+        except BaseException:
+            # A bug (not a bad report) or Ctrl-C: do not wait for the reports still queued.
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
     return results  # type: ignore[return-value]
 
 
