@@ -349,10 +349,25 @@ class StatsController(QObject):
         status = f"{len(instances):,} outlier instances (|robust z| > {found.threshold:g})"
         status += _slow_reports_text(found.reports, self._labels)
         self.panel.show_outliers(instances, status)
-        self._marks = [m for m in map(self._outlier_ref, instances.head(MAX_MARKS).to_dict(
-            "records")) if m is not None]  # fmt: skip
+        self._marks = self._outlier_marks(instances.head(MAX_MARKS))
         self._push_highlights()
         self.outliers_ready.emit(found)
+
+    def _outlier_marks(self, top: pd.DataFrame) -> list[EventRef]:
+        """EventRefs of outlier rows (slice indices found per report and table at once)."""
+        marks = []
+        for (r, table), group in top.groupby(["report_index", "table"], sort=False):
+            starts = group["start_ns"].to_numpy(np.int64)
+            ends = starts + group["duration_ns"].to_numpy(np.int64)
+            rows = group["index"].to_numpy(np.int64)
+            found = _slice_indices(self._reports[int(r)], str(table), rows, starts, ends)
+            source = "" if table == "nvtx_gpu" else str(table)
+            marks += [
+                EventRef(int(r), str(table), int(i), source, int(row), "", str(n), int(s), int(e))
+                for i, row, n, s, e in zip(found, rows, group["name"], starts, ends, strict=True)
+                if i >= 0
+            ]  # a loop over at most MAX_MARKS outliers
+        return marks
 
     def _outlier_ref(self, record: dict) -> EventRef | None:
         report_index, table = int(record["report_index"]), str(record["table"])
@@ -609,13 +624,28 @@ def _slow_reports_text(reports: pd.DataFrame, labels: list[str]) -> str:
 
 def _slice_index(report: Report, table: str, row: int, start_ns: int, end_ns: int) -> int | None:
     """Return the slice-table index that draws ``row`` of ``table`` (None if not drawn)."""
+    found = _slice_indices(report, table, np.array([row]), np.array([start_ns]),
+                           np.array([end_ns]))  # fmt: skip
+    return None if found[0] < 0 else int(found[0])
+
+
+def _slice_indices(report: Report, table: str, rows, starts_ns, ends_ns) -> np.ndarray:
+    """Vectorised :func:`_slice_index`: -1 where not drawn. Projected NVTX ranges are found
+    by their (start, end): the slice table reorders the projection's rows."""
+    rows = np.asarray(rows, dtype=np.int64)
     if table != "nvtx_gpu":
-        return row if table in slice_tables(report) else None
+        return rows if table in slice_tables(report) else np.full(len(rows), -1)
     sliced = projected_slices(report)
     if sliced is None:
-        return None
-    hits = np.flatnonzero((sliced.start_ns == start_ns) & (sliced.end_ns == end_ns))
-    return int(hits[0]) if len(hits) else None
+        return np.full(len(rows), -1)
+    spans = pd.MultiIndex.from_arrays([sliced.start_ns, sliced.end_ns])
+    wanted = pd.MultiIndex.from_arrays([np.asarray(starts_ns), np.asarray(ends_ns)])
+    if not spans.is_unique:
+        spans = spans.drop_duplicates(keep="first")
+        where = spans.get_indexer(wanted)
+        first = pd.MultiIndex.from_arrays([sliced.start_ns, sliced.end_ns]).get_indexer_for(spans)
+        return np.where(where >= 0, first[np.maximum(where, 0)], -1)
+    return spans.get_indexer(wanted)
 
 
 def _track_key(timeline, report: Report, ref: EventRef) -> str | None:

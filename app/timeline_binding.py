@@ -231,6 +231,9 @@ class TimelineBinding(QObject):
 
     def _on_entry_removed(self, _entry: object) -> None:
         # The last pending load failed: what is shown is now the complete set.
+        if self._is_layout_running:
+            self._is_layout_dirty = True  # the next layout sees the list as it is now
+            return
         if not self._list.is_loading() and _same_reports(self._shown, tuple(self._list.reports())):
             self._is_shown_complete = bool(self._shown)
             self.save_view_state()

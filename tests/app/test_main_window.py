@@ -331,3 +331,18 @@ def test_projected_nvtx_rows_arrive_later_and_their_pins_persist(qtbot, make_win
     second.open_paths([small_real(0)])
     wait_idle(qtbot, second)
     assert second.timeline.pinned_keys() == [projected[0]]
+
+
+@requires_shared
+def test_pins_persist_when_a_file_of_the_set_failed(qtbot, make_window, tmp_path) -> None:
+    bad = _text(tmp_path)
+    first = make_window()
+    first.open_paths([small_real(0), bad])
+    wait_idle(qtbot, first)
+    key = first.binding.tracks()[0].key
+    first.timeline.pin(key)
+    first.close()
+    second = make_window()
+    second.open_paths([small_real(0)])
+    wait_idle(qtbot, second)
+    assert second.timeline.pinned_keys() == [key]
