@@ -238,15 +238,15 @@ class ReportDatabase:
         max_rows = max(CHUNK_ROWS, self.path.stat().st_size // 4)
         plans = [_TablePlan(read, self._rowid_range(read.table), max_rows) for read in reads]
         jobs = [(plan, a) for plan in plans for a in plan.chunk_starts()]
+        left = [len(plan.chunk_starts()) for plan in plans]
 
         def run(job: tuple[_TablePlan, int]) -> None:
             plan, a = job
             where = (
-                "WHERE 0" if plan.lo is None else f"WHERE rowid >= {a} AND rowid < {a + CHUNK_ROWS}"
+                "WHERE 0" if plan.lo is None else f"WHERE rowid >= {a} AND rowid < {a + plan.step}"
             )
             plan.store(a, plan.read.convert(self._read_chunk(f"{plan.read.select} {where}")))
 
-        left = [len(plan.chunk_starts()) for plan in plans]
         results: list[dict[str, np.ndarray] | None] = [None] * len(plans)
         with ThreadPoolExecutor(read_workers(), thread_name_prefix="strata-read") as pool:
             futures = {pool.submit(run, job): i for job in jobs for i in [plans.index(job[0])]}
@@ -319,6 +319,8 @@ class _TablePlan:
         rows = 0 if span is None else hi - self.lo + 1
         self.hi = hi
         self.dense = rows <= max_rows
+        # Far-apart rowids (not written by nsys): one read, no split into empty ranges.
+        self.step = CHUNK_ROWS if self.dense else rows
         size = rows if self.dense else 0
         self.out = {name: np.empty(size, dtype=dt) for name, dt in read.dtypes.items()}
         self.counts: dict[int, int] = {}
@@ -328,7 +330,7 @@ class _TablePlan:
     def chunk_starts(self) -> list[int]:
         if self.lo is None:
             return [0]
-        return list(range(self.lo, self.hi + 1, CHUNK_ROWS))
+        return list(range(self.lo, self.hi + 1, self.step))
 
     def store(self, start: int, data: dict[str, object]) -> None:
         n = len(next(iter(data.values()))) if data else 0
@@ -350,7 +352,7 @@ class _TablePlan:
     def result(self) -> dict[str, object]:
         starts = sorted(self.parts)
         full = (
-            all(self.counts[a] == min(CHUNK_ROWS, self.hi + 1 - a) for a in starts)
+            all(self.counts[a] == min(self.step, self.hi + 1 - a) for a in starts)
             if self.lo is not None
             else True
         )
