@@ -1,9 +1,9 @@
 """``diff``: what got slower, faster, appeared or vanished between two runs.
 
-The two inputs are reports (compared on their ``cuda_gpu_kern_sum`` and ``nvtx_sum``
-tables) or output folders of one stats recipe (compared on their ``all_stats``). The first
-input is *before*, the second *after*; deltas are after - before (nsys's diff recipe
-subtracts the other way round, DIR1 - DIR2, spec §5.4).
+The two inputs are reports (compared on their ``cuda_gpu_kern_sum``, ``nvtx_sum`` and
+``nvtx_gpu_proj_sum`` tables) or output folders of one stats recipe (compared on their
+``all_stats``). The first input is *before*, the second *after*; deltas are after - before
+(nsys's diff recipe subtracts the other way round, DIR1 - DIR2, spec §5.4).
 
 A name present in both is *slower* when its mean duration grew by more than
 ``--tolerance`` percent, *faster* when it shrank by more than that, else *unchanged*;
@@ -38,7 +38,7 @@ __all__ = ["STATUSES", "Diff", "diff_tables"]
 
 STATUSES = ("slower", "faster", "appeared", "vanished", "unchanged")
 #: Recipes compared when the inputs are reports.
-_REPORT_RECIPES = ("cuda_gpu_kern_sum", "nvtx_sum")
+_REPORT_RECIPES = ("cuda_gpu_kern_sum", "nvtx_sum", "nvtx_gpu_proj_sum")
 
 
 @dataclass(frozen=True)

@@ -451,6 +451,7 @@ EXPECTED_STATUS = {
 def test_diff_of_two_reports_by_construction(tmp_path: Path) -> None:
     before, after = _diff_pair(tmp_path)
     out = run_recipe("diff", [before, after]).output
+    assert set(out.tables) == {"cuda_gpu_kern_sum", "files"}  # no NVTX ranges planted
     table = out.tables["cuda_gpu_kern_sum"].set_index("Name")
     assert table["Status"].to_dict() == EXPECTED_STATUS
     assert table.loc["slow", "Total Delta"] == 200
@@ -461,6 +462,19 @@ def test_diff_of_two_reports_by_construction(tmp_path: Path) -> None:
     assert pd.isna(table.loc["new", "Avg Before"])
     assert table["Status"].tolist()[:2] == ["slower", "faster"]
     assert "1 slower, 1 faster, 1 appeared, 1 vanished, 1 unchanged" in out.summary
+
+
+@requires_shared
+def test_diff_of_two_real_runs_against_sql() -> None:
+    before, after = CONCURRENT[0], CONCURRENT[-1]
+    out = run_recipe("diff", [before, after], RecipeOptions(tolerance_pct=5)).output
+    assert {"cuda_gpu_kern_sum", "nvtx_sum", "nvtx_gpu_proj_sum"} <= set(out.tables)
+    means = [_sql(p, _KERNEL_ROWS).groupby("Name")["d"].mean() for p in (before, after)]
+    change = 100 * (means[1] - means[0]) / means[0]
+    expected = np.where(change > 5, "slower", np.where(change < -5, "faster", "unchanged"))
+    table = out.tables["cuda_gpu_kern_sum"].set_index("Name")
+    assert table.loc[change.index, "Status"].tolist() == expected.tolist()
+    _close(table.loc[change.index, "Avg Change (%)"], change)
 
 
 def test_diff_of_two_recipe_outputs(tmp_path: Path) -> None:
