@@ -95,28 +95,10 @@ class _Rows:
         self.styles = styles
 
 
-_POOL_CODES: dict[int, tuple[object, np.ndarray, np.ndarray]] = {}
-
-
 def _string_codes(report: Report, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Return (group code per id, label per code): ids sharing one text share a code.
+    from analysis.stats._base import string_codes
 
-    The pool's factorisation is cached per string pool (the live panel calls this on every
-    selection change); NULL ids (-1) get the last code, labelled None.
-    """
-    pool = report.strings
-    cached = _POOL_CODES.get(id(pool))
-    if cached is None or cached[0] is not pool:
-        codes_of_pool, uniques = pd.factorize(
-            pd.Series(pool.values, dtype=object), use_na_sentinel=False
-        )
-        labels = np.append(np.asarray(uniques, dtype=object), None)
-        labels[pd.isna(labels)] = None
-        lookup = np.append(codes_of_pool, len(uniques)).astype(np.int64)
-        if len(_POOL_CODES) > 16:
-            _POOL_CODES.clear()
-        cached = _POOL_CODES[id(pool)] = (pool, lookup, labels)
-    return cached[1][ids], cached[2]
+    return string_codes(report, ids)
 
 
 def _name_rows(report: Report, table: EventTable, ids: np.ndarray, values, keep) -> _Rows:

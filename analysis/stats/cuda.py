@@ -28,6 +28,7 @@ from analysis.stats._base import (
     register,
     require,
     stat_block,
+    string_codes,
     strip_api_version,
     time_percent,
 )
@@ -114,14 +115,9 @@ def _kernel_summary(report: Report, args: tuple[str, ...], xp: ModuleType, gb: b
 
 def _group_by_string_ids(report: Report, ids: np.ndarray, values: np.ndarray, xp: ModuleType):
     """Group by the *string* of StringIds ids (two ids with one text are one group)."""
-    pool = report.strings.values
-    codes_of_pool, uniques = pd.factorize(pd.Series(pool, dtype=object), use_na_sentinel=False)
-    none_code = len(uniques)
-    # ids == -1 (NULL) index the appended last entry.
-    lookup = np.append(codes_of_pool, none_code).astype(np.int64)
-    labels_all = np.append(np.asarray(uniques, dtype=object), None)
-    stats = group_stats(lookup[ids], values, xp)
-    return labels_all[stats.keys], stats
+    codes, labels = string_codes(report, ids)
+    stats = group_stats(codes, values, xp)
+    return labels[stats.keys], stats
 
 
 def _kernel_gb_summary(report: Report, args: tuple[str, ...], xp: ModuleType):
@@ -198,6 +194,8 @@ def cuda_api_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
 
 def _null_last(ids: np.ndarray, report: Report) -> np.ndarray:
     """Map NULL ids (-1) to one past the pool so that they group last, as a code >= 0."""
+    if len(ids) == 0 or int(ids.min()) >= 0:
+        return ids
     return np.where(ids >= 0, ids, len(report.strings)).astype(np.int64)
 
 

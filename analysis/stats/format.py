@@ -130,14 +130,15 @@ def format_table(result, fmt: str = "column") -> str:
 
 
 def _section(report_name: str, result, fmt: str) -> str:
+    """One report's text as nsys prints it, blank line after (none after an empty csv)."""
     args = "".join(f"({a})" for a in result.args)
     head = f"Processing [{report_name}] with [{result.base_name}.py]{args}... "
     body = format_table(result, fmt)
     if result.skipped:
-        return f"{head}\n{body}\n"
+        return f"{head}\n{body}\n\n"
     if fmt == "csv":
-        return f"{head}\n{body}\n" if body else f"{head}\n"
-    return f"{head}\n\n ** {result.title} ({result.base_name}):\n\n{body}\n"
+        return f"{head}\n{body}\n\n" if body else f"{head}\n"
+    return f"{head}\n\n ** {result.title} ({result.base_name}):\n\n{body}\n\n"
 
 
 def _json_value(value: object) -> object:
@@ -177,9 +178,8 @@ def format_results(results_by_report: Mapping[str, Sequence], fmt: str = "column
                              for row in frame.itertuples(index=False, name=None)],
                 })  # fmt: skip
         return json.dumps(out, indent=1) + "\n"
-    sections = [
+    return "".join(
         _section(report_name, res, fmt)
         for report_name, results in results_by_report.items()
         for res in results
-    ]
-    return "\n".join(sections)
+    )

@@ -107,3 +107,21 @@ def test_every_listed_report_is_covered() -> None:
     }  # fmt: skip
     assert required <= set(REPORT_NAMES)
     assert required <= names
+
+
+@requires_fixtures
+@pytest.mark.parametrize("fmt", ["column", "csv"])
+@pytest.mark.parametrize("db", DATABASES)
+def test_whole_output_is_byte_identical(load_report, db: str, fmt: str) -> None:
+    """The framing too: Processing lines, titles, blank lines (script paths aside)."""
+    from analysis.stats import format_results
+
+    expected = (EXPECTED_DIR / f"{db}.{fmt}.txt").read_text()
+    parts = re.split(r"(?=^Processing )", expected, flags=re.MULTILINE)
+    # nvtx_pushpop_trace is not one of ours: compare the rest.
+    expected = "".join(p for p in parts if "nvtx_pushpop_trace.py" not in p)
+    specs = [s.spec for s in parse_sections(expected)]
+    report = load_report(FIXTURES_DIR / f"{db}.sqlite")
+    ours = format_results({f"{db}.sqlite": [run_report(report, s) for s in specs]}, fmt)
+    ours = re.sub(r"with \[(\w+\.py)\]", r"with [<nsys>/target-linux-x64/reports/\1]", ours)
+    assert ours == expected
