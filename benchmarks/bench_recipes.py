@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import shutil
 import sqlite3
 import sys
@@ -48,6 +49,7 @@ class _WorkerPeak:
 
     def __init__(self) -> None:
         self.peak_bytes = 0
+        self.cpu_s: dict[int, float] = {}  # pid -> last seen user + system seconds
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
 
@@ -66,6 +68,11 @@ class _WorkerPeak:
         while not self._stop.wait(0.1):
             for child in me.children(recursive=True):
                 self.peak_bytes = max(self.peak_bytes, _hwm_bytes(child.pid))
+                try:
+                    times = child.cpu_times()
+                    self.cpu_s[child.pid] = times.user + times.system
+                except psutil.Error:
+                    pass
 
 
 def _hwm_bytes(pid: int) -> int:
@@ -135,6 +142,8 @@ def _phase_run(args: argparse.Namespace) -> None:
             "wall_s": wall_s,
             "driver_peak_bytes": peak_rss_bytes(),
             "worker_peak_bytes": workers.peak_bytes,
+            "driver_cpu_s": sum(os.times()[:2]),
+            "worker_cpu_s": sum(workers.cpu_s.values()),
             "failures": len(run.failures),
             "table": table,
         }
@@ -218,6 +227,7 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"{mode:10s} {r['wall_s']:7.2f} s  driver peak {r['driver_peak_bytes'] / 2**20:7,.0f}"
             f" MiB  largest worker peak {r['worker_peak_bytes'] / 2**20:7,.0f} MiB"
+            f"  CPU {r['driver_cpu_s'] + r['worker_cpu_s']:6.1f} s"
             f"  failures {r['failures']}  (runs: {r['all_wall_s']})"
         )
     if "serial" in results:
