@@ -638,14 +638,14 @@ def _slice_indices(report: Report, table: str, rows, starts_ns, ends_ns) -> np.n
     sliced = projected_slices(report)
     if sliced is None:
         return np.full(len(rows), -1)
-    spans = pd.MultiIndex.from_arrays([sliced.start_ns, sliced.end_ns])
-    wanted = pd.MultiIndex.from_arrays([np.asarray(starts_ns), np.asarray(ends_ns)])
-    if not spans.is_unique:
-        spans = spans.drop_duplicates(keep="first")
-        where = spans.get_indexer(wanted)
-        first = pd.MultiIndex.from_arrays([sliced.start_ns, sliced.end_ns]).get_indexer_for(spans)
-        return np.where(where >= 0, first[np.maximum(where, 0)], -1)
-    return spans.get_indexer(wanted)
+    spans = pd.DataFrame(
+        {"start": sliced.start_ns, "end": sliced.end_ns, "index": np.arange(len(sliced))}
+    ).drop_duplicates(["start", "end"])
+    keys = pd.MultiIndex.from_arrays([spans["start"], spans["end"]])
+    where = keys.get_indexer(
+        pd.MultiIndex.from_arrays([np.asarray(starts_ns), np.asarray(ends_ns)])
+    )
+    return np.where(where >= 0, spans["index"].to_numpy()[np.maximum(where, 0)], -1)
 
 
 def _track_key(timeline, report: Report, ref: EventRef) -> str | None:

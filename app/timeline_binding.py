@@ -267,7 +267,10 @@ class TimelineBinding(QObject):
         self.layout_changed.emit(len(self._shown), len(self._tracks))
 
     def _on_job_failed(self, error: Exception) -> None:
-        self.problem_found.emit(str(error) if isinstance(error, StrataError) else repr(error))
+        if isinstance(error, StrataError):
+            self.problem_found.emit(str(error))
+        else:  # a bug: the job runner logged its traceback; the reports stay open
+            self.problem_found.emit(f"internal error ({type(error).__name__}: {error})")
 
     # -- pins -----------------------------------------------------------------------------
 

@@ -346,3 +346,25 @@ def test_pins_persist_when_a_file_of_the_set_failed(qtbot, make_window, tmp_path
     second.open_paths([small_real(0)])
     wait_idle(qtbot, second)
     assert second.timeline.pinned_keys() == [key]
+
+
+@requires_shared
+def test_a_bug_while_laying_out_rows_is_reported_and_the_shown_reports_stay(
+    qtbot, make_window, monkeypatch
+) -> None:
+    window = make_window()
+    window.open_paths([small_real(0)])
+    wait_idle(qtbot, window)
+
+    def broken(reports, include_projection=True):
+        raise ValueError("synthetic bug")
+
+    monkeypatch.setattr("app.timeline_binding.build_tracks", broken)
+    window.open_paths([small_real(1)])
+    wait_idle(qtbot, window)
+    assert _names(window) == [small_real(0).name]
+    assert window.messages.messages() == ["internal error (ValueError: synthetic bug)"]
+    monkeypatch.undo()
+    window.report_list.remove(small_real(1))
+    wait_idle(qtbot, window)
+    assert _names(window) == [small_real(0).name]
