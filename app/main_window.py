@@ -219,14 +219,20 @@ class MainWindow(QMainWindow):
     def _on_recent_menu_about_to_show(self) -> None:
         fill_recent_menu(self._recent_menu, self.settings, self._open_recent)
 
-    def _open_recent(self, path: str) -> None:
-        if not Path(path).exists():
-            self.settings.remove_recent_file(path)
-        self.open_paths([path])
+    def _user_report_paths(self) -> list[Path]:
+        """Return the open reports that the user opened (not the demo in the cache folder)."""
+        root = cache_root()
+        return [e.path for e in self.report_list.loaded_entries() if root not in e.path.parents]
+
+    def _open_recent(self, paths: list[str]) -> None:
+        for path in paths:
+            if not Path(path).exists():
+                self.settings.remove_recent_file(path)
+        self.open_paths(paths)
 
     def _on_report_loaded(self, entry: ReportEntry) -> None:
         self._on_entries_changed(entry)
-        if cache_root() not in entry.path.parents:  # not the demo or an nsys export
+        if cache_root() not in entry.path.parents:  # not the demo
             self.settings.add_recent_files([entry.path])
 
     def _on_report_failed(self, path: Path, error: Exception) -> None:
@@ -390,6 +396,7 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event: QCloseEvent) -> None:  # Qt's own name
         self.binding.save_view_state()
+        self.settings.set_last_session(self._user_report_paths())
         self.settings.set_window_layout(self.saveGeometry(), self.saveState())
         self.settings.sync()
         self.runner.cancel_all()

@@ -135,15 +135,24 @@ def build_tool_bar(window: QMainWindow, actions: dict[str, QAction]) -> QToolBar
     return bar
 
 
-def fill_recent_menu(menu: QMenu, settings: Settings, open_path: Callable[[str], None]) -> None:
+def fill_recent_menu(
+    menu: QMenu, settings: Settings, open_paths: Callable[[list[str]], object]
+) -> None:
     """Rebuild the Open Recent menu from ``settings`` (called as it is about to show)."""
     menu.clear()
+    session = settings.last_session()
+    if session:
+        text = f"Last Session ({len(session)} report{'s' if len(session) > 1 else ''})"
+        action = menu.addAction(text)
+        action.setToolTip("\n".join(session))
+        action.triggered.connect(lambda _checked=False: open_paths(session))
+        menu.addSeparator()
     recent = settings.recent_files()
     for path in recent:
         action = menu.addAction(Path(path).name)
         action.setToolTip(path)
         action.setStatusTip(path)
-        action.triggered.connect(lambda _checked=False, p=path: open_path(p))
+        action.triggered.connect(lambda _checked=False, p=path: open_paths([p]))
     if recent:
         menu.addSeparator()
         menu.addAction("Clear Recent", settings.clear_recent_files)

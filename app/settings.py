@@ -92,6 +92,13 @@ class Settings:
         """Return whether hidden rows were ever saved for this set of reports (even none)."""
         return self._qsettings.contains(f"hidden/{report_set_key(report_paths)}")
 
+    def last_session(self) -> list[str]:
+        """Return the reports that were open when the window last closed."""
+        return self._get_list("session/last")
+
+    def set_last_session(self, paths: Iterable[str | Path]) -> None:
+        self._set_list("session/last", [str(p) for p in paths])
+
     def pinned_keys(self, report_paths: Iterable[str | Path]) -> list[str]:
         """Return the pinned track keys saved for this set of reports."""
         return self._get_list(f"pins/{report_set_key(report_paths)}")

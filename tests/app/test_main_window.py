@@ -368,3 +368,18 @@ def test_a_bug_while_laying_out_rows_is_reported_and_the_shown_reports_stay(
     window.report_list.remove(small_real(1))
     wait_idle(qtbot, window)
     assert _names(window) == [small_real(0).name]
+
+
+@requires_shared
+def test_the_last_session_reopens_from_the_recent_menu(qtbot, make_window) -> None:
+    first = make_window()
+    first.open_paths([small_real(0), small_real(1)])
+    wait_idle(qtbot, first)
+    first.close()
+    second = make_window()
+    second._recent_menu.aboutToShow.emit()
+    action = second._recent_menu.actions()[0]
+    assert action.text() == "Last Session (2 reports)"
+    action.trigger()
+    wait_idle(qtbot, second)
+    assert _names(second) == [small_real(0).name, small_real(1).name]
