@@ -245,7 +245,14 @@ class ReportDatabase:
             where = (
                 "WHERE 0" if plan.lo is None else f"WHERE rowid >= {a} AND rowid < {a + plan.step}"
             )
-            plan.store(a, plan.read.convert(self._read_chunk(f"{plan.read.select} {where}")))
+            table = self._read_chunk(f"{plan.read.select} {where}")
+            offset = 0
+            # Batch by batch: a multi-batch column would otherwise be combined (one more
+            # copy of everything) before landing in its output column.
+            for index, batch in enumerate(table.to_batches()):
+                plan.store(a, offset, index, plan.read.convert(batch))
+                offset += batch.num_rows
+            plan.finish_chunk(a, offset)
 
         results: list[dict[str, np.ndarray] | None] = [None] * len(plans)
         with ThreadPoolExecutor(read_workers(), thread_name_prefix="strata-read") as pool:
@@ -292,7 +299,7 @@ class ReportDatabase:
 class ColumnRead:
     """One table to read: the SELECT (without WHERE), a chunk converter, output dtypes.
 
-    ``convert`` turns one Arrow chunk into arrays; those named in ``dtypes`` are copied
+    ``convert`` turns one Arrow record batch into arrays; those named in ``dtypes`` are copied
     (with a cast) into preallocated columns, any others (e.g. an Arrow text column) are
     joined chunk by chunk.
     """
@@ -301,7 +308,7 @@ class ColumnRead:
         self,
         table: str,
         select: str,
-        convert: Callable[[pa.Table], dict[str, object]],
+        convert: Callable[[pa.RecordBatch], dict[str, object]],
         dtypes: dict[str, type],
     ) -> None:
         self.table = table
@@ -332,17 +339,21 @@ class _TablePlan:
             return [0]
         return list(range(self.lo, self.hi + 1, self.step))
 
-    def store(self, start: int, data: dict[str, object]) -> None:
+    def store(self, start: int, offset: int, index: int, data: dict[str, object]) -> None:
+        """Place one batch of chunk ``start`` (``offset`` rows into it)."""
         n = len(next(iter(data.values()))) if data else 0
         if self.lo is None:
             data = {k: v for k, v in data.items() if k not in self.read.dtypes}
         elif self.dense:
-            off = start - self.lo
+            off = start - self.lo + offset
             for name in self.read.dtypes:
                 np.copyto(self.out[name][off : off + n], data.pop(name), casting="unsafe")
         with self._lock:
-            self.counts[start] = n
-            self.parts[start] = data
+            self.parts[(start, index)] = data
+
+    def finish_chunk(self, start: int, rows: int) -> None:
+        with self._lock:
+            self.counts[start] = rows
 
     def release(self) -> None:
         """Drop this plan's references to the columns (the caller owns them now)."""
@@ -350,11 +361,10 @@ class _TablePlan:
         self.parts = {}
 
     def result(self) -> dict[str, object]:
-        starts = sorted(self.parts)
-        full = (
-            all(self.counts[a] == min(self.step, self.hi + 1 - a) for a in starts)
-            if self.lo is not None
-            else True
+        starts = sorted(self.counts)
+        keys = sorted(self.parts)
+        full = self.lo is None or all(
+            self.counts[a] == min(self.step, self.hi + 1 - a) for a in starts
         )
         if self.dense and full:
             out: dict[str, object] = dict(self.out)
@@ -368,27 +378,29 @@ class _TablePlan:
             }
         else:
             out = _concat_chunks(
-                [{n: self.parts[a].pop(n) for n in self.read.dtypes} for a in starts]
+                [{n: self.parts[k].pop(n) for n in self.read.dtypes} for k in keys]
             )
             out = {n: np.asarray(v, dtype=self.read.dtypes[n]) for n, v in out.items()}
-        rest = [self.parts[a] for a in starts]
+        rest = [self.parts[k] for k in keys]
         if rest and rest[0]:
             out.update(_concat_chunks(rest))
         return out
 
 
-def _concat_chunks(chunks: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
-    """Join per-chunk columns, freeing each chunk column as soon as it is copied."""
+def _concat_chunks(chunks: list[dict[str, object]]) -> dict[str, object]:
+    """Join per-chunk columns (NumPy, or Arrow text), freeing each part once copied."""
     if len(chunks) == 1:
         return chunks[0]
-    out: dict[str, np.ndarray] = {}
+    out: dict[str, object] = {}
     for name in list(chunks[0]):
         parts = [c.pop(name) for c in chunks]
-        out[name] = (
-            np.concatenate(parts)
-            if not isinstance(parts[0], pa.ChunkedArray)
-            else (pa.chunked_array([ch for p in parts for ch in p.chunks], type=parts[0].type))
-        )
+        if isinstance(parts[0], pa.ChunkedArray | pa.Array):
+            pieces = [
+                ch for p in parts for ch in (p.chunks if isinstance(p, pa.ChunkedArray) else [p])
+            ]
+            out[name] = pa.chunked_array(pieces, type=pieces[0].type)
+        else:
+            out[name] = np.concatenate(parts)
     return out
 
 

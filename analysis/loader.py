@@ -290,7 +290,7 @@ def _column_read(db: ReportDatabase, kind: str) -> ColumnRead:
     select = ", ".join(["rowid AS _rowid"] + [f'"{c.source}"' for c in wanted])
     select += ", text" if has_text else ""
 
-    def convert(arrow: pa.Table) -> dict[str, np.ndarray]:
+    def convert(arrow: pa.RecordBatch) -> dict[str, np.ndarray]:
         n = arrow.num_rows
         # Source dtype (zero copy); read_tables casts while copying into the final column.
         data: dict[str, object] = {"row_id": to_numpy(arrow.column("_rowid"), None)}
@@ -330,6 +330,8 @@ def _finish_nvtx(
     texts = np.empty(0, dtype=object)
     name_id = nvtx["text_id"].astype(np.int32)
     text_col = nvtx.pop("_text", None)
+    if isinstance(text_col, pa.Array):
+        text_col = pa.chunked_array([text_col])
     if text_col is not None and len(start):
         encoded = pc.dictionary_encode(text_col).combine_chunks()
         texts = np.asarray(encoded.dictionary.to_pylist(), dtype=object)
