@@ -81,3 +81,30 @@ def test_far_apart_rowids_are_read_in_one_piece(report_copy: Path) -> None:
         f"localMemoryPerThread, localMemoryTotal, gridId FROM {KERNELS} WHERE rowid = 1",
     )
     _assert_same_rows(report_copy, "kernels", KERNELS)
+
+
+@requires_shared
+def test_cancel_stops_loading_and_leaves_no_cache_entry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    from analysis import CancelledError, cache
+
+    monkeypatch.setenv("STRATA_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(_sqlite, "CHUNK_ROWS", 100)
+    path = next(p for p in real_reports() if "cloverleaf" in p.name)
+    cancel = threading.Event()
+    seen: list[float] = []
+
+    def progress(fraction: float, _text: str) -> None:
+        seen.append(fraction)
+        if fraction > 0.2:
+            cancel.set()
+
+    with pytest.raises(CancelledError):
+        open_report(path, progress=progress, cancel=cancel)
+    assert max(seen) < 0.9
+    reports = tmp_path / "cache" / "reports"
+    assert not (reports / cache.cache_key(path)).exists()
+    assert not [p for p in reports.iterdir() if p.name.startswith(".tmp-")]
