@@ -3,6 +3,18 @@
 Every table and column is probed first (spec §1.1 "lazy tables", §2 loader
 recommendations); a missing table gives an empty event table, a missing optional column its
 fill value. Event tables are sorted by ``(track_id, start_ns)``.
+
+How it is fast (benchmarks/bench_load.py, 2-core machine):
+
+* tables are read in rowid ranges by one reader thread per core, each with its own ADBC
+  connection; Arrow batches are copied straight into preallocated NumPy columns of the final
+  dtype (no full Arrow table, no concatenation);
+* each table is built as soon as its last range arrives (validation, nesting levels, track
+  codes, sort) and handed to ``table_sink`` (the cache writer) while later tables are still
+  being read; the GPU tables come first, the CUDA API last;
+* track codes are O(n) (single-valued key columns cost two reductions), the (track, start)
+  order is skipped when the rows already are in it and is a radix sort of int16 codes when
+  only the tracks interleave; nesting levels touch only clusters of overlapping calls.
 """
 
 from __future__ import annotations
