@@ -108,3 +108,49 @@ def test_cancel_stops_loading_and_leaves_no_cache_entry(
     reports = tmp_path / "cache" / "reports"
     assert not (reports / cache.cache_key(path)).exists()
     assert not [p for p in reports.iterdir() if p.name.startswith(".tmp-")]
+
+
+def _scale_report_module():  # noqa: ANN202 - a module
+    import importlib.util
+
+    from tests.conftest import ROOT
+
+    spec = importlib.util.spec_from_file_location(
+        "scale_report", ROOT / "benchmarks/scale_report.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@requires_shared
+def test_scaled_report_keeps_counts_pairs_and_order(tmp_path: Path) -> None:
+    """The benchmark input builder: copies x source rows, kernels paired with API calls."""
+    src = next(p for p in real_reports() if "vector_add_profile_v3" in p.name)
+    dst = _scale_report_module().scale_report(src, tmp_path / "big.sqlite", 0, copies=5)
+    con = sqlite3.connect(f"file:{src}?mode=ro", uri=True)
+    n_kernels, n_api = (
+        con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in (KERNELS, RUNTIME)
+    )
+    (src_duration,) = con.execute("SELECT duration FROM ANALYSIS_DETAILS").fetchone()
+    con.close()
+    report = open_report(dst, use_cache=False)
+    assert len(report.kernels) == 5 * n_kernels
+    assert len(report.cuda_api) == 5 * n_api
+    con = sqlite3.connect(f"file:{dst}?mode=ro", uri=True)
+    (paired,) = con.execute(
+        f"SELECT count(*) FROM {KERNELS} k JOIN {RUNTIME} r ON r.correlationId = k.correlationId "
+        "AND (r.globalTid >> 24) & 16777215 = (k.globalPid >> 24) & 16777215"
+    ).fetchone()
+    (duration,) = con.execute("SELECT duration FROM ANALYSIS_DETAILS").fetchone()
+    (shift,) = con.execute(
+        f"SELECT b.start - a.start FROM {KERNELS} a, {KERNELS} b "
+        f"WHERE a.rowid = 1 AND b.rowid = {n_kernels + 1}"
+    ).fetchone()
+    con.close()
+    assert paired == 5 * n_kernels
+    # Each copy starts after the previous one ends; the capture grows by the added copies.
+    assert shift > 0
+    assert duration == src_duration + 4 * shift
+    starts = report.kernels.start_ns
+    assert np.all(np.diff(starts) >= 0)
