@@ -356,9 +356,17 @@ def _nvtx_gpu_slices(report: Report) -> SliceTable | None:
 
 
 def _default_device(report: Report) -> int:
+    """The device projected ranges go under: the one GPU with work, or -1 for several.
+
+    ``project_nvtx`` does not say which device a range's GPU work ran on; with several
+    devices the rows get their own group rather than a guess.
+    """
     keys = report.tables["kernels"].track_keys
-    if len(keys):
-        return int(keys["device_id"].min())
+    devices = np.unique(keys["device_id"].to_numpy()) if len(keys) else np.empty(0)
+    if len(devices) == 1:
+        return int(devices[0])
+    if len(devices) > 1:
+        return -1
     return int(report.gpus["device_id"].min()) if len(report.gpus) else 0
 
 
@@ -535,6 +543,8 @@ def _gpu_tracks(
             )
             tracks.append(Track(key, label, group, index, "gpu_stream", parts))
         tracks += _projected_tracks(tables, device, group, base, index)
+    group = (name, "CUDA HW", "NVTX projected (all GPUs)")
+    tracks += _projected_tracks(tables, -1, group, f"{name}/gpus", index)
     return tracks
 
 
