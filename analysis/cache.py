@@ -130,6 +130,8 @@ class EntryWriter:
                 pa.Table.from_pandas(table.track_keys, preserve_index=False),
             )
             self.layout[kind] = {"columns": list(table.columns), "constants": constants}
+            if not _MAP_WHILE_WRITING:
+                return None
             columns = _mapped_columns(self.tmp, kind, n, self.layout[kind])
         except (OSError, pa.ArrowException) as exc:
             self._fail(exc)
@@ -177,6 +179,10 @@ def store(report: Report, key: str) -> bool:
         return True
     return EntryWriter(key).finish(report)
 
+
+#: Windows cannot rename a folder whose files are mapped, so there the written tables are
+#: not swapped for their mapped copies until the entry is published.
+_MAP_WHILE_WRITING = os.name != "nt"
 
 #: A temporary entry folder older than this was left by a process that died mid-write.
 _ABANDONED_S = 3600.0

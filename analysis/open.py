@@ -18,7 +18,7 @@ from analysis import cache
 from analysis._sqlite import SQLITE_MAGIC
 from analysis.errors import ExportError, NotAReportError, UnsupportedVersionError
 from analysis.loader import load_sqlite
-from analysis.model import Report
+from analysis.model import EventTable, Report
 
 __all__ = ["REPORT_SUFFIXES", "find_nsys", "find_reports", "open_report", "open_reports"]
 
@@ -143,12 +143,19 @@ def _open_sqlite(
     if progress:
         progress(0.95, "writing cache")
     if writer.finish(report):
-        # The event tables are already the entry's memory-mapped files (file-backed, so the
-        # freshly read arrays are freed: 2 M events, 450 MiB -> 20 MiB resident).
+        # The event tables are the entry's memory-mapped files (file-backed, so the freshly
+        # read arrays are freed: 2 M events, 450 MiB -> 20 MiB resident).
+        if not all(_is_mapped(t) for t in report.tables.values()):
+            report = cache.load_cached(key, shown_as) or report
         _release_freed_memory()
     if progress:
         progress(1.0, "loaded")
     return report
+
+
+def _is_mapped(table: EventTable) -> bool:
+    """Whether a table's columns are views (mapped or zero-stride), not owned arrays."""
+    return all(column.base is not None for column in table.columns.values())
 
 
 def _release_freed_memory() -> None:

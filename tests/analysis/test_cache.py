@@ -188,3 +188,16 @@ def test_single_valued_columns_cost_no_bytes_and_read_the_same(private_cache: Pa
         for name, column in table.columns.items():
             assert other[name].dtype == column.dtype, (kind, name)
             np.testing.assert_array_equal(other[name], column)
+
+
+@requires_shared
+def test_entry_is_published_when_tables_are_not_mapped_while_writing(
+    private_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The Windows path: no table is swapped for its mapped copy before the rename.
+    monkeypatch.setattr(cache, "_MAP_WHILE_WRITING", False)
+    path = _small_report()
+    report = open_report(path)
+    assert _entries() == {cache.cache_key(path)}
+    assert len(report.kernels) == _count(path, KERNELS)
+    assert all(c.base is not None for c in report.kernels.columns.values())
