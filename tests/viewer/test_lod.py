@@ -74,3 +74,23 @@ def test_merge_keeps_the_densest_part() -> None:
     assert merged.part.tolist() == [0, 1]
     assert merged.alpha[0] == 1.0
     assert merged.alpha[1] == pytest.approx(PEAK_MIN_ALPHA)
+
+
+def test_lod_and_rows_import_no_qt() -> None:
+    import ast
+    from pathlib import Path
+
+    import viewer.lod
+    import viewer.rows
+
+    for module in (viewer.lod, viewer.rows):
+        tree = ast.parse(Path(module.__file__).read_text())
+        names = {
+            (n.module or "").split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+        } | {
+            a.name.split(".")[0]
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Import)
+            for a in n.names
+        }
+        assert not names & {"PySide6", "shiboken6", "pyqtgraph"}, module.__name__
