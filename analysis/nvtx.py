@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
+import pandas as pd
 
 from analysis.model import Report
 from analysis.schema import NVTX_PUSHPOP_TYPES, NVTX_RANGE_TYPES, NVTX_STARTEND_TYPES, pid_of
@@ -129,8 +130,8 @@ def containing_bounds(
     ``range_start <= item_start <= range_end``.
     """
     all_tid = np.concatenate([range_tid, range_tid, item_tid])
-    uniq, inverse = np.unique(all_tid, return_inverse=True)
-    inverse = inverse.ravel().astype(np.int64)
+    inverse, uniq = pd.factorize(all_tid, sort=False)  # hashing: no sort of every id
+    inverse = inverse.astype(np.int64)
     n_r = len(range_tid)
     times = np.concatenate([range_start_ns, range_end_ns, item_start_ns])
     if len(times) == 0:

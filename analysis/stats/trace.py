@@ -54,9 +54,9 @@ def _checks(report: Report) -> list[str]:
 
 
 def _labels(mapping: dict[int, str], ids: np.ndarray) -> np.ndarray:
-    uniq, inverse = np.unique(ids, return_inverse=True)
+    codes, uniq = pd.factorize(ids, sort=False)
     table = np.array([mapping.get(int(i)) for i in uniq], dtype=object)
-    return table[inverse.ravel()] if len(ids) else np.empty(0, dtype=object)
+    return table[codes] if len(ids) else np.empty(0, dtype=object)
 
 
 def _part(report: Report, kind: str, args: tuple[str, ...]) -> pd.DataFrame:
@@ -93,7 +93,7 @@ def _part(report: Report, kind: str, args: tuple[str, ...]) -> pd.DataFrame:
     devices = table["device_id"]
     # printf('%s (%d)', name, deviceId): a NULL name prints as an empty string.
     part["Device"] = _labels(
-        {int(d): f"{gpu_names.get(int(d), '')} ({int(d)})" for d in np.unique(devices)}, devices
+        {int(d): f"{gpu_names.get(int(d), '')} ({int(d)})" for d in pd.unique(devices)}, devices
     )
     part["Ctx"] = table["context_id"]
     green = table["green_context_id"].astype(object)
