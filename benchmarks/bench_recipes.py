@@ -44,7 +44,7 @@ class _WorkerPeak:
 
     Pool workers are children of multiprocessing's fork server and Dask workers children of
     their nannies, so ``RUSAGE_CHILDREN`` of the driver does not see them; ``VmHWM`` is each
-    process's own high-water mark, so sampling every 0.1 s misses no peak of a live worker.
+    process's own high-water mark, so sampling every 0.5 s misses no peak of a live worker.
     """
 
     def __init__(self) -> None:
@@ -65,7 +65,7 @@ class _WorkerPeak:
         import psutil
 
         me = psutil.Process()
-        while not self._stop.wait(0.1):
+        while not self._stop.wait(0.5):
             for child in me.children(recursive=True):
                 self.peak_bytes = max(self.peak_bytes, _hwm_bytes(child.pid))
                 try:
