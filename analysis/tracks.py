@@ -515,9 +515,9 @@ def _gpu_tracks(
     tracks = []
     for device, streams in frame.groupby("device_id", sort=True):
         device = int(device)
-        gpu_label = (
-            f"GPU {device} · {gpu_names[device]}" if gpu_names.get(device) else f"GPU {device}"
-        )
+        # "NVIDIA H100 80GB HBM3" -> "H100 80GB HBM3": the vendor says nothing here.
+        gpu_name = str(gpu_names.get(device) or "").removeprefix("NVIDIA ").strip()
+        gpu_label = f"GPU {device} · {gpu_name}" if gpu_name else f"GPU {device}"
         group = (name, "CUDA HW", gpu_label)
         base = f"{name}/gpu{device}"
         streams = streams.sort_values(["stream_id", "global_pid", "context_id"])

@@ -39,7 +39,7 @@ class Theme:
     pin_area_edge: int = 0xFF4A90D9
     box_text: int = 0xFF101215
     box_text_light: int = 0xFFF2F4F7
-    header_width_px: int = 300
+    header_width_px: int = 256
     ruler_height_px: int = 28
     row_height_px: int = 20
     group_height_px: int = 22
