@@ -82,10 +82,10 @@ def test_recipe_diff_of_two_outputs(
     ],
 )
 def test_bad_recipe_arguments_exit_2(
-    args: list[str], needle: str, ranks: Path, capsys: pytest.CaptureFixture[str]
+    args: list[str], needle: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     name, *rest = args
-    assert main(["recipe", name, "--input", str(ranks), "--quiet", *rest]) == 2
+    assert main(["recipe", name, "--input", str(tmp_path), "--quiet", *rest]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1
     assert needle in err[0]
