@@ -120,6 +120,38 @@ def _phase_pandas(path: Path) -> dict:
     return {"seconds": seconds, "groups": groups}
 
 
+def _phase_projection(n_ranges: int, n_calls: int, threads: int = 8) -> dict:
+    """The NVTX projection's vectorised core on synthetic nested ranges and launches.
+
+    ``threads`` threads each make back-to-back 100 ns launch calls every 1 us; each thread
+    has three-deep nested ranges (outer 30 calls, middle ~20, inner ~4), ``n_ranges`` in all.
+    """
+    import numpy as np
+
+    from analysis.projection import _levels, _project, _stacks, range_parents
+
+    per = n_calls // threads
+    tid = np.repeat(np.arange(threads, dtype=np.int64) + (1 << 48), per)
+    start = np.tile(np.arange(per, dtype=np.int64) * 1000, threads)
+    launches = {"tid": tid, "start": start, "end": start + 100, "gpu_start": start + 5000,
+                "gpu_end": start + 5050}  # fmt: skip
+    outer = np.arange(n_ranges // threads // 3, dtype=np.int64) * 30_000
+    r_start = np.tile(np.concatenate([outer, outer + 10, outer + 5_000]), threads)
+    r_end = np.tile(np.concatenate([outer + 29_990, outer + 20_000, outer + 9_000]), threads)
+    r_tid = np.repeat(np.arange(threads, dtype=np.int64) + (1 << 48), len(r_start) // threads)
+    row_id = np.arange(len(r_tid), dtype=np.int64) + 1
+
+    def run() -> int:
+        per_range, _ = _project({"tid": r_tid, "start": r_start, "end": r_end}, launches)
+        parent = range_parents(r_tid, r_start, r_end, row_id)
+        level = _levels(parent)
+        _stacks(parent, level, row_id)
+        return int(per_range["count"].sum())
+
+    pairs, seconds = timed(run)
+    return {"seconds": seconds, "ranges": len(r_tid), "calls": len(tid), "pairs": pairs}
+
+
 def _nsys_stats(nsys: str, path: Path) -> float:
     env = dict(os.environ, LANG="C.UTF-8")
     with tempfile.TemporaryDirectory(prefix="bench-nsys-", dir=path.parent) as tmp:
@@ -168,7 +200,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--full-open", action="store_true", help="also time a full first open_report (slow)"
     )
-    parser.add_argument("--phase", choices=("sql", "strata", "pandas"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--projection",
+        type=int,
+        nargs=2,
+        metavar=("RANGES", "CALLS"),
+        default=(1_000_000, 10_000_000),
+        help="sizes of the synthetic NVTX projection run (0 0 to skip)",
+    )
+    parser.add_argument(
+        "--phase", choices=("sql", "strata", "pandas", "projection"), help=argparse.SUPPRESS
+    )
     parser.add_argument("--backend", default="numpy", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.phase == "sql":
@@ -179,6 +221,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.phase == "pandas":
         print_phase_result(_phase_pandas(args.report))
+        return 0
+    if args.phase == "projection":
+        print_phase_result(_phase_projection(*args.projection))
         return 0
     args.workdir.mkdir(parents=True, exist_ok=True)
     path = _ensure_report(args)
@@ -205,6 +250,11 @@ def main(argv: list[str] | None = None) -> int:
             )
     sql = None if args.skip_sql else run_phase(script, ["--phase", "sql", "--report", str(path)])
     nsys_s = _nsys_stats(nsys, path) if nsys else None
+    proj = None
+    if args.projection[0] and args.projection[1]:
+        sizes = [str(n) for n in args.projection]
+        proj = run_phase(script, ["--phase", "projection", "--projection", *sizes], {
+            "PYTHONPATH": str(REPO)})  # fmt: skip
 
     print(f"report {path.name}: {cold['kernels']:,} kernels, {cold['api']:,} CUDA API calls")
     cold_s = cold["open"] + cold["stats"]
@@ -238,6 +288,13 @@ def main(argv: list[str] | None = None) -> int:
         print("aggregation alone, CuPy            not run: no usable GPU (CuPy or device missing)")
     if sql is not None:
         print(f"{'SQLite SQL / Strata aggregation':34s} {sql['seconds'] / warm['aggregate']:9.1f}x")
+    if proj is not None:
+        _line(
+            "NVTX projection core (synthetic)",
+            proj["seconds"],
+            f"{proj['ranges']:,} ranges x {proj['calls']:,} launches "
+            f"({proj['pairs']:,} range-launch pairs)",
+        )
     return 0
 
 
