@@ -314,3 +314,18 @@ def test_wheel_zooms_about_the_cursor_and_drag_pans(make_timeline, qtbot) -> Non
     p0, p1 = widget.view_range()
     assert p0 > z0
     assert p1 - p0 == z1 - z0
+
+
+def test_offsets_shift_a_report_on_the_shared_axis(make_timeline) -> None:
+    widget = make_timeline(CONCURRENT)
+    start, end, name, stream = _longest_kernel(CONCURRENT)
+    key = next(t.key for t in widget.tracks() if t.label == f"Stream {stream}")
+    duration = end - start
+    shift = 3 * duration
+    widget.set_view_range(start - duration, end + 4 * duration)
+    widget.set_offsets([shift])
+    assert widget.offsets() == [shift]
+    image = render_to_image(widget, (1200, 700))
+    y, h = widget.row_rect(key)
+    moved = image.pixel(int(widget.x_of((start + end) // 2 + shift)), y + h // 2) & 0xFFFFFF
+    assert moved == name_argb(name) & 0xFFFFFF
