@@ -245,14 +245,19 @@ class ReportDatabase:
             where = (
                 "WHERE 0" if plan.lo is None else f"WHERE rowid >= {a} AND rowid < {a + plan.step}"
             )
-            table = self._read_chunk(f"{plan.read.select} {where}")
+            table = self._read_chunk(f"{plan.select} {where}")
             offset = 0
             # Batch by batch: a multi-batch column would otherwise be combined (one more
             # copy of everything) before landing in its output column.
             for index, batch in enumerate(table.to_batches()):
                 plan.store(a, offset, index, plan.read.convert(batch))
                 offset += batch.num_rows
-            plan.finish_chunk(a, offset)
+            rowids = None
+            if plan.synthesizes_rowids and offset != plan.expected_rows(a):
+                # A chunk with rowid gaps: fetch its rowids (one narrow query).
+                ids = self._read_chunk(f'SELECT rowid FROM "{plan.read.table}" {where}')
+                rowids = to_numpy(ids.column(0), np.int64)
+            plan.finish_chunk(a, offset, rowids)
 
         results: list[dict[str, np.ndarray] | None] = [None] * len(plans)
         with ThreadPoolExecutor(read_workers(), thread_name_prefix="strata-read") as pool:
@@ -301,7 +306,9 @@ class ColumnRead:
 
     ``convert`` turns one Arrow record batch into arrays; those named in ``dtypes`` are copied
     (with a cast) into preallocated columns, any others (e.g. an Arrow text column) are
-    joined chunk by chunk.
+    joined chunk by chunk. ``rowid_name`` names an output column (in ``dtypes``) that
+    receives each row's rowid; ``convert`` gets it as an ``_rowid`` column only when the
+    rowids cannot be inferred from the range.
     """
 
     def __init__(
@@ -310,11 +317,13 @@ class ColumnRead:
         select: str,
         convert: Callable[[pa.RecordBatch], dict[str, object]],
         dtypes: dict[str, type],
+        rowid_name: str | None = None,
     ) -> None:
         self.table = table
         self.select = select
         self.convert = convert
         self.dtypes = dtypes
+        self.rowid_name = rowid_name
 
 
 class _TablePlan:
@@ -330,6 +339,12 @@ class _TablePlan:
         self.step = CHUNK_ROWS if self.dense else rows
         size = rows if self.dense else 0
         self.out = {name: np.empty(size, dtype=dt) for name, dt in read.dtypes.items()}
+        # Dense rowids (nsys writes 1..n) are not read at all: a full chunk's rowids are its
+        # range. ADBC spends ~1/8 of a CUDA API read on that column otherwise.
+        self.synthesizes_rowids = read.rowid_name is not None and self.dense and span is not None
+        self.select = read.select
+        if read.rowid_name is not None and not self.synthesizes_rowids:
+            self.select = "SELECT rowid AS _rowid, " + read.select.removeprefix("SELECT ")
         self.counts: dict[int, int] = {}
         self.parts: dict[int, dict[str, object]] = {}
         self._lock = threading.Lock()
@@ -347,11 +362,19 @@ class _TablePlan:
         elif self.dense:
             off = start - self.lo + offset
             for name in self.read.dtypes:
-                np.copyto(self.out[name][off : off + n], data.pop(name), casting="unsafe")
+                if name in data:
+                    np.copyto(self.out[name][off : off + n], data.pop(name), casting="unsafe")
         with self._lock:
             self.parts[(start, index)] = data
 
-    def finish_chunk(self, start: int, rows: int) -> None:
+    def expected_rows(self, start: int) -> int:
+        return min(self.step, self.hi + 1 - start)
+
+    def finish_chunk(self, start: int, rows: int, rowids: np.ndarray | None) -> None:
+        if self.synthesizes_rowids:
+            off = start - self.lo
+            target = self.out[self.read.rowid_name][off : off + rows]
+            target[:] = np.arange(start, start + rows) if rowids is None else rowids
         with self._lock:
             self.counts[start] = rows
 

@@ -299,13 +299,15 @@ def _column_read(db: ReportDatabase, kind: str) -> ColumnRead:
     present = set(db.columns(table))
     wanted = [c for c in cols if c.source in present]
     has_text = kind == "nvtx" and "text" in present
-    select = ", ".join(["rowid AS _rowid"] + [f'"{c.source}"' for c in wanted])
+    select = ", ".join(f'"{c.source}"' for c in wanted)
     select += ", text" if has_text else ""
 
     def convert(arrow: pa.RecordBatch) -> dict[str, np.ndarray]:
         n = arrow.num_rows
         # Source dtype (zero copy); read_tables casts while copying into the final column.
-        data: dict[str, object] = {"row_id": to_numpy(arrow.column("_rowid"), None)}
+        data: dict[str, object] = {}
+        if "_rowid" in arrow.schema.names:
+            data["row_id"] = to_numpy(arrow.column("_rowid"), None)
         for c in cols:
             if c.source not in present:
                 data[c.name] = np.full(n, c.fill, dtype=c.dtype)
@@ -322,7 +324,7 @@ def _column_read(db: ReportDatabase, kind: str) -> ColumnRead:
         return data
 
     dtypes = {"row_id": np.int64, **{c.name: c.dtype for c in cols}}
-    return ColumnRead(table, f'SELECT {select} FROM "{table}"', convert, dtypes)
+    return ColumnRead(table, f'SELECT {select} FROM "{table}"', convert, dtypes, "row_id")
 
 
 def _finish_nvtx(
