@@ -298,7 +298,7 @@ def _map_processes(
     tick: Callable[[int], None],
 ) -> list[MapResult]:
     results: list[MapResult | None] = [None] * len(paths)
-    with ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context()) as pool:
+    with ProcessPoolExecutor(min(workers, len(paths)), mp_context=_pool_context()) as pool:
         futures = {pool.submit(map_report, name, p, options): i for i, p in enumerate(paths)}
         try:
             for future in as_completed(futures):
@@ -363,7 +363,7 @@ def _map_dask(
     elif scheduler_file is not None:
         client = Client(scheduler_file=str(scheduler_file))
     else:
-        cluster = _local_cluster(workers)
+        cluster = _local_cluster(min(workers, len(paths)))
         client = Client(cluster)
     try:
         # Keys are unique per run: a shared scheduler may hold another run's results.
