@@ -212,8 +212,10 @@ def run_recipe(
         raise AnalysisError(f"unknown mode {mode!r}; choose one of: {', '.join(MODES)}")
     paths = _expand(recipe.takes_reports, inputs)
     recipe.check_inputs(paths)
+    if not paths:
+        raise AnalysisError(f"recipe {name!r} needs at least one input report")
     labels = file_labels(paths)
-    workers = max(1, workers or os.cpu_count() or 1)
+    workers = max(1, min(workers or os.cpu_count() or 1, len(paths)))
     if mode == "processes" and len(paths) <= 1:
         mode = "serial"  # a pool for one report only adds its start-up time
     started = datetime.now(timezone.utc)
@@ -298,7 +300,7 @@ def _map_processes(
     tick: Callable[[int], None],
 ) -> list[MapResult]:
     results: list[MapResult | None] = [None] * len(paths)
-    with ProcessPoolExecutor(min(workers, len(paths)), mp_context=_pool_context()) as pool:
+    with ProcessPoolExecutor(workers, mp_context=_pool_context()) as pool:
         futures = {pool.submit(map_report, name, p, options): i for i, p in enumerate(paths)}
         try:
             for future in as_completed(futures):
@@ -363,7 +365,7 @@ def _map_dask(
     elif scheduler_file is not None:
         client = Client(scheduler_file=str(scheduler_file))
     else:
-        cluster = _local_cluster(min(workers, len(paths)))
+        cluster = _local_cluster(workers)
         client = Client(cluster)
     try:
         # Keys are unique per run: a shared scheduler may hold another run's results.
