@@ -8,7 +8,8 @@ and there is no scene graph to keep in sync with thousands of rows.
 
 Navigation (as Perfetto / chrome://tracing): wheel zooms about the cursor, drag pans,
 W/S zoom, A/D pan, F or double-click fits, Shift-drag selects a time range (Z zooms to it),
-Esc clears; Shift+wheel, the scroll bar or a wheel over the row headers scroll rows.
+Esc clears; Shift+wheel, the scroll bar, a wheel over the row headers, the arrow and page keys
+scroll rows.
 """
 
 from __future__ import annotations
@@ -451,6 +452,12 @@ class TimelineWidget(QWidget):
         elif key == Qt.Key.Key_Escape:
             self.select_time_range(None)
             self.select_event(None)
+        elif key in (Qt.Key.Key_Up, Qt.Key.Key_Down):
+            step = self.theme.row_height_px
+            self.scroll_rows(step if key == Qt.Key.Key_Down else -step)
+        elif key in (Qt.Key.Key_PageUp, Qt.Key.Key_PageDown):
+            page = max(self.height() - self._scroll_top() - self.theme.row_height_px, 1)
+            self.scroll_rows(page if key == Qt.Key.Key_PageDown else -page)
         else:
             super().keyPressEvent(event)
 

@@ -329,3 +329,14 @@ def test_offsets_shift_a_report_on_the_shared_axis(make_timeline) -> None:
     y, h = widget.row_rect(key)
     moved = image.pixel(int(widget.x_of((start + end) // 2 + shift)), y + h // 2) & 0xFFFFFF
     assert moved == name_argb(name) & 0xFFFFFF
+
+
+def test_arrow_and_page_keys_scroll_rows(make_timeline, qtbot) -> None:
+    widget = make_timeline(CONCURRENT, SERIAL, size=(900, 300))
+    qtbot.keyClick(widget, Qt.Key.Key_Down)
+    assert widget.scroll_offset() == widget.theme.row_height_px
+    qtbot.keyClick(widget, Qt.Key.Key_PageDown)
+    assert widget.scroll_offset() > 3 * widget.theme.row_height_px
+    qtbot.keyClick(widget, Qt.Key.Key_PageUp)
+    qtbot.keyClick(widget, Qt.Key.Key_Up)
+    assert widget.scroll_offset() == 0
