@@ -222,19 +222,12 @@ def run_recipe(
     t0 = time.perf_counter()
     tick = _ticker(labels, progress)
     if mode == "serial":
-        results = [_tick(tick, i, map_report(name, p, options)) for i, p in enumerate(paths)]
+        results = _map_serial(name, paths, options, tick)
     elif mode == "processes":
         results = _map_processes(name, paths, options, workers, tick)
     else:
         results = _map_dask(name, paths, options, workers, scheduler, scheduler_file, tick)
-    failures, no_data, partials = [], [], []
-    for label, path, result in zip(labels, paths, results, strict=True):
-        if result.error is not None:
-            failures.append(ReportFailure(label, path, result.error))
-        elif result.partial is None:
-            no_data.append(label)
-        else:
-            partials.append(FilePartial(label, path, result.partial))
+    failures, no_data, partials = _sort_results(labels, paths, results)
     if not partials:
         raise AnalysisError(_nothing_message(name, failures, no_data))
     output = recipe.reduce(partials, options)
@@ -275,9 +268,29 @@ def _ticker(labels: Sequence[str], progress: Progress | None) -> Callable[[int],
     return tick
 
 
-def _tick(tick: Callable[[int], None], index: int, result: MapResult) -> MapResult:
-    tick(index)
-    return result
+def _sort_results(
+    labels: Sequence[str], paths: Sequence[Path], results: Sequence[MapResult]
+) -> tuple[list[ReportFailure], list[str], list[FilePartial]]:
+    """Split map results into (failures, labels without data, partials), in rank order."""
+    failures, no_data, partials = [], [], []
+    for label, path, result in zip(labels, paths, results, strict=True):
+        if result.error is not None:
+            failures.append(ReportFailure(label, path, result.error))
+        elif result.partial is None:
+            no_data.append(label)
+        else:
+            partials.append(FilePartial(label, path, result.partial))
+    return failures, no_data, partials
+
+
+def _map_serial(
+    name: str, paths: Sequence[Path], options: RecipeOptions, tick: Callable[[int], None]
+) -> list[MapResult]:
+    results = []
+    for index, path in enumerate(paths):
+        results.append(map_report(name, path, options))
+        tick(index)
+    return results
 
 
 def _pool_context():
