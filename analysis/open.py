@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import logging
 import os
 import re
@@ -193,7 +194,9 @@ def _export(path: Path, progress: Progress | None) -> Path:
         )
     out_dir = cache.cache_root() / "exports"
     out_dir.mkdir(parents=True, exist_ok=True)
-    out = out_dir / f"{cache.cache_key(path)}.sqlite"
+    # "<path digest>-<key>": a re-recorded report (new size/mtime) replaces its old export.
+    digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:12]
+    out = out_dir / f"{digest}-{cache.cache_key(path)}.sqlite"
     if out.is_file():
         return out
     tmp = out_dir / f".{out.stem}.{os.getpid()}.{threading.get_ident()}.sqlite"
@@ -216,6 +219,9 @@ def _export(path: Path, progress: Progress | None) -> Path:
         detail = lines[-1] if lines else f"exit status {code}"
         raise ExportError(path, f"nsys export failed: {detail}")
     os.replace(tmp, out)
+    for old in out_dir.glob(f"{digest}-*.sqlite"):
+        if old != out:
+            old.unlink(missing_ok=True)
     return out
 
 

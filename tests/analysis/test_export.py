@@ -61,8 +61,7 @@ def test_report_file_is_exported_into_the_cache_with_progress(
     siblings = set(path.parent.iterdir())
     steps: list[tuple[float, str]] = []
     report = open_report(path, progress=lambda f, text: steps.append((f, text)))
-    exported = private_cache / "exports" / f"{cache.cache_key(path)}.sqlite"
-    assert exported.is_file()
+    (exported,) = (private_cache / "exports").glob(f"*-{cache.cache_key(path)}.sqlite")
     assert any(text == "nsys export" for _, text in steps)
     assert [f for f, _ in steps] == sorted(f for f, _ in steps)
     assert steps[-1][0] == 1.0
@@ -85,7 +84,7 @@ def test_report_file_is_exported_into_the_cache_with_progress(
 def test_second_open_of_a_report_file_reuses_the_export(private_cache: Path) -> None:
     path = REP_DIR / READABLE[0]
     open_report(path, use_cache=False)
-    exported = private_cache / "exports" / f"{cache.cache_key(path)}.sqlite"
+    (exported,) = (private_cache / "exports").glob(f"*-{cache.cache_key(path)}.sqlite")
     mtime = exported.stat().st_mtime_ns
     steps: list[str] = []
     open_report(path, progress=lambda _f, text: steps.append(text), use_cache=False)
@@ -170,3 +169,20 @@ def test_nsys_failure_is_an_export_error_naming_the_file(
     path = _fake_report_file(tmp_path)
     with pytest.raises(ExportError, match="run.nsys-rep.*could not open the report"):
         open_report(path)
+
+
+@requires_shared
+@requires_nsys
+def test_touched_report_file_replaces_its_old_export(tmp_path: Path, private_cache: Path) -> None:
+    import shutil
+
+    path = tmp_path / "run.nsys-rep"
+    shutil.copyfile(REP_DIR / READABLE[0], path)
+    first = open_report(path)
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    again = open_report(path)
+    assert len(again.kernels) == len(first.kernels)
+    exports = list((private_cache / "exports").glob("*.sqlite"))
+    assert [p.name.split("-", 1)[1] for p in exports] == [f"{cache.cache_key(path)}.sqlite"]
+    assert len(list((private_cache / "reports").iterdir())) == 1
