@@ -189,7 +189,9 @@ class StatsRecipe(Recipe):
         # spec §5.3: rank_stats sorted by File, then Total desc (files are in rank order).
         rank = {f: i for i, f in enumerate(p.file for p in partials)}
         table["_rank"] = table["File"].map(rank)
-        table = table.sort_values(["_rank", self.stat_names[0]], ascending=[True, False])
+        table = table.sort_values(
+            ["_rank", self.stat_names[0]], ascending=[True, False], kind="stable"
+        )
         return table.drop(columns="_rank").reset_index(drop=True)
 
     def by_file_table(self, rank_stats: pd.DataFrame, files: Sequence[str]) -> pd.DataFrame:
