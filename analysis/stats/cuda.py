@@ -22,6 +22,7 @@ from analysis.projection import api_index_of, api_matches
 from analysis.schema import pid_of, tid_of
 from analysis.stats._base import (
     SkipReport,
+    durations,
     factorize_rows,
     grouped,
     order_rows,
@@ -102,7 +103,7 @@ def _kernel_summary(report: Report, args: tuple[str, ...], xp: ModuleType, gb: b
         require(report, report.has_source("NVTX_EVENTS"), "NV Tools Extension (NVTX) data")
     if gb:
         return _kernel_gb_summary(report, args, xp)
-    dur = report.kernels.duration_ns
+    dur = durations(report.kernels)
     if "nvtx-name" in args:
         names = kernel_names(report, args)
         labels, stats = grouped(names, dur, xp)
@@ -182,7 +183,7 @@ def cuda_api_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
     require(report, report.has_source(_RUNTIME), "CUDA trace data")
     api = report.cuda_api
     # Grouped by string id, *then* the version suffix is dropped (spec §3.3).
-    stats = group_stats(_null_last(api["name_id"], report), api.duration_ns, xp)
+    stats = group_stats(_null_last(api["name_id"], report), durations(api), xp)
     names = strip_api_version(report.strings.lookup(_null_back(stats.keys, report)))
     frame = pd.DataFrame(
         {"Time": time_percent(stats.total), **stat_block(stats, count_name="Num Calls"),

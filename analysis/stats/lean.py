@@ -45,12 +45,12 @@ _LEAN_COLUMNS = {
     "cuda_api": ("CUPTI_ACTIVITY_KIND_RUNTIME", [("name_id", "nameId", np.int32, -1)]),
 }  # fmt: skip
 
-#: Report specs computable from the lean columns alone.
+#: Report specs computable from the lean columns alone -> (table kind, name columns read).
 LEAN_REPORTS = {
-    "cuda_gpu_kern_sum": "kernels",
-    "cuda_gpu_kern_sum:base": "kernels",
-    "cuda_gpu_kern_sum:mangled": "kernels",
-    "cuda_api_sum": "cuda_api",
+    "cuda_gpu_kern_sum": ("kernels", ("name_id",)),
+    "cuda_gpu_kern_sum:base": ("kernels", ("name_id", "short_name_id")),
+    "cuda_gpu_kern_sum:mangled": ("kernels", ("name_id", "mangled_name_id")),
+    "cuda_api_sum": ("cuda_api", ("name_id",)),
 }
 _FORMAT = 1
 
@@ -74,18 +74,21 @@ def open_for_stats(path: str | Path, specs: Iterable[str], use_cache: bool = Tru
         (``report.has_source`` still answers for every table of the file).
     """
     path = Path(path)
-    kinds = {LEAN_REPORTS.get(s.strip()) for s in specs}
-    if None in kinds or not kinds or not _is_sqlite(path):
+    needs = [LEAN_REPORTS.get(s.strip()) for s in specs]
+    if None in needs or not needs or not _is_sqlite(path):
         return open_report(path, use_cache=use_cache)
+    wanted: dict[str, set[str]] = {}
+    for kind, names in needs:
+        wanted.setdefault(kind, set()).update(names)
     if use_cache:
         key = cache.cache_key(path)
         cached = cache.load_cached(key, path)
         if cached is not None:
             return cached
-        lean = _load_lean(_lean_dir(key), path)
+        lean = _load_lean(_lean_dir(key), path, wanted)
         if lean is not None:
             return lean
-    report = _read_lean(path)
+    report = _read_lean(path, wanted)
     if use_cache:
         _store_lean(report, _lean_dir(cache.cache_key(path)))
     return report
@@ -103,9 +106,10 @@ def _lean_dir(key: str) -> Path:
     return cache.cache_root() / "stats-columns" / f"{key}-{_FORMAT}"
 
 
-def _column_read(db: ReportDatabase, kind: str) -> ColumnRead:
+def _column_read(db: ReportDatabase, kind: str, names: set[str]) -> ColumnRead:
     """Read ``end - start`` (computed by SQLite: one column instead of two) and the names."""
     table, extra = _LEAN_COLUMNS[kind]
+    extra = [c for c in extra if c[0] in names]
     present = set(db.columns(table))
     names = [c for c in extra if c[1] in present]
     select = ", ".join(['"end" - "start" AS _dur'] + [f'"{c[1]}"' for c in names])
@@ -127,7 +131,7 @@ def _column_read(db: ReportDatabase, kind: str) -> ColumnRead:
     return ColumnRead(table, f'SELECT {select} FROM "{table}"', convert, dtypes)
 
 
-def _read_lean(path: Path) -> Report:
+def _read_lean(path: Path, wanted: dict[str, set[str]]) -> Report:
     with ReportDatabase(path) as db:
         if not db.has_table("StringIds"):
             raise NotAReportError(
@@ -138,8 +142,8 @@ def _read_lean(path: Path) -> Report:
         strings = np.full(max((r[0] for r in rows), default=-1) + 1, None, dtype=object)
         for string_id, value in rows:
             strings[string_id] = value
-        kinds = [k for k, (table, _) in _LEAN_COLUMNS.items() if db.has_table(table)]
-        data = db.read_tables([_column_read(db, k) for k in kinds])
+        kinds = [k for k in wanted if db.has_table(_LEAN_COLUMNS[k][0])]
+        data = db.read_tables([_column_read(db, k, wanted[k]) for k in kinds])
         columns = dict(zip(kinds, data, strict=True))
         source_columns = {t: tuple(db.columns(t)) for t in sorted(db.tables)}
     for kind, cols in columns.items():
@@ -189,8 +193,6 @@ def _build(
 
 def _store_lean(report: Report, entry: Path) -> None:
     """Write the lean columns atomically (a failure only costs the next run a re-read)."""
-    if entry.is_dir():
-        return
     tmp: Path | None = None
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
@@ -210,27 +212,36 @@ def _store_lean(report: Report, entry: Path) -> None:
             "source_columns": {t: list(c) for t, c in report.source_columns.items()},
         }  # fmt: skip
         (tmp / "meta.json").write_text(json.dumps(meta))
+        # A later run may need more columns than an existing entry holds: replace it.
+        old = entry.with_name(f".old-{entry.name}-{os.getpid()}")
+        if entry.is_dir():
+            os.replace(entry, old)
         os.replace(tmp, entry)
+        shutil.rmtree(old, ignore_errors=True)
     except OSError as exc:
         log.info("stats column cache not written (%s)", exc)
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _load_lean(entry: Path, path: Path) -> Report | None:
+def _load_lean(entry: Path, path: Path, wanted: dict[str, set[str]]) -> Report | None:
     if not (entry / "meta.json").is_file():
         return None
     try:
         meta = json.loads((entry / "meta.json").read_text())
+        source = {t: tuple(c) for t, c in meta["source_columns"].items()}
         columns: dict[str, dict[str, np.ndarray]] = {}
-        for kind in _LEAN_COLUMNS:
-            names = sorted(entry.glob(f"{kind}.*.npy"))
-            if names:
-                columns[kind] = {f.name.split(".")[1]: np.load(f, mmap_mode="r") for f in names}
+        for kind, names in wanted.items():
+            if _LEAN_COLUMNS[kind][0] not in source:
+                continue
+            files = {f.name.split(".")[1]: f for f in entry.glob(f"{kind}.*.npy")}
+            if not {"end_ns", *names} <= set(files):
+                return None  # this entry was made for other summaries
+            # Read, not memory-mapped: the summaries touch every value at once anyway.
+            columns[kind] = {n: np.load(files[n]) for n in ("end_ns", *sorted(names))}
         version, schema, start, duration, os_name = meta["info"]
         info = ReportInfo(path, path.name, version, schema, start, duration, os_name)
         strings = np.array(meta["strings"], dtype=object)
-        source = {t: tuple(c) for t, c in meta["source_columns"].items()}
         return _build(info, strings, columns, source)
     except (OSError, ValueError, KeyError) as exc:
         log.info("stats column cache unreadable (%s); reading the report", exc)
