@@ -28,7 +28,8 @@ def make_timeline(qtbot, load_report):
         qtbot.addWidget(widget)
         widget.resize(*size)
         widget.set_data(reports, build_tracks(reports), alignment_offsets(reports))
-        widget.show()
+        with qtbot.waitExposed(widget):
+            widget.show()
         return widget
 
     return _make
@@ -193,14 +194,20 @@ def test_paint_soak_thousands_of_frames(make_timeline) -> None:
     rng = np.random.default_rng(7)
     lo, hi = widget.full_range()
     widget.pin_matching("Stream")
+    painted = []
+    paint = widget._painter.paint
+    widget._painter.paint = lambda p, frame: (painted.append(frame.t0_ns), paint(p, frame))
     for i in range(2000):
         span = int((hi - lo) * 10 ** rng.uniform(-6, 0.1))
         t0 = int(lo + rng.uniform(-0.1, 1.0) * (hi - lo))
         widget.set_view_range(t0, t0 + span)
         if i % 50 == 0:
             widget.scroll_rows(int(rng.integers(-300, 300)))
+        if i % 7 == 0:
+            widget.set_collapsed(widget.tracks()[i % len(widget.tracks())].group[:2], i % 2 == 0)
         widget.repaint()
     assert widget.isVisible()
+    assert len(painted) >= 2000
 
 
 def test_highlights_dim_other_events_of_the_table(make_timeline, load_report) -> None:
