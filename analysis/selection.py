@@ -50,7 +50,11 @@ class Selection:
         Names (``Report.name``) of the reports to include; None for all.
     track_ids
         Per event-table kind, the ``track_id`` values to include; a kind that is absent (or
-        None) keeps every track of that table.
+        None) keeps every track of that table. The ``nvtx_gpu`` kind (projected ranges, not
+        rows of an event table) takes the window only.
+
+    An event is in the window when it overlaps it (``start < t1_ns`` and ``end > t0_ns``, or
+    zero-length at ``t0_ns``); its whole duration counts (not clipped to the window).
     """
 
     t0_ns: int | None = None

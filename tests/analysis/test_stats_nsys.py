@@ -21,7 +21,7 @@ import pytest
 from analysis.open import find_nsys
 from app.cli import main as cli_main
 from tests.analysis.test_stats_fixtures import parse_sections
-from tests.conftest import real_reports, requires_shared
+from tests.conftest import REAL_DIR, real_reports, requires_shared
 
 REPORTS = ",".join(
     [
@@ -62,3 +62,37 @@ def test_same_tables_as_nsys(source: Path, tmp_path: Path, capsys) -> None:
     for mine, theirs in zip(ours, expected, strict=True):
         assert mine.db == theirs.db == source.name
         assert mine.body == theirs.body, mine.spec
+
+
+NSYS_REPS = sorted((REAL_DIR / "nsys-rep").glob("*.nsys-rep")) if REAL_DIR.is_dir() else []
+REP_REPORTS = "cuda_gpu_kern_sum,cuda_api_sum,nvtx_sum,osrt_sum"
+
+
+@requires_shared
+@requires_nsys
+@pytest.mark.parametrize("source", NSYS_REPS, ids=lambda p: p.stem)
+def test_nsys_rep_same_tables_or_same_refusal(source: Path, tmp_path: Path, capsys) -> None:
+    """An .nsys-rep goes through ``nsys export``: where nsys 2023.4 can read it, the tables
+    must match; where it cannot (written by a newer nsys), we refuse too, in one line."""
+    report = tmp_path / source.name
+    shutil.copyfile(source, report)
+    env = dict(os.environ, LANG="C.UTF-8", LC_ALL="C.UTF-8")
+    proc = subprocess.run(
+        [NSYS, "stats", "-f", "csv", "-r", REP_REPORTS, report.name],
+        cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env, check=False,
+    )  # fmt: skip
+    capsys.readouterr()
+    status = cli_main(["stats", str(report), "-r", REP_REPORTS, "-f", "csv"])
+    out, err = capsys.readouterr()
+    if "newer than your current version" in proc.stdout + proc.stderr:
+        assert status == 2
+        assert "newer" in err
+        assert len(err.strip().splitlines()) == 1
+        return
+    assert status == 0, err
+    expected = parse_sections(proc.stdout)
+    ours = parse_sections(out)
+    assert [s.spec for s in ours] == [s.spec for s in expected]
+    for mine, theirs in zip(ours, expected, strict=True):
+        # nsys names the .sqlite it exported; we name the file given.
+        assert [line.replace(".nsys-rep", ".sqlite") for line in mine.body] == theirs.body
