@@ -105,3 +105,20 @@ def test_unusual_codes_and_values_match_pandas(codes: np.ndarray, values: np.nda
     assert s.total.tolist() == g.sum().tolist()
     assert s.minimum.tolist() == g.min().tolist()
     assert s.median.tolist() == g.median().tolist()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 40), st.integers(-3000, 3000)), min_size=1, max_size=300))
+def test_small_keys_sort_as_int32_and_match_pandas(items: list[tuple[int, int]]) -> None:
+    # Small codes and spans pack into 31 bits: the int32 path, with negative values shifted.
+    codes = np.array([c for c, _ in items])
+    values = np.array([v for _, v in items], dtype=np.int64)
+    s = group_stats(codes, values, quantiles=(0.5,))
+    g = pd.Series(values).groupby(codes)
+    assert s.count.tolist() == g.count().tolist()
+    assert s.total.tolist() == g.sum().tolist()
+    assert s.minimum.tolist() == g.min().tolist()
+    assert s.maximum.tolist() == g.max().tolist()
+    assert s.median.tolist() == g.median().tolist()
+    assert s.quantiles[0.5].tolist() == g.median().tolist()
+    np.testing.assert_allclose(s.std, g.std().fillna(0.0).to_numpy(), rtol=1e-9, atol=1e-9)
