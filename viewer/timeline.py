@@ -10,6 +10,9 @@ Navigation (as Perfetto / chrome://tracing): wheel zooms about the cursor, drag 
 W/S zoom, A/D pan, F or double-click fits, Shift-drag selects a time range (Z zooms to it),
 Esc clears; Shift+wheel, the scroll bar, a wheel over the row headers, the arrow and page keys
 scroll rows.
+
+(~600 lines, one class: its state, the API app/ codes against, and the input handlers that
+change that state belong together; all painting lives in painter.py and chrome.py.)
 """
 
 from __future__ import annotations
