@@ -1,6 +1,6 @@
 """The stacked timeline widget: one shared time axis over the rows of several reports.
 
-A plain ``QWidget`` whose ``paintEvent`` hands one :class:`~viewer.painter.Frame` to the
+A plain ``QWidget`` whose ``paintEvent`` hands one :class:`~viewer.frame.Frame` to the
 painter — not a pyqtgraph item. Reasons: the painter keeps int64 ns until it converts to
 float px relative to the view origin (a ``QGraphicsView`` transform would put absolute ns in
 doubles); the fixed pinned area, the row headers and the ruler are part of the same pass;
