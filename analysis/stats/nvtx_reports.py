@@ -232,3 +232,53 @@ def nvtx_gpu_proj_trace(report: Report, args: tuple[str, ...], xp: ModuleType):
     units.update({"Projected Start": "ts", "Orig Start": "ts", "Projected Duration": "dur",
                   "Orig Duration": "dur"})  # fmt: skip
     return frame, units
+
+
+@register("nvtx_pushpop_trace", "NVTX Push/Pop Range Trace")
+def nvtx_pushpop_trace(report: Report, args: tuple[str, ...], xp: ModuleType):
+    """Every push/pop range with its place in the tree of tightest enclosing ranges.
+
+    spec §6.4 and the 2023.4 report: unclosed ranges end at the largest push/pop timestamp,
+    ``DurChild`` sums the children's durations, and ranges not reachable from a root
+    (identical twins point at each other) are not listed.
+    """
+    from analysis.projection import _levels, _stacks, range_parents
+
+    require(report, report.has_source(_NVTX), _NVTX_MISSING)
+    nvtx = report.nvtx
+    rows = range_rows(report, NVTX_PUSHPOP_TYPES)
+    start = nvtx["start_ns"][rows]
+    end = nvtx["end_ns"][rows].copy()
+    is_open = nvtx["is_open"][rows].astype(bool)
+    if is_open.any():
+        closed_ends = end[~is_open]
+        end[is_open] = max(int(start.max()), int(closed_ends.max()) if len(closed_ends) else 0)
+    tid, row_id = nvtx["global_tid"][rows], nvtx["row_id"][rows]
+    parent = range_parents(tid, start, end, row_id)
+    duration = end - start
+    has_parent = parent >= 0
+    child_dur = np.bincount(parent[has_parent], weights=duration[has_parent], minlength=len(rows))
+    num_child = np.bincount(parent[has_parent], minlength=len(rows))
+    level = _levels(parent)
+    stacks = _stacks(parent, level, row_id)
+    labels = range_labels(report, rows)
+    shown = np.flatnonzero(level >= 0)
+    shown = shown[np.lexsort((duration[shown], start[shown]))]
+    p = parent[shown]
+    frame = pd.DataFrame({
+        "Start": start[shown], "End": end[shown], "Duration": duration[shown],
+        "DurChild": child_dur[shown].astype(np.int64),
+        "DurNonChild": duration[shown] - child_dur[shown].astype(np.int64),
+        "Name": labels[shown], "PID": (tid[shown] >> 24) & 0xFFFFFF, "TID": tid[shown] & 0xFFFFFF,
+        "Lvl": level[shown], "NumChild": num_child[shown].astype(np.int64),
+        "RangeId": row_id[shown],
+        "ParentId": pd.array(np.where(p >= 0, row_id[np.maximum(p, 0)], 0), dtype="Int64"),
+        "RangeStack": stacks[shown],
+        "NameTree": ["--" * lv + (n or "") for lv, n in zip(level[shown].tolist(),
+                                                            labels[shown].tolist(), strict=True)],
+    })  # fmt: skip
+    frame.loc[p < 0, "ParentId"] = pd.NA
+    units = {c: None for c in frame.columns}
+    units.update({"Start": "ts", "End": "ts", "Duration": "dur", "DurChild": "dur",
+                  "DurNonChild": "dur"})  # fmt: skip
+    return frame, units

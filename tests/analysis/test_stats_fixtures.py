@@ -117,9 +117,6 @@ def test_whole_output_is_byte_identical(load_report, db: str, fmt: str) -> None:
     from analysis.stats import format_results
 
     expected = (EXPECTED_DIR / f"{db}.{fmt}.txt").read_text()
-    parts = re.split(r"(?=^Processing )", expected, flags=re.MULTILINE)
-    # nvtx_pushpop_trace is not one of ours: compare the rest.
-    expected = "".join(p for p in parts if "nvtx_pushpop_trace.py" not in p)
     specs = [s.spec for s in parse_sections(expected)]
     report = load_report(FIXTURES_DIR / f"{db}.sqlite")
     ours = format_results({f"{db}.sqlite": [run_report(report, s) for s in specs]}, fmt)
