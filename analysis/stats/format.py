@@ -20,17 +20,47 @@ import pandas as pd
 
 from analysis.errors import AnalysisError
 
-__all__ = ["FORMATS", "format_results", "format_table", "header_of", "table_strings"]
+__all__ = [
+    "FORMATS",
+    "TIME_UNITS",
+    "format_results",
+    "format_table",
+    "header_of",
+    "parse_timeunit",
+    "table_strings",
+]
 
 FORMATS = ("column", "csv", "json")
 _UNIT_LABEL = {"dur": "ns", "ts": "ns", "mem": "MB", "thru": "MB/s", "ratio": "%"}
+#: ``--timeunit`` name -> (header label, factor from ns, decimals), as nsys 2023.4 prints
+#: them (checked with its binary: it multiplies, so 50 ns is 0.0000 ms, 3000250000 ns is
+#: 3.0003 s; 1500000002.5 ns is 1500000.002 us).
+TIME_UNITS = {
+    "nsec": ("ns", 1.0, None),
+    "usec": ("us", 1e-3, 3),
+    "msec": ("ms", 1e-6, 4),
+    "seconds": ("sec", 1e-9, 4),
+}
+
+
+def parse_timeunit(name: str) -> str:
+    """Return the time unit ``name`` abbreviates (nsys's prefix match: 'us' -> 'usec')."""
+    text = name.strip().lower()
+    for unit in TIME_UNITS:
+        if text and (unit.startswith(text) or text == TIME_UNITS[unit][0]):
+            return unit
+    raise AnalysisError(f"unknown time unit '{name}'; choose one of {', '.join(TIME_UNITS)}")
+
+
 _COLUMN_MAX = 100
 _NO_DATA = "Report was successfully run, but no data was returned."
 
 
-def header_of(column: str, unit: str | None) -> str:
+def header_of(column: str, unit: str | None, timeunit: str = "nsec") -> str:
     """Return the printed header: ``Total Time (ns)``, ``Total (MB)``, ``Name``."""
     label = _UNIT_LABEL.get(unit or "")
+    if unit in ("dur", "ts"):
+        label = TIME_UNITS[timeunit][0]
     return f"{column} ({label})" if label else column
 
 
@@ -40,11 +70,14 @@ def _is_missing(value: object) -> bool:
     return isinstance(value, float) and math.isnan(value)
 
 
-def _number_text(value: object, unit: str | None) -> str:
+def _number_text(value: object, unit: str | None, timeunit: str = "nsec") -> str:
     if _is_missing(value):
         return ""
     if unit in ("mem", "thru"):
         return f"{float(value) / 1e6:.3f}"
+    if unit in ("dur", "ts") and timeunit != "nsec":
+        _, factor, decimals = TIME_UNITS[timeunit]
+        return f"{float(value) * factor:.{decimals}f}"
     if isinstance(value, (bool, np.bool_)):
         return str(int(value))
     if isinstance(value, (int, np.integer)):
@@ -54,16 +87,22 @@ def _number_text(value: object, unit: str | None) -> str:
     return str(value)
 
 
-def table_strings(frame: pd.DataFrame, units: Mapping[str, str | None]) -> list[list[str]]:
+def table_strings(
+    frame: pd.DataFrame, units: Mapping[str, str | None], timeunit: str = "nsec"
+) -> list[list[str]]:
     """Return the printed text of every cell, row by row."""
     columns = []
     for name in frame.columns:
         series = frame[name]
         unit = units.get(name)
-        if pd.api.types.is_integer_dtype(series.dtype) and series.hasnans:
+        if (
+            pd.api.types.is_integer_dtype(series.dtype)
+            and series.hasnans
+            and (unit not in ("dur", "ts") or timeunit == "nsec")
+        ):
             texts = ["" if _is_missing(v) else str(int(v)) for v in series.tolist()]
         else:
-            texts = [_number_text(v, unit) for v in series.tolist()]
+            texts = [_number_text(v, unit, timeunit) for v in series.tolist()]
         columns.append(texts)
     return [list(row) for row in zip(*columns, strict=True)] if columns else []
 
@@ -112,14 +151,14 @@ def _column_layout(headers: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def format_table(result, fmt: str = "column") -> str:
+def format_table(result, fmt: str = "column", timeunit: str = "nsec") -> str:
     """Return one result's table (or its SKIPPED / no-data line), without the framing."""
     if result.skipped:
         return f"SKIPPED: {result.skipped}"
     visible = [c for c in result.frame.columns if not str(c).startswith("_")]
     frame = result.frame[visible]
-    headers = [header_of(c, result.units.get(c)) for c in visible]
-    rows = table_strings(frame, result.units)
+    headers = [header_of(c, result.units.get(c), timeunit) for c in visible]
+    rows = table_strings(frame, result.units, timeunit)
     if fmt == "csv":
         if not rows:
             return ""
@@ -129,11 +168,11 @@ def format_table(result, fmt: str = "column") -> str:
     return _column_layout(headers, rows)
 
 
-def _section(report_name: str, result, fmt: str) -> str:
+def _section(report_name: str, result, fmt: str, timeunit: str) -> str:
     """One report's text as nsys prints it, blank line after (none after an empty csv)."""
     args = "".join(f"({a})" for a in result.args)
     head = f"Processing [{report_name}] with [{result.base_name}.py]{args}... "
-    body = format_table(result, fmt)
+    body = format_table(result, fmt, timeunit)
     if result.skipped:
         return f"{head}\n{body}\n\n"
     if fmt == "csv":
@@ -151,7 +190,9 @@ def _json_value(value: object) -> object:
     return value
 
 
-def format_results(results_by_report: Mapping[str, Sequence], fmt: str = "column") -> str:
+def format_results(
+    results_by_report: Mapping[str, Sequence], fmt: str = "column", timeunit: str = "nsec"
+) -> str:
     """Render results the way ``nsys stats`` prints them, one section per report and name.
 
     Parameters
@@ -162,6 +203,9 @@ def format_results(results_by_report: Mapping[str, Sequence], fmt: str = "column
         'column' (nsys's default console table), 'csv' (``-f csv``) or 'json' (ours: a list
         of ``{report, name, title, skipped, columns, units, rows}`` objects, values in
         native units).
+    timeunit
+        Display unit of durations and timestamps (``--timeunit``): 'nsec' (default), 'usec',
+        'msec' or 'seconds' (see :func:`parse_timeunit`); JSON stays in ns.
     """
     if fmt not in FORMATS:
         raise AnalysisError(f"unknown format '{fmt}'; choose one of {', '.join(FORMATS)}")
@@ -179,7 +223,7 @@ def format_results(results_by_report: Mapping[str, Sequence], fmt: str = "column
                 })  # fmt: skip
         return json.dumps(out, indent=1) + "\n"
     return "".join(
-        _section(report_name, res, fmt)
+        _section(report_name, res, fmt, timeunit)
         for report_name, results in results_by_report.items()
         for res in results
     )

@@ -12,6 +12,7 @@ import argparse
 from analysis import find_reports
 from analysis.stats import FORMATS, REPORT_NAMES, format_results, run_report
 from analysis.stats._base import parse_spec
+from analysis.stats.format import parse_timeunit
 from analysis.stats.lean import open_for_stats
 from analysis.xp import BACKENDS, get_xp
 from app.cli.common import add_report_args, output_stream
@@ -47,6 +48,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("-f", "--format", choices=FORMATS, default="column", dest="fmt")
     parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     parser.add_argument(
+        "--timeunit",
+        default="nsec",
+        help="durations and timestamps in nsec (default), usec, msec or seconds",
+    )
+    parser.add_argument(
         "--backend",
         choices=BACKENDS,
         default=None,
@@ -59,13 +65,14 @@ def run(args: argparse.Namespace) -> int:
     specs = [s.strip() for s in args.report_names.split(",") if s.strip()]
     for spec in specs:
         parse_spec(spec)  # a bad name fails before any report is opened
+    timeunit = parse_timeunit(args.timeunit)
     xp = get_xp(args.backend)
     results = {}
     for path in find_reports(args.reports):
         # Only the columns the asked summaries read, unless the full model is cached.
         report = open_for_stats(path, specs, use_cache=not args.no_cache)
         results[report.name] = [run_report(report, spec, xp) for spec in specs]
-    text = format_results(results, args.fmt)
+    text = format_results(results, args.fmt, timeunit)
     with output_stream(args.output) as out:
         out.write(text)
     return 0

@@ -21,7 +21,7 @@ import pytest
 from analysis.open import find_nsys
 from app.cli import main as cli_main
 from tests.analysis.test_stats_fixtures import parse_sections
-from tests.conftest import REAL_DIR, real_reports, requires_shared
+from tests.conftest import FIXTURES_DIR, REAL_DIR, real_reports, requires_fixtures, requires_shared
 
 REPORTS = ",".join(
     [
@@ -97,3 +97,29 @@ def test_nsys_rep_same_tables_or_same_refusal(source: Path, tmp_path: Path, caps
     for mine, theirs in zip(ours, expected, strict=True):
         # nsys names the .sqlite it exported; we name the file given.
         assert [line.replace(".nsys-rep", ".sqlite") for line in mine.body] == theirs.body
+
+
+TIMEUNIT_REPORTS = (
+    "cuda_gpu_kern_sum,cuda_api_sum,cuda_gpu_trace,nvtx_gpu_proj_trace,nvtx_gpu_proj_sum,"
+    "cuda_kern_exec_sum,nvtx_pushpop_trace,nvtx_sum,nvtx_kern_sum,cuda_gpu_mem_time_sum"
+)
+
+
+@requires_fixtures
+@requires_nsys
+@pytest.mark.parametrize("unit", ["us", "msec", "seconds"])
+@pytest.mark.parametrize("fmt", ["column", "csv"])
+def test_timeunit_like_nsys(unit: str, fmt: str, tmp_path: Path, capsys) -> None:
+    report = tmp_path / "syn.sqlite"
+    shutil.copyfile(FIXTURES_DIR / "syn.sqlite", report)
+    env = dict(os.environ, LANG="C.UTF-8", LC_ALL="C.UTF-8")
+    proc = subprocess.run(
+        [NSYS, "stats", "-f", fmt, "--timeunit", unit, "-r", TIMEUNIT_REPORTS, report.name],
+        cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env, check=False,
+    )  # fmt: skip
+    capsys.readouterr()
+    args = ["stats", str(report), "-r", TIMEUNIT_REPORTS, "-f", fmt, "--timeunit", unit]
+    assert cli_main([*args, "--no-cache"]) == 0
+    ours = parse_sections(capsys.readouterr().out)
+    theirs = parse_sections(proc.stdout)
+    assert [(s.spec, s.lines) for s in ours] == [(s.spec, s.lines) for s in theirs]

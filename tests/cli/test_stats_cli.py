@@ -120,3 +120,14 @@ def test_lean_columns_give_the_full_model_numbers(tmp_path: Path) -> None:
     assert cold.stdout == warm.stdout
     bodies = [(s.spec, s.body) for s in parse_sections(full.stdout)[:3]]
     assert [(s.spec, s.body) for s in parse_sections(cold.stdout)] == bodies
+
+
+def test_timeunit_names_follow_nsys_prefix_rule() -> None:
+    from analysis.stats.format import parse_timeunit
+
+    assert [parse_timeunit(u) for u in ("ns", "nsec", "u", "us", "ms", "msec", "s", "sec")] == [
+        "nsec", "nsec", "usec", "usec", "msec", "msec", "seconds", "seconds"
+    ]  # fmt: skip
+    proc = run_cli("stats", "x.sqlite", "--timeunit", "hours")
+    assert proc.returncode == 2
+    assert "unknown time unit 'hours'" in proc.stderr
