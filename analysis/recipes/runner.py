@@ -340,7 +340,13 @@ def _local_cluster(workers: int):
     from distributed import LocalCluster
 
     method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-    with dask.config.set({"distributed.worker.multiprocessing-method": method}):
+    settings = {
+        "distributed.worker.multiprocessing-method": method,
+        # The workers' sampling profiler walks every thread's stack every 10 ms; nobody
+        # reads its output here.
+        "distributed.worker.profile.enabled": False,
+    }
+    with dask.config.set(settings):
         if method == "forkserver":
             from distributed.utils import get_mp_context
 
