@@ -18,6 +18,7 @@ import logging
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -31,7 +32,7 @@ from analysis.errors import CorruptReportError, NotAReportError
 from analysis.model import EVENT_TABLES, EventTable, Report, ReportInfo, StringIds, freeze
 from analysis.open import open_report
 
-__all__ = ["LEAN_REPORTS", "open_for_stats"]
+__all__ = ["LEAN_REPORTS", "open_for_stats", "wait_for_cache_writes"]
 
 log = logging.getLogger(__name__)
 
@@ -90,8 +91,23 @@ def open_for_stats(path: str | Path, specs: Iterable[str], use_cache: bool = Tru
             return lean
     report = _read_lean(path, wanted)
     if use_cache:
-        _store_lean(report, _lean_dir(cache.cache_key(path)))
+        # Written while the summaries run (~1 s for 10 M events on a busy 2-core machine);
+        # wait_for_cache_writes() or interpreter exit waits for it.
+        writer = threading.Thread(
+            target=_store_lean, args=(report, _lean_dir(cache.cache_key(path))), daemon=False
+        )
+        writer.start()
+        _WRITERS.append(writer)
     return report
+
+
+_WRITERS: list[threading.Thread] = []
+
+
+def wait_for_cache_writes() -> None:
+    """Block until the side-cache entries being written in the background are on disk."""
+    while _WRITERS:
+        _WRITERS.pop().join()
 
 
 def _is_sqlite(path: Path) -> bool:

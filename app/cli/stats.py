@@ -13,7 +13,7 @@ from analysis import find_reports
 from analysis.stats import FORMATS, REPORT_NAMES, format_results, run_report
 from analysis.stats._base import parse_spec
 from analysis.stats.format import parse_timeunit
-from analysis.stats.lean import open_for_stats
+from analysis.stats.lean import open_for_stats, wait_for_cache_writes
 from analysis.xp import BACKENDS, get_xp
 from app.cli.common import add_report_args, output_stream
 
@@ -71,8 +71,11 @@ def run(args: argparse.Namespace) -> int:
     for path in find_reports(args.reports):
         # Only the columns the asked summaries read, unless the full model is cached.
         report = open_for_stats(path, specs, use_cache=not args.no_cache)
-        results[report.name] = [run_report(report, spec, xp) for spec in specs]
+        # Two reports with one file name (other folders) are told apart by their path.
+        name = report.name if report.name not in results else str(path)
+        results[name] = [run_report(report, spec, xp) for spec in specs]
     text = format_results(results, args.fmt, timeunit)
     with output_stream(args.output) as out:
         out.write(text)
+    wait_for_cache_writes()
     return 0
