@@ -19,7 +19,6 @@ of the main window and returns the :class:`StatsController` that
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,19 +29,23 @@ import pandas as pd
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow
 
-from analysis.engine import sqlite_round
 from analysis.errors import StrataError
 from analysis.model import Report
 from analysis.outliers import DEFAULT_THRESHOLD, Outliers, find_outliers
-from analysis.stats._base import time_percent
-from analysis.tracks import projected_slices, report_labels, slice_tables
+from analysis.tracks import report_labels, slice_tables
 from analysis.window_stats import (
     WindowIndex,
-    build_window_index,
-    pivot_by_report,
     robust_threshold,
 )
-from analysis.xp import get_xp
+from app.event_lookup import (
+    highlight_rows,
+    scroll_track_into_view,
+    slice_index,
+    slice_indices,
+    track_key,
+    with_shared_start,
+)
+from app.stats_jobs import IndexCache, StatsRequest, StatsResult, stats_frame
 from viewer.events import EventRef
 from viewer.stats_panel import OUTLIERS_TAB, Scope, StatsPanel
 
@@ -53,15 +56,6 @@ log = logging.getLogger(__name__)
 #: Outlier instances marked on the timeline (the worst ones; the tab lists them all).
 MAX_MARKS = 500
 _DOCK_WIDTH_PX = 560
-
-
-@dataclass(frozen=True)
-class _StatsRequest:
-    kind: str
-    scope: Scope
-    t0_ns: int | None
-    t1_ns: int | None
-    key: tuple
 
 
 @dataclass(frozen=True)
@@ -76,66 +70,6 @@ class _NameResult:
     rows: dict
     median: float
     threshold: float
-
-
-@dataclass(frozen=True)
-class _StatsResult:
-    request: _StatsRequest
-    frame: pd.DataFrame
-    events: int
-    elapsed_ms: float
-
-
-class _IndexCache:
-    """Window indexes per kind for one report set and offsets; thread-safe."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._building: dict[tuple, threading.Lock] = {}
-        self._indexes: dict[tuple, WindowIndex] = {}
-
-    def get(self, key: tuple, reports, kind, offsets, labels) -> WindowIndex:
-        with self._lock:
-            index = self._indexes.get((key, kind))
-            if index is not None:
-                return index
-            build_lock = self._building.setdefault((key, kind), threading.Lock())
-        with build_lock:  # two workers never build the same index twice
-            with self._lock:
-                index = self._indexes.get((key, kind))
-            if index is None:
-                index = build_window_index(reports, kind, offsets, xp=_array_module())
-                index.report_names = list(labels)
-                with self._lock:
-                    self._indexes = {k: v for k, v in self._indexes.items() if k[0] == key}
-                    self._indexes[(key, kind)] = index
-        return index
-
-    def peek(self, key: tuple, kind: str) -> WindowIndex | None:
-        with self._lock:
-            return self._indexes.get((key, kind))
-
-
-def _array_module():
-    try:
-        return get_xp()
-    except StrataError as exc:  # a forced but unusable backend: say so, use NumPy
-        log.warning("%s; the stats panel uses NumPy", exc)
-        return np
-
-
-def _stats_frame(index: WindowIndex, request: _StatsRequest, n_reports: int) -> pd.DataFrame:
-    """Run one request on a worker: the table the panel shows."""
-    scope = request.scope
-    by_report = scope.by_report and scope.report_index is None and n_reports > 1
-    frame = index.stats(request.t0_ns, request.t1_ns, scope.report_index, by_report=by_report)
-    if by_report:
-        return pivot_by_report(frame, index.report_names)
-    frame["time_pct"] = time_percent(frame["total_ns"].to_numpy())
-    if request.kind != "memcpy_bytes":  # spec: nsys-sqlite.md §3.1, one-decimal rounding
-        for column in ("mean_ns", "median_ns", "std_ns"):
-            frame[column] = sqlite_round(frame[column].to_numpy())
-    return frame
 
 
 class StatsController(QObject):
@@ -165,7 +99,7 @@ class StatsController(QObject):
         self._window, self.panel, self.dock = window, panel, dock
         self._timeline = window.timeline
         self._runner = window.runner
-        self._cache = _IndexCache()
+        self._cache = IndexCache()
         self._reports: tuple[Report, ...] = ()
         self._labels: list[str] = []
         self._offsets: list[int] = []
@@ -244,18 +178,18 @@ class StatsController(QObject):
         if window is None:
             self.panel.show_table(kind, pd.DataFrame(), "Shift-drag on the timeline to select")
             return
-        request = _StatsRequest(kind, scope, window[0], window[1], self._key)
+        request = StatsRequest(kind, scope, window[0], window[1], self._key)
         reports, offsets, labels, cache = self._reports, self._offsets, self._labels, self._cache
         n_reports = len(reports)
 
         def work(_progress, cancel):
             index = cache.get(request.key, reports, kind, offsets, labels)
             started = time.perf_counter()
-            frame = _stats_frame(index, request, n_reports)
+            frame = stats_frame(index, request, n_reports)
             elapsed = (time.perf_counter() - started) * 1e3
             counts = [c for c in frame.columns if c == "count" or c.endswith("|count")]
             events = int(frame[counts].to_numpy().sum()) if counts else 0
-            return _StatsResult(request, frame, events, elapsed)
+            return StatsResult(request, frame, events, elapsed)
 
         self._is_running, self._is_dirty = True, False
         if cache.peek(request.key, kind) is None:  # the first request of a kind sorts once
@@ -264,7 +198,7 @@ class StatsController(QObject):
         job.finished.connect(self._on_stats_ready)
         job.failed.connect(self._on_stats_failed)
 
-    def _on_stats_ready(self, result: _StatsResult) -> None:
+    def _on_stats_ready(self, result: StatsResult) -> None:
         self._is_running = False
         request = result.request
         # Another tab, report set or scope: drop it. A window that moved on while the job
@@ -360,7 +294,7 @@ class StatsController(QObject):
             starts = group["start_ns"].to_numpy(np.int64)
             ends = starts + group["duration_ns"].to_numpy(np.int64)
             rows = group["index"].to_numpy(np.int64)
-            found = _slice_indices(self._reports[int(r)], str(table), rows, starts, ends)
+            found = slice_indices(self._reports[int(r)], str(table), rows, starts, ends)
             source = "" if table == "nvtx_gpu" else str(table)
             marks += [
                 EventRef(int(r), str(table), int(i), source, int(row), "", str(n), int(s), int(e))
@@ -373,7 +307,7 @@ class StatsController(QObject):
         report_index, table = int(record["report_index"]), str(record["table"])
         start = int(record["start_ns"])
         end = start + int(record["duration_ns"])
-        index = _slice_index(self._reports[report_index], table, int(record["index"]), start, end)
+        index = slice_index(self._reports[report_index], table, int(record["index"]), start, end)
         if index is None:
             return None
         source = "" if table == "nvtx_gpu" else table
@@ -420,11 +354,11 @@ class StatsController(QObject):
 
         def work(_progress, _cancel) -> _NameResult:
             index = cache.get(key, reports, kind, offsets, labels)
-            every = _with_shared_start(index.instances(name, report_index=scope.report_index),
+            every = with_shared_start(index.instances(name, report_index=scope.report_index),
                                        offsets)  # fmt: skip
             in_scope = index.instances(name, None, window[0], window[1], scope.report_index)
             median, threshold = robust_threshold(in_scope["value"].to_numpy(), DEFAULT_THRESHOLD)
-            rows = _highlight_rows(reports, kind, name, every)
+            rows = highlight_rows(reports, kind, name, every)
             return _NameResult(name, kind, key, every, in_scope, rows, median, threshold)
 
         job = self._runner.submit(work, channel="instances")
@@ -501,7 +435,7 @@ class StatsController(QObject):
         report_index, table = int(row["report_index"]), str(row["table"])
         start, end = int(row["start_ns"]), int(row["end_ns"])
         name = self._active[0] if self._active else ""
-        index = _slice_index(self._reports[report_index], table, int(row["row"]), start, end)
+        index = slice_index(self._reports[report_index], table, int(row["row"]), start, end)
         if index is None:
             return None
         source = "" if table == "nvtx_gpu" else table
@@ -522,9 +456,9 @@ class StatsController(QObject):
             middle, half = (start + end) // 2, (t1 - t0) // 2
             self._timeline.set_view_range(middle - half, middle + half)
         self._timeline.select_event(ref)
-        key = _track_key(self._timeline, self._reports[ref.report_index], ref)
+        key = track_key(self._timeline, self._reports[ref.report_index], ref)
         if key is not None:
-            _scroll_track_into_view(self._timeline, key)
+            scroll_track_into_view(self._timeline, key)
 
     # -- histogram ------------------------------------------------------------------------
 
@@ -550,11 +484,11 @@ class StatsController(QObject):
         if self._active is None or not len(inst):
             return
         values = inst["value"].to_numpy()
-        chosen = _with_shared_start(inst[(values >= lo) & (values <= hi)], self._offsets)
+        chosen = with_shared_start(inst[(values >= lo) & (values <= hi)], self._offsets)
         self._instances, self._position = chosen, -1
         self.panel.set_instance_text(f"{len(chosen):,} instances")
         name, kind = self._active
-        self._rows = _highlight_rows(self._reports, kind, name, chosen)
+        self._rows = highlight_rows(self._reports, kind, name, chosen)
         if kind == "nvtx_gpu":  # label-wide rows there: narrow to the chosen spans
             self._rows = {k: v for k, v in self._rows.items() if k[1] != "nvtx_gpu"}
         self._push_highlights()
@@ -579,36 +513,6 @@ class StatsController(QObject):
                 self.panel.set_status(f"Could not write {path}: {exc.strerror or exc}")
 
 
-def _with_shared_start(instances: pd.DataFrame, offsets_ns: list[int]) -> pd.DataFrame:
-    """Add ``shared_start_ns`` (report time + offset); rows stay in shared-time order."""
-    offsets = np.asarray([*offsets_ns, 0], dtype=np.int64)
-    out = instances.reset_index(drop=True)
-    out["shared_start_ns"] = (
-        out["start_ns"].to_numpy(np.int64) + offsets[out["report_index"].to_numpy(np.int64)]
-    )
-    return out
-
-
-def _highlight_rows(reports, kind: str, name: str, instances: pd.DataFrame) -> dict:
-    """``(report_index, slice table) -> rows`` to emphasise; other rows of the kind dim."""
-    rows: dict[tuple[int, str], np.ndarray] = {}
-    report_index = instances["report_index"].to_numpy(np.int64)
-    table = instances["table"].to_numpy(object)
-    source_rows = instances["row"].to_numpy(np.int64)
-    tables = ("memcpy", "memset") if kind.startswith("memcpy") else (kind,)
-    for r in range(len(reports)):  # loops over reports and tables, not events
-        for t in tables:
-            if t == "nvtx_gpu":
-                sliced = projected_slices(reports[r])
-                if sliced is not None:
-                    label_ids = np.flatnonzero(sliced.labels == name)
-                    rows[(r, t)] = np.flatnonzero(np.isin(sliced.label_ids, label_ids))
-                continue
-            mine = (report_index == r) & (table == t)
-            rows[(r, t)] = source_rows[mine]
-    return rows
-
-
 def _slow_reports_text(reports: pd.DataFrame, labels: list[str]) -> str:
     """' · slow: rank2 (41 names, ×1.30)' — reports whose medians exceed the others'."""
     if reports is None or not len(reports) or len(labels) < 2:
@@ -620,63 +524,6 @@ def _slow_reports_text(reports: pd.DataFrame, labels: list[str]) -> str:
     per = per.sort_values("names", ascending=False).head(2)
     parts = [f"{labels[int(i)]} ({int(r.names)} names, ×{r.ratio:.2f})" for i, r in per.iterrows()]
     return " · slower: " + ", ".join(parts)
-
-
-def _slice_index(report: Report, table: str, row: int, start_ns: int, end_ns: int) -> int | None:
-    """Return the slice-table index that draws ``row`` of ``table`` (None if not drawn)."""
-    found = _slice_indices(report, table, np.array([row]), np.array([start_ns]),
-                           np.array([end_ns]))  # fmt: skip
-    return None if found[0] < 0 else int(found[0])
-
-
-def _slice_indices(report: Report, table: str, rows, starts_ns, ends_ns) -> np.ndarray:
-    """Vectorised :func:`_slice_index`: -1 where not drawn. Projected NVTX ranges are found
-    by their (start, end): the slice table reorders the projection's rows."""
-    rows = np.asarray(rows, dtype=np.int64)
-    if table != "nvtx_gpu":
-        return rows if table in slice_tables(report) else np.full(len(rows), -1)
-    sliced = projected_slices(report)
-    if sliced is None:
-        return np.full(len(rows), -1)
-    spans = pd.DataFrame(
-        {"start": sliced.start_ns, "end": sliced.end_ns, "index": np.arange(len(sliced))}
-    ).drop_duplicates(["start", "end"])
-    keys = pd.MultiIndex.from_arrays([spans["start"], spans["end"]])
-    where = keys.get_indexer(
-        pd.MultiIndex.from_arrays([np.asarray(starts_ns), np.asarray(ends_ns)])
-    )
-    return np.where(where >= 0, spans["index"].to_numpy()[np.maximum(where, 0)], -1)
-
-
-def _track_key(timeline, report: Report, ref: EventRef) -> str | None:
-    """Return the key of the stream/thread row that draws ``ref`` (not 'All streams')."""
-    table = slice_tables(report).get(ref.table)
-    if table is None:
-        return None
-    track_id = int(np.searchsorted(table.track_offsets, ref.index, side="right")) - 1
-    candidates = [
-        t
-        for t in timeline.tracks()
-        if t.report_index == ref.report_index and (ref.table, track_id) in t.parts
-    ]
-    candidates.sort(key=lambda t: t.kind == "gpu_all")
-    return candidates[0].key if candidates else None
-
-
-def _scroll_track_into_view(timeline, key: str) -> None:
-    scroll = getattr(timeline, "scroll_to_track", None)
-    if scroll is not None:
-        scroll(key)
-        return
-    # Until TimelineWidget.scroll_to_track exists: its layout is read, never written.
-    if key in timeline.pinned_keys() or timeline.row_rect(key) is not None:
-        return
-    layout = timeline._layout
-    for i, row in enumerate(layout.rows):
-        if row.track is not None and row.track.key == key:
-            target = int(layout.tops_px[i]) - timeline.height() // 3
-            timeline.scroll_rows(max(target, 0) - timeline.scroll_offset())
-            return
 
 
 def install_stats_panel(window: QMainWindow) -> StatsController:

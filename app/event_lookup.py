@@ -1,0 +1,111 @@
+"""Find where an analysis row is drawn on the timeline: slice indices, row keys, highlights.
+
+The stats panel speaks in report rows (``report_index``, event table, row); the timeline draws
+slice tables (projected NVTX ranges are reordered there). These helpers translate, vectorised
+per report and table.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from analysis.model import Report
+from analysis.tracks import projected_slices, slice_tables
+from viewer.events import EventRef
+
+__all__ = [
+    "highlight_rows",
+    "scroll_track_into_view",
+    "slice_index",
+    "slice_indices",
+    "track_key",
+    "with_shared_start",
+]
+
+
+def with_shared_start(instances: pd.DataFrame, offsets_ns: list[int]) -> pd.DataFrame:
+    """Add ``shared_start_ns`` (report time + offset); rows stay in shared-time order."""
+    offsets = np.asarray([*offsets_ns, 0], dtype=np.int64)
+    out = instances.reset_index(drop=True)
+    out["shared_start_ns"] = (
+        out["start_ns"].to_numpy(np.int64) + offsets[out["report_index"].to_numpy(np.int64)]
+    )
+    return out
+
+
+def highlight_rows(reports, kind: str, name: str, instances: pd.DataFrame) -> dict:
+    """``(report_index, slice table) -> rows`` to emphasise; other rows of the kind dim."""
+    rows: dict[tuple[int, str], np.ndarray] = {}
+    report_index = instances["report_index"].to_numpy(np.int64)
+    table = instances["table"].to_numpy(object)
+    source_rows = instances["row"].to_numpy(np.int64)
+    tables = ("memcpy", "memset") if kind.startswith("memcpy") else (kind,)
+    for r in range(len(reports)):  # loops over reports and tables, not events
+        for t in tables:
+            if t == "nvtx_gpu":
+                sliced = projected_slices(reports[r])
+                if sliced is not None:
+                    label_ids = np.flatnonzero(sliced.labels == name)
+                    rows[(r, t)] = np.flatnonzero(np.isin(sliced.label_ids, label_ids))
+                continue
+            mine = (report_index == r) & (table == t)
+            rows[(r, t)] = source_rows[mine]
+    return rows
+
+
+def slice_index(report: Report, table: str, row: int, start_ns: int, end_ns: int) -> int | None:
+    """Return the slice-table index that draws ``row`` of ``table`` (None if not drawn)."""
+    found = slice_indices(report, table, np.array([row]), np.array([start_ns]),
+                           np.array([end_ns]))  # fmt: skip
+    return None if found[0] < 0 else int(found[0])
+
+
+def slice_indices(report: Report, table: str, rows, starts_ns, ends_ns) -> np.ndarray:
+    """Vectorised :func:`slice_index`: -1 where not drawn. Projected NVTX ranges are found
+    by their (start, end): the slice table reorders the projection's rows."""
+    rows = np.asarray(rows, dtype=np.int64)
+    if table != "nvtx_gpu":
+        return rows if table in slice_tables(report) else np.full(len(rows), -1)
+    sliced = projected_slices(report)
+    if sliced is None:
+        return np.full(len(rows), -1)
+    spans = pd.DataFrame(
+        {"start": sliced.start_ns, "end": sliced.end_ns, "index": np.arange(len(sliced))}
+    ).drop_duplicates(["start", "end"])
+    keys = pd.MultiIndex.from_arrays([spans["start"], spans["end"]])
+    where = keys.get_indexer(
+        pd.MultiIndex.from_arrays([np.asarray(starts_ns), np.asarray(ends_ns)])
+    )
+    return np.where(where >= 0, spans["index"].to_numpy()[np.maximum(where, 0)], -1)
+
+
+def track_key(timeline, report: Report, ref: EventRef) -> str | None:
+    """Return the key of the stream/thread row that draws ``ref`` (not 'All streams')."""
+    table = slice_tables(report).get(ref.table)
+    if table is None:
+        return None
+    track_id = int(np.searchsorted(table.track_offsets, ref.index, side="right")) - 1
+    candidates = [
+        t
+        for t in timeline.tracks()
+        if t.report_index == ref.report_index and (ref.table, track_id) in t.parts
+    ]
+    candidates.sort(key=lambda t: t.kind == "gpu_all")
+    return candidates[0].key if candidates else None
+
+
+def scroll_track_into_view(timeline, key: str) -> None:
+    scroll = getattr(timeline, "scroll_to_track", None)
+    if scroll is not None:
+        scroll(key)
+        return
+    # Until TimelineWidget.scroll_to_track exists: its layout is read, never written.
+    if key in timeline.pinned_keys() or timeline.row_rect(key) is not None:
+        return
+    layout = timeline._layout
+    for i, row in enumerate(layout.rows):
+        if row.track is not None and row.track.key == key:
+            target = int(layout.tops_px[i]) - timeline.height() // 3
+            timeline.scroll_rows(max(target, 0) - timeline.scroll_offset())
+            return

@@ -1,0 +1,95 @@
+"""Worker-side half of the stats panel: per-kind window indexes and the table a request asks.
+
+Runs on :mod:`app.jobs` workers, never on the GUI thread. An index sorts a report set's events
+by name and value once (:func:`analysis.window_stats.build_window_index`); every moving window
+is then answered without sorting again.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from analysis.engine import sqlite_round
+from analysis.errors import StrataError
+from analysis.stats._base import time_percent
+from analysis.window_stats import WindowIndex, build_window_index, pivot_by_report
+from analysis.xp import get_xp
+from viewer.stats_panel import Scope
+
+__all__ = ["IndexCache", "StatsRequest", "StatsResult", "stats_frame"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class StatsRequest:
+    kind: str
+    scope: Scope
+    t0_ns: int | None
+    t1_ns: int | None
+    key: tuple
+
+
+@dataclass(frozen=True)
+class StatsResult:
+    request: StatsRequest
+    frame: pd.DataFrame
+    events: int
+    elapsed_ms: float
+
+
+class IndexCache:
+    """Window indexes per kind for one report set and offsets; thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._building: dict[tuple, threading.Lock] = {}
+        self._indexes: dict[tuple, WindowIndex] = {}
+
+    def get(self, key: tuple, reports, kind, offsets, labels) -> WindowIndex:
+        with self._lock:
+            index = self._indexes.get((key, kind))
+            if index is not None:
+                return index
+            build_lock = self._building.setdefault((key, kind), threading.Lock())
+        with build_lock:  # two workers never build the same index twice
+            with self._lock:
+                index = self._indexes.get((key, kind))
+            if index is None:
+                index = build_window_index(reports, kind, offsets, xp=_array_module())
+                index.report_names = list(labels)
+                with self._lock:
+                    self._indexes = {k: v for k, v in self._indexes.items() if k[0] == key}
+                    self._indexes[(key, kind)] = index
+        return index
+
+    def peek(self, key: tuple, kind: str) -> WindowIndex | None:
+        with self._lock:
+            return self._indexes.get((key, kind))
+
+
+def _array_module():
+    try:
+        return get_xp()
+    except StrataError as exc:  # a forced but unusable backend: say so, use NumPy
+        log.warning("%s; the stats panel uses NumPy", exc)
+        return np
+
+
+def stats_frame(index: WindowIndex, request: StatsRequest, n_reports: int) -> pd.DataFrame:
+    """Run one request on a worker: the table the panel shows."""
+    scope = request.scope
+    by_report = scope.by_report and scope.report_index is None and n_reports > 1
+    frame = index.stats(request.t0_ns, request.t1_ns, scope.report_index, by_report=by_report)
+    if by_report:
+        return pivot_by_report(frame, index.report_names)
+    frame["time_pct"] = time_percent(frame["total_ns"].to_numpy())
+    if request.kind != "memcpy_bytes":  # spec: nsys-sqlite.md §3.1, one-decimal rounding
+        for column in ("mean_ns", "median_ns", "std_ns"):
+            frame[column] = sqlite_round(frame[column].to_numpy())
+    return frame
