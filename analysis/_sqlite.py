@@ -38,8 +38,9 @@ _BATCH_ROWS = "65536"
 
 
 def read_workers() -> int:
-    """Return the number of reader threads: one per core, at most 8."""
-    return max(1, min(8, os.cpu_count() or 1))
+    """Return the number of reader threads: one per usable core, at most 8."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, min(8, cores or 1))
 
 
 def _ro_uri(path: Path) -> str:
