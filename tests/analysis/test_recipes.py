@@ -526,6 +526,19 @@ def test_folder_limit_takes_the_first_reports(tmp_path: Path) -> None:
         run_recipe("cuda_gpu_kern_sum", [f"{folder / 'rank0.sqlite'}:1"])
 
 
+def test_reports_without_data_are_listed_not_failed(tmp_path: Path) -> None:
+    with_ranges = write_report(
+        tmp_path / "a.sqlite", kernels=[K("k", 10_000, 10_100)], ranges=[("step", 9_000, 11_000)]
+    )
+    without = write_report(tmp_path / "b.sqlite", kernels=[K("k", 10_000, 10_100)])
+    run = run_recipe("nvtx_sum", [with_ranges, without])
+    assert run.no_data == ["b.sqlite"]
+    assert run.failures == []
+    assert run.output.tables["all_stats"]["Range"].tolist() == ["step"]
+    with pytest.raises(AnalysisError, match="1 had no data"):
+        run_recipe("nvtx_sum", [without])
+
+
 def test_every_report_bad_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "x.sqlite").write_text("nothing\n")
     with pytest.raises(AnalysisError, match="x.sqlite"):
