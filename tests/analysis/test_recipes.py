@@ -545,6 +545,28 @@ def test_every_report_bad_is_an_error(tmp_path: Path) -> None:
         run_recipe("nvtx_sum", [tmp_path / "x.sqlite"])
 
 
+@requires_shared
+@pytest.mark.parametrize(
+    ("recipe", "options", "plots"),
+    [
+        ("nvtx_gpu_proj_sum", RecipeOptions(), {"heatmap"}),
+        ("cuda_gpu_kern_hist", RecipeOptions(), {"histogram"}),
+        ("cuda_gpu_kern_pace", RecipeOptions(kernel_name="test4"), {"pace", "pace_start"}),
+        ("gpu_time_util", RecipeOptions(), {"heatmap"}),
+        ("gpu_gaps", RecipeOptions(gap_ms=1), set()),
+    ],
+)
+def test_every_recipe_writes_its_tables_and_plots(recipe, options, plots, tmp_path: Path) -> None:
+    run = run_recipe(recipe, CONCURRENT[:2], options)
+    assert set(run.output.plots) == plots
+    write_output(run.output, tmp_path, run)
+    for name in plots:
+        assert (tmp_path / f"{name}.png").read_bytes()[:4] == b"\x89PNG"
+    for name, table in run.output.tables.items():
+        assert len(pd.read_csv(tmp_path / f"{name}.csv")) == len(table)
+    assert set(load_output(tmp_path)) == set(run.output.tables)
+
+
 def test_output_folder_round_trip(tmp_path: Path) -> None:
     folder = _corrupt_set(tmp_path)
     run = run_recipe("cuda_gpu_kern_sum", [folder])
