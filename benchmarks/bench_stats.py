@@ -16,6 +16,9 @@ replicating a real export (:mod:`scale_report`), then times, each in its own pro
 and prints the ratios to the targets (cold >= 5x and cached >= 50x faster than nsys stats;
 aggregation alone <= 0.5 s with NumPy on the 2-core machine, <= 20 ms with CuPy on an H100).
 
+Every measurement runs ``--repeat`` times (default 3), peers interleaved with Strata, and the
+fastest run counts: the reference machine is shared, and a busy neighbour can triple a time.
+
 Usage::
 
     python benchmarks/bench_stats.py --kernels 10000000
@@ -168,6 +171,13 @@ def _nsys_stats(nsys: str, path: Path) -> float:
     return seconds
 
 
+def _fastest(best: dict | None, new: dict, keys: tuple[str, ...]) -> dict:
+    """Keep the run whose ``keys`` add up to less time."""
+    if best is None or sum(new[k] for k in keys) < sum(best[k] for k in keys):
+        return new
+    return best
+
+
 def _ensure_report(args: argparse.Namespace) -> Path:
     if args.report is not None:
         return args.report
@@ -197,6 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--report", type=Path, help="use this report instead of building one")
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "strata")
     parser.add_argument("--skip-nsys", action="store_true")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per measurement (fastest)")
     parser.add_argument("--skip-sql", action="store_true", help="skip the (slow) SQL peer")
     parser.add_argument(
         "--full-open", action="store_true", help="also time a full first open_report (slow)"
@@ -233,29 +244,45 @@ def main(argv: list[str] | None = None) -> int:
     from analysis.xp import cupy_available
 
     nsys = None if args.skip_nsys else find_nsys()
-    with tempfile.TemporaryDirectory(prefix="bench-cache-", dir=args.workdir) as cache_dir:
-        env = {"STRATA_CACHE_DIR": cache_dir, "PYTHONPATH": str(REPO)}
-        cold = run_phase(script, ["--phase", "strata", "--report", str(path)], env)
-        warm = run_phase(script, ["--phase", "strata", "--report", str(path)], env)
-        gpu = None
-        if cupy_available():
-            gpu = run_phase(
-                script, ["--phase", "strata", "--report", str(path), "--backend", "cupy"], env
-            )
-        pandas = run_phase(script, ["--phase", "pandas", "--report", str(path)], env)
-        shutil.rmtree(cache_dir, ignore_errors=True)
-        full = None
-        if args.full_open:
-            full = run_phase(
-                script, ["--phase", "strata", "--report", str(path), "--full-open"], env
-            )
+    cold = warm = gpu = pandas = full = None
+    nsys_s = None
+    # The machine is shared: every measurement is repeated, interleaved with its peer's, and
+    # the fastest run of each counts.
+    for _ in range(args.repeat):
+        with tempfile.TemporaryDirectory(prefix="bench-cache-", dir=args.workdir) as cache_dir:
+            env = {"STRATA_CACHE_DIR": cache_dir, "PYTHONPATH": str(REPO)}
+            strata = ["--phase", "strata", "--report", str(path)]
+            cold = _fastest(cold, run_phase(script, strata, env), ("open", "stats"))
+            warm = _fastest(warm, run_phase(script, strata, env), ("open", "stats"))
+            warm = _fastest(warm, run_phase(script, strata, env), ("aggregate",))
+            if cupy_available():
+                gpu = _fastest(
+                    gpu, run_phase(script, [*strata, "--backend", "cupy"], env), ("aggregate",)
+                )
+            pandas = _fastest(
+                pandas, run_phase(script, ["--phase", "pandas", "--report", str(path)], env),
+                ("seconds",),
+            )  # fmt: skip
+            if args.full_open:
+                shutil.rmtree(Path(cache_dir) / "stats-columns", ignore_errors=True)
+                full = _fastest(full, run_phase(script, [*strata, "--full-open"], env),
+                                ("open", "stats"))  # fmt: skip
+        if nsys:
+            seconds = _nsys_stats(nsys, path)
+            nsys_s = seconds if nsys_s is None else min(nsys_s, seconds)
     sql = None if args.skip_sql else run_phase(script, ["--phase", "sql", "--report", str(path)])
-    nsys_s = _nsys_stats(nsys, path) if nsys else None
     proj = None
     if args.projection[0] and args.projection[1]:
         sizes = [str(n) for n in args.projection]
-        proj = run_phase(script, ["--phase", "projection", "--projection", *sizes], {
-            "PYTHONPATH": str(REPO)})  # fmt: skip
+        env = {"PYTHONPATH": str(REPO)}
+        for _ in range(args.repeat):
+            proj = _fastest(
+                proj,
+                run_phase(script, ["--phase", "projection", "--projection", *sizes], env),
+                ("seconds",),
+            )
+    if cold is None or warm is None or pandas is None:
+        parser.error("--repeat must be at least 1")
 
     print(f"report {path.name}: {cold['kernels']:,} kernels, {cold['api']:,} CUDA API calls")
     cold_s = cold["open"] + cold["stats"]
