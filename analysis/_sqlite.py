@@ -9,9 +9,11 @@ is not importable.
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import os
 import sqlite3
+import sys
 import threading
 import urllib.parse
 from collections.abc import Callable, Iterable, Sequence
@@ -35,6 +37,30 @@ _PAGE_SIZE_OFFSET = 16
 CHUNK_ROWS = 500_000
 #: Rows per Arrow batch inside ADBC: 65,536 read 1.5x faster than the default 1,024.
 _BATCH_ROWS = "65536"
+
+
+_M_MMAP_THRESHOLD = -3  # glibc mallopt parameter
+_MALLOC_TUNED = False
+
+
+def _tune_malloc() -> None:
+    """Serve allocations below 64 MiB from the heap (glibc), once per process.
+
+    glibc hands blocks above its (dynamic, at most 32 MiB) threshold out as fresh mmaps
+    that the kernel zeroes on first touch and unmaps on free, so every batch buffer and
+    every 10 M-row int32 temporary was zeroed anew. Measured on the 10 M-kernel first open
+    (two runs each): sys time 8.3-8.8 s -> 6.3-6.5 s, CPU 28.6-31.0 s -> 26.9-28.9 s. The
+    loader trims the heap after
+    a load (``malloc_trim``), so the retained memory goes back to the OS.
+    """
+    global _MALLOC_TUNED  # a once-per-process switch
+    if _MALLOC_TUNED or not sys.platform.startswith("linux"):
+        return
+    _MALLOC_TUNED = True
+    try:
+        ctypes.CDLL("libc.so.6").mallopt(_M_MMAP_THRESHOLD, 64 << 20)
+    except (OSError, AttributeError):
+        log.debug("mallopt is not available (not glibc)")
 
 
 def read_workers() -> int:
@@ -236,6 +262,7 @@ class ReportDatabase:
         calling thread as soon as its last chunk arrives (its entry in the returned list is
         then None), so the caller's work on it overlaps the reading of later tables.
         """
+        _tune_malloc()
         max_rows = max(CHUNK_ROWS, self.path.stat().st_size // 4)
         plans = [_TablePlan(read, self._rowid_range(read.table), max_rows) for read in reads]
         jobs = [(plan, a) for plan in plans for a in plan.chunk_starts()]
