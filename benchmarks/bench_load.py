@@ -17,12 +17,12 @@ Usage::
     python benchmarks/bench_load.py --kernels 10000000
     python benchmarks/bench_load.py --report big.sqlite
 
-Measured on the shared 2-core machine (load average 4-6 from other work, so wall times
+Measured on the shared 2-core machine (load average 3-6 from other work, so wall times
 vary by 2x between runs; CPU seconds are steadier), 10 M kernels = 20.2 M events:
-sqlite scan 9.6 s CPU; first open 27-29 s CPU (2.9-3.1x, was 5x before the parallel
-reader), 34-40 s wall; cached reopen 0.04-0.1 s; resident after open 4-6 B/event; first
-open peak +1.6 GiB (83 B/event). 1 M kernels: first open 2.2-2.5x the scan's CPU, 1.3-1.5x
-its wall when the second core is free.
+sqlite scan 9.6-11.3 s; first open 27-31 s CPU (2.7-3.1x the scan's CPU; 5x and 60 s wall
+before this work), 24.7 s wall = 2.2x in the quietest full run, 15.6 s (1.4x) in a quiet
+moment; cached reopen 0.03-0.1 s; resident after either open 2.5-6 B/event; first-open
+peak +1.6 GiB (83-88 B/event). 1 M kernels: first open 2.2-2.8x the scan's CPU.
 """
 
 from __future__ import annotations
