@@ -10,6 +10,8 @@ Work is proportional to visible events or rows × pixels, never to the report.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import shiboken6
 from PySide6.QtCore import QPointF, QRectF, Qt
@@ -19,7 +21,7 @@ from analysis.tracks import SliceTable
 from viewer.chrome import ChromePainter
 from viewer.events import EventRef
 from viewer.frame import Frame
-from viewer.lod import RowStrip, merge_strips, pixel_edges_ns, row_strip
+from viewer.lod import RowStrip, merge_strips, row_strip
 from viewer.rows import Row
 from viewer.style import Palette, qcolor, ui_font
 
@@ -51,12 +53,14 @@ class TimelinePainter:
         self._data_refs: tuple = ()
         self._rect_jobs: list = []
         self._strip_memo: dict[tuple, RowStrip] = {}
+        self._lod_cache: dict[tuple, tuple] = {}
 
     def reset(self) -> None:
         """Drop caches that depend on the data (call when the reports change)."""
         self._palettes.clear()
         self._chrome.reset()
         self._data_key = None
+        self._lod_cache.clear()
 
     # -- colours -------------------------------------------------------------------------
 
@@ -127,7 +131,11 @@ class TimelinePainter:
             self._buffer = np.empty((h, w), dtype=np.uint32)
         img = self._buffer
         covered = top
-        edges = pixel_edges_ns(frame.t0_ns, frame.ns_per_px, w)
+        # LOD columns sit on a grid fixed per zoom level (column c starts at c * ns_per_px), so a
+        # pan reuses the columns it keeps and reduces only the new ones (off by < 1 px).
+        grid = (frame.ns_per_px, math.floor(frame.t0_ns / frame.ns_per_px), w)
+        if len(self._lod_cache) > 1024:
+            self._lod_cache.clear()
         candidates = []
         self._strip_memo = {}
         for slot, (row, y, pinned) in enumerate(placed):
@@ -145,7 +153,7 @@ class TimelinePainter:
                 continue
             parts = self._visible_parts(frame, row)
             if row.track is None:
-                self._fill_strip(frame, img, edges, row, y, y0, y1, parts)
+                self._fill_strip(frame, img, grid, row, y, y0, y1, parts)
                 continue
             count = sum(hi - lo for _n, _t, lo, hi in parts)
             candidates.append((count, row, y, y0, y1, parts))
@@ -160,7 +168,7 @@ class TimelinePainter:
                 full = [(n, t, np.arange(lo, hi)) for n, t, lo, hi in parts]
                 rect_jobs.append((row, y, y0, y1, full))
                 continue
-            self._fill_strip(frame, img, edges, row, y, y0, y1, parts)
+            self._fill_strip(frame, img, grid, row, y, y0, y1, parts)
             if count <= _WIDE_SCAN_LIMIT:
                 wide = self._wide_events(frame, row, parts)
                 if wide:
@@ -195,7 +203,47 @@ class TimelinePainter:
                 parts.append((name, table, lo, hi))
         return parts
 
-    def _fill_strip(self, frame, img, edges, row, y, y0, y1, parts) -> None:
+    def _part_strip(self, report_index, name, table, lo, hi, offset, grid) -> RowStrip:
+        """Reduce one part to the frame's columns, reusing columns of the previous frame."""
+        ns_per_px, c0, width = grid
+        track_id = int(np.searchsorted(table.track_offsets, lo, side="right")) - 1
+        key = (report_index, name, track_id)
+
+        def reduce(first: int, last: int) -> RowStrip:
+            columns = np.arange(first, last + 1, dtype=np.float64)
+            edges = np.rint(columns * ns_per_px).astype(np.int64) - np.int64(offset)
+            return row_strip(table, lo, hi, edges)
+
+        cached = self._lod_cache.get(key)
+        if cached is not None and cached[0] == (ns_per_px, offset):
+            start, alpha, event = cached[1], cached[2], cached[3]
+            end = start + len(alpha)
+            keep_lo, keep_hi = max(c0, start), min(c0 + width, end)
+            if keep_hi - keep_lo > width // 4:
+                pieces = []
+                if c0 < keep_lo:
+                    pieces.append(reduce(c0, keep_lo))
+                pieces.append(
+                    RowStrip(
+                        alpha[keep_lo - start : keep_hi - start],
+                        event[keep_lo - start : keep_hi - start],
+                        np.zeros(keep_hi - keep_lo, np.int8),
+                    )
+                )
+                if keep_hi < c0 + width:
+                    pieces.append(reduce(keep_hi, c0 + width))
+                strip = RowStrip(
+                    np.concatenate([s.alpha for s in pieces]),
+                    np.concatenate([s.event for s in pieces]),
+                    np.zeros(width, np.int8),
+                )
+                self._lod_cache[key] = ((ns_per_px, offset), c0, strip.alpha, strip.event)
+                return strip
+        strip = reduce(c0, c0 + width)
+        self._lod_cache[key] = ((ns_per_px, offset), c0, strip.alpha, strip.event)
+        return strip
+
+    def _fill_strip(self, frame, img, grid, row, y, y0, y1, parts) -> None:
         if not parts:
             return
         report_index = row.report_index
@@ -206,7 +254,8 @@ class TimelinePainter:
             memo_key = (report_index, name, lo, hi)
             strip = self._strip_memo.get(memo_key)
             if strip is None:
-                strip = self._strip_memo[memo_key] = row_strip(table, lo, hi, edges - offset)
+                strip = self._part_strip(report_index, name, table, lo, hi, offset, grid)
+                self._strip_memo[memo_key] = strip
             strips.append(RowStrip(strip.alpha, strip.event, np.full_like(strip.part, k)))
         strip = merge_strips(strips)
         colors = np.zeros(len(strip.alpha), dtype=np.uint32)

@@ -347,3 +347,20 @@ def test_arrow_and_page_keys_scroll_rows(make_timeline, qtbot) -> None:
     qtbot.keyClick(widget, Qt.Key.Key_PageUp)
     qtbot.keyClick(widget, Qt.Key.Key_Up)
     assert widget.scroll_offset() == 0
+
+
+def test_panned_frame_equals_a_fresh_one(make_timeline) -> None:
+    # LOD columns kept across a pan must be the ones a fresh paint computes.
+    first = make_timeline(SERIAL, CONCURRENT)
+    lo, hi = first.full_range()
+    first.set_view_range(lo, lo + (hi - lo) // 3)
+    render_to_image(first, (1200, 700))
+    t0, t1 = first.view_range()
+    for step in (0.05, 0.07, -0.11):
+        first.pan(step)
+        render_to_image(first, (1200, 700))
+    panned = render_to_image(first, (1200, 700))
+    fresh = make_timeline(SERIAL, CONCURRENT)
+    fresh.set_view_range(*first.view_range())
+    assert panned == render_to_image(fresh, (1200, 700))
+    assert first.view_range() != (t0, t1)
