@@ -160,10 +160,23 @@ def _nvtx_rows(report: Report, sel: Selection) -> _Rows:
                  durations, uniques.get_level_values(1).to_numpy(object))  # fmt: skip
 
 
-def _nvtx_gpu_rows(report: Report, sel: Selection) -> _Rows:
+_PROJECTIONS: dict[int, tuple[Report, pd.DataFrame]] = {}
+
+
+def _projection_of(report: Report) -> pd.DataFrame:
+    """``project_nvtx(report)``, computed once per report (the panel asks on every move)."""
     from analysis.projection import project_nvtx
 
-    proj = project_nvtx(report)
+    cached = _PROJECTIONS.get(id(report))
+    if cached is None or cached[0] is not report:
+        if len(_PROJECTIONS) > 8:
+            _PROJECTIONS.clear()
+        cached = _PROJECTIONS[id(report)] = (report, project_nvtx(report))
+    return cached[1]
+
+
+def _nvtx_gpu_rows(report: Report, sel: Selection) -> _Rows:
+    proj = _projection_of(report)
     start, end = proj["start_ns"].to_numpy(), proj["end_ns"].to_numpy()
     keep = Selection(sel.t0_ns, sel.t1_ns).rows(report.nvtx, start, end)
     proj = proj[keep]
