@@ -140,6 +140,7 @@ def _open_sqlite(
     if shown_as != path:
         report = replace(report, info=replace(report.info, path=shown_as, name=shown_as.name))
     if writer is None:
+        _release_freed_memory()  # the reader's temporaries
         return report
     if progress:
         progress(0.95, "writing cache")
