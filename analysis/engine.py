@@ -163,7 +163,8 @@ def group_stats(
     mean_off = total_off / count
     # Two-pass sample variance around each group's mean: exact to float64 rounding even
     # when a group sits far from the global minimum (durations up to 2^40 ns).
-    dev = offsets - _broadcast(xp, mean_off, starts, count, n)
+    dev = _broadcast(xp, mean_off, starts, count, n)
+    xp.subtract(offsets, dev, out=dev)  # in place: one 10 M float array, not two
     dev *= dev
     sq = _segment_sum(xp, dev, starts)
     del dev
