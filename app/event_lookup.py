@@ -96,16 +96,4 @@ def track_key(timeline, report: Report, ref: EventRef) -> str | None:
 
 
 def scroll_track_into_view(timeline, key: str) -> None:
-    scroll = getattr(timeline, "scroll_to_track", None)
-    if scroll is not None:
-        scroll(key)
-        return
-    # Until TimelineWidget.scroll_to_track exists: its layout is read, never written.
-    if key in timeline.pinned_keys() or timeline.row_rect(key) is not None:
-        return
-    layout = timeline._layout
-    for i, row in enumerate(layout.rows):
-        if row.track is not None and row.track.key == key:
-            target = int(layout.tops_px[i]) - timeline.height() // 3
-            timeline.scroll_rows(max(target, 0) - timeline.scroll_offset())
-            return
+    timeline.scroll_to_track(key)

@@ -390,6 +390,21 @@ class TimelineWidget(QWidget):
                 return y, row.height_px
         return None
 
+    def scroll_to_track(self, key: str) -> bool:
+        """Scroll the row area so the track row ``key`` is on screen (a third from the top).
+
+        Returns False when no row has that key or it is inside a collapsed group. Pinned rows
+        are always on screen and need no scrolling.
+        """
+        if self.row_rect(key) is not None:
+            return True
+        for i, row in enumerate(self._layout.rows):
+            if row.track is not None and row.track.key == key:
+                target = int(self._layout.tops_px[i]) - self.height() // 3
+                self._set_scroll(max(target, 0))
+                return True
+        return False
+
     def x_of(self, t_ns: int) -> float:
         """Return the widget x of shared-axis time ``t_ns``."""
         return self._frame().x_of(t_ns)

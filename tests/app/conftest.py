@@ -40,8 +40,8 @@ def make_window(qtbot, settings) -> Iterator[Callable[..., object]]:
     def _make(settings_override=None) -> MainWindow:
         window = MainWindow(settings_override or settings)
         qtbot.addWidget(window)
-        window.show()
-        qtbot.waitExposed(window)
+        with qtbot.waitExposed(window):  # a context manager: a bare call waits for nothing
+            window.show()
         windows.append(window)
         return window
 

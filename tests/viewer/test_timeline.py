@@ -364,3 +364,12 @@ def test_panned_frame_equals_a_fresh_one(make_timeline) -> None:
     fresh.set_view_range(*first.view_range())
     assert panned == render_to_image(fresh, (1200, 700))
     assert first.view_range() != (t0, t1)
+
+
+def test_scroll_to_track_brings_a_far_row_on_screen(make_timeline) -> None:
+    widget = make_timeline(CONCURRENT, SERIAL, size=(1200, 300))
+    last = widget.tracks()[-1].key
+    assert widget.row_rect(last) is None  # far below a 300 px view
+    assert widget.scroll_to_track(last)
+    assert widget.row_rect(last) is not None
+    assert not widget.scroll_to_track("no such row")
