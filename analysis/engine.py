@@ -96,7 +96,7 @@ def _sorted_segments(xp: ModuleType, codes, values):
             vmin = 0
             low = values
         else:
-            low = values - vmin
+            low = values.astype(xp.int64) - vmin  # int64: int32 values could overflow
         packed = codes.astype(dtype)
         packed <<= bits
         packed |= low.astype(dtype, copy=False)
@@ -118,7 +118,7 @@ def _sorted_segments(xp: ModuleType, codes, values):
     order = xp.lexsort(xp.stack([values, codes]))
     sorted_codes = codes[order]
     starts = _run_starts(xp, sorted_codes)
-    offsets = values[order] - vmin
+    offsets = values[order].astype(xp.int64) - vmin
     return sorted_codes[starts].astype(xp.int64), starts, offsets, vmin
 
 
@@ -140,7 +140,8 @@ def group_stats(
     codes
         Non-negative int group code per value (e.g. a name id).
     values
-        int64 values (durations in ns, bytes).
+        Integer values (durations in ns, bytes); int32 and int64 are used as they are,
+        anything else is converted to int64.
     xp
         ``numpy`` or ``cupy``; inputs are moved to it, results come back as NumPy.
     quantiles
@@ -152,7 +153,9 @@ def group_stats(
         One entry per code that occurs, in ascending code order.
     """
     codes = xp.asarray(codes)
-    values = xp.asarray(values, dtype=xp.int64)
+    values = xp.asarray(values)
+    if values.dtype not in (xp.int32, xp.int64):
+        values = values.astype(xp.int64)  # int32 stays as it is: no 10 M-row conversion
     if len(values) == 0:
         return _empty(quantiles)
     keys, starts, offsets, vmin = _sorted_segments(xp, codes, values)
