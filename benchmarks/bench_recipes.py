@@ -5,7 +5,10 @@ Builds one report of about ``--events`` events by replicating a real export
 it ``--reports`` times under distinct names (so cache keys never collide), then runs the
 recipe in each mode, each in its own interpreter:
 
-* **serial**: the peer — every report mapped in one process;
+* **serial**: the peer — every report mapped in one process (the loader itself reads a
+  report's tables on one thread per core, so this already uses more than one core);
+* **serial-1thread** (with ``--modes``): serial with the loader's reader threads cut to one,
+  i.e. a one-core peer;
 * **processes**: a process pool of ``--workers`` workers;
 * **dask**: a Dask ``LocalCluster`` of ``--workers`` single-threaded worker processes.
 
@@ -19,6 +22,7 @@ Usage::
 
     python benchmarks/bench_recipes.py                       # 64 reports, ~200 k events each
     python benchmarks/bench_recipes.py --reports 8 --recipe nvtx_sum
+    python benchmarks/bench_recipes.py --modes serial,serial-1thread,processes,dask --repeat 2
 """
 
 from __future__ import annotations
@@ -37,6 +41,8 @@ from _common import REPO, peak_rss_bytes, print_phase_result, run_phase, timed
 
 SCRIPT = Path(__file__).resolve()
 _MODES = ("serial", "processes", "dask")
+#: Extra peer: serial with the loader's reader threads cut to one (a one-core serial run).
+_SERIAL_ONE_THREAD = "serial-1thread"
 
 
 class _WorkerPeak:
@@ -131,9 +137,16 @@ def _phase_run(args: argparse.Namespace) -> None:
 
     paths = sorted(Path(args.folder).glob("rank*.sqlite"))
     options = RecipeOptions(use_cache=args.cache, kernel_name=args.kernel)
+    mode = args.mode
+    if mode == _SERIAL_ONE_THREAD:
+        import analysis._sqlite
+
+        # The loader reads tables on one thread per core; this peer uses one core only.
+        analysis._sqlite.read_workers = lambda: 1
+        mode = "serial"
     with _WorkerPeak() as workers:
         run, wall_s = timed(
-            lambda: run_recipe(args.recipe, paths, options, mode=args.mode, workers=args.workers)
+            lambda: run_recipe(args.recipe, paths, options, mode=mode, workers=args.workers)
         )
     table = next(iter(run.output.tables))
     run.output.tables[table].to_parquet(Path(args.dump))
@@ -225,16 +238,19 @@ def main(argv: list[str] | None = None) -> int:
         tables[mode] = pd.read_parquet(dump)
         r = results[mode]
         print(
-            f"{mode:10s} {r['wall_s']:7.2f} s  driver peak {r['driver_peak_bytes'] / 2**20:7,.0f}"
+            f"{mode:15s} {r['wall_s']:7.2f} s  driver peak {r['driver_peak_bytes'] / 2**20:7,.0f}"
             f" MiB  largest worker peak {r['worker_peak_bytes'] / 2**20:7,.0f} MiB"
             f"  CPU {r['driver_cpu_s'] + r['worker_cpu_s']:6.1f} s"
             f"  failures {r['failures']}  (runs: {r['all_wall_s']})"
         )
+    for peer in ("serial", _SERIAL_ONE_THREAD):
+        if peer not in results:
+            continue
+        for mode in ("processes", "dask"):
+            if mode in results:
+                ratio = results[peer]["wall_s"] / results[mode]["wall_s"]
+                print(f"speed-up {mode}/{peer}: {ratio:.2f}x (target >= 1.7x)")
     if "serial" in results:
-        for mode in results:
-            if mode != "serial":
-                ratio = results["serial"]["wall_s"] / results[mode]["wall_s"]
-                print(f"speed-up {mode}/serial: {ratio:.2f}x (target >= 1.7x)")
         for table in tables.values():
             pd.testing.assert_frame_equal(table, tables["serial"])
         print(f"output tables identical across {', '.join(tables)}")
