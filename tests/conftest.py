@@ -11,6 +11,12 @@ import pytest
 # Before any QApplication exists (style.md §7).
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+# The nsys oracle: $NSYS, else nsys on PATH (analysis.open.find_nsys), else where
+# shared/tools/get-nsys.sh installs it by default, so every parity test finds the same one.
+_GET_NSYS_DEFAULT = Path.home() / ".cache" / "strata-nsys" / "usr" / "bin" / "nsys"
+if "NSYS" not in os.environ and _GET_NSYS_DEFAULT.is_file():
+    os.environ["NSYS"] = str(_GET_NSYS_DEFAULT)
+
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
 REAL_DIR = SHARED / "reports" / "real"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import numpy as np
@@ -18,36 +17,16 @@ from tests.conftest import (
     requires_fixtures,
     requires_shared,
 )
+from tests.helpers import SOURCE_TABLES, sql_rows
 
-SOURCES = {
-    "kernels": "CUPTI_ACTIVITY_KIND_KERNEL",
-    "memcpy": "CUPTI_ACTIVITY_KIND_MEMCPY",
-    "memset": "CUPTI_ACTIVITY_KIND_MEMSET",
-    "sync": "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
-    "cuda_api": "CUPTI_ACTIVITY_KIND_RUNTIME",
-    "osrt": "OSRT_API",
-    "nvtx": "NVTX_EVENTS",
-    "sched": "SCHED_EVENTS",
-    "samples": "COMPOSITE_EVENTS",
-    "gpu_metrics": "GPU_METRICS",
-}
 # The base fixture's README: "all data rows, strings ... removed", yet 8 OSRT rows remain
 # pointing into the emptied StringIds. It is the one inconsistent file; see test below.
 BROKEN_FIXTURE = "base-2023.4-empty-full-schema.sqlite"
 ALL = [p for p in real_reports() + fixture_reports() if p.name != BROKEN_FIXTURE]
 
 
-def _sql(path: Path, query: str) -> list[tuple]:
-    con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
-    con.text_factory = lambda b: b.decode("utf-8", "replace")
-    try:
-        return con.execute(query).fetchall()
-    finally:
-        con.close()
-
-
 def _tables(path: Path) -> set[str]:
-    return {r[0] for r in _sql(path, "SELECT name FROM sqlite_master WHERE type='table'")}
+    return {r[0] for r in sql_rows(path, "SELECT name FROM sqlite_master WHERE type='table'")}
 
 
 @requires_shared
@@ -55,8 +34,8 @@ def _tables(path: Path) -> set[str]:
 def test_row_counts_match_sql(path: Path, load_report) -> None:
     report = load_report(path)
     tables = _tables(path)
-    for kind, source in SOURCES.items():
-        expected = _sql(path, f"SELECT count(*) FROM {source}")[0][0] if source in tables else 0
+    for kind, source in SOURCE_TABLES.items():
+        expected = sql_rows(path, f"SELECT count(*) FROM {source}")[0][0] if source in tables else 0
         assert len(report.tables[kind]) == expected, (kind, source)
 
 
@@ -96,7 +75,7 @@ def test_names_and_times_sample_match_sql(path: Path, load_report) -> None:
     report = load_report(path)
     tables = _tables(path)
     if "CUPTI_ACTIVITY_KIND_KERNEL" in tables:
-        rows = _sql(
+        rows = sql_rows(
             path,
             "SELECT k.rowid, k.start, k.end, s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k "
             "JOIN StringIds s ON s.id = k.demangledName ORDER BY k.rowid LIMIT 50",
@@ -108,7 +87,7 @@ def test_names_and_times_sample_match_sql(path: Path, load_report) -> None:
             assert (kernels.start_ns[i], kernels.end_ns[i]) == (start, end)
             assert report.strings[int(kernels["name_id"][i])] == name
     if "NVTX_EVENTS" in tables:
-        rows = _sql(
+        rows = sql_rows(
             path,
             "SELECT n.rowid, n.start, coalesce(s.value, n.text) FROM NVTX_EVENTS n "
             "LEFT JOIN StringIds s ON s.id = n.textId ORDER BY n.rowid LIMIT 200",
@@ -128,7 +107,9 @@ def test_unclosed_nvtx_range_ends_at_nvtx_max(load_report) -> None:
     nvtx = report.nvtx
     i = int(np.flatnonzero(report.strings.lookup(nvtx["name_id"]) == "unclosed")[0])
     assert nvtx["is_open"][i] == 1
-    (max_ts,) = _sql(path, "SELECT max(max(start), max(coalesce(end, start))) FROM NVTX_EVENTS")[0]
+    (max_ts,) = sql_rows(
+        path, "SELECT max(max(start), max(coalesce(end, start))) FROM NVTX_EVENTS"
+    )[0]
     assert nvtx.end_ns[i] == max_ts == report.nvtx_max_ns
 
 

@@ -3,28 +3,19 @@ categories, info) against direct SQL on the real reports."""
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from tests.conftest import real_reports, requires_shared
+from tests.helpers import sql_rows
 
 REAL = real_reports()
 
 
-def _sql(path: Path, query: str) -> list[tuple]:
-    con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
-    con.text_factory = lambda b: b.decode("utf-8", "replace")
-    try:
-        return con.execute(query).fetchall()
-    finally:
-        con.close()
-
-
 def _columns(path: Path, table: str) -> set[str]:
-    return {r[1] for r in _sql(path, f"PRAGMA table_info('{table}')")}
+    return {r[1] for r in sql_rows(path, f"PRAGMA table_info('{table}')")}
 
 
 def _with_table(table: str) -> list[Path]:
@@ -36,13 +27,13 @@ def _with_table(table: str) -> list[Path]:
 def test_contexts_match_context_tables(path: Path, load_report) -> None:
     report = load_report(path)
     if _columns(path, "TARGET_INFO_CUDA_CONTEXT_INFO"):
-        expected = _sql(
+        expected = sql_rows(
             path,
             "SELECT processId, deviceId, contextId, nullStreamId FROM "
             "TARGET_INFO_CUDA_CONTEXT_INFO ORDER BY 1, 2, 3",
         )
     elif _columns(path, "TARGET_INFO_CUDA_NULL_STREAM"):
-        expected = _sql(
+        expected = sql_rows(
             path,
             "SELECT processId, deviceId, contextId, streamId FROM "
             "TARGET_INFO_CUDA_NULL_STREAM ORDER BY 1, 2, 3",
@@ -74,7 +65,9 @@ def test_every_kernel_context_is_a_known_context(load_report) -> None:
 @pytest.mark.parametrize("path", _with_table("TARGET_INFO_CUDA_DEVICE"), ids=lambda p: p.name[:60])
 def test_cuda_device_map_matches_sql(path: Path, load_report) -> None:
     report = load_report(path)
-    expected = _sql(path, "SELECT pid, cudaId, gpuId FROM TARGET_INFO_CUDA_DEVICE ORDER BY 1, 2")
+    expected = sql_rows(
+        path, "SELECT pid, cudaId, gpuId FROM TARGET_INFO_CUDA_DEVICE ORDER BY 1, 2"
+    )
     got = report.cuda_devices[["pid", "device_id", "gpu_id"]]
     assert [tuple(int(v) for v in row) for row in got.itertuples(index=False)] == expected
     assert set(report.cuda_devices["gpu_id"]) <= set(report.gpus["device_id"])
@@ -94,7 +87,7 @@ def test_gpus_match_target_info_gpu(path: Path, load_report) -> None:
     report = load_report(path)
     cols = _columns(path, "TARGET_INFO_GPU")
     id_col = "id" if "id" in cols else "deviceId"
-    rows = _sql(path, f"SELECT {id_col}, name, busLocation FROM TARGET_INFO_GPU ORDER BY 1")
+    rows = sql_rows(path, f"SELECT {id_col}, name, busLocation FROM TARGET_INFO_GPU ORDER BY 1")
     first: dict[int, tuple[str, str]] = {}
     for dev, name, bus in rows:
         first.setdefault(int(dev), (name, bus))
@@ -103,7 +96,7 @@ def test_gpus_match_target_info_gpu(path: Path, load_report) -> None:
         assert gpus.loc[dev, "name"] == name
         assert gpus.loc[dev, "bus_location"] == (bus or "")
     if "smCount" in cols:
-        for dev, sm, mem in _sql(
+        for dev, sm, mem in sql_rows(
             path, f"SELECT {id_col}, smCount, totalMemory FROM TARGET_INFO_GPU"
         ):
             assert gpus.loc[int(dev), "sm_count"] == sm
@@ -114,7 +107,7 @@ def test_gpus_match_target_info_gpu(path: Path, load_report) -> None:
 def test_old_reports_take_sm_count_from_cuda_gpu(load_report) -> None:
     path = next(p for p in REAL if "cudf" in p.name)
     report = load_report(path)
-    rows = _sql(
+    rows = sql_rows(
         path, "SELECT deviceId, numMultiprocessors, globalMemorySize FROM TARGET_INFO_CUDA_GPU"
     )
     gpus = report.gpus.set_index("device_id")
@@ -138,7 +131,7 @@ def test_nvtx_domains_and_categories_match_sql(path: Path, load_report) -> None:
         else ""
     )
     for event_type, frame in ((75, report.nvtx_domains), (33, report.nvtx_categories)):
-        expected = _sql(
+        expected = sql_rows(
             path,
             f"SELECT n.domainId, {text} FROM NVTX_EVENTS n {join} "
             f"WHERE n.eventType = {event_type} ORDER BY n.rowid",
@@ -152,9 +145,11 @@ def test_nvtx_domains_and_categories_match_sql(path: Path, load_report) -> None:
 def test_session_start_and_version_match_sql(path: Path, load_report) -> None:
     report = load_report(path)
     if _columns(path, "TARGET_INFO_SESSION_START_TIME"):
-        (start,) = _sql(path, "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME LIMIT 1")[0]
+        (start,) = sql_rows(path, "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME LIMIT 1")[
+            0
+        ]
         assert report.info.session_start_utc_ns == start
     meta = next((t for t in ("META_DATA_EXPORT", "EXPORT_META_DATA") if _columns(path, t)), None)
     if meta:
-        rows = dict(_sql(path, f"SELECT name, value FROM {meta}"))
+        rows = dict(sql_rows(path, f"SELECT name, value FROM {meta}"))
         assert report.info.nsys_version == rows.get("EXPORT_PRODUCT_VERSION", "unknown")

@@ -12,6 +12,7 @@ import pytest
 
 from analysis import _sqlite, open_report
 from tests.conftest import real_reports, requires_shared
+from tests.helpers import mutate_sqlite
 
 KERNELS = "CUPTI_ACTIVITY_KIND_KERNEL"
 RUNTIME = "CUPTI_ACTIVITY_KIND_RUNTIME"
@@ -23,14 +24,6 @@ def report_copy(tmp_path: Path) -> Path:
     dst = tmp_path / "r.sqlite"
     shutil.copyfile(src, dst)
     return dst
-
-
-def _mutate(path: Path, *statements: str) -> None:
-    con = sqlite3.connect(path)
-    for sql in statements:
-        con.execute(sql)
-    con.commit()
-    con.close()
 
 
 def _expected(path: Path, table: str) -> list[tuple[int, int, int]]:
@@ -61,7 +54,7 @@ def _assert_same_rows(path: Path, kind: str, table: str) -> None:
 def test_rowid_gaps_and_small_chunks_read_every_row_once(
     report_copy: Path, chunk_rows: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _mutate(report_copy, f"DELETE FROM {KERNELS} WHERE rowid % 3 = 0")
+    mutate_sqlite(report_copy, f"DELETE FROM {KERNELS} WHERE rowid % 3 = 0")
     monkeypatch.setattr(_sqlite, "CHUNK_ROWS", chunk_rows)
     _assert_same_rows(report_copy, "kernels", KERNELS)
     _assert_same_rows(report_copy, "cuda_api", RUNTIME)
@@ -69,7 +62,7 @@ def test_rowid_gaps_and_small_chunks_read_every_row_once(
 
 @requires_shared
 def test_far_apart_rowids_are_read_in_one_piece(report_copy: Path) -> None:
-    _mutate(
+    mutate_sqlite(
         report_copy,
         f"INSERT INTO {KERNELS} (rowid, start, end, deviceId, contextId, streamId, "
         "correlationId, globalPid, demangledName, shortName, mangledName, gridX, gridY, gridZ, "

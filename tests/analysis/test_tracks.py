@@ -2,23 +2,17 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 import numpy as np
 import pytest
 
 from analysis.cpu import core_intervals
 from analysis.tracks import build_tracks, report_labels, slice_tables
 from tests.conftest import REAL_DIR, requires_shared
+from tests.helpers import sql_rows
 
 CONCURRENT = REAL_DIR / "extra-p__extrap__concurrent.s1__profile1.sqlite"
 SERIAL = REAL_DIR / "ayush-os__nsight-systems-deep-dive__vector_add_profile_serial.sqlite"
 CLOVERLEAF = REAL_DIR / "hpcgroup__pipit__perlmutter-cloverleaf-cuda.sqlite"
-
-
-def _sql(path, query):
-    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as con:
-        return con.execute(query).fetchall()
 
 
 @requires_shared
@@ -26,7 +20,7 @@ def _sql(path, query):
 def test_one_row_per_gpu_stream_in_the_data(load_report, path) -> None:
     report = load_report(path)
     tracks = build_tracks([report])
-    streams = _sql(
+    streams = sql_rows(
         path,
         "SELECT DISTINCT deviceId, streamId FROM CUPTI_ACTIVITY_KIND_KERNEL "
         "UNION SELECT DISTINCT deviceId, streamId FROM CUPTI_ACTIVITY_KIND_MEMCPY",
@@ -48,7 +42,7 @@ def test_stream_rows_draw_every_kernel_once(load_report) -> None:
         for name, track_id in t.parts
         if name == "kernels"
     )
-    assert drawn == _sql(CONCURRENT, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL")[0][0]
+    assert drawn == sql_rows(CONCURRENT, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL")[0][0]
 
 
 @requires_shared
@@ -57,7 +51,7 @@ def test_nvtx_rows_one_per_nesting_level(load_report) -> None:
     tracks = build_tracks([report])
     nvtx = [t for t in tracks if t.kind == "nvtx"]
     # Nesting by containment, computed here with a plain stack on the push/pop ranges.
-    ranges = _sql(
+    ranges = sql_rows(
         SERIAL,
         "SELECT globalTid, start, end FROM NVTX_EVENTS WHERE eventType = 59 "
         "ORDER BY globalTid, start, end DESC",
@@ -83,7 +77,7 @@ def test_nvtx_rows_one_per_nesting_level(load_report) -> None:
 @requires_shared
 def test_cpu_core_rows_match_sched_events(load_report) -> None:
     report = load_report(SERIAL)
-    expected = _sql(
+    expected = sql_rows(
         SERIAL,
         "SELECT cpu, count(*) FROM (SELECT cpu, isSchedIn, LEAD(start) OVER "
         "(PARTITION BY globalTid ORDER BY start, rowid) AS nxt FROM SCHED_EVENTS) "
@@ -113,7 +107,7 @@ def test_keys_unique_and_stable_across_reports(load_report) -> None:
 @requires_shared
 def test_thread_rows_sit_under_their_process(load_report) -> None:
     report = load_report(SERIAL)
-    pid = _sql(
+    pid = sql_rows(
         SERIAL, "SELECT DISTINCT globalTid / 16777216 % 16777216 FROM CUPTI_ACTIVITY_KIND_RUNTIME"
     )
     api = [t for t in build_tracks([report]) if t.kind == "cuda_api"]

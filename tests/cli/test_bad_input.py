@@ -3,39 +3,18 @@
 from __future__ import annotations
 
 import shutil
-import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES_DIR, ROOT, fingerprint, requires_fixtures
-
-
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, str(ROOT / "main.py"), *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=120,
-        check=False,
-    )
+from tests.conftest import FIXTURES_DIR, fingerprint, requires_fixtures
+from tests.helpers import mutate_sqlite, run_cli
 
 
 def _copy_syn(tmp_path: Path, name: str = "r.sqlite") -> Path:
     dst = tmp_path / name
     shutil.copy(FIXTURES_DIR / "syn.sqlite", dst)
     return dst
-
-
-def _mutate(path: Path, *statements: str) -> None:
-    con = sqlite3.connect(path)
-    for sql in statements:
-        con.execute(sql)
-    con.commit()
-    con.close()
 
 
 def _make_missing(tmp_path: Path) -> Path:
@@ -70,13 +49,13 @@ def _make_truncated(tmp_path: Path) -> Path:
 
 def _make_foreign_db(tmp_path: Path) -> Path:
     p = tmp_path / "foreign.sqlite"
-    _mutate(p, "CREATE TABLE test(a, b)", "INSERT INTO test VALUES (1, 2)")
+    mutate_sqlite(p, "CREATE TABLE test(a, b)", "INSERT INTO test VALUES (1, 2)")
     return p
 
 
 def _make_missing_strings(tmp_path: Path) -> Path:
     p = _copy_syn(tmp_path, "nostrings.sqlite")
-    _mutate(
+    mutate_sqlite(
         p,
         "DELETE FROM StringIds WHERE id IN (SELECT demangledName FROM CUPTI_ACTIVITY_KIND_KERNEL)",
     )
@@ -85,7 +64,7 @@ def _make_missing_strings(tmp_path: Path) -> Path:
 
 def _make_null_end(tmp_path: Path) -> Path:
     p = _copy_syn(tmp_path, "nullend.sqlite")
-    _mutate(
+    mutate_sqlite(
         p,
         "CREATE TABLE k2 AS SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL",
         "DROP TABLE CUPTI_ACTIVITY_KIND_KERNEL",
@@ -97,13 +76,15 @@ def _make_null_end(tmp_path: Path) -> Path:
 
 def _make_end_before_start(tmp_path: Path) -> Path:
     p = _copy_syn(tmp_path, "backwards.sqlite")
-    _mutate(p, "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET end = start - 10 WHERE rowid = 2")
+    mutate_sqlite(p, "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET end = start - 10 WHERE rowid = 2")
     return p
 
 
 def _make_newer_schema(tmp_path: Path) -> Path:
     p = _copy_syn(tmp_path, "future.sqlite")
-    _mutate(p, "UPDATE META_DATA_EXPORT SET value = '4.0.0' WHERE name = 'EXPORT_SCHEMA_VERSION'")
+    mutate_sqlite(
+        p, "UPDATE META_DATA_EXPORT SET value = '4.0.0' WHERE name = 'EXPORT_SCHEMA_VERSION'"
+    )
     return p
 
 

@@ -5,14 +5,12 @@ from __future__ import annotations
 import csv
 import io
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from resources import demo
-from tests.conftest import ROOT
+from tests.helpers import run_cli
 
 
 @pytest.fixture(scope="module")
@@ -20,17 +18,6 @@ def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("demo")
     demo.build_demo_reports(folder)
     return folder
-
-
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, str(ROOT / "main.py"), *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=300,
-        check=False,
-    )
 
 
 def _csv_tables(text: str) -> tuple[list[dict], list[dict]]:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,18 +13,11 @@ from tests.conftest import (
     EXPECTED_DIR,
     FIXTURES_DIR,
     REAL_DIR,
-    ROOT,
     fingerprint,
     requires_fixtures,
     requires_shared,
 )
-
-
-def run_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, str(ROOT / "main.py"), *args],
-        capture_output=True, text=True, cwd=ROOT, timeout=120, check=False, env=env,
-    )  # fmt: skip
+from tests.helpers import run_cli
 
 
 @requires_fixtures

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 import numpy as np
 import pytest
 from PySide6.QtCore import QPoint, Qt
 
 from analysis.tracks import alignment_offsets, build_tracks
 from tests.conftest import REAL_DIR, real_reports, requires_shared
+from tests.helpers import sql_rows
 from viewer.render import render_to_image
 from viewer.style import name_argb
 from viewer.timeline import TimelineWidget
@@ -35,17 +34,12 @@ def make_timeline(qtbot, load_report):
     return _make
 
 
-def _sql(path, query):
-    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as con:
-        return con.execute(query).fetchall()
-
-
 def test_row_tree_has_streams_levels_and_cores(make_timeline) -> None:
     widget = make_timeline(CONCURRENT, SERIAL)
     tracks = widget.tracks()
     kinds = {t.kind for t in tracks}
     assert {"cpu", "cuda_api", "nvtx", "osrt", "samples", "gpu_all", "gpu_stream"} <= kinds
-    streams = _sql(CONCURRENT, "SELECT DISTINCT streamId FROM CUPTI_ACTIVITY_KIND_KERNEL")
+    streams = sql_rows(CONCURRENT, "SELECT DISTINCT streamId FROM CUPTI_ACTIVITY_KIND_KERNEL")
     labels = {t.label for t in tracks if t.kind == "gpu_stream" and t.report_index == 0}
     assert {f"Stream {s}" for (s,) in streams} <= labels
     assert max(t.level for t in tracks if t.kind == "nvtx") >= 1
@@ -128,7 +122,7 @@ def test_keys_zoom_pan_fit_and_select(make_timeline, qtbot) -> None:
 
 
 def _longest_kernel(path):
-    return _sql(
+    return sql_rows(
         path,
         "SELECT start, end, coalesce(s.value, d.value), streamId "
         "FROM CUPTI_ACTIVITY_KIND_KERNEL k LEFT JOIN StringIds s ON s.id = k.shortName "
@@ -148,7 +142,7 @@ def test_kernel_pixel_has_its_colour_and_gaps_are_background(make_timeline) -> N
     x_mid = int(widget.x_of((start + end) // 2))
     assert image.pixel(x_mid, y + h // 2) & 0xFFFFFF == name_argb(name) & 0xFFFFFF
     # Before the kernel (inside the view) the stream is idle unless another kernel ran there.
-    busy = _sql(
+    busy = sql_rows(
         CONCURRENT,
         f"SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE streamId = {stream} "
         f"AND end > {start - duration // 2 - 1000} AND start < {start - duration // 2 + 1000}",
@@ -176,12 +170,12 @@ def test_click_selects_kernel_and_its_launch_call(make_timeline, qtbot) -> None:
     assert event.source == "kernels"
     assert event.name == name
     partner = widget.partner_event()
-    corr = _sql(
+    corr = sql_rows(
         CONCURRENT,
         "SELECT correlationId FROM CUPTI_ACTIVITY_KIND_KERNEL "
         f"WHERE start = {start} AND streamId = {stream}",
     )[0][0]
-    api_start = _sql(
+    api_start = sql_rows(
         CONCURRENT, f"SELECT start FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE correlationId = {corr}"
     )[0][0]
     assert partner is not None

@@ -1,0 +1,63 @@
+"""Helpers shared by tests: read-only SQL (the oracle), mutating copies, running the CLI."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import ROOT
+
+__all__ = ["SOURCE_TABLES", "mutate_sqlite", "run_cli", "sql_rows"]
+
+#: Our event kind -> the nsys table its rows come from, one row per row (no filtering).
+SOURCE_TABLES = {
+    "kernels": "CUPTI_ACTIVITY_KIND_KERNEL",
+    "memcpy": "CUPTI_ACTIVITY_KIND_MEMCPY",
+    "memset": "CUPTI_ACTIVITY_KIND_MEMSET",
+    "sync": "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
+    "cuda_api": "CUPTI_ACTIVITY_KIND_RUNTIME",
+    "osrt": "OSRT_API",
+    "nvtx": "NVTX_EVENTS",
+    "sched": "SCHED_EVENTS",
+    "samples": "COMPOSITE_EVENTS",
+    "gpu_metrics": "GPU_METRICS",
+}
+
+
+def sql_rows(path: Path | str, query: str, *params: object) -> list[tuple]:
+    """Run ``query`` on a report opened read-only (lenient text) and return every row."""
+    con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+    con.text_factory = lambda b: b.decode("utf-8", "replace")
+    try:
+        return con.execute(query, params).fetchall()
+    finally:
+        con.close()
+
+
+def mutate_sqlite(path: Path, *statements: str) -> None:
+    """Run write statements on ``path`` — only ever a copy made by the test in tmp_path."""
+    con = sqlite3.connect(path)
+    try:
+        for sql in statements:
+            con.execute(sql)
+        con.commit()
+    finally:
+        con.close()
+
+
+def run_cli(
+    *args: str, env: dict[str, str] | None = None, timeout_s: int = 300
+) -> subprocess.CompletedProcess[str]:
+    """Run ``python main.py ARGS`` from the repository root and capture its output."""
+    return subprocess.run(
+        [sys.executable, str(ROOT / "main.py"), *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=timeout_s,
+        check=False,
+        env=env if env is not None else dict(os.environ),
+    )
