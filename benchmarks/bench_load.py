@@ -37,6 +37,7 @@ from pathlib import Path
 from _common import (
     REPO,
     cpu_seconds,
+    ensure_scaled_report,
     peak_rss_bytes,
     print_phase_result,
     rss_bytes,
@@ -100,24 +101,6 @@ def _phase_open(path: Path) -> dict:
     }
 
 
-def _ensure_report(args: argparse.Namespace) -> Path:
-    if args.report is not None:
-        return args.report
-    from scale_report import DEFAULT_SOURCE, scale_report
-
-    dst = args.workdir / f"scaled-{args.kernels}.sqlite"
-    if dst.is_file():
-        con = sqlite3.connect(f"file:{dst}?mode=ro", uri=True)
-        have = con.execute(f"SELECT count(*) FROM {_KERNELS}").fetchone()[0]
-        con.close()
-        if have >= args.kernels:
-            return dst
-    print(f"building {dst} ...", file=sys.stderr)
-    _, seconds = timed(lambda: scale_report(args.src or DEFAULT_SOURCE, dst, args.kernels))
-    print(f"built in {seconds:.1f} s", file=sys.stderr)
-    return dst
-
-
 def _mb(n: float) -> str:
     return f"{n / 2**20:,.0f} MiB"
 
@@ -135,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         print_phase_result(run(args.report))
         return 0
     args.workdir.mkdir(parents=True, exist_ok=True)
-    path = _ensure_report(args)
+    path = ensure_scaled_report(args.report, args.workdir, args.kernels, args.src)
     script = Path(__file__).resolve()
     with tempfile.TemporaryDirectory(prefix="bench-cache-", dir=args.workdir) as cache_dir:
         env = {"STRATA_CACHE_DIR": cache_dir, "PYTHONPATH": str(REPO)}

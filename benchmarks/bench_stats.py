@@ -36,7 +36,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _common import REPO, print_phase_result, run_phase, timed
+from _common import REPO, ensure_scaled_report, print_phase_result, run_phase, timed
 
 _KERNELS = "CUPTI_ACTIVITY_KIND_KERNEL"
 _RUNTIME = "CUPTI_ACTIVITY_KIND_RUNTIME"
@@ -178,24 +178,6 @@ def _fastest(best: dict | None, new: dict, keys: tuple[str, ...]) -> dict:
     return best
 
 
-def _ensure_report(args: argparse.Namespace) -> Path:
-    if args.report is not None:
-        return args.report
-    from scale_report import DEFAULT_SOURCE, scale_report
-
-    dst = args.workdir / f"scaled-{args.kernels}.sqlite"
-    if dst.is_file():
-        con = sqlite3.connect(f"file:{dst}?mode=ro", uri=True)
-        have = con.execute(f"SELECT count(*) FROM {_KERNELS}").fetchone()[0]
-        con.close()
-        if have >= args.kernels:
-            return dst
-    print(f"building {dst} ...", file=sys.stderr)
-    _, seconds = timed(lambda: scale_report(args.src or DEFAULT_SOURCE, dst, args.kernels))
-    print(f"built in {seconds:.1f} s", file=sys.stderr)
-    return dst
-
-
 def _line(label: str, seconds: float, note: str = "") -> None:
     print(f"{label:34s} {seconds:9.3f} s  {note}")
 
@@ -238,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
         print_phase_result(_phase_projection(*args.projection))
         return 0
     args.workdir.mkdir(parents=True, exist_ok=True)
-    path = _ensure_report(args)
+    path = ensure_scaled_report(args.report, args.workdir, args.kernels, args.src)
     script = Path(__file__).resolve()
     from analysis.open import find_nsys
     from analysis.xp import cupy_available
