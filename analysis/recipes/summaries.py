@@ -28,7 +28,6 @@ import pandas as pd
 
 from analysis.engine import sqlite_round
 from analysis.model import Report
-from analysis.open import open_report
 from analysis.recipes._labels import factorize_rows, kernel_groups, nvtx_range_groups
 from analysis.recipes.base import (
     FilePartial,
@@ -98,7 +97,12 @@ class StatsRecipe(Recipe):
 
     # -- map ----------------------------------------------------------------------------------
     def map(self, report_path: Path, options: RecipeOptions) -> StatsPartial | None:
-        report = open_report(report_path, use_cache=options.use_cache)
+        # Only the columns the summary reads (durations and names for cuda_gpu_kern_sum),
+        # else the full model: a map that loads every table of every report spends most of
+        # its time on data no stats recipe looks at.
+        from analysis.stats.lean import open_for_stats
+
+        report = open_for_stats(report_path, [self.name], use_cache=options.use_cache)
         groups = self.groups_of(report)
         if len(groups) == 0:
             return None
