@@ -18,6 +18,7 @@ from PySide6.QtCore import QObject, Signal
 
 from analysis import Report, find_reports, open_report
 from analysis.errors import StrataError
+from analysis.recipes.output import is_recipe_output
 from app.jobs import Job, JobRunner
 
 __all__ = ["LOADED", "LOADING", "ReportEntry", "ReportList", "build_demo"]
@@ -83,6 +84,9 @@ class ReportList(QObject):
         A path was not added because it is already open.
     offsets_changed()
         A manual offset changed.
+    recipe_output_found(Path)
+        A path given to :meth:`add_paths` is a recipe output folder, not reports; the main
+        window opens it as tables.
     """
 
     entry_added = Signal(object)
@@ -93,6 +97,7 @@ class ReportList(QObject):
     reports_changed = Signal()
     offsets_changed = Signal()
     duplicate_ignored = Signal(object)
+    recipe_output_found = Signal(object)
 
     def __init__(self, runner: JobRunner, parent: QObject | None = None, use_cache: bool = True):
         super().__init__(parent)
@@ -122,7 +127,8 @@ class ReportList(QObject):
         """Start loading every report in ``paths`` (folders add the reports inside them).
 
         Paths already in the list are ignored. A path that does not exist or a folder without
-        reports is announced with :attr:`report_failed` at once; the others still load.
+        reports is announced with :attr:`report_failed` at once; the others still load. A
+        recipe output folder is announced with :attr:`recipe_output_found` instead.
 
         Returns
         -------
@@ -131,6 +137,9 @@ class ReportList(QObject):
         """
         added = []
         for raw in paths:
+            if is_recipe_output(raw):
+                self.recipe_output_found.emit(Path(raw))
+                continue
             try:
                 files = find_reports([raw])
             except StrataError as exc:

@@ -31,6 +31,7 @@ from app.jobs import JobRunner
 from app.loading import LOADING, ReportEntry, ReportList, build_demo
 from app.menus import build_actions, build_menu_bar, build_tool_bar, fill_recent_menu
 from app.message_area import MessageArea
+from app.recipe_window import RecipeOutputOpener
 from app.reports_panel import ReportsPanel
 from app.settings import Settings
 from app.timeline_binding import TimelineBinding, TimelineWidget
@@ -71,6 +72,7 @@ class MainWindow(QMainWindow):
         self.messages = MessageArea(self)
         self.reports_panel = ReportsPanel(self.report_list, self)
         self.alignment_bar = AlignmentToolBar(self)
+        self.recipe_outputs = RecipeOutputOpener(self.runner, self)
         self._pin_pattern = ""
         self.setWindowTitle("Strata")
         self.setWindowIcon(make_app_icon())
@@ -138,6 +140,8 @@ class MainWindow(QMainWindow):
     def _connect(self) -> None:
         self.report_list.report_failed.connect(self._on_report_failed)
         self.report_list.report_loaded.connect(self._on_report_loaded)
+        self.report_list.recipe_output_found.connect(self.open_recipe_output)
+        self.recipe_outputs.failed.connect(self._on_report_failed)
         self.report_list.entry_added.connect(self._on_entries_changed)
         self.report_list.entry_removed.connect(self._on_entries_changed)
         self.reports_panel.close_requested.connect(self.report_list.remove)
@@ -198,6 +202,18 @@ class MainWindow(QMainWindow):
         )
         if folder:
             self.open_paths([folder])
+
+    def open_recipe_output(self, folder: str | Path) -> None:
+        """Show a recipe output folder's tables, summary and plots in a window of its own."""
+        self.recipe_outputs.open(folder)
+
+    def open_recipe_output_dialog(self) -> None:
+        """Ask for a folder that ``main.py recipe … --output`` wrote and open it."""
+        folder = QFileDialog.getExistingDirectory(
+            self, "Open a recipe output folder", self._last_folder()
+        )
+        if folder:
+            self.open_recipe_output(folder)
 
     def _last_folder(self) -> str:
         recent = self.settings.recent_files()
@@ -401,6 +417,7 @@ class MainWindow(QMainWindow):
         self.settings.sync()
         self.runner.cancel_all()
         self.runner.wait_for_done(10_000)
+        self.recipe_outputs.close_all()
         super().closeEvent(event)
 
 

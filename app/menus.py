@@ -43,6 +43,10 @@ ACTIONS = (
         "open_folder", "Open &Folder…", "open_folder_dialog", ("Ctrl+Shift+O",),
         "Open every report in a folder",
     ),
+    ActionSpec(
+        "open_recipe", "Open Recipe O&utput…", "open_recipe_output_dialog", (),
+        "Open the tables, summary and plots written by main.py recipe … --output DIR",
+    ),
     ActionSpec("open_demo", "Open &Demo", "open_demo", (), "Open the built-in demo reports"),
     ActionSpec(
         "close_report", "&Close Report", "close_selected_report", ("Ctrl+W",),
@@ -100,7 +104,8 @@ def build_menu_bar(
 ) -> tuple[QMenu, QMenu]:
     """Fill ``window``'s menu bar; return the Open Recent menu and the View menu."""
     file_menu = window.menuBar().addMenu("&File")
-    file_menu.addActions([actions["open"], actions["open_folder"], actions["open_demo"]])
+    file_menu.addActions([actions["open"], actions["open_folder"], actions["open_recipe"]])
+    file_menu.addAction(actions["open_demo"])
     recent_menu = file_menu.addMenu("Open &Recent")
     file_menu.addSeparator()
     file_menu.addActions([actions["close_report"], actions["close_all"]])
