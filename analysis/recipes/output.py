@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -156,7 +157,12 @@ def load_output(folder: str | Path) -> dict[str, pd.DataFrame]:
 
 
 def draw_plot(spec: PlotSpec, path: Path) -> None:
-    """Draw ``spec`` into a PNG file with matplotlib's Agg canvas (no display, no pyplot)."""
+    """Draw ``spec`` into a PNG at ``path`` (matplotlib's Agg canvas, no display)."""
+    build_figure(spec).canvas.print_png(str(path))
+
+
+def build_figure(spec: PlotSpec):
+    """Return ``spec`` drawn on a matplotlib Figure with an Agg canvas (no display, no pyplot)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -176,8 +182,12 @@ def draw_plot(spec: PlotSpec, path: Path) -> None:
         _draw_lines(fig, spec)
     else:
         raise AnalysisError(f"unknown plot kind {spec.kind!r}")
-    fig.suptitle(spec.title)
-    FigureCanvasAgg(fig).print_png(str(path))
+    FigureCanvasAgg(fig)
+    # A heatmap of a few reports is a few inches wide: wrap the title to the figure instead
+    # of letting it run off both edges (~7 characters per inch at the default 12 pt).
+    width_chars = max(20, int(fig.get_figwidth() * 7))
+    fig.suptitle(textwrap.fill(spec.title, width_chars))
+    return fig
 
 
 def _draw_histogram(fig, spec: PlotSpec, panels: list[str]) -> None:
