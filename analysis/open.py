@@ -21,7 +21,15 @@ from analysis.errors import ExportError, NotAReportError, UnsupportedVersionErro
 from analysis.loader import load_sqlite
 from analysis.model import EventTable, Report
 
-__all__ = ["REPORT_SUFFIXES", "find_nsys", "find_reports", "open_report", "open_reports"]
+__all__ = [
+    "REPORT_SUFFIXES",
+    "export_path",
+    "find_nsys",
+    "find_reports",
+    "open_report",
+    "open_reports",
+    "sqlite_source",
+]
 
 log = logging.getLogger(__name__)
 
@@ -179,6 +187,35 @@ def open_reports(paths: Iterable[str | Path], use_cache: bool = True) -> list[Re
     return [open_report(p, use_cache=use_cache) for p in find_reports(paths)]
 
 
+def _path_digest(path: Path) -> str:
+    return hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:12]
+
+
+def export_path(path: str | Path) -> Path:
+    """Return where the SQLite export of the ``.nsys-rep`` at ``path`` lives in the cache.
+
+    ``<cache>/exports/<path digest>-<cache key>.sqlite``: keyed like a cache entry (path, size,
+    mtime), so a re-recorded report gets a new export that replaces its old one.
+    """
+    path = Path(path)
+    return cache.cache_root() / "exports" / f"{_path_digest(path)}-{cache.cache_key(path)}.sqlite"
+
+
+def sqlite_source(path: str | Path) -> Path | None:
+    """Return the SQLite file behind a report path: itself, or its export in the cache.
+
+    None when the file is unreadable, or an ``.nsys-rep`` that has not been exported yet.
+    """
+    path = Path(path)
+    try:
+        if _magic(path).startswith(SQLITE_MAGIC):
+            return path
+    except NotAReportError:
+        return None
+    export = export_path(path)
+    return export if export.is_file() else None
+
+
 def _export(path: Path, progress: Progress | None) -> Path:
     """Convert an ``.nsys-rep`` with ``nsys export`` into the cache folder; return the .sqlite.
 
@@ -193,11 +230,9 @@ def _export(path: Path, progress: Progress | None) -> Path:
             "is an Nsight Systems report file and nsys was not found (PATH or $NSYS); install "
             f"Nsight Systems, or run 'nsys export --type sqlite {path.name}' and open the .sqlite",
         )
-    out_dir = cache.cache_root() / "exports"
+    out = export_path(path)
+    out_dir, digest = out.parent, _path_digest(path)
     out_dir.mkdir(parents=True, exist_ok=True)
-    # "<path digest>-<key>": a re-recorded report (new size/mtime) replaces its old export.
-    digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:12]
-    out = out_dir / f"{digest}-{cache.cache_key(path)}.sqlite"
     if out.is_file():
         return out
     tmp = out_dir / f".{out.stem}.{os.getpid()}.{threading.get_ident()}.sqlite"

@@ -21,12 +21,11 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from analysis import cache
-from analysis._sqlite import SQLITE_MAGIC, ReportDatabase
+from analysis._sqlite import ReportDatabase
 from analysis.engine import sqlite_round
 from analysis.errors import AnalysisError
 from analysis.model import Report
-from analysis.open import open_report
+from analysis.open import open_report, sqlite_source
 from analysis.recipes.base import (
     FilePartial,
     PlotSpec,
@@ -53,24 +52,12 @@ _GAP_COLUMNS = ["Row#", "Duration", "Start", "PID", "Device ID", "Context ID"]
 _UTIL_COLUMNS = ["Row#", "In-Use", "Duration", "Start", "PID", "Device ID", "Context ID"]
 
 
-def _sqlite_file(path: Path) -> Path | None:
-    """Return the SQLite file behind a report path (itself, or its nsys export in the cache)."""
-    try:
-        with path.open("rb") as fh:
-            if fh.read(16) == SQLITE_MAGIC:
-                return path
-    except OSError:
-        return None
-    export = cache.cache_root() / "exports" / f"{cache.cache_key(path)}.sqlite"
-    return export if export.is_file() else None
-
-
 def _overhead(report: Report) -> pd.DataFrame:
     """Return the CUDA profiler overhead rows: ``start_ns``, ``end_ns``, ``pid`` (int64)."""
     empty = pd.DataFrame({c: np.empty(0, np.int64) for c in ("start_ns", "end_ns", "pid")})
     if not report.has_source("PROFILER_OVERHEAD"):
         return empty
-    source = _sqlite_file(report.path)
+    source = sqlite_source(report.path)
     if source is None:
         log.info("%s: no SQLite file to read PROFILER_OVERHEAD from", report.name)
         return empty

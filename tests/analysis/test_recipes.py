@@ -588,3 +588,19 @@ def test_output_folder_round_trip(tmp_path: Path) -> None:
     assert csv["Total Time"].tolist() == run.output.tables["all_stats"]["Total Time"].tolist()
     with pytest.raises(AnalysisError, match="not a recipe output"):
         load_output(folder)
+
+
+@requires_shared
+def test_an_nsys_rep_gives_the_same_profiler_overhead_as_its_sqlite_export() -> None:
+    # Overhead rows are read from the SQLite behind the report: for an .nsys-rep, its nsys
+    # export in the cache. The .sqlite in ../shared is an export of the same capture.
+    from analysis.open import find_nsys, open_report
+    from analysis.recipes.gaps import _overhead
+
+    if find_nsys() is None:
+        pytest.skip("needs nsys ($NSYS or PATH) to export the .nsys-rep")
+    name = "MohanadOdema__DLProf__nsys_profile"
+    from_sqlite = _overhead(open_report(REAL_DIR / f"{name}.sqlite"))
+    from_rep = _overhead(open_report(REAL_DIR / "nsys-rep" / f"{name}.nsys-rep"))
+    assert len(from_sqlite) == 1
+    pd.testing.assert_frame_equal(from_rep, from_sqlite)
