@@ -21,6 +21,8 @@ from analysis.schema import (
     NVTX_RANGE_TYPES,
     NVTX_STARTEND_TYPES,
     OSRT_CLASS_CALL,
+    pid_of,
+    tid_of,
 )
 from analysis.stats._base import (
     SkipReport,
@@ -269,7 +271,7 @@ def nvtx_pushpop_trace(report: Report, args: tuple[str, ...], xp: ModuleType):
         "Start": start[shown], "End": end[shown], "Duration": duration[shown],
         "DurChild": child_dur[shown].astype(np.int64),
         "DurNonChild": duration[shown] - child_dur[shown].astype(np.int64),
-        "Name": labels[shown], "PID": (tid[shown] >> 24) & 0xFFFFFF, "TID": tid[shown] & 0xFFFFFF,
+        "Name": labels[shown], "PID": pid_of(tid[shown]), "TID": tid_of(tid[shown]),
         "Lvl": level[shown], "NumChild": num_child[shown].astype(np.int64),
         "RangeId": row_id[shown],
         "ParentId": pd.array(np.where(p >= 0, row_id[np.maximum(p, 0)], 0), dtype="Int64"),
