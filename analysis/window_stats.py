@@ -33,6 +33,7 @@ from analysis.errors import AnalysisError
 from analysis.model import Report
 from analysis.nvtx import range_labels, range_rows, range_styles
 from analysis.schema import OSRT_CLASS_CALL
+from analysis.stats._base import string_codes
 from analysis.xp import to_numpy
 
 __all__ = [
@@ -68,15 +69,6 @@ class _Extract:
     rows: np.ndarray  # int64 row of that table
 
 
-def _pool_codes(report: Report, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(code per id, label per code): ids with one text share a code; NULL (-1) is last."""
-    pool = pd.Series(report.strings.values, dtype=object)
-    codes, uniques = pd.factorize(pool, use_na_sentinel=False)
-    labels = np.append(np.asarray(uniques, dtype=object), None)
-    lookup = np.append(codes, len(uniques)).astype(np.int64)
-    return lookup[ids], labels
-
-
 def _refactor(codes: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Merge codes whose labels became equal (e.g. after stripping an API version)."""
     new_codes, uniques = pd.factorize(pd.Series(labels, dtype=object), use_na_sentinel=False)
@@ -86,7 +78,7 @@ def _refactor(codes: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.nda
 def _named(report: Report, kind: str, rows: np.ndarray | None = None) -> _Extract:
     table = report.tables[kind]
     rows = np.arange(len(table)) if rows is None else rows
-    codes, labels = _pool_codes(report, table["name_id"][rows])
+    codes, labels = string_codes(report, table["name_id"][rows])
     if kind == "cuda_api":
         from analysis.stats._base import strip_api_version
 
