@@ -220,7 +220,7 @@ class StatsController(QObject):
 
     def _on_stats_failed(self, error: Exception) -> None:
         self._is_running = False
-        text = str(error) if isinstance(error, StrataError) else f"{type(error).__name__}: {error}"
+        text = _error_text(error)
         self.panel.set_status(f"Failed: {text}")
         self.failed.emit(text)
         if self._is_dirty:
@@ -264,7 +264,7 @@ class StatsController(QObject):
         job.failed.connect(self._on_outliers_failed)
 
     def _on_outliers_failed(self, error: Exception) -> None:
-        text = str(error) if isinstance(error, StrataError) else f"{type(error).__name__}: {error}"
+        text = _error_text(error)
         self.panel.show_outliers(pd.DataFrame(), f"Outliers failed: {text}")
         self.failed.emit(text)
 
@@ -379,7 +379,7 @@ class StatsController(QObject):
         self.instances_changed.emit(self._instances)
 
     def _on_job_failed(self, error: Exception) -> None:
-        text = str(error) if isinstance(error, StrataError) else f"{type(error).__name__}: {error}"
+        text = _error_text(error)
         self.panel.set_status(f"Failed: {text}")
         self.failed.emit(text)
 
@@ -511,6 +511,11 @@ class StatsController(QObject):
                 self.export_csv(path)
             except OSError as exc:
                 self.panel.set_status(f"Could not write {path}: {exc.strerror or exc}")
+
+
+def _error_text(error: Exception) -> str:
+    """One line for a failed job: our own message, or the type and text of a bug."""
+    return str(error) if isinstance(error, StrataError) else f"{type(error).__name__}: {error}"
 
 
 def _slow_reports_text(reports: pd.DataFrame, labels: list[str]) -> str:
