@@ -25,7 +25,15 @@ import pyarrow as pa
 
 from analysis.errors import CorruptReportError, NotAReportError
 
-__all__ = ["ColumnRead", "ReportDatabase", "SQLITE_MAGIC", "read_workers", "to_numpy"]
+__all__ = [
+    "ColumnRead",
+    "ReportDatabase",
+    "SQLITE_MAGIC",
+    "limit_read_threads",
+    "read_workers",
+    "to_numpy",
+    "usable_cores",
+]
 
 log = logging.getLogger(__name__)
 
@@ -63,10 +71,31 @@ def _tune_malloc() -> None:
         log.debug("mallopt is not available (not glibc)")
 
 
-def read_workers() -> int:
-    """Return the number of reader threads: one per usable core, at most 8."""
+#: Reader threads this process may use; None: one per usable core (see :func:`read_workers`).
+_READ_THREADS: int | None = None
+
+
+def usable_cores() -> int:
+    """Return the number of cores this process may run on."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return max(1, min(8, cores or 1))
+    return max(1, cores or 1)
+
+
+def read_workers() -> int:
+    """Return the number of reader threads: one per usable core, at most 8.
+
+    A process that shares the cores with sibling workers (a recipe's process pool) lowers
+    this with :func:`limit_read_threads`, so that the workers do not oversubscribe them.
+    """
+    if _READ_THREADS is not None:
+        return _READ_THREADS
+    return min(8, usable_cores())
+
+
+def limit_read_threads(threads: int | None) -> None:
+    """Use at most ``threads`` reader threads in this process (None: one per core)."""
+    global _READ_THREADS  # a per-process setting, like the malloc tuning above
+    _READ_THREADS = None if threads is None else max(1, min(8, threads))
 
 
 def _ro_uri(path: Path) -> str:

@@ -142,7 +142,7 @@ def _phase_run(args: argparse.Namespace) -> None:
         import analysis._sqlite
 
         # The loader reads tables on one thread per core; this peer uses one core only.
-        analysis._sqlite.read_workers = lambda: 1
+        analysis._sqlite.limit_read_threads(1)
         mode = "serial"
     with _WorkerPeak() as workers:
         run, wall_s = timed(

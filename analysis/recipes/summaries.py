@@ -188,8 +188,11 @@ class StatsRecipe(Recipe):
         )
 
     def _rank_stats(self, partials: Sequence[FilePartial]) -> pd.DataFrame:
-        frames = [p.partial.rank_stats.assign(File=p.file) for p in partials]
+        frames = [p.partial.rank_stats for p in partials]
         table = pd.concat(frames, ignore_index=True)
+        table["File"] = np.repeat(
+            np.asarray([p.file for p in partials], dtype=object), [len(f) for f in frames]
+        )
         # spec §5.3: rank_stats sorted by File, then Total desc (files are in rank order).
         rank = {f: i for i, f in enumerate(p.file for p in partials)}
         table["_rank"] = table["File"].map(rank)

@@ -12,6 +12,7 @@ import math
 import shutil
 import sqlite3
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import pandas as pd
@@ -20,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from analysis.errors import AnalysisError
-from analysis.recipes import RecipeOptions, load_output, run_recipe, write_output
+from analysis.recipes import RecipeOptions, load_output, partials, run_recipe, write_output
 from analysis.recipes.partials import GroupPartial, merge_partials
 from tests.analysis.test_recipes_data import K, write_report
 from tests.conftest import REAL_DIR, requires_shared
@@ -194,10 +195,35 @@ def test_merged_partials_equal_statistics_of_all_values(
 ) -> None:
     labels = pd.DataFrame({"Name": ["a", "b", "c", "d"]})
     parts = [GroupPartial.from_codes([c for c, _ in r], labels, [v for _, v in r]) for r in reports]
-    merged = merge_partials(parts, [f"f{i}" for i in range(len(parts))])
     every = pd.DataFrame(
         [(labels["Name"][c], v) for r in reports for c, v in r], columns=["Name", "d"]
     )
+    # Both layouts of the merged samples: per-group partitions, and one packed sort.
+    for max_groups in (partials._MAX_PARTITION_GROUPS, 0):
+        with mock.patch.object(partials, "_MAX_PARTITION_GROUPS", max_groups):
+            merged = merge_partials(parts, [f"f{i}" for i in range(len(parts))])
+        _check_merged(merged, every)
+
+
+@pytest.mark.parametrize(
+    "reports",
+    [
+        [[(0, 5), (0, 1), (0, 9)], [(0, 2), (0, 7)], [(0, 4)]],  # one group in all
+        [[(0, 5), (0, 1)], [(1, 2), (1, 7), (1, 3)], [(2, 4)]],  # no group shared
+        [[(1, 5), (0, 1), (1, 8)], [(0, 2), (1, 7), (0, 6)]],  # interleaved groups
+    ],
+    ids=["one-group", "disjoint", "interleaved"],
+)
+def test_merged_quantiles_for_each_samples_layout(reports: list[list[tuple[int, int]]]) -> None:
+    labels = pd.DataFrame({"Name": ["a", "b", "c", "d"]})
+    parts = [GroupPartial.from_codes([c for c, _ in r], labels, [v for _, v in r]) for r in reports]
+    every = pd.DataFrame(
+        [(labels["Name"][c], v) for r in reports for c, v in r], columns=["Name", "d"]
+    )
+    _check_merged(merge_partials(parts, [f"f{i}" for i in range(len(parts))]), every)
+
+
+def _check_merged(merged: partials.MergedGroups, every: pd.DataFrame) -> None:
     for g, name in enumerate(merged.keys["Name"]):
         values = every.loc[every["Name"] == name, "d"]
         assert merged.count[g] == len(values)
