@@ -46,14 +46,18 @@ _SERIAL_ONE_THREAD = "serial-1thread"
 
 
 class _WorkerPeak:
-    """Samples the peak RSS (``VmHWM``) of every descendant process while a run lasts.
+    """Samples the peak RSS (``VmHWM``) and CPU of every descendant of a driver process.
 
-    Pool workers are children of multiprocessing's fork server and Dask workers children of
-    their nannies, so ``RUSAGE_CHILDREN`` of the driver does not see them; ``VmHWM`` is each
-    process's own high-water mark, so sampling every 0.5 s misses no peak of a live worker.
+    It runs in the benchmark's parent process, not in the driver: a thread in the driver
+    would make it multi-threaded, and a multi-threaded driver no longer forks its workers
+    (it starts them from a fork server), which is not what the CLI does. Workers forked from
+    a fork server or by a Dask nanny are not the driver's children, so ``RUSAGE_CHILDREN``
+    would miss them; ``VmHWM`` is each process's own high-water mark, so sampling every
+    0.1 s misses no peak of a live worker (its CPU is the last value seen).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, root_pid: int) -> None:
+        self.root_pid = root_pid
         self.peak_bytes = 0
         self.cpu_s: dict[int, float] = {}  # pid -> last seen user + system seconds
         self._stop = threading.Event()
@@ -70,9 +74,16 @@ class _WorkerPeak:
     def _loop(self) -> None:
         import psutil
 
-        me = psutil.Process()
-        while not self._stop.wait(0.5):
-            for child in me.children(recursive=True):
+        try:
+            root = psutil.Process(self.root_pid)
+        except psutil.Error:
+            return
+        while not self._stop.wait(0.1):
+            try:
+                children = root.children(recursive=True)
+            except psutil.Error:
+                return
+            for child in children:
                 self.peak_bytes = max(self.peak_bytes, _hwm_bytes(child.pid))
                 try:
                     times = child.cpu_times()
@@ -144,23 +155,42 @@ def _phase_run(args: argparse.Namespace) -> None:
         # The loader reads tables on one thread per core; this peer uses one core only.
         analysis._sqlite.limit_read_threads(1)
         mode = "serial"
-    with _WorkerPeak() as workers:
-        run, wall_s = timed(
-            lambda: run_recipe(args.recipe, paths, options, mode=mode, workers=args.workers)
-        )
+    run, wall_s = timed(
+        lambda: run_recipe(args.recipe, paths, options, mode=mode, workers=args.workers)
+    )
     table = next(iter(run.output.tables))
     run.output.tables[table].to_parquet(Path(args.dump))
     print_phase_result(
         {
             "wall_s": wall_s,
             "driver_peak_bytes": peak_rss_bytes(),
-            "worker_peak_bytes": workers.peak_bytes,
             "driver_cpu_s": sum(os.times()[:2]),
-            "worker_cpu_s": sum(workers.cpu_s.values()),
             "failures": len(run.failures),
             "table": table,
         }
     )
+
+
+def _run_watched(args: list[str], env: dict[str, str]) -> dict:
+    """Run one ``--phase run`` driver, sampling its workers from this process."""
+    import json
+    import subprocess
+
+    proc = subprocess.Popen(
+        [sys.executable, str(SCRIPT), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **env},
+    )
+    with _WorkerPeak(proc.pid) as workers:
+        out, err = proc.communicate()
+    if proc.returncode != 0:
+        raise RuntimeError(f"{SCRIPT.name} {' '.join(args)} failed:\n{err}")
+    result = json.loads(out.strip().splitlines()[-1])
+    result["worker_peak_bytes"] = workers.peak_bytes
+    result["worker_cpu_s"] = sum(workers.cpu_s.values())
+    return result
 
 
 def _phase_one_report(args: argparse.Namespace) -> None:
@@ -232,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
         runs = []
         for _ in range(args.repeat):
             shutil.rmtree(args.folder / "cache", ignore_errors=True)
-            runs.append(run_phase(SCRIPT, ["--phase", "run", *common], env))
+            runs.append(_run_watched(["--phase", "run", *common], env))
         results[mode] = min(runs, key=lambda r: r["wall_s"])
         results[mode]["all_wall_s"] = [round(r["wall_s"], 2) for r in runs]
         tables[mode] = pd.read_parquet(dump)

@@ -1,7 +1,7 @@
 """Run a recipe over many reports: serially, in a process pool, or on a Dask cluster.
 
 The same recipe code runs in every mode (spec: nsys-sqlite.md §5.2): each report is mapped
-where it lies — only its path and the options travel to a worker, the report is loaded there
+where it lies — only paths and the options travel to a worker, the report is loaded there
 and only the small partial result travels back — and the partials are reduced here, in rank
 order, so every mode gives identical output. A report that fails to load (any
 :class:`~analysis.errors.StrataError`) is recorded with its name and one-line reason and
@@ -18,8 +18,12 @@ Modes:
     threads (the GUI) is safe.
 ``dask``
     :mod:`dask.distributed`: a ``LocalCluster`` of ``workers`` single-threaded worker
-    processes by default, or an existing scheduler by address or scheduler file. Reports
-    must lie on a filesystem the workers see; workers must be able to import ``analysis``.
+    processes by default (see :mod:`analysis.recipes._cluster` for how they start), or an
+    existing scheduler by address or scheduler file. Reports must lie on a filesystem the
+    workers see; workers must be able to import ``analysis``.
+
+Pool and Dask tasks carry a few reports each (:func:`_batches`), and a worker sharing the
+machine's cores reads SQLite on ``cores / workers`` threads instead of one per core.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from typing import Any
 from analysis._sqlite import limit_read_threads, usable_cores
 from analysis.errors import AnalysisError, ReportError, StrataError
 from analysis.open import find_reports
+from analysis.recipes._procs import pool_context
 from analysis.recipes.base import FilePartial, RecipeOptions, RecipeOutput, get_recipe
 
 __all__ = [
@@ -339,31 +344,6 @@ def _map_serial(
     return results
 
 
-def _pool_context():
-    """Pick how pool workers start: ``fork`` from a single-threaded caller, else a fork server.
-
-    A forked worker starts with this process's imports already done (~10 ms); a fork server
-    must first import the recipes itself (~0.5 s on the 2-core reference machine, while a core
-    idles). Forking is only safe while no other thread runs (a thread holding a lock at the
-    fork leaves that lock held forever in the child), so a caller with threads (the GUI, a
-    test runner, a live Dask client) gets the fork server, or ``spawn`` where that is missing.
-    ``ProcessPoolExecutor`` forks every worker before it starts its own manager thread.
-    """
-    import multiprocessing
-    import threading
-
-    methods = multiprocessing.get_all_start_methods()
-    if "fork" in methods and threading.active_count() == 1:
-        return multiprocessing.get_context("fork")
-    if "forkserver" not in methods:
-        return multiprocessing.get_context("spawn")
-    context = multiprocessing.get_context("forkserver")
-    # The fork server imports the recipes once; every worker forked from it starts with them
-    # loaded (a spawned worker spends ~1 s importing pandas and pyarrow on this machine).
-    context.set_forkserver_preload(["analysis.recipes"])
-    return context
-
-
 def _map_processes(
     name: str,
     paths: Sequence[Path],
@@ -373,7 +353,7 @@ def _map_processes(
 ) -> list[MapResult]:
     results: list[MapResult | None] = [None] * len(paths)
     threads = max(1, usable_cores() // workers)
-    with ProcessPoolExecutor(workers, mp_context=_pool_context()) as pool:
+    with ProcessPoolExecutor(workers, mp_context=pool_context()) as pool:
         futures = {
             pool.submit(map_reports, name, [paths[i] for i in batch], options, threads): batch
             for batch in _batches(paths, workers)
@@ -388,46 +368,6 @@ def _map_processes(
             pool.shutdown(wait=False, cancel_futures=True)
             raise
     return results  # type: ignore[return-value]
-
-
-def _local_cluster(workers: int):
-    """Start a LocalCluster of ``workers`` single-threaded worker processes.
-
-    Workers are forked from a fork server that has already imported ``distributed`` and the
-    recipes: measured here, a spawned worker spends ~3 s importing them at start-up, a forked
-    one ~0.2 s (2 workers on the 2-core reference machine, under load).
-    """
-    import multiprocessing
-
-    import dask
-    from distributed import LocalCluster
-
-    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-    settings = {
-        "distributed.worker.multiprocessing-method": method,
-        # The workers' sampling profiler walks every thread's stack every 10 ms; nobody
-        # reads its output here.
-        "distributed.worker.profile.enabled": False,
-    }
-    with dask.config.set(settings):
-        if method == "forkserver":
-            from distributed.utils import get_mp_context
-
-            # dask sets its own preload list once; ours replaces it before the server starts.
-            get_mp_context().set_forkserver_preload(["distributed", "analysis.recipes"])
-        return LocalCluster(
-            n_workers=workers,
-            threads_per_worker=1,
-            processes=True,
-            # No memory limit: a worker holds one report at a time and keeps nothing between
-            # tasks, so there is nothing to spill; without a limit the nannies do not poll
-            # their worker's memory every 100 ms (driver CPU 1.2-1.4 s -> 0.8-1.1 s on 64
-            # reports, 2 workers, 2 cores).
-            memory_limit=0,
-            # ":0": any free port; None still binds the HTTP server to 8787 and warns on clash.
-            dashboard_address=":0",
-            silence_logs=logging.ERROR,
-        )
 
 
 def _map_dask(
@@ -453,7 +393,9 @@ def _map_dask(
     elif scheduler_file is not None:
         client = Client(scheduler_file=str(scheduler_file))
     else:
-        cluster = _local_cluster(workers)
+        from analysis.recipes._cluster import local_cluster
+
+        cluster = local_cluster(workers)
         client = Client(cluster)
         threads = max(1, usable_cores() // workers)
     try:

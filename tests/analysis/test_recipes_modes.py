@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -18,7 +21,7 @@ import pytest
 from analysis.recipes import RecipeOptions, run_recipe
 from tests.analysis.test_recipes import CONCURRENT
 from tests.analysis.test_recipes_data import K, write_report
-from tests.conftest import requires_shared
+from tests.conftest import ROOT, requires_shared
 
 # One recipe of each kind of partial: exact group partials, per-report rule tables, bin counts.
 RECIPES = [
@@ -112,3 +115,79 @@ def test_dask_by_scheduler_file_and_own_local_cluster(tmp_path: Path, cluster) -
             run.output.tables["all_stats"], serial.output.tables["all_stats"]
         )
     assert serial.output.tables["all_stats"]["Total Time"].tolist() == [300]
+
+
+_SINGLE_THREADED_DRIVER = """
+import json, multiprocessing, sys, threading, time
+from pathlib import Path
+
+def main():
+    import pandas as pd
+    from analysis.recipes import run_recipe
+    from analysis.recipes._procs import pool_context
+    paths = [Path(p) for p in sys.argv[1:]]
+    out = {"pool": pool_context().get_start_method()}
+    serial = run_recipe("cuda_gpu_kern_sum", paths).output.tables["all_stats"]
+    pool = run_recipe("cuda_gpu_kern_sum", paths, mode="processes", workers=2)
+    pd.testing.assert_frame_equal(pool.output.tables["all_stats"], serial)
+    out["threads_after_pool"] = threading.active_count()
+
+    from distributed import Client
+    from analysis.recipes._cluster import local_cluster
+    cluster = local_cluster(2)
+    out["worker_classes"] = sorted({type(w).__name__ for w in cluster.workers.values()})
+    with Client(cluster) as client:
+        client.wait_for_workers(2, timeout=30)
+        out["workers"] = len(client.scheduler_info()["workers"])
+        out["total"] = client.submit(sum, [1, 2, 3]).result()
+    t0 = time.perf_counter()
+    cluster.close()
+    out["close_s"] = time.perf_counter() - t0
+    out["children_after_close"] = len(multiprocessing.active_children())
+    # Dask leaves its event-loop thread running: a second cluster comes from a fork server.
+    dask = run_recipe("cuda_gpu_kern_sum", paths, mode="dask", workers=2)
+    pd.testing.assert_frame_equal(dask.output.tables["all_stats"], serial)
+    out["children_after_runs"] = len(multiprocessing.active_children())
+    # With another thread running, nothing forks this process any more.
+    threading.Thread(target=time.sleep, args=(2,), daemon=True).start()
+    out["pool_with_a_thread"] = pool_context().get_start_method()
+    print(json.dumps(out))
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_a_single_threaded_driver_forks_its_pool_and_dask_workers(tmp_path: Path) -> None:
+    """The CLI's case: workers forked from the driver, identical output, nothing left over."""
+    pytest.importorskip("distributed", reason="needs dask.distributed")
+    if not sys.platform.startswith("linux"):
+        pytest.skip("workers are forked on Linux only")
+    paths = [
+        write_report(tmp_path / f"rank{i}.sqlite", kernels=[K("k", 10_000, 10_000 + 50 * i)])
+        for i in range(1, 4)
+    ]
+    script = tmp_path / "driver.py"
+    script.write_text(_SINGLE_THREADED_DRIVER)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, str(script), *map(str, paths)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=240,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "did not exit" not in proc.stderr
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["pool"] == "fork"
+    assert out["threads_after_pool"] == 1
+    assert out["pool_with_a_thread"] == "forkserver"
+    assert out["worker_classes"] == ["PreforkedWorker"]
+    assert out["workers"] == 2
+    assert out["total"] == 6
+    assert out["children_after_runs"] == 0
+    assert out["children_after_close"] == 0
+    assert out["close_s"] < 5.0
