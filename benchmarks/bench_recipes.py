@@ -53,7 +53,7 @@ class _WorkerPeak:
     (it starts them from a fork server), which is not what the CLI does. Workers forked from
     a fork server or by a Dask nanny are not the driver's children, so ``RUSAGE_CHILDREN``
     would miss them; ``VmHWM`` is each process's own high-water mark, so sampling every
-    0.1 s misses no peak of a live worker (its CPU is the last value seen).
+    0.25 s misses no peak of a live worker (its CPU is the last value seen).
     """
 
     def __init__(self, root_pid: int) -> None:
@@ -78,7 +78,7 @@ class _WorkerPeak:
             root = psutil.Process(self.root_pid)
         except psutil.Error:
             return
-        while not self._stop.wait(0.1):
+        while not self._stop.wait(0.25):
             try:
                 children = root.children(recursive=True)
             except psutil.Error:
