@@ -20,7 +20,7 @@ How it is fast (benchmarks/bench_load.py, 2-core machine):
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -195,6 +195,7 @@ def load_sqlite(
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
     table_sink: Callable[[str, EventTable], EventTable | None] | None = None,
+    kinds: Collection[str] | None = None,
 ) -> Report:
     """Read one SQLite export into a Report.
 
@@ -214,6 +215,10 @@ def load_sqlite(
         Called as ``table_sink(kind, table)`` with each finished event table while later
         tables are still being read (the cache writes its entry this way, overlapped); a
         returned table (the same data, memory-mapped) replaces the one handed over.
+    kinds
+        Read only these event tables (``"kernels"``, ``"nvtx"``, …); the others are left
+        empty, as if absent, while ``report.has_source`` still answers for the file. None:
+        every table.
 
     Raises
     ------
@@ -229,7 +234,7 @@ def load_sqlite(
         report_progress(0.02, "strings")
         strings = _read_strings(db)
         builder = _TableBuilder(db, strings, table_sink)
-        _read_events(db, builder, report_progress, cancel)
+        _read_events(db, builder, report_progress, cancel, kinds)
         _check_cancel(cancel)
         report_progress(0.9, "tracks")
         tables = builder.tables()
@@ -276,10 +281,23 @@ _READ_ORDER = (*_GPU_KINDS, "nvtx", "osrt", "sched", "samples", "gpu_metrics", "
 
 
 def _read_events(
-    db: ReportDatabase, builder: _TableBuilder, progress: Progress, cancel: threading.Event | None
+    db: ReportDatabase,
+    builder: _TableBuilder,
+    progress: Progress,
+    cancel: threading.Event | None,
+    wanted: Collection[str] | None = None,
 ) -> None:
-    """Read every event table present (in parallel) into ``builder``; absent ones are empty."""
-    kinds = [kind for kind in _READ_ORDER if db.columns(_SPECS[kind][0])]
+    """Read the event tables present and ``wanted`` (in parallel) into ``builder``.
+
+    The others (absent, or not wanted) are added empty.
+    """
+    if wanted is not None and (unknown := set(wanted) - set(_SPECS)):
+        raise ValueError(f"unknown event tables {sorted(unknown)}; known: {sorted(_SPECS)}")
+    kinds = [
+        kind
+        for kind in _READ_ORDER
+        if (wanted is None or kind in wanted) and db.columns(_SPECS[kind][0])
+    ]
     for kind in _READ_ORDER:
         if kind not in kinds:
             cols = _SPECS[kind][1]

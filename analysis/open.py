@@ -11,7 +11,7 @@ import shutil
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import replace
 from pathlib import Path
 
@@ -92,6 +92,7 @@ def open_report(
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
     use_cache: bool = True,
+    tables: Collection[str] | None = None,
 ) -> Report:
     """Open one report read-only and return its columnar model.
 
@@ -105,6 +106,11 @@ def open_report(
         Event that aborts the load with :class:`~analysis.errors.CancelledError`.
     use_cache
         Read and write the columnar cache (keyed by path, size and mtime).
+    tables
+        Only these event tables are needed (``"kernels"``, ``"nvtx"``, …): without a cache
+        entry, only they are read and the others stay empty (``report.has_source`` still
+        answers for the file), and no entry is written, as the model is partial. A recipe
+        mapping hundreds of reports needs a table or two of each. None: every table.
 
     Raises
     ------
@@ -116,8 +122,8 @@ def open_report(
         path_sqlite = _export(path, progress)
         # The export took the first 30 % of the bar.
         rest = None if progress is None else (lambda f, text: progress(0.3 + 0.7 * f, text))
-        return _open_sqlite(path_sqlite, rest, cancel, use_cache, shown_as=path)
-    return _open_sqlite(path, progress, cancel, use_cache, shown_as=path)
+        return _open_sqlite(path_sqlite, rest, cancel, use_cache, path, tables)
+    return _open_sqlite(path, progress, cancel, use_cache, path, tables)
 
 
 def _open_sqlite(
@@ -126,6 +132,7 @@ def _open_sqlite(
     cancel: threading.Event | None,
     use_cache: bool,
     shown_as: Path,
+    tables: Collection[str] | None = None,
 ) -> Report:
     key = cache.cache_key(path) if use_cache else ""
     if use_cache:
@@ -134,6 +141,11 @@ def _open_sqlite(
             if progress:
                 progress(1.0, "loaded from cache")
             return cached
+    if tables is not None:
+        # A partial model is never a cache entry.
+        report = load_sqlite(path, progress, cancel, kinds=tables)
+        _release_freed_memory()
+        return _shown_as(report, path, shown_as)
     # With the cache, reading takes the first 90 % of the bar and writing the rest.
     scaled = progress if progress is None or not use_cache else (lambda f, t: progress(0.9 * f, t))
     writer = cache.EntryWriter(key) if use_cache else None
@@ -145,8 +157,7 @@ def _open_sqlite(
         if writer is not None:
             writer.abort()
         raise
-    if shown_as != path:
-        report = replace(report, info=replace(report.info, path=shown_as, name=shown_as.name))
+    report = _shown_as(report, path, shown_as)
     if writer is None:
         _release_freed_memory()  # the reader's temporaries
         return report
@@ -161,6 +172,13 @@ def _open_sqlite(
     if progress:
         progress(1.0, "loaded")
     return report
+
+
+def _shown_as(report: Report, path: Path, shown_as: Path) -> Report:
+    """Name the report read from ``path`` after the file the user gave (an ``.nsys-rep``)."""
+    if shown_as == path:
+        return report
+    return replace(report, info=replace(report.info, path=shown_as, name=shown_as.name))
 
 
 def _is_mapped(table: EventTable) -> bool:

@@ -147,6 +147,9 @@ class Recipe:
     description: str = ""
     #: Whether ``--input`` names reports (expanded from folders) or is taken verbatim (diff).
     takes_reports: bool = True
+    #: The event tables ``map`` reads (``"kernels"``, ``"nvtx"``, …); only they are loaded
+    #: from a report without a cache entry (see :func:`analysis.open_report`). None: all.
+    tables: tuple[str, ...] | None = None
 
     def map(self, report_path: Path, options: RecipeOptions) -> Any:
         """Load one report and return its small partial result, or ``None`` for no data."""

@@ -133,7 +133,8 @@ class Diff(Recipe):
             if table is None:
                 raise AnalysisError(f"{report_path}: recipe output without an all_stats table")
             return DiffSide({recipe.name: table}, "output")
-        report = open_report(report_path, use_cache=options.use_cache)
+        needs = {t for name in _REPORT_RECIPES for t in _stats_recipe(name).tables or ()}
+        report = open_report(report_path, use_cache=options.use_cache, tables=needs)
         tables = {}
         for name in _REPORT_RECIPES:
             recipe = _stats_recipe(name)

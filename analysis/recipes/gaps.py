@@ -75,6 +75,10 @@ def _overhead(report: Report) -> pd.DataFrame:
     return pd.DataFrame({"start_ns": data[:, 0], "end_ns": data[:, 1], "pid": pid_of(data[:, 2])})
 
 
+#: The event tables :func:`gpu_ops` reads.
+GPU_OPS_TABLES = ("kernels", "memcpy", "memset")
+
+
 def gpu_ops(report: Report) -> pd.DataFrame:
     """Return the GPU operations the GPU rules look at, sorted by (pid, device_id, start_ns).
 
@@ -85,7 +89,7 @@ def gpu_ops(report: Report) -> pd.DataFrame:
         Overhead rows carry the context of their process/device's first operation.
     """
     parts = []
-    for kind in ("kernels", "memcpy", "memset"):
+    for kind in GPU_OPS_TABLES:
         table = report.tables[kind]
         keep = table.start_ns > 0
         parts.append(
@@ -279,13 +283,14 @@ class GpuGaps(Recipe):
 
     name = "gpu_gaps"
     description = "GPU idle gaps longer than --gap ms, per process and device"
+    tables = GPU_OPS_TABLES
 
     def check_options(self, options: RecipeOptions) -> None:
         if options.gap_ms < 0:
             raise AnalysisError(f"--gap must be >= 0 ms, not {options.gap_ms}")
 
     def map(self, report_path: Path, options: RecipeOptions) -> _RulePartial | None:
-        report = open_report(report_path, use_cache=options.use_cache)
+        report = open_report(report_path, use_cache=options.use_cache, tables=self.tables)
         ops = gpu_ops(report)
         if ops.empty:
             return None
@@ -315,13 +320,14 @@ class GpuTimeUtil(Recipe):
 
     name = "gpu_time_util"
     description = "time regions with GPU utilisation below --threshold %"
+    tables = GPU_OPS_TABLES
 
     def check_options(self, options: RecipeOptions) -> None:
         if not 1 <= options.chunks <= 1000:
             raise AnalysisError(f"--chunks must be between 1 and 1000, not {options.chunks}")
 
     def map(self, report_path: Path, options: RecipeOptions) -> _RulePartial | None:
-        report = open_report(report_path, use_cache=options.use_cache)
+        report = open_report(report_path, use_cache=options.use_cache, tables=self.tables)
         ops = gpu_ops(report)
         if ops.empty:
             return None

@@ -66,6 +66,7 @@ class CudaGpuKernHist(Recipe):
 
     name = "cuda_gpu_kern_hist"
     description = "histogram of kernel durations per kernel name (logarithmic bins)"
+    tables = ("kernels",)
 
     def check_options(self, options: RecipeOptions) -> None:
         if not 1 <= options.bins_per_decade <= 1000:
@@ -74,7 +75,7 @@ class CudaGpuKernHist(Recipe):
             )
 
     def map(self, report_path: Path, options: RecipeOptions) -> HistPartial | None:
-        report = open_report(report_path, use_cache=options.use_cache)
+        report = open_report(report_path, use_cache=options.use_cache, tables=self.tables)
         if len(report.kernels) == 0:
             return None
         codes, labels = kernel_groups(report)

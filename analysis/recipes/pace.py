@@ -88,13 +88,14 @@ class CudaGpuKernPace(Recipe):
 
     name = "cuda_gpu_kern_pace"
     description = "progress of one kernel (--name, its short name) instance by instance"
+    tables = ("kernels",)
 
     def check_options(self, options: RecipeOptions) -> None:
         if not options.kernel_name:
             raise AnalysisError("cuda_gpu_kern_pace needs --name KERNEL (the kernel's short name)")
 
     def map(self, report_path: Path, options: RecipeOptions) -> PacePartial | None:
-        report = open_report(report_path, use_cache=options.use_cache)
+        report = open_report(report_path, use_cache=options.use_cache, tables=self.tables)
         kernels = report.kernels
         ids = report.strings.find(options.kernel_name or "")
         rows = np.flatnonzero(np.isin(kernels["short_name_id"], ids))

@@ -98,11 +98,13 @@ class StatsRecipe(Recipe):
     # -- map ----------------------------------------------------------------------------------
     def map(self, report_path: Path, options: RecipeOptions) -> StatsPartial | None:
         # Only the columns the summary reads (durations and names for cuda_gpu_kern_sum),
-        # else the full model: a map that loads every table of every report spends most of
-        # its time on data no stats recipe looks at.
+        # else the tables it reads: a map that loads every table of every report spends most
+        # of its time on data no stats recipe looks at.
         from analysis.stats.lean import open_for_stats
 
-        report = open_for_stats(report_path, [self.name], use_cache=options.use_cache)
+        report = open_for_stats(
+            report_path, [self.name], use_cache=options.use_cache, tables=self.tables
+        )
         groups = self.groups_of(report)
         if len(groups) == 0:
             return None
@@ -287,6 +289,7 @@ class CudaGpuKernSum(StatsRecipe):
 
     name = "cuda_gpu_kern_sum"
     description = "CUDA GPU kernel summary per report and across reports"
+    tables = ("kernels",)  # when the lean columns cannot serve (an .nsys-rep, say)
     key_columns = ("Name",)
     tie_break = (("Instances", True), ("Name", True))
 
@@ -300,6 +303,7 @@ class NvtxSum(StatsRecipe):
 
     name = "nvtx_sum"
     description = "NVTX range summary per report and across reports"
+    tables = ("nvtx",)
     key_columns = ("Style", "Range")
     tie_break = (("Range", True), ("Style", True))
 
@@ -315,6 +319,7 @@ class NvtxGpuProjSum(StatsRecipe):
 
     name = "nvtx_gpu_proj_sum"
     description = "NVTX ranges projected onto the GPU, per report and across reports"
+    tables = ("nvtx", "cuda_api", "kernels", "memcpy", "memset")
     key_columns = ("Range", "Style")
     stat_names = (
         "Total Proj Time",

@@ -19,7 +19,7 @@ import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from pathlib import Path
 
 import numpy as np
@@ -56,7 +56,12 @@ LEAN_REPORTS = {
 _FORMAT = 1
 
 
-def open_for_stats(path: str | Path, specs: Iterable[str], use_cache: bool = True) -> Report:
+def open_for_stats(
+    path: str | Path,
+    specs: Iterable[str],
+    use_cache: bool = True,
+    tables: Collection[str] | None = None,
+) -> Report:
     """Return a report holding at least what ``specs`` need.
 
     Parameters
@@ -67,6 +72,9 @@ def open_for_stats(path: str | Path, specs: Iterable[str], use_cache: bool = Tru
         The summaries that will run, e.g. ``["cuda_gpu_kern_sum", "cuda_api_sum"]``.
     use_cache
         Use (and fill) the caches.
+    tables
+        When the lean columns do not serve ``specs``: the event tables they read, passed to
+        :func:`analysis.open_report` (None: all).
 
     Returns
     -------
@@ -77,7 +85,7 @@ def open_for_stats(path: str | Path, specs: Iterable[str], use_cache: bool = Tru
     path = Path(path)
     needs = [LEAN_REPORTS.get(s.strip()) for s in specs]
     if None in needs or not needs or not _is_sqlite(path):
-        return open_report(path, use_cache=use_cache)
+        return open_report(path, use_cache=use_cache, tables=tables)
     wanted: dict[str, set[str]] = {}
     for kind, names in needs:
         wanted.setdefault(kind, set()).update(names)

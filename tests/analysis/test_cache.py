@@ -201,3 +201,22 @@ def test_entry_is_published_when_tables_are_not_mapped_while_writing(
     assert _entries() == {cache.cache_key(path)}
     assert len(report.kernels) == _count(path, KERNELS)
     assert all(c.base is not None for c in report.kernels.columns.values())
+
+
+@requires_shared
+def test_a_partial_open_reads_the_entry_but_never_writes_one(
+    private_cache: Path, copied_report: Path
+) -> None:
+    partial = open_report(copied_report, tables=("kernels",))
+    assert _entries() == set()  # a model with empty tables is no cache entry
+    assert len(partial.kernels) == _count(copied_report, KERNELS) > 0
+    assert len(partial.cuda_api) == 0
+    assert partial.has_source("CUPTI_ACTIVITY_KIND_RUNTIME")  # still answers for the file
+    full = open_report(copied_report)
+    assert len(_entries()) == 1
+    assert len(full.cuda_api) == _count(copied_report, "CUPTI_ACTIVITY_KIND_RUNTIME") > 0
+    # With an entry, a partial open takes the whole cached model.
+    again = open_report(copied_report, tables=("kernels",))
+    assert len(again.cuda_api) == len(full.cuda_api)
+    with pytest.raises(ValueError, match="unknown event tables"):
+        open_report(copied_report, use_cache=False, tables=("kernel",))

@@ -630,3 +630,49 @@ def test_an_nsys_rep_gives_the_same_profiler_overhead_as_its_sqlite_export() -> 
     from_rep = _overhead(open_report(REAL_DIR / "nsys-rep" / f"{name}.nsys-rep"))
     assert len(from_sqlite) == 1
     pd.testing.assert_frame_equal(from_rep, from_sqlite)
+
+
+@requires_shared
+@pytest.mark.parametrize(
+    ("recipe", "options"),
+    [
+        ("nvtx_sum", RecipeOptions(use_cache=False)),
+        ("nvtx_gpu_proj_sum", RecipeOptions(use_cache=False)),
+        ("cuda_gpu_kern_hist", RecipeOptions(use_cache=False)),
+        ("cuda_gpu_kern_pace", RecipeOptions(use_cache=False, kernel_name="test0")),
+        ("gpu_gaps", RecipeOptions(use_cache=False, gap_ms=0.001)),
+        ("gpu_time_util", RecipeOptions(use_cache=False, chunks=20)),
+        ("diff", RecipeOptions(use_cache=False)),
+    ],
+)
+def test_maps_that_read_only_their_tables_match_full_loads(
+    recipe: str, options: RecipeOptions
+) -> None:
+    """A recipe's map loads only ``Recipe.tables``; its output equals a full load's."""
+    import analysis.open
+
+    reports = CONCURRENT[:2] + EX_GPU[:1] if recipe != "diff" else CONCURRENT[:2]
+    if not all(p.is_file() for p in reports):
+        pytest.skip("needs the extra-p reports in ../shared")
+    loaded: list[object] = []
+    real = analysis.open.load_sqlite
+
+    def spy(*args, kinds=None, **kwargs):
+        loaded.append(kinds)
+        return real(*args, **kwargs) if full else real(*args, kinds=kinds, **kwargs)
+
+    with mock.patch.object(analysis.open, "load_sqlite", spy):
+        full = True
+        expected = run_recipe(recipe, reports, options).output
+        full = False
+        loaded.clear()
+        ours = run_recipe(recipe, reports, options).output
+    from analysis.model import EVENT_TABLES
+
+    # Each report was read, for fewer tables than a full load reads.
+    assert len(loaded) == len(reports)
+    assert all(k is not None and set(k) < set(EVENT_TABLES) for k in loaded)
+    assert ours.tables.keys() == expected.tables.keys()
+    for name in expected.tables:
+        pd.testing.assert_frame_equal(ours.tables[name], expected.tables[name])
+    assert ours.summary == expected.summary
