@@ -28,7 +28,14 @@ import pyarrow as pa
 
 from analysis.model import EVENT_TABLES, EventTable, Report, ReportInfo, StringIds
 
-__all__ = ["EntryWriter", "cache_key", "cache_root", "load_cached", "store"]
+__all__ = [
+    "EntryWriter",
+    "cache_key",
+    "cache_root",
+    "load_cached",
+    "prune_stale",
+    "store",
+]
 
 log = logging.getLogger(__name__)
 
@@ -160,7 +167,7 @@ class EntryWriter:
             self._fail(exc)
             return False
         self.tmp = None
-        _prune_stale(report.info.path, self.key)
+        prune_stale(cache_root() / "reports", report.info.path, self.key)
         return True
 
     def abort(self) -> None:
@@ -235,11 +242,16 @@ def _write_small(tmp: Path, report: Report, layout: dict[str, dict]) -> None:
     (tmp / "meta.json").write_text(json.dumps(meta))
 
 
-def _prune_stale(path: Path, keep: str) -> None:
-    """Remove other entries of the same report (older size/mtime); best effort."""
+def prune_stale(folder: Path, path: Path, keep: str) -> None:
+    """Remove the entries in ``folder`` of the same report but another key; best effort.
+
+    An entry names its report in ``meta.json`` (``"source"``: the resolved path); an older
+    size or mtime of that file gave the others their keys. Abandoned temporary folders
+    (``.tmp-*``, ``.trash-*``) older than an hour go too.
+    """
     source = str(Path(path).resolve())
     now = time.time()
-    for entry in (cache_root() / "reports").iterdir():
+    for entry in folder.iterdir():
         if entry.name.startswith((".tmp-", ".trash-")):
             with contextlib.suppress(OSError):
                 if now - entry.stat().st_mtime > _ABANDONED_S:

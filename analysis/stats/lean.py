@@ -230,6 +230,7 @@ def _store_lean(report: Report, entry: Path) -> None:
                 np.save(tmp / f"{kind}.{name}.npy", np.asarray(values))
         info = report.info
         meta = {
+            "source": str(Path(info.path).resolve()),
             "info": [info.nsys_version, info.schema_version, info.session_start_utc_ns,
                      info.duration_ns, info.os],
             "strings": report.strings.values.tolist(),
@@ -242,6 +243,8 @@ def _store_lean(report: Report, entry: Path) -> None:
             os.replace(entry, old)
         os.replace(tmp, entry)
         shutil.rmtree(old, ignore_errors=True)
+        # The same report's entries under older keys (it was re-recorded or touched).
+        cache.prune_stale(entry.parent, info.path, keep=entry.name)
     except OSError as exc:
         log.info("stats column cache not written (%s)", exc)
         if tmp is not None:
