@@ -52,8 +52,15 @@ def run_cli(
     *args: str, env: dict[str, str] | None = None, timeout_s: int = 300
 ) -> subprocess.CompletedProcess[str]:
     """Run ``python main.py ARGS`` from the repository root and capture its output."""
+    return run_python(str(ROOT / "main.py"), *args, env=env, timeout_s=timeout_s)
+
+
+def run_python(
+    *args: str, env: dict[str, str] | None = None, timeout_s: int = 300
+) -> subprocess.CompletedProcess[str]:
+    """Run ``python ARGS`` in a fresh interpreter from the repository root; capture its output."""
     return subprocess.run(
-        [sys.executable, str(ROOT / "main.py"), *args],
+        [sys.executable, *args],
         capture_output=True,
         text=True,
         cwd=ROOT,

@@ -6,14 +6,14 @@ from __future__ import annotations
 import os
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from analysis import ExportError, UnsupportedVersionError, cache, open_report
 from analysis.open import find_nsys
-from tests.conftest import REAL_DIR, ROOT, fingerprint, requires_shared
+from tests.conftest import REAL_DIR, fingerprint, requires_shared
+from tests.helpers import run_cli
 
 NSYS = find_nsys()
 REP_DIR = REAL_DIR / "nsys-rep"
@@ -117,15 +117,7 @@ def test_cli_exits_2_with_the_newer_version_line(private_cache: Path) -> None:
         pytest.skip("the installed nsys is new enough to read this report")
     path = REP_DIR / NEWER[0]
     env = {**os.environ, "STRATA_CACHE_DIR": str(private_cache), "NSYS": NSYS}
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "main.py"), "info", str(path)],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-        timeout=300,
-        check=False,
-    )
+    proc = run_cli("info", str(path), env=env)
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1

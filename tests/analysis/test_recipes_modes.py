@@ -11,7 +11,6 @@ import json
 import logging
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from analysis.recipes import RecipeOptions, run_recipe
 from tests.analysis.test_recipes import CONCURRENT
 from tests.analysis.test_recipes_data import K, write_report
 from tests.conftest import ROOT, requires_shared
+from tests.helpers import run_python
 
 # One recipe of each kind of partial: exact group partials, per-report rule tables, bin counts.
 RECIPES = [
@@ -170,15 +170,7 @@ def test_a_single_threaded_driver_forks_its_pool_and_dask_workers(tmp_path: Path
     script = tmp_path / "driver.py"
     script.write_text(_SINGLE_THREADED_DRIVER)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run(
-        [sys.executable, str(script), *map(str, paths)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=env,
-        timeout=240,
-        check=False,
-    )
+    proc = run_python(str(script), *map(str, paths), env=env, timeout_s=240)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "did not exit" not in proc.stderr
     out = json.loads(proc.stdout.strip().splitlines()[-1])
