@@ -117,13 +117,11 @@ def _kernel_rows(report: Report, sel: Selection) -> _Rows:
 
 
 def _api_rows(report: Report, sel: Selection) -> _Rows:
-    from analysis.stats._base import strip_api_version
-
+    # Grouped by the full name, as cuda_api_sum groups by name id (spec §3.3): a report with
+    # both cudaMalloc and cudaMalloc_v3020 gets two rows, both shown as cudaMalloc.
     table = report.cuda_api
     keep = sel.rows(table, table.start_ns, table.end_ns)
-    rows = _name_rows(report, table, table["name_id"], table.duration_ns, keep)
-    # Stripped labels per code; two codes that become one name merge in aggregate().
-    return _Rows(rows.codes, strip_api_version(rows.labels), rows.values)
+    return _name_rows(report, table, table["name_id"], table.duration_ns, keep)
 
 
 def _memory_rows(report: Report, sel: Selection, by_bytes: bool) -> _Rows:
@@ -296,6 +294,10 @@ def aggregate(
     if by_report:
         frame["report"] = [k[0] for k in chosen]
     frame["name"] = [k[1] for k in chosen]
+    if kind == "cuda_api":
+        from analysis.stats._base import strip_api_version
+
+        frame["name"] = strip_api_version(frame["name"].to_numpy(dtype=object))
     if has_style:
         frame["style"] = [k[2] for k in chosen]
     frame["count"] = stats.count

@@ -69,20 +69,12 @@ class _Extract:
     rows: np.ndarray  # int64 row of that table
 
 
-def _refactor(codes: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Merge codes whose labels became equal (e.g. after stripping an API version)."""
-    new_codes, uniques = pd.factorize(pd.Series(labels, dtype=object), use_na_sentinel=False)
-    return new_codes.astype(np.int64)[codes], np.asarray(uniques, dtype=object)
-
-
 def _named(report: Report, kind: str, rows: np.ndarray | None = None) -> _Extract:
     table = report.tables[kind]
     rows = np.arange(len(table)) if rows is None else rows
+    # CUDA API calls group by their full name, as cuda_api_sum groups by name id; the index
+    # shows it without its _vNNNN suffix (build_window_index).
     codes, labels = string_codes(report, table["name_id"][rows])
-    if kind == "cuda_api":
-        from analysis.stats._base import strip_api_version
-
-        codes, labels = _refactor(codes, strip_api_version(labels))
     start, end = table.start_ns[rows], table.end_ns[rows]
     return _Extract(labels, None, codes, end - start, start, end, (kind,),
                     np.zeros(len(rows), np.int8), rows)  # fmt: skip
@@ -359,6 +351,9 @@ class WindowIndex:
             columns["style"] = self.styles[names][order]
         for column in STAT_COLUMNS:
             columns[column] = reduced[column][order]
+        # The name's code in this index: two groups can share a shown name (cudaMalloc and
+        # cudaMalloc_v3020 both show as cudaMalloc), never a code.
+        columns["group"] = np.asarray(names, dtype=np.int64)[order]
         return pd.DataFrame(columns)
 
     def instances(
@@ -507,6 +502,10 @@ def build_window_index(
     keys = list(index)
     labels = np.empty(len(keys), dtype=object)
     labels[:] = [k[0] for k in keys]
+    if kind == "cuda_api":
+        from analysis.stats._base import strip_api_version
+
+        labels = strip_api_version(labels)
     has_style = any(p.styles is not None for p in parts)
     styles = np.array([k[1] for k in keys], dtype=object) if has_style else None
     tables = parts[0].tables if parts else (kind,)
@@ -555,10 +554,12 @@ def pivot_by_report(frame: pd.DataFrame, report_names: Sequence[str]) -> pd.Data
         reports that ran it), ``total_ns`` (int64, over every report; rows sorted by it,
         descending).
     """
-    keys = ["name", "style"] if "style" in frame else ["name"]
-    key_frame = frame[keys].astype(object).fillna("")
-    codes = key_frame.groupby(keys, sort=False).ngroup().to_numpy(np.int64)
-    out = key_frame.drop_duplicates().reset_index(drop=True)  # in ngroup(sort=False) order
+    shown = ["name", "style"] if "style" in frame else ["name"]
+    keys = ["group"] if "group" in frame else shown
+    codes = frame[keys].astype(object).fillna("").groupby(keys, sort=False).ngroup()
+    codes = codes.to_numpy(np.int64)
+    first = np.unique(codes, return_index=True)[1]  # each group's first row, in code order
+    out = frame[shown].iloc[first].astype(object).fillna("").reset_index(drop=True)
     n = len(out)
     medians = np.full((n, len(report_names)), np.nan)
     report_of = frame["report"].to_numpy(object)

@@ -15,6 +15,7 @@ from analysis.window_stats import (
 )
 from analysis.xp import cupy_available
 from resources.demo import build_demo_reports
+from tests.conftest import REAL_DIR, requires_shared
 
 XPS = [
     pytest.param("numpy", id="numpy"),
@@ -129,3 +130,45 @@ def test_robust_threshold_matches_the_outlier_score():
     mad = np.median(np.abs(values - np.median(values)))
     assert median == np.median(values)
     assert 0.6745 * (threshold - median) / mad == pytest.approx(3.5)
+
+
+@requires_shared
+def test_cuda_api_rows_equal_cuda_api_sum_where_versioned_names_collide() -> None:
+    """cudaMalloc and cudaMalloc_v3020 are two rows named cudaMalloc, as in nsys (by name id)."""
+    from analysis import open_report
+    from analysis.stats import run_report
+
+    path = REAL_DIR / "extra-p__extrap__ex-gpu.s1000.sqlite"
+    if not path.is_file():
+        pytest.skip(f"needs {path.name} in ../shared")
+    report = open_report(path, use_cache=False)
+    nsys = run_report(report, "cuda_api_sum", xp=np).frame
+    expected = sorted(nsys[["Name", "Num Calls", "Total Time", "Min", "Max"]].itertuples(False))
+    assert len(expected) > len(set(nsys["Name"]))  # the report does hold such pairs
+    for frame in (
+        build_window_index([report], "cuda_api").stats(None, None),
+        aggregate(report, "cuda_api"),
+    ):
+        ours = frame[["name", "count", "total_ns", "min_ns", "max_ns"]].itertuples(False)
+        assert [tuple(t) for t in sorted(ours)] == [tuple(t) for t in expected]
+
+
+@requires_shared
+def test_by_report_pivot_keeps_apart_api_names_that_show_alike() -> None:
+    from analysis import open_report
+    from analysis.stats import run_report
+
+    paths = [REAL_DIR / f"extra-p__extrap__ex-gpu.s{s}.sqlite" for s in (1000, 10000)]
+    if not all(p.is_file() for p in paths):
+        pytest.skip("needs the extra-p ex-gpu reports in ../shared")
+    reports = [open_report(p, use_cache=False) for p in paths]
+    index = build_window_index(reports, "cuda_api")
+    wide = pivot_by_report(index.stats(None, None, by_report=True), index.report_names)
+    for report in reports:
+        nsys = run_report(report, "cuda_api_sum", xp=np).frame
+        mine = wide[wide[f"{report.name}|count"] > 0]
+        ours = mine[["name", f"{report.name}|count", f"{report.name}|total_ns"]]
+        expected = nsys[["Name", "Num Calls", "Total Time"]]
+        assert sorted(map(tuple, ours.itertuples(False))) == sorted(
+            map(tuple, expected.itertuples(False))
+        )
