@@ -26,11 +26,12 @@ import signal
 from multiprocessing.connection import Connection
 from typing import Any
 
+from distributed import LocalCluster
 from distributed.deploy.spec import ProcessInterface
 
 from analysis.recipes._procs import can_fork_safely
 
-__all__ = ["PreforkedWorker", "local_cluster"]
+__all__ = ["PreforkedWorker", "RecipeCluster", "local_cluster"]
 
 log = logging.getLogger(__name__)
 
@@ -45,10 +46,43 @@ _START_TIMEOUT_S = 60.0
 _STOP_TIMEOUT_S = 10.0
 
 
-def local_cluster(workers: int):
+class RecipeCluster(LocalCluster):
+    """A ``LocalCluster`` that knows whether its forked workers still live.
+
+    A Nanny restarts a worker that dies (killed, out of memory) and Dask gives up on a task
+    after it killed a few; nobody restarts a forked worker, so once every one has exited the
+    tasks left would wait forever: :meth:`lost_workers` tells the driver to stop instead.
+    """
+
+    def __init__(self, *, children: _Children | None = None, **options: Any) -> None:
+        self.children = children
+        if children is not None:
+            options.update(worker_class=PreforkedWorker, children=children)
+        super().__init__(**options)
+
+    def lost_workers(self) -> str | None:
+        """Return why no worker is left (every forked worker exited), else None."""
+        if self.children is None:
+            return None
+        codes = self.children.exit_codes()
+        if not codes or any(code is None for code in codes):
+            return None
+        how = ", ".join(_exit_text(code) for code in codes)
+        return f"every Dask worker process died ({how})"
+
+
+def _exit_text(code: int) -> str:
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit status {code}"
+
+
+def local_cluster(workers: int) -> RecipeCluster:
     """Start a ``LocalCluster`` of ``workers`` single-threaded worker processes."""
     import dask
-    from distributed import LocalCluster
 
     options: dict[str, Any] = {
         "n_workers": workers,
@@ -60,14 +94,16 @@ def local_cluster(workers: int):
         "memory_limit": 0,
         # ":0": any free port; None still binds the HTTP server to 8787 and warns on clash.
         "dashboard_address": ":0",
-        "silence_logs": logging.ERROR,
+        # The run reports what went wrong in one line; the scheduler's own error lines (a
+        # gather of a task that lost every worker, say) would only come before it.
+        "silence_logs": logging.CRITICAL,
     }
     methods = multiprocessing.get_all_start_methods()
     if can_fork_safely():
         children = _Children(workers)  # now, before the cluster starts any thread
         try:
             with dask.config.set(SETTINGS):
-                return LocalCluster(worker_class=PreforkedWorker, children=children, **options)
+                return RecipeCluster(children=children, **options)
         except BaseException:
             children.close()
             raise
@@ -78,7 +114,7 @@ def local_cluster(workers: int):
 
             # dask sets its own preload list once; ours replaces it before the server starts.
             get_mp_context().set_forkserver_preload(["distributed", "analysis.recipes"])
-        return LocalCluster(**options)
+        return RecipeCluster(**options)
 
 
 class _Child:
@@ -140,6 +176,10 @@ class _Children:
         for child in self._all:
             if child.process.is_alive():
                 child.stop()
+
+    def exit_codes(self) -> list[int | None]:
+        """Each process's exit code; None while it runs."""
+        return [child.process.exitcode for child in self._all]
 
 
 def _child_main(conn: Connection, inherited: list[Connection]) -> None:

@@ -28,6 +28,7 @@ machine's cores reads SQLite on ``cores / workers`` threads instead of one per c
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -35,6 +36,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -344,6 +346,17 @@ def _map_serial(
     return results
 
 
+_RETRY = "out of memory? try fewer --workers, or --mode serial"
+
+
+def _died(paths: Sequence[Path], batch: Sequence[int] | None, who: str) -> str:
+    """One line on workers that died (killed, out of memory?) while mapping ``batch``."""
+    if batch is None:
+        return f"{who} died while mapping reports; {_RETRY}"
+    names = ", ".join(paths[i].name for i in batch[:3]) + (" ..." if len(batch) > 3 else "")
+    return f"{who} died while mapping {names}; {_RETRY}"
+
+
 def _map_processes(
     name: str,
     paths: Sequence[Path],
@@ -360,7 +373,12 @@ def _map_processes(
         }
         try:
             for future in as_completed(futures):
-                for index, result in zip(futures[future], future.result(), strict=True):
+                try:
+                    mapped = future.result()
+                except BrokenProcessPool as exc:
+                    # Every queued future breaks with the pool: which report did it is unknown.
+                    raise AnalysisError(_died(paths, None, "a worker process")) from exc
+                for index, result in zip(futures[future], mapped, strict=True):
                     results[index] = result
                     tick(index)
         except BaseException:
@@ -381,7 +399,6 @@ def _map_dask(
 ) -> list[MapResult]:
     try:
         from distributed import Client
-        from distributed import as_completed as dask_completed
     except ImportError as exc:
         raise AnalysisError(
             "--mode dask needs dask.distributed: pip install 'dask[distributed]'"
@@ -415,13 +432,49 @@ def _map_dask(
             for n, batch in enumerate(batches)
         ]
         batch_of = {f.key: batch for f, batch in zip(futures, batches, strict=True)}
-        results: list[MapResult | None] = [None] * len(paths)
-        for future, mapped in dask_completed(futures, with_results=True):
-            for index, result in zip(batch_of[future.key], mapped, strict=True):
-                results[index] = result
-                tick(index)
-        return results  # type: ignore[return-value]
+        try:
+            return _collect_dask(futures, batch_of, paths, cluster, tick)
+        except BaseException:
+            # Do not leave the scheduler holding (or still running) this run's tasks.
+            with contextlib.suppress(Exception):
+                client.cancel(futures, force=True)
+            raise
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+def _collect_dask(
+    futures: Sequence[Any],
+    batch_of: dict[str, list[int]],
+    paths: Sequence[Path],
+    cluster: Any,
+    tick: Callable[[int], None],
+) -> list[MapResult]:
+    """Gather the Dask results as they complete; stop once every own worker has died.
+
+    ``cluster`` is the run's own :class:`~analysis.recipes._cluster.RecipeCluster`, or None
+    for a cluster reached by address (its workers are someone else's to restart).
+    """
+    from distributed import as_completed as dask_completed
+
+    results: list[MapResult | None] = [None] * len(paths)
+    done = dask_completed(futures, with_results=True, raise_errors=False)
+    while not done.is_empty():
+        if not done.has_ready():
+            lost = cluster.lost_workers() if cluster is not None else None
+            if lost is not None:
+                raise AnalysisError(f"{lost}; {_RETRY}")
+            time.sleep(0.02)
+            continue
+        for future, mapped in done.next_batch(block=False):
+            batch = batch_of[future.key]
+            if future.status == "error":
+                if type(mapped).__name__ == "KilledWorker":
+                    raise AnalysisError(_died(paths, batch, "Dask workers")) from mapped
+                raise mapped  # a bug: keep its traceback
+            for index, result in zip(batch, mapped, strict=True):
+                results[index] = result
+                tick(index)
+    return results  # type: ignore[return-value]

@@ -183,3 +183,53 @@ def test_a_single_threaded_driver_forks_its_pool_and_dask_workers(tmp_path: Path
     assert out["children_after_runs"] == 0
     assert out["children_after_close"] == 0
     assert out["close_s"] < 5.0
+
+
+_CRASHING_DRIVER = """
+import json, os, signal, sys
+from pathlib import Path
+
+from analysis.errors import AnalysisError
+from analysis.recipes import run_recipe
+from analysis.recipes.base import Recipe, register
+
+
+class Crash(Recipe):
+    name = "test_crash"
+
+    def map(self, report_path, options):
+        if report_path.name.startswith("crash"):
+            os.kill(os.getpid(), signal.SIGKILL)  # what the kernel's OOM killer does
+        return None
+
+
+def main():
+    register(Crash())  # before the workers are forked: they inherit it
+    paths = [Path(p) for p in sys.argv[2:]]
+    try:
+        run_recipe("test_crash", paths, mode=sys.argv[1], workers=2)
+    except AnalysisError as exc:
+        print(json.dumps({"error": str(exc)}))
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+@pytest.mark.parametrize("mode", ["processes", "dask"])
+def test_a_worker_killed_by_a_report_ends_the_run_with_one_line(tmp_path: Path, mode: str) -> None:
+    """No hang, no traceback: a report that kills its worker (out of memory) stops the run."""
+    if mode == "dask":
+        pytest.importorskip("distributed", reason="needs dask.distributed")
+    if not sys.platform.startswith("linux"):
+        pytest.skip("workers are forked on Linux only")
+    paths = [write_report(tmp_path / f"rank{i}.sqlite", kernels=[K("k", 0, 10)]) for i in range(3)]
+    paths.append(write_report(tmp_path / "crash.sqlite", kernels=[K("k", 0, 10)]))
+    script = tmp_path / "driver.py"
+    script.write_text(_CRASHING_DRIVER)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = run_python(str(script), mode, *map(str, paths), env=env, timeout_s=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    error = json.loads(proc.stdout.strip().splitlines()[-1])["error"]
+    assert "died" in error
+    assert "out of memory?" in error
