@@ -418,8 +418,10 @@ def _map_dask(
     try:
         # Keys are unique per run: a shared scheduler may hold another run's results.
         run_id = uuid.uuid4().hex[:12]
-        workers = max(1, len(client.scheduler_info().get("workers", {})) or workers)
-        batches = _batches(paths, workers)
+        # Tasks are sized for the threads that will run them (an existing cluster's workers
+        # may run several each).
+        slots = sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values())
+        batches = _batches(paths, max(slots, 1) if slots else workers)
         futures = [
             client.submit(
                 map_reports,
@@ -457,6 +459,7 @@ def _collect_dask(
     ``cluster`` is the run's own :class:`~analysis.recipes._cluster.RecipeCluster`, or None
     for a cluster reached by address (its workers are someone else's to restart).
     """
+    from distributed import KilledWorker
     from distributed import as_completed as dask_completed
 
     results: list[MapResult | None] = [None] * len(paths)
@@ -471,7 +474,7 @@ def _collect_dask(
         for future, mapped in done.next_batch(block=False):
             batch = batch_of[future.key]
             if future.status == "error":
-                if type(mapped).__name__ == "KilledWorker":
+                if isinstance(mapped, KilledWorker):
                     raise AnalysisError(_died(paths, batch, "Dask workers")) from mapped
                 raise mapped  # a bug: keep its traceback
             for index, result in zip(batch, mapped, strict=True):
