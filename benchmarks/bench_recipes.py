@@ -10,7 +10,12 @@ recipe in each mode, each in its own interpreter:
 * **serial-1thread** (with ``--modes``): serial with the loader's reader threads cut to one,
   i.e. a one-core peer;
 * **processes**: a process pool of ``--workers`` workers;
-* **dask**: a Dask ``LocalCluster`` of ``--workers`` single-threaded worker processes.
+* **dask**: a Dask ``LocalCluster`` of ``--workers`` single-threaded worker processes,
+  started inside the timing (as are the driver's import of ``distributed`` and the cluster's
+  shutdown: what a ``--mode dask`` run costs more than a serial one).
+
+Each driver is single-threaded, as the CLI is, so its workers are forked from it (see
+``analysis/recipes/_procs.py``); worker memory and CPU are sampled from this process.
 
 It prints wall time per mode, the speed-up of processes/dask over serial (target >= 1.7x on
 the 2-core reference machine), and peak RSS: of the driver process (which holds every
