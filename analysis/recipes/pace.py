@@ -9,6 +9,7 @@ job line up on one clock. Tables have one row per iteration and one column per r
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,25 +49,66 @@ def describe(values: pd.DataFrame, axis: int) -> pd.DataFrame:
     """Return pandas statistics along ``axis`` (spec §5.3 family (b)), rounded to 0.1.
 
     Columns: ``Count`` (int64), ``Mean``, ``Std`` (ddof 1, NaN for one value), ``Min``,
-    ``Q1``, ``Median``, ``Q3`` (linear interpolation), ``Max``, ``Sum`` (float64 ns).
+    ``Q1``, ``Median``, ``Q3`` (linear interpolation), ``Max``, ``Sum`` (float64 ns); one
+    row per row of ``values`` (``axis=1``) or per column (``axis=0``). Missing values are
+    skipped, as pandas does. Computed on one float64 copy of ``values`` with NumPy: pandas
+    took 1.2 s and ~600 MiB for 70 k instances x 64 reports, most of a pace reduce.
     """
-    data = values.astype(np.float64)
-    table = pd.DataFrame(
+    data = values.to_numpy(dtype=np.float64, na_value=np.nan)
+    index = values.index if axis == 1 else values.columns
+    if axis == 0:
+        data = data.T
+    ok = ~np.isnan(data)
+    count = ok.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows: NaN, as in pandas
+        total = np.where(ok, data, 0.0).sum(axis=1)
+        mean = np.where(count > 0, total / count, np.nan)
+        dev = np.where(ok, data - mean[:, None], 0.0)
+        std = np.where(count > 1, np.sqrt((dev * dev).sum(axis=1) / (count - 1)), np.nan)
+        del dev
+        ordered = np.sort(data, axis=1)  # NaN last: row r's values are ordered[r, :count[r]]
+        q1, median, q3 = (_row_quantile(ordered, count, q) for q in (0.25, 0.5, 0.75))
+        rows = np.arange(len(count))
+        lo = np.where(count > 0, ordered[:, 0], np.nan)
+        hi = np.where(count > 0, ordered[rows, np.maximum(count - 1, 0)], np.nan)
+    return pd.DataFrame(
         {
-            "Count": data.count(axis=axis).astype(np.int64),
-            "Mean": data.mean(axis=axis),
-            "Std": data.std(axis=axis, ddof=1),
-            "Min": data.min(axis=axis),
-            "Q1": data.quantile(0.25, axis=axis),
-            "Median": data.quantile(0.5, axis=axis),
-            "Q3": data.quantile(0.75, axis=axis),
-            "Max": data.max(axis=axis),
-            "Sum": data.sum(axis=axis),
-        }
+            "Count": count.astype(np.int64),
+            "Mean": sqlite_round(mean),
+            "Std": sqlite_round(std),
+            "Min": lo,
+            "Q1": sqlite_round(q1),
+            "Median": sqlite_round(median),
+            "Q3": sqlite_round(q3),
+            "Max": hi,
+            "Sum": total,
+        },
+        index=index,
     )
-    for column in ("Mean", "Std", "Q1", "Median", "Q3"):
-        table[column] = sqlite_round(table[column].to_numpy(np.float64))
-    return table
+
+
+def _row_quantile(
+    ordered: npt.NDArray[np.float64], count: npt.NDArray[np.int64], q: float
+) -> npt.NDArray[np.float64]:
+    """The ``q`` quantile of each row's first ``count`` values (ascending), as NumPy's
+    ``linear`` method computes it (pandas' default; NaN for an empty row).
+
+    ``np.nanquantile`` along an axis loops over the rows in Python (seconds for 70 k rows).
+    """
+    if ordered.shape[1] == 0:
+        return np.full(len(count), np.nan)
+    rows = np.arange(len(count))
+    last = np.maximum(count - 1, 0)
+    virtual = last * q
+    below = np.floor(virtual).astype(np.int64)
+    above = np.minimum(below + 1, last)
+    gamma = virtual - below
+    a, b = ordered[rows, below], ordered[rows, above]
+    # numpy's _lerp: from the nearer end, so that q = 1 gives b exactly.
+    diff = b - a
+    value = np.where(gamma >= 0.5, b - diff * (1 - gamma), a + diff * gamma)
+    return np.where(count > 0, value, np.nan)
 
 
 def _series(partial: PacePartial, offset_ns: int) -> dict[str, np.ndarray]:

@@ -676,3 +676,35 @@ def test_maps_that_read_only_their_tables_match_full_loads(
     for name in expected.tables:
         pd.testing.assert_frame_equal(ours.tables[name], expected.tables[name])
     assert ours.summary == expected.summary
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_pace_describe_equals_pandas_statistics(seed: int) -> None:
+    """describe() is NumPy for speed; pandas' own reductions are the oracle (spec §5.3 (b))."""
+    from analysis.engine import sqlite_round
+    from analysis.recipes.pace import describe
+
+    rng = np.random.default_rng(seed)
+    for _ in range(20):
+        rows, cols = int(rng.integers(1, 40)), int(rng.integers(1, 9))
+        values = rng.integers(0, 10**9, size=(rows, cols)).astype(np.float64)
+        values[rng.random((rows, cols)) < 0.35] = np.nan  # ragged reports, empty rows
+        frame = pd.DataFrame(
+            {f"r{i}": pd.Series(values[:, i]).astype("Int64") for i in range(cols)}
+        )
+        for axis in (0, 1):
+            data = frame.astype(np.float64)
+            expected = pd.DataFrame(
+                {
+                    "Count": data.count(axis=axis).astype(np.int64),
+                    "Mean": sqlite_round(data.mean(axis=axis).to_numpy()),
+                    "Std": sqlite_round(data.std(axis=axis, ddof=1).to_numpy()),
+                    "Min": data.min(axis=axis),
+                    "Q1": sqlite_round(data.quantile(0.25, axis=axis).to_numpy()),
+                    "Median": sqlite_round(data.quantile(0.5, axis=axis).to_numpy()),
+                    "Q3": sqlite_round(data.quantile(0.75, axis=axis).to_numpy()),
+                    "Max": data.max(axis=axis),
+                    "Sum": data.sum(axis=axis),
+                }
+            )
+            pd.testing.assert_frame_equal(describe(frame, axis), expected, check_exact=True)
