@@ -27,6 +27,7 @@ Usage::
 
     python benchmarks/bench_recipes.py                       # 64 reports, ~200 k events each
     python benchmarks/bench_recipes.py --reports 8 --recipe nvtx_sum
+    python benchmarks/bench_recipes.py --recipe all --repeat 2  # a speed-up table per recipe
     python benchmarks/bench_recipes.py --modes serial,serial-1thread,processes,dask --repeat 2
 """
 
@@ -216,15 +217,18 @@ def _phase_one_report(args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import pandas as pd
     from scale_report import DEFAULT_SOURCE
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--source", type=Path, default=DEFAULT_SOURCE)
     parser.add_argument("--reports", type=int, default=64)
     parser.add_argument("--events", type=int, default=200_000, help="events per report")
-    parser.add_argument("--recipe", default="cuda_gpu_kern_sum")
-    parser.add_argument("--kernel", default=None, help="cuda_gpu_kern_pace: --name")
+    parser.add_argument(
+        "--recipe", default="cuda_gpu_kern_sum", help="a recipe, or 'all' (every one but diff)"
+    )
+    parser.add_argument(
+        "--kernel", default=None, help="cuda_gpu_kern_pace: --name (default: most frequent)"
+    )
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--cache", action="store_true", help="use the columnar cache")
     parser.add_argument("--modes", default=",".join(_MODES))
@@ -251,19 +255,61 @@ def main(argv: list[str] | None = None) -> int:
     one = run_phase(SCRIPT, ["--phase", "one", "--folder", str(args.folder)], env)
     print(
         f"{args.reports} reports x {one['events']:,d} events ({build_s:.1f} s to build); "
-        f"recipe {args.recipe}, {args.workers} workers, cache {'on' if args.cache else 'off'}"
+        f"{args.workers} workers, cache {'on' if args.cache else 'off'}"
     )
     print(
         f"one report: load {one['load_s']:.2f} s, peak RSS {one['peak_bytes'] / 2**20:,.0f} MiB "
         f"({one['import_peak_bytes'] / 2**20:,.0f} MiB after imports)"
     )
+    recipes = _all_recipes() if args.recipe == "all" else [args.recipe]
+    speedups = {recipe: _bench_recipe(args, recipe, env) for recipe in recipes}
+    if len(recipes) > 1:
+        print("\nspeed-up over serial (target >= 1.7x)")
+        print(f"{'recipe':22s} {'serial':>8s} {'processes':>10s} {'dask':>10s}")
+        for recipe, (serial_s, ratios) in speedups.items():
+            cells = "".join(f" {ratios[m]:9.2f}x" if m in ratios else f" {'-':>10s}"
+                            for m in ("processes", "dask"))  # fmt: skip
+            print(f"{recipe:22s} {serial_s:7.2f}s{cells}")
+    return 0
+
+
+def _all_recipes() -> list[str]:
+    from analysis.recipes import recipe_names
+    from analysis.recipes.base import get_recipe
+
+    return [name for name in recipe_names() if get_recipe(name).takes_reports]
+
+
+def _common_kernel(folder: Path) -> str:
+    """The short name of the most frequent kernel of the first report (for the pace recipe)."""
+    path = sorted(folder.glob("rank*.sqlite"))[0]
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return con.execute(
+            "SELECT s.value FROM CUPTI_ACTIVITY_KIND_KERNEL AS k "
+            "JOIN StringIds AS s ON s.id = k.shortName GROUP BY s.value ORDER BY count(*) DESC"
+        ).fetchone()[0]
+    finally:
+        con.close()
+
+
+def _bench_recipe(
+    args: argparse.Namespace, recipe: str, env: dict[str, str]
+) -> tuple[float, dict[str, float]]:
+    """Run ``recipe`` in each mode; print the lines; return (serial s, mode -> speed-up)."""
+    import pandas as pd
+
+    kernel = args.kernel
+    if recipe == "cuda_gpu_kern_pace" and not kernel:
+        kernel = _common_kernel(args.folder)
+    print(f"-- {recipe}" + (f" --name {kernel}" if recipe == "cuda_gpu_kern_pace" else ""))
     results, tables = {}, {}
     for mode in args.modes.split(","):
         dump = args.folder / f"out-{mode}.parquet"
-        common = ["--folder", str(args.folder), "--recipe", args.recipe, "--dump", str(dump)]
+        common = ["--folder", str(args.folder), "--recipe", recipe, "--dump", str(dump)]
         common += ["--workers", str(args.workers), "--mode", mode]
         common += ["--cache"] if args.cache else []
-        common += ["--kernel", args.kernel] if args.kernel else []
+        common += ["--kernel", kernel] if kernel else []
         runs = []
         for _ in range(args.repeat):
             shutil.rmtree(args.folder / "cache", ignore_errors=True)
@@ -278,6 +324,7 @@ def main(argv: list[str] | None = None) -> int:
             f"  CPU {r['driver_cpu_s'] + r['worker_cpu_s']:6.1f} s"
             f"  failures {r['failures']}  (runs: {r['all_wall_s']})"
         )
+    ratios: dict[str, float] = {}
     for peer in ("serial", _SERIAL_ONE_THREAD):
         if peer not in results:
             continue
@@ -285,11 +332,14 @@ def main(argv: list[str] | None = None) -> int:
             if mode in results:
                 ratio = results[peer]["wall_s"] / results[mode]["wall_s"]
                 print(f"speed-up {mode}/{peer}: {ratio:.2f}x (target >= 1.7x)")
+                if peer == "serial":
+                    ratios[mode] = ratio
     if "serial" in results:
         for table in tables.values():
             pd.testing.assert_frame_equal(table, tables["serial"])
         print(f"output tables identical across {', '.join(tables)}")
-    return 0
+    serial_s = results["serial"]["wall_s"] if "serial" in results else float("nan")
+    return serial_s, ratios
 
 
 if __name__ == "__main__":
