@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 
 from analysis.errors import StrataError
@@ -51,6 +52,9 @@ def main(argv: list[str]) -> int:
             return run_gui(argv)
         args = build_parser().parse_args(argv)
         logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
+        # Dask's own loggers (its config says INFO) would fill the terminal of a --mode dask
+        # run, workers included (they inherit the environment); a user's setting wins.
+        os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "info" if args.verbose else "warning")
         module = importlib.import_module(SUBCOMMANDS[args.command])
         return module.run(args)
     except StrataError as exc:

@@ -13,6 +13,7 @@ import pytest
 from app.cli import main
 from tests.analysis.test_recipes_data import K, write_report
 from tests.conftest import ROOT
+from tests.helpers import run_cli
 
 
 @pytest.fixture
@@ -108,3 +109,26 @@ def test_every_input_bad_exits_2_with_one_line(tmp_path: Path) -> None:
     assert "bad.sqlite" in last
     assert "Traceback" not in proc.stderr
     assert not list(tmp_path.glob("nvtx_sum-*"))
+
+
+def test_dask_mode_from_the_cli_matches_serial_and_keeps_dask_quiet(
+    ranks: Path, tmp_path: Path
+) -> None:
+    """The CLI's own case: a fresh single-threaded driver, workers forked, Dask's INFO silent."""
+    pytest.importorskip("distributed", reason="needs dask.distributed")
+    outs = {}
+    for mode in ("serial", "dask"):
+        outs[mode] = tmp_path / mode
+        proc = run_cli(
+            "recipe", "cuda_gpu_kern_sum", "--input", str(ranks), "--output", str(outs[mode]),
+            "--mode", mode, "--workers", "2", "--quiet",
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        # Only the skipped file: no "INFO:distributed.scheduler:..." lines.
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1, lines
+        assert lines[0].startswith("strata: skipped rank3.sqlite: ")
+    pd.testing.assert_frame_equal(
+        pd.read_parquet(outs["dask"] / "all_stats.parquet"),
+        pd.read_parquet(outs["serial"] / "all_stats.parquet"),
+    )
