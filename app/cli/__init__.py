@@ -62,5 +62,9 @@ def main(argv: list[str]) -> int:
         return 2
     except BrokenPipeError:
         return 0
+    except KeyboardInterrupt:
+        # Ctrl-C: workers and files are cleaned up on the way out; no traceback for it.
+        print("strata: interrupted", file=sys.stderr)  # noqa: T201 - the CLI's one-line error
+        return 130
     except Exception:  # noqa: BLE001 - last resort: a bug, keep its traceback
         raise
