@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from analysis.stats import REPORT_NAMES, run_report
@@ -122,3 +124,29 @@ def test_whole_output_is_byte_identical(load_report, db: str, fmt: str) -> None:
     ours = format_results({f"{db}.sqlite": [run_report(report, s) for s in specs]}, fmt)
     ours = re.sub(r"with \[(\w+\.py)\]", r"with [<nsys>/target-linux-x64/reports/\1]", ours)
     assert ours == expected
+
+
+@pytest.mark.parametrize("timeunit", ["nsec", "usec", "msec", "seconds"])
+def test_whole_column_printing_equals_printing_cell_by_cell(timeunit: str) -> None:
+    """column_strings formats whole columns; the per-cell rule (_number_text) is the oracle."""
+    from analysis.stats.format import _number_text, column_strings
+
+    rng = np.random.default_rng(7)
+    n = 400
+    ints = rng.integers(-(2**62), 2**62, n)
+    some = rng.random(n) < 0.3
+    frame = pd.DataFrame({
+        "Start": ints,  # int64
+        "Duration": pd.array(np.where(some, None, ints // 7), dtype="Int64"),  # with NA
+        "GrdX": pd.Series(np.where(some, None, ints % 1000), dtype=object),  # ints and None
+        "Bytes": pd.Series(np.where(some, None, np.abs(ints) % 10**12), dtype=object),
+        "Throughput": np.where(some, np.nan, rng.random(n) * 1e12),  # float with NaN
+        "Avg": rng.normal(0, 1e9, n),  # float, printed as repr
+        "Name": pd.Series(np.where(some, None, [f"k,{i}" for i in range(n)]), dtype=object),
+        "Mixed": pd.Series([1, 2.5, "x", None] * (n // 4), dtype=object),
+    })  # fmt: skip
+    units = {"Start": "ts", "Duration": "dur", "Bytes": "mem", "Throughput": "thru"}
+    ours = column_strings(frame, units, timeunit)
+    for column, texts in zip(frame.columns, ours, strict=True):
+        expected = [_number_text(v, units.get(column), timeunit) for v in frame[column].tolist()]
+        assert texts == expected, column
