@@ -112,7 +112,10 @@ def _column_texts(series: pd.Series, unit: str | None, timeunit: str) -> list[st
     kind = pd.api.types.infer_dtype(series, skipna=True)
     if kind == "integer":
         try:
-            ints = pd.array(series, dtype="Int64").to_numpy(dtype=np.int64, na_value=0)
+            if series.dtype.kind == "i":  # NumPy ints: as they are
+                ints = series.to_numpy(dtype=np.int64)
+            else:  # nullable ints, or Python ints (and None) in an object column
+                ints = pd.array(series, dtype="Int64").to_numpy(dtype=np.int64, na_value=0)
         except (OverflowError, TypeError, ValueError):  # beyond int64: cell by cell
             return [_number_text(v, unit, timeunit) for v in series.tolist()]
         scale = _scale(unit, timeunit)
