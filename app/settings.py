@@ -67,6 +67,16 @@ class Settings:
     def _set_list(self, key: str, values: Sequence[str]) -> None:
         self._qsettings.setValue(key, json.dumps(list(values)))
 
+    def pinned_fraction(self) -> float | None:
+        """Return the share of the timeline's row area the user gave the pinned rows."""
+        try:
+            return float(self._qsettings.value("timeline/pinned_fraction"))
+        except (TypeError, ValueError):
+            return None
+
+    def set_pinned_fraction(self, fraction: float) -> None:
+        self._qsettings.setValue("timeline/pinned_fraction", float(fraction))
+
     def recent_files(self) -> list[str]:
         """Return recently opened report paths, newest first."""
         return self._get_list("recent/files")

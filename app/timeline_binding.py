@@ -95,6 +95,10 @@ class TimelineBinding(QObject):
         report_list.offsets_changed.connect(self._on_offsets_changed)
         report_list.entry_removed.connect(self._on_entry_removed)
         timeline.pins_changed.connect(self._on_pins_changed)
+        fraction = settings.pinned_fraction()
+        if fraction is not None:
+            timeline.set_pinned_fraction(fraction)
+        timeline.pinned_fraction_changed.connect(settings.set_pinned_fraction)
 
     # -- state --------------------------------------------------------------------------
 

@@ -37,7 +37,12 @@ __all__ = ["TimelineWidget"]
 _ZOOM_STEP = 1.25
 _PAN_FRACTION = 0.15
 _MIN_SPAN_NS = 50
-_MAX_PINNED_FRACTION = 0.45
+#: Share of the row area the pinned rows may take: at first, and at most after dragging
+#: the divider below them (the scrolling rows keep the rest).
+_PINNED_FRACTION = 0.45
+_MAX_PINNED_FRACTION = 0.85
+#: Half-height (px) of the band around the pinned/scrolling divider that grabs a drag.
+_DIVIDER_GRAB_PX = 4
 _DRAG_THRESHOLD_PX = 4
 _SCROLLBAR_PX = 10
 
@@ -61,6 +66,8 @@ class TimelineWidget(QWidget):
     selection_changed = Signal(object)
     event_clicked = Signal(object)
     pins_changed = Signal(list)
+    #: The user dragged the divider below the pinned rows: the new :meth:`pinned_fraction`.
+    pinned_fraction_changed = Signal(float)
 
     def __init__(self, parent: QWidget | None = None, theme: Theme = DARK) -> None:
         super().__init__(parent)
@@ -75,6 +82,8 @@ class TimelineWidget(QWidget):
         # repaint ~6 ms slower at 2000x1000 here (measured offscreen).
         self._scroll_px = 0
         self._thumb_drag: tuple[int, int] | None = None
+        self._pinned_fraction = _PINNED_FRACTION
+        self._divider_drag = False
         self._reports: list[Report] = []
         self._tracks: list[Track] = []
         self._tables: list[dict[str, SliceTable]] = []
@@ -327,8 +336,25 @@ class TimelineWidget(QWidget):
         return max(1, self.width() - self.theme.header_width_px - _SCROLLBAR_PX)
 
     def _pinned_height(self) -> int:
-        cap = int((self.height() - self.theme.ruler_height_px) * _MAX_PINNED_FRACTION)
+        cap = int((self.height() - self.theme.ruler_height_px) * self._pinned_fraction)
         return min(self._pinned_layout.height_px, max(cap, 0))
+
+    def pinned_fraction(self) -> float:
+        """Return the share of the row area the pinned rows may take (before they scroll off)."""
+        return self._pinned_fraction
+
+    def set_pinned_fraction(self, fraction: float) -> None:
+        """Let the pinned rows take up to ``fraction`` of the row area (0.1 to 0.85)."""
+        self._pinned_fraction = min(max(float(fraction), 0.1), _MAX_PINNED_FRACTION)
+        self._set_scroll(self._scroll_px)
+        self.update()
+
+    def _on_divider(self, y_px: float) -> bool:
+        """Whether ``y_px`` is on the divider below the pinned rows (when there are any)."""
+        if not self._pinned_layout.height_px:
+            return False
+        y = self.theme.ruler_height_px + self._pinned_height() + 1
+        return abs(y_px - y) <= _DIVIDER_GRAB_PX
 
     def _scroll_top(self) -> int:
         gap = 3 if self._pinned_height() else 0
@@ -504,6 +530,9 @@ class TimelineWidget(QWidget):
         if pos.x() >= self.width() - _SCROLLBAR_PX and pos.y() >= self._scroll_top():
             self._press_scrollbar(pos.y())
             return
+        if self._on_divider(pos.y()):
+            self._divider_drag = True
+            return
         shift = bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
         self._press = (pos, self._t0, self._t1, shift)
         self._dragged = False
@@ -512,6 +541,13 @@ class TimelineWidget(QWidget):
         pos = event.position().toPoint()
         in_data = pos.x() >= self.theme.header_width_px
         self._hover_x = float(pos.x()) if in_data else None
+        if self._divider_drag:
+            area = max(self.height() - self.theme.ruler_height_px, 1)
+            self.set_pinned_fraction((pos.y() - self.theme.ruler_height_px) / area)
+            return
+        if self._press is None and self._thumb_drag is None:
+            shape = Qt.CursorShape.SplitVCursor if self._on_divider(pos.y()) else None
+            self.setCursor(shape or Qt.CursorShape.ArrowCursor)
         if self._thumb_drag is not None:
             start_y, start_scroll = self._thumb_drag
             view_h = max(self.height() - self._scroll_top(), 1)
@@ -544,6 +580,10 @@ class TimelineWidget(QWidget):
             self.scroll_rows(page if y_px > thumb_top else -page)
 
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # Qt override
+        if self._divider_drag:
+            self._divider_drag = False
+            self.pinned_fraction_changed.emit(self._pinned_fraction)
+            return
         if self._thumb_drag is not None:
             self._thumb_drag = None
             return

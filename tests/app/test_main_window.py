@@ -383,3 +383,28 @@ def test_the_last_session_reopens_from_the_recent_menu(qtbot, make_window) -> No
     action.trigger()
     wait_idle(qtbot, second)
     assert _names(second) == [small_real(0).name, small_real(1).name]
+
+
+@requires_shared
+def test_the_pinned_area_size_the_user_dragged_is_remembered(qtbot, make_window) -> None:
+    first = make_window()
+    first.open_paths([small_real(0)])
+    wait_idle(qtbot, first)
+    timeline = first.timeline
+    for track in first.binding.tracks()[:3]:
+        timeline.pin(track.key)
+    ruler = timeline.theme.ruler_height_px
+    pinned_h = timeline.row_rect(timeline.pinned_keys()[-1])
+    assert pinned_h is not None
+    y = pinned_h[0] + pinned_h[1] + 1  # the divider right below the last pinned row
+    x = timeline.theme.header_width_px + 50
+    target = ruler + int((timeline.height() - ruler) * 0.6)
+    with qtbot.waitSignal(timeline.pinned_fraction_changed):
+        qtbot.mousePress(timeline, Qt.MouseButton.LeftButton, pos=QPoint(x, y))
+        qtbot.mouseMove(timeline, QPoint(x, target))
+        qtbot.mouseRelease(timeline, Qt.MouseButton.LeftButton, pos=QPoint(x, target))
+    dragged = timeline.pinned_fraction()
+    assert dragged == pytest.approx(0.6, abs=0.01)
+    first.close()
+    second = make_window()
+    assert second.timeline.pinned_fraction() == pytest.approx(dragged)

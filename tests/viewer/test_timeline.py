@@ -367,3 +367,27 @@ def test_scroll_to_track_brings_a_far_row_on_screen(make_timeline) -> None:
     assert widget.scroll_to_track(last)
     assert widget.row_rect(last) is not None
     assert not widget.scroll_to_track("no such row")
+
+
+def test_dragging_the_divider_gives_pinned_rows_more_room(make_timeline, qtbot) -> None:
+    widget = make_timeline(CONCURRENT, SERIAL, size=(1000, 400))
+    widget.pin_matching("Stream")
+    pinned = widget.pinned_keys()
+
+    def shown() -> list[str]:
+        return [k for k in widget.visible_track_keys() if k in pinned]
+
+    before = shown()
+    assert 0 < len(before) < len(pinned)  # the pinned area stops at 45 % of the height
+    view = widget.view_range()
+    ruler = widget.theme.ruler_height_px
+    y = ruler + int((widget.height() - ruler) * widget.pinned_fraction()) + 1  # the divider
+    x = widget.theme.header_width_px + 300
+    qtbot.mousePress(widget, Qt.MouseButton.LeftButton, pos=QPoint(x, y))
+    qtbot.mouseMove(widget, QPoint(x, y + 120))
+    qtbot.mouseRelease(widget, Qt.MouseButton.LeftButton, pos=QPoint(x, y + 120))
+    assert widget.pinned_fraction() > 0.6
+    assert len(shown()) > len(before)
+    assert widget.view_range() == view  # the drag moved the divider, not the view
+    widget.set_pinned_fraction(5.0)
+    assert widget.pinned_fraction() == 0.85  # the scrolling rows keep some room
