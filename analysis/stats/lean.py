@@ -190,7 +190,11 @@ def _build(
         cols = dict(columns.get(kind) or {})
         n = len(cols["end_ns"]) if cols else 0
         if not cols:
+            # No such table in the report (or not read): empty, with every lean column, so
+            # that a summary finds nothing rather than a missing column.
             cols = {"end_ns": np.empty(0, np.int64)}
+            for name, _source, dtype, _fill in _LEAN_COLUMNS.get(kind, (None, []))[1]:
+                cols[name] = np.empty(0, dtype)
         # Durations only: every event starts at 0 and ends at its duration (no memory for
         # the constant columns). The rows are in no particular order, on one track.
         cols["start_ns"] = np.broadcast_to(np.int64(0), (n,))

@@ -708,3 +708,20 @@ def test_pace_describe_equals_pandas_statistics(seed: int) -> None:
                 }
             )
             pd.testing.assert_frame_equal(describe(frame, axis), expected, check_exact=True)
+
+
+@requires_shared
+@pytest.mark.parametrize("use_cache", [False, True])
+def test_a_report_without_kernels_is_no_data_not_a_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, use_cache: bool
+) -> None:
+    """A folder mixing GPU and CPU-only reports (no kernel table at all): the lean read."""
+    monkeypatch.setenv("STRATA_CACHE_DIR", str(tmp_path / "cache"))
+    cpu_only = REAL_DIR / "quasiben__nvtx-examples__quickstart.sqlite"
+    if not cpu_only.is_file() or not CONCURRENT[0].is_file():
+        pytest.skip("needs the quasiben and extra-p reports in ../shared")
+    options = RecipeOptions(use_cache=use_cache)
+    for _ in range(2):  # the second run reads the lean side cache when it is on
+        run = run_recipe("cuda_gpu_kern_sum", [cpu_only, CONCURRENT[0]], options)
+        assert run.no_data == [cpu_only.name]
+        assert run.output.files == [CONCURRENT[0].name]
