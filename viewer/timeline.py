@@ -546,8 +546,8 @@ class TimelineWidget(QWidget):
             self.set_pinned_fraction((pos.y() - self.theme.ruler_height_px) / area)
             return
         if self._press is None and self._thumb_drag is None:
-            shape = Qt.CursorShape.SplitVCursor if self._on_divider(pos.y()) else None
-            self.setCursor(shape or Qt.CursorShape.ArrowCursor)
+            cursor = Qt.CursorShape
+            self.setCursor(cursor.SplitVCursor if self._on_divider(pos.y()) else cursor.ArrowCursor)
         if self._thumb_drag is not None:
             start_y, start_scroll = self._thumb_drag
             view_h = max(self.height() - self._scroll_top(), 1)

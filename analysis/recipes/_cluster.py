@@ -29,7 +29,7 @@ from typing import Any
 from distributed import LocalCluster
 from distributed.deploy.spec import ProcessInterface
 
-from analysis.recipes._procs import can_fork_safely
+from analysis.recipes._procs import can_fork_safely, unforked_method
 
 __all__ = ["PreforkedWorker", "RecipeCluster", "local_cluster"]
 
@@ -98,7 +98,6 @@ def local_cluster(workers: int) -> RecipeCluster:
         # gather of a task that lost every worker, say) would only come before it.
         "silence_logs": logging.CRITICAL,
     }
-    methods = multiprocessing.get_all_start_methods()
     if can_fork_safely():
         children = _Children(workers)  # now, before the cluster starts any thread
         try:
@@ -107,7 +106,7 @@ def local_cluster(workers: int) -> RecipeCluster:
         except BaseException:
             children.close()
             raise
-    method = "forkserver" if "forkserver" in methods else "spawn"
+    method = unforked_method()
     with dask.config.set({**SETTINGS, "distributed.worker.multiprocessing-method": method}):
         if method == "forkserver":
             from distributed.utils import get_mp_context

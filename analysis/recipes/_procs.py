@@ -7,7 +7,7 @@ import sys
 import threading
 from multiprocessing.context import BaseContext
 
-__all__ = ["can_fork_safely", "pool_context"]
+__all__ = ["can_fork_safely", "pool_context", "unforked_method"]
 
 
 def can_fork_safely() -> bool:
@@ -20,6 +20,15 @@ def can_fork_safely() -> bool:
     return sys.platform.startswith("linux") and threading.active_count() == 1
 
 
+def unforked_method() -> str:
+    """The start method for workers where forking this process is not safe.
+
+    ``forkserver`` (a fresh server process that imports once and forks every worker), or
+    ``spawn`` where that is missing.
+    """
+    return "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+
+
 def pool_context() -> BaseContext:
     """Return the start method of a recipe's process pool.
 
@@ -29,13 +38,12 @@ def pool_context() -> BaseContext:
     worker before it starts its own manager thread. Otherwise ``forkserver``, or ``spawn``
     where that is missing.
     """
-    methods = multiprocessing.get_all_start_methods()
-    if "fork" in methods and can_fork_safely():
+    if can_fork_safely():
         return multiprocessing.get_context("fork")
-    if "forkserver" not in methods:
-        return multiprocessing.get_context("spawn")
-    context = multiprocessing.get_context("forkserver")
-    # The fork server imports the recipes once; every worker forked from it starts with them
-    # loaded (a spawned worker spends ~1 s importing pandas and pyarrow on this machine).
-    context.set_forkserver_preload(["analysis.recipes"])
+    method = unforked_method()
+    context = multiprocessing.get_context(method)
+    if method == "forkserver":
+        # The fork server imports the recipes once; every worker forked from it starts with
+        # them loaded (a spawned worker spends ~1 s importing pandas and pyarrow here).
+        context.set_forkserver_preload(["analysis.recipes"])
     return context

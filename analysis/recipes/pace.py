@@ -58,6 +58,8 @@ def describe(values: pd.DataFrame, axis: int) -> pd.DataFrame:
     index = values.index if axis == 1 else values.columns
     if axis == 0:
         data = data.T
+    if data.shape[1] == 0:  # nothing to describe: one missing value per row reads the same
+        data = np.full((len(data), 1), np.nan)
     ok = ~np.isnan(data)
     count = ok.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
@@ -96,8 +98,6 @@ def _row_quantile(
 
     ``np.nanquantile`` along an axis loops over the rows in Python (seconds for 70 k rows).
     """
-    if ordered.shape[1] == 0:
-        return np.full(len(count), np.nan)
     rows = np.arange(len(count))
     last = np.maximum(count - 1, 0)
     virtual = last * q

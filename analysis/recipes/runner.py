@@ -421,7 +421,7 @@ def _map_dask(
         # Tasks are sized for the threads that will run them (an existing cluster's workers
         # may run several each).
         slots = sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values())
-        batches = _batches(paths, max(slots, 1) if slots else workers)
+        batches = _batches(paths, slots or workers)
         futures = [
             client.submit(
                 map_reports,

@@ -23,11 +23,11 @@ from analysis.errors import AnalysisError
 __all__ = [
     "FORMATS",
     "TIME_UNITS",
+    "column_strings",
     "format_results",
     "format_table",
     "header_of",
     "parse_timeunit",
-    "column_strings",
     "table_strings",
 ]
 
