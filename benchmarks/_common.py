@@ -6,6 +6,7 @@ phase in its own child process (:func:`run_phase`) and reads back one JSON line.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
@@ -13,6 +14,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -65,18 +67,29 @@ def print_phase_result(result: dict[str, Any]) -> None:
     print(json.dumps(result), flush=True)  # noqa: T201 - the phase protocol
 
 
-def run_phase(script: Path, args: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
-    """Run ``script args`` in a fresh interpreter and return the JSON of its last line."""
-    proc = subprocess.run(
+def run_phase(
+    script: Path,
+    args: list[str],
+    env: dict[str, str] | None = None,
+    watch: Callable[[int], AbstractContextManager[Any]] | None = None,
+) -> dict[str, Any]:
+    """Run ``script args`` in a fresh interpreter and return the JSON of its last line.
+
+    ``watch(pid)``, when given, is a context manager held while the phase runs (a sampler
+    of its child processes, say): it runs here, so the phase itself stays as it is.
+    """
+    proc = subprocess.Popen(
         [sys.executable, str(script), *args],
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, **(env or {})},
-        check=False,
     )
+    with watch(proc.pid) if watch is not None else contextlib.nullcontext():
+        out, err = proc.communicate()
     if proc.returncode != 0:
-        raise RuntimeError(f"{script.name} {' '.join(args)} failed:\n{proc.stderr}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+        raise RuntimeError(f"{script.name} {' '.join(args)} failed:\n{err}")
+    return json.loads(out.strip().splitlines()[-1])
 
 
 def ensure_scaled_report(

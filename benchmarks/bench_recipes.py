@@ -179,21 +179,14 @@ def _phase_run(args: argparse.Namespace) -> None:
 
 def _run_watched(args: list[str], env: dict[str, str]) -> dict:
     """Run one ``--phase run`` driver, sampling its workers from this process."""
-    import json
-    import subprocess
+    samplers: list[_WorkerPeak] = []
 
-    proc = subprocess.Popen(
-        [sys.executable, str(SCRIPT), *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, **env},
-    )
-    with _WorkerPeak(proc.pid) as workers:
-        out, err = proc.communicate()
-    if proc.returncode != 0:
-        raise RuntimeError(f"{SCRIPT.name} {' '.join(args)} failed:\n{err}")
-    result = json.loads(out.strip().splitlines()[-1])
+    def watch(pid: int) -> _WorkerPeak:
+        samplers.append(_WorkerPeak(pid))
+        return samplers[-1]
+
+    result = run_phase(SCRIPT, args, env, watch=watch)
+    workers = samplers[0]
     result["worker_peak_bytes"] = workers.peak_bytes
     result["worker_cpu_s"] = sum(workers.cpu_s.values())
     return result
