@@ -117,6 +117,20 @@ def test_dask_by_scheduler_file_and_own_local_cluster(tmp_path: Path, cluster) -
     assert serial.output.tables["all_stats"]["Total Time"].tolist() == [300]
 
 
+def _run_driver(tmp_path: Path, source: str, *args: str, timeout_s: int) -> dict:
+    """Run ``source`` as a fresh single-threaded driver script; return its last JSON line.
+
+    No worker of it may have lingered past its cluster's close (that is logged).
+    """
+    script = tmp_path / "driver.py"
+    script.write_text(source)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = run_python(str(script), *args, env=env, timeout_s=timeout_s)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "did not exit" not in proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 _SINGLE_THREADED_DRIVER = """
 import json, multiprocessing, sys, threading, time
 from pathlib import Path
@@ -167,13 +181,7 @@ def test_a_single_threaded_driver_forks_its_pool_and_dask_workers(tmp_path: Path
         write_report(tmp_path / f"rank{i}.sqlite", kernels=[K("k", 10_000, 10_000 + 50 * i)])
         for i in range(1, 4)
     ]
-    script = tmp_path / "driver.py"
-    script.write_text(_SINGLE_THREADED_DRIVER)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = run_python(str(script), *map(str, paths), env=env, timeout_s=240)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "did not exit" not in proc.stderr
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    out = _run_driver(tmp_path, _SINGLE_THREADED_DRIVER, *map(str, paths), timeout_s=240)
     assert out["pool"] == "fork"
     assert out["threads_after_pool"] == 1
     assert out["pool_with_a_thread"] == "forkserver"
@@ -225,11 +233,6 @@ def test_a_worker_killed_by_a_report_ends_the_run_with_one_line(tmp_path: Path, 
         pytest.skip("workers are forked on Linux only")
     paths = [write_report(tmp_path / f"rank{i}.sqlite", kernels=[K("k", 0, 10)]) for i in range(3)]
     paths.append(write_report(tmp_path / "crash.sqlite", kernels=[K("k", 0, 10)]))
-    script = tmp_path / "driver.py"
-    script.write_text(_CRASHING_DRIVER)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = run_python(str(script), mode, *map(str, paths), env=env, timeout_s=120)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    error = json.loads(proc.stdout.strip().splitlines()[-1])["error"]
+    error = _run_driver(tmp_path, _CRASHING_DRIVER, mode, *map(str, paths), timeout_s=120)["error"]
     assert "died" in error
     assert "out of memory?" in error
