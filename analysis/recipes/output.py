@@ -10,63 +10,115 @@ reads the tables back for the GUI, which opens a recipe output as a table.
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 import textwrap
+from collections.abc import Mapping
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from analysis.errors import AnalysisError
+from analysis.escape import escape_frame, escape_text
+from analysis.outputs import real_path, staged_folder, write_failure
 from analysis.recipes.base import PlotSpec, RecipeOutput
 
 if TYPE_CHECKING:
     from analysis.recipes.runner import RecipeRun
 
-__all__ = ["MANIFEST_NAME", "is_recipe_output", "load_manifest", "load_output", "write_output"]
+__all__ = [
+    "MANIFEST_NAME",
+    "check_replaceable",
+    "is_recipe_output",
+    "load_manifest",
+    "load_output",
+    "write_output",
+]
 
 MANIFEST_NAME = "recipe.json"
 MANIFEST_VERSION = "1"
+#: A manifest lists a few names per report; 10^5 reports take ~30 MB. Larger is not ours.
+_MAX_MANIFEST_BYTES = 64 << 20
 _MAX_LEGEND_LINES = 16
 _MAX_TICK_LABELS = 40
 
 
 def _safe_name(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "table"
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_.") or "table"
 
 
-def write_output(output: RecipeOutput, folder: str | Path, run: RecipeRun | None = None) -> Path:
-    """Write ``output`` into ``folder`` (created if needed; existing files are replaced).
+def write_output(
+    output: RecipeOutput,
+    folder: str | Path,
+    run: RecipeRun | None = None,
+    replace: bool = False,
+) -> Path:
+    """Write ``output`` into ``folder``, all at once: a failure leaves no half-written folder.
+
+    The files are written into a new folder beside ``folder`` and swapped in at the end
+    (see :func:`analysis.outputs.staged_folder`).
 
     Parameters
     ----------
     output
         What the recipe's reduce step returned.
     folder
-        The output folder.
+        The output folder; created with its parents if needed. An existing empty folder is
+        replaced; an existing recipe output folder only with ``replace`` (see
+        :func:`check_replaceable`); anything else is kept and refused.
     run
         The run that produced it, for the manifest's inputs, mode, times and failures.
+    replace
+        Replace an existing recipe output folder (``--force-overwrite``).
 
     Returns
     -------
     Path
         The manifest file.
+
+    Raises
+    ------
+    AnalysisError
+        The folder exists and may not be replaced, or cannot be written.
     """
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+
+    def may_replace(existing: Path) -> None:
+        if existing.is_dir() and not any(existing.iterdir()):
+            return
+        if not replace:
+            raise AnalysisError(
+                f"{escape_text(str(folder))} exists and is not empty; pass --force-overwrite"
+            )
+        check_replaceable(existing)
+
+    with staged_folder(folder, may_replace) as tmp:
+        try:
+            _write_files(output, tmp, run)
+        except OSError as exc:
+            raise write_failure(folder, exc) from exc
+    return Path(folder) / MANIFEST_NAME
+
+
+def _write_files(output: RecipeOutput, folder: Path, run: RecipeRun | None) -> None:
     tables = {}
+    used: set[str] = {MANIFEST_NAME, "summary.txt"}
     for name, frame in output.tables.items():
-        stem = _safe_name(name)
+        stem = _unique(_safe_name(name), used, (".parquet", ".csv"))
         frame = frame.reset_index(drop=True)
         frame.columns = [str(c) for c in frame.columns]
         frame.to_parquet(folder / f"{stem}.parquet", index=False)
-        frame.to_csv(folder / f"{stem}.csv", index=False)
+        # The CSV is for people and shells: names from reports lose their control characters
+        # (the Parquet file keeps them as they are).
+        escape_frame(frame).to_csv(folder / f"{stem}.csv", index=False)
         tables[name] = {"parquet": f"{stem}.parquet", "csv": f"{stem}.csv", "rows": len(frame)}
     plots = {}
     for name, spec in output.plots.items():
-        file = f"{_safe_name(name)}.png"
+        file = _unique(_safe_name(name), used, (".png",)) + ".png"
         draw_plot(spec, folder / file)
         plots[name] = file
     summary = _summary_text(output, run)
@@ -92,9 +144,19 @@ def write_output(output: RecipeOutput, folder: str | Path, run: RecipeRun | None
                 "Options": asdict(run.options),
             }
         )
-    path = folder / MANIFEST_NAME
-    path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    return path
+    # ensure_ascii: a file name that is not valid UTF-8 (held as surrogates) stays writable.
+    text = json.dumps(manifest, indent=2, ensure_ascii=True) + "\n"
+    (folder / MANIFEST_NAME).write_text(text, encoding="utf-8")
+
+
+def _unique(stem: str, used: set[str], suffixes: tuple[str, ...]) -> str:
+    """``stem``, or ``stem_2``, ``stem_3``... so that no two outputs share a file name."""
+    candidate, n = stem, 1
+    while any(candidate + s in used for s in suffixes):
+        n += 1
+        candidate = f"{stem}_{n}"
+    used.update(candidate + s for s in suffixes)
+    return candidate
 
 
 def _summary_text(output: RecipeOutput, run: RecipeRun | None) -> str:
@@ -108,29 +170,178 @@ def _summary_text(output: RecipeOutput, run: RecipeRun | None) -> str:
             lines.append(f"no data in {len(run.no_data)} report(s): {', '.join(run.no_data)}")
         for failure in run.failures:
             lines.append(f"skipped {failure.file}: {failure.reason}")
-    return "\n".join(line for line in lines if line)
+    # Names from reports: no control characters in a file people cat to a terminal.
+    return "\n".join(escape_text(line) for text in lines if text for line in text.split("\n"))
 
 
 def is_recipe_output(folder: str | Path) -> bool:
-    """Return whether ``folder`` is a recipe output (holds a manifest)."""
+    """Return whether ``folder`` looks like a recipe output (holds a manifest file).
+
+    This is the quick test of a dropped path; :func:`load_manifest` checks the manifest.
+    """
     return (Path(folder) / MANIFEST_NAME).is_file()
 
 
+def _member(folder: Path, name: object, what: str) -> Path:
+    """The file ``name`` of a manifest: a plain name whose real path lies inside ``folder``."""
+    if not isinstance(name, str) or not name or name in (".", ".."):
+        raise AnalysisError(f"{_shown(folder)}: recipe manifest: {what} is not a file name")
+    if "/" in name or "\\" in name or "\x00" in name or os.path.isabs(name):
+        raise AnalysisError(
+            f"{_shown(folder)}: recipe manifest names {escape_text(name)!r} outside its folder"
+        )
+    path = folder / name
+    root = real_path(folder)
+    if root not in real_path(path).parents:
+        raise AnalysisError(
+            f"{_shown(folder)}: recipe manifest: {escape_text(name)} leads outside its folder"
+        )
+    return path
+
+
+def _shown(path: Path) -> str:
+    return escape_text(str(path))
+
+
+def _read_regular(path: Path, limit: int) -> bytes:
+    """Read a regular file of at most ``limit`` bytes (a FIFO would block, a device never end)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise AnalysisError(f"{_shown(path)}: cannot read ({exc.strerror or exc})") from exc
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise AnalysisError(f"{_shown(path)}: not a regular file")
+        if st.st_size > limit:
+            raise AnalysisError(f"{_shown(path)}: {st.st_size} bytes, more than a manifest holds")
+        try:
+            return fh.read(limit + 1)
+        except OSError as exc:
+            raise AnalysisError(f"{_shown(path)}: cannot read ({exc.strerror or exc})") from exc
+
+
 def load_manifest(folder: str | Path) -> dict:
-    """Return the manifest of a recipe output folder.
+    """Return the manifest of a recipe output folder, checked.
+
+    The manifest must be a JSON object of at most 64 MiB with the types Strata writes, and
+    every file it names must be a plain file name inside ``folder`` (no absolute path, no
+    ``..``, no symlink leading out): a manifest from elsewhere cannot make a reader open
+    another file.
 
     Raises
     ------
     AnalysisError
-        The folder is not a recipe output, or its manifest is unreadable.
+        The folder is not a recipe output, or its manifest is unreadable or malformed.
     """
-    path = Path(folder) / MANIFEST_NAME
+    folder = Path(folder)
+    path = folder / MANIFEST_NAME
     if not path.is_file():
-        raise AnalysisError(f"{folder}: not a recipe output folder (no {MANIFEST_NAME})")
+        raise AnalysisError(f"{_shown(folder)}: not a recipe output folder (no {MANIFEST_NAME})")
+    _member(folder, MANIFEST_NAME, "the manifest")
+    data = _read_regular(path, _MAX_MANIFEST_BYTES)
+    if len(data) > _MAX_MANIFEST_BYTES:
+        raise AnalysisError(f"{_shown(path)}: larger than a recipe manifest can be")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise AnalysisError(f"{path}: unreadable recipe manifest ({exc})") from exc
+        manifest = json.loads(data.decode("utf-8"))
+    except (ValueError, RecursionError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise AnalysisError(f"{_shown(path)}: unreadable recipe manifest ({reason})") from exc
+    _check_manifest(folder, manifest)
+    return manifest
+
+
+def _bad(folder: Path, what: str) -> AnalysisError:
+    return AnalysisError(f"{_shown(folder / MANIFEST_NAME)}: malformed recipe manifest ({what})")
+
+
+def _check_manifest(folder: Path, manifest: Any) -> None:
+    """Check the types and file names of a manifest (see :func:`load_manifest`)."""
+    if not isinstance(manifest, dict):
+        raise _bad(folder, f"a JSON {type(manifest).__name__}, not an object")
+    if manifest.get("StrataRecipeVersion") != MANIFEST_VERSION:
+        raise _bad(folder, f"StrataRecipeVersion is not {MANIFEST_VERSION!r}")
+    _typed(folder, manifest, "RecipeName", str, required=True)
+    for key in ("Mode", "StartTime", "EndTime"):
+        _typed(folder, manifest, key, str)
+    _typed(folder, manifest, "Workers", int)
+    _typed(folder, manifest, "Options", dict)
+    for key in ("Files", "InputFiles", "NoData"):
+        if not all(isinstance(v, str) for v in _typed(folder, manifest, key, list)):
+            raise _bad(folder, f"{key} holds a non-text entry")
+    for failure in _typed(folder, manifest, "Failures", list):
+        if not isinstance(failure, dict) or not all(
+            isinstance(failure.get(k), str) for k in ("File", "Path", "Reason")
+        ):
+            raise _bad(folder, "a Failures entry is not {File, Path, Reason}")
+    outputs = _typed(folder, manifest, "Outputs", dict, required=True)
+    for name, entry in _typed(folder, outputs, "tables", dict).items():
+        if not isinstance(entry, dict) or not isinstance(entry.get("rows", 0), int):
+            raise _bad(folder, f"table {escape_text(str(name))!r} is not {{parquet, csv, rows}}")
+        _member(folder, entry.get("parquet"), f"table {escape_text(str(name))!r}")
+        _member(folder, entry.get("csv"), f"table {escape_text(str(name))!r}")
+    for name, file in _typed(folder, outputs, "plots", dict).items():
+        _member(folder, file, f"plot {escape_text(str(name))!r}")
+    _member(folder, outputs.get("summary", "summary.txt"), "summary")
+
+
+def _typed(folder: Path, mapping: Mapping, key: str, kind: type, required: bool = False) -> Any:
+    """``mapping[key]`` when it has type ``kind`` (an empty one when absent and optional)."""
+    if key not in mapping:
+        if required:
+            raise _bad(folder, f"no {key}")
+        return kind()
+    value = mapping[key]
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise _bad(folder, f"{key} is a {type(value).__name__}, not a {kind.__name__}")
+    return value
+
+
+def _listed_files(manifest: dict) -> set[str]:
+    outputs = manifest["Outputs"]
+    files = {MANIFEST_NAME, outputs.get("summary", "summary.txt")}
+    for entry in outputs.get("tables", {}).values():
+        files.update((entry["parquet"], entry["csv"]))
+    files.update(outputs.get("plots", {}).values())
+    return files
+
+
+def check_replaceable(folder: str | Path) -> None:
+    """Refuse to replace ``folder`` unless it is a recipe output folder Strata wrote.
+
+    That is: a valid manifest (see :func:`load_manifest`), and nothing in the folder but the
+    plain files that manifest lists, so that no file of the user's is ever deleted.
+
+    Raises
+    ------
+    AnalysisError
+        The folder is something else; it is left as it is.
+    """
+    folder = Path(folder)
+    shown = _shown(folder)
+    if not real_path(folder).is_dir():
+        raise AnalysisError(f"{shown} exists and is not a folder; refusing to replace it")
+    try:
+        manifest = load_manifest(folder)
+    except AnalysisError as exc:
+        raise AnalysisError(
+            f"{shown} is not a recipe output folder Strata wrote; refusing to replace it ({exc})"
+        ) from exc
+    listed = _listed_files(manifest)
+    try:
+        entries = list(os.scandir(folder))
+    except OSError as exc:
+        raise AnalysisError(f"{shown}: cannot list ({exc.strerror or exc})") from exc
+    foreign = sorted(
+        e.name for e in entries if e.name not in listed or not e.is_file(follow_symlinks=False)
+    )
+    if foreign:
+        names = ", ".join(escape_text(n) for n in foreign[:3]) + (
+            " ..." if len(foreign) > 3 else ""
+        )
+        raise AnalysisError(
+            f"{shown} holds files Strata did not write ({names}); refusing to replace it"
+        )
 
 
 def load_output(folder: str | Path) -> dict[str, pd.DataFrame]:
@@ -139,17 +350,21 @@ def load_output(folder: str | Path) -> dict[str, pd.DataFrame]:
     Raises
     ------
     AnalysisError
-        Not a recipe output folder, or a table file is missing or unreadable.
+        Not a recipe output folder, its manifest is malformed, or a table file is missing
+        or unreadable.
     """
     folder = Path(folder)
     manifest = load_manifest(folder)
     tables = {}
-    for name, entry in manifest.get("Outputs", {}).get("tables", {}).items():
-        path = folder / entry["parquet"]
+    for name, entry in manifest["Outputs"].get("tables", {}).items():
+        path = _member(folder, entry["parquet"], f"table {escape_text(str(name))!r}")
         try:
+            if not stat.S_ISREG(os.stat(path).st_mode):
+                raise AnalysisError(f"{_shown(path)}: not a regular file")
             tables[name] = pd.read_parquet(path)
-        except (OSError, ValueError) as exc:
-            raise AnalysisError(f"{path}: cannot read recipe table ({exc})") from exc
+        except (OSError, ValueError, pa.ArrowException) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            raise AnalysisError(f"{_shown(path)}: cannot read recipe table ({reason})") from exc
     return tables
 
 

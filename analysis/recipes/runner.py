@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import os
 import re
 import time
@@ -51,10 +52,13 @@ from analysis.recipes.base import FilePartial, RecipeOptions, RecipeOutput, get_
 __all__ = [
     "MODES",
     "MapResult",
+    "NoReportError",
     "Progress",
     "RecipeRun",
     "ReportFailure",
+    "check_numbers",
     "file_labels",
+    "input_paths",
     "map_report",
     "map_reports",
     "run_recipe",
@@ -77,6 +81,18 @@ class ReportFailure:
     reason: str
 
 
+class NoReportError(AnalysisError):
+    """No input gave data: every one failed to load or had nothing for the recipe.
+
+    ``failures`` lists the inputs that failed, each with its one-line reason, so that a
+    caller can name every one of them.
+    """
+
+    def __init__(self, message: str, failures: Sequence[ReportFailure]) -> None:
+        super().__init__(message)
+        self.failures = tuple(failures)
+
+
 @dataclass(frozen=True)
 class MapResult:
     """What a worker sends back for one report: the partial, or why there is none."""
@@ -94,7 +110,8 @@ class RecipeRun:
     output
         The reduced tables, plots and summary.
     failures
-        Reports that failed to load, with the reason.
+        Inputs that were skipped, with the reason: missing paths, folders without reports,
+        reports that failed to load.
     no_data
         Labels of reports that loaded but had nothing for this recipe.
     mode
@@ -191,30 +208,80 @@ def file_labels(paths: Sequence[Path]) -> list[str]:
     return labels
 
 
-def _find_inputs(inputs: Iterable[str | Path]) -> list[Path]:
-    """Expand files and folders; ``DIR:n`` takes the first ``n`` reports of a folder (spec §5.1)."""
+def _find_inputs(inputs: Iterable[str | Path]) -> tuple[list[Path], list[ReportFailure]]:
+    """Expand files and folders; ``DIR:n`` takes the first ``n`` reports of a folder (spec §5.1).
+
+    An input that is missing, or a folder without reports, is a failure of its own: the
+    other inputs still run.
+    """
     paths: list[Path] = []
+    failures: list[ReportFailure] = []
     for raw in inputs:
         match = re.fullmatch(r"(.+):(\d+)", str(raw))
-        if match and not Path(raw).exists():
-            folder = Path(match.group(1))
-            if not folder.is_dir():
-                raise AnalysisError(f"{raw}: ':n' limits a folder's reports, {folder} is no folder")
-            paths.extend(find_reports([folder])[: int(match.group(2))])
-        else:
-            paths.extend(find_reports([raw]))
-    return paths
+        try:
+            if match and not Path(raw).exists():
+                folder = Path(match.group(1))
+                if not folder.is_dir():
+                    raise AnalysisError(
+                        f"{raw}: ':n' limits a folder's reports, {folder} is no folder"
+                    )
+                paths.extend(find_reports([folder])[: int(match.group(2))])
+            else:
+                paths.extend(find_reports([raw]))
+        except ReportError as exc:
+            failures.append(ReportFailure(str(raw), exc.path, exc.reason))
+        except OSError as exc:  # an unreadable folder
+            failures.append(ReportFailure(str(raw), Path(raw), exc.strerror or str(exc)))
+    return paths, failures
 
 
-def _expand(recipe_takes_reports: bool, inputs: Iterable[str | Path]) -> list[Path]:
+def input_paths(inputs: Iterable[str | Path]) -> list[Path]:
+    """Every path ``inputs`` name: each as given (``DIR:n`` as ``DIR``) and the reports found.
+
+    What an output must stay clear of; inputs that do not exist or cannot be listed are
+    left out (they are skipped when the recipe runs).
+    """
+    named: list[Path] = []
+    for raw in inputs:
+        match = re.fullmatch(r"(.+):(\d+)", str(raw))
+        path = Path(match.group(1)) if match and not Path(raw).exists() else Path(raw)
+        named.append(path)
+        with contextlib.suppress(ReportError, OSError):
+            named.extend(find_reports([path]))
+    return named
+
+
+def _expand(
+    recipe_takes_reports: bool, inputs: Iterable[str | Path]
+) -> tuple[list[Path], list[ReportFailure]]:
     if not recipe_takes_reports:
-        return [Path(p) for p in inputs]
-    paths = _find_inputs(inputs)
+        return [Path(p) for p in inputs], []
+    paths, failures = _find_inputs(inputs)
     unique = list(dict.fromkeys(p.resolve() for p in paths))
     labels = file_labels(unique)
     # Rank order = file names in natural order (profile2 before profile16), spec §5.2.
     order = sorted(range(len(unique)), key=lambda i: _natural_key(labels[i]))
-    return [unique[i] for i in order]
+    return [unique[i] for i in order], failures
+
+
+def check_numbers(options: RecipeOptions) -> None:
+    """Refuse options no recipe can run with: NaN, infinite or negative amounts.
+
+    Raises
+    ------
+    AnalysisError
+        Named by the command line option that set it.
+    """
+    amounts = {
+        "--gap": options.gap_ms,
+        "--threshold": options.threshold_pct,
+        "--tolerance": options.tolerance_pct,
+    }
+    for option, value in amounts.items():
+        if not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+            raise AnalysisError(f"{option} must be a finite number >= 0, not {value}")
+    if options.threshold_pct > 100:
+        raise AnalysisError(f"--threshold is a percentage (0-100), not {options.threshold_pct}")
 
 
 def run_recipe(
@@ -254,18 +321,24 @@ def run_recipe(
     Raises
     ------
     AnalysisError
-        Unknown recipe or mode, bad options, or no report had data.
-    NotAReportError
-        An input path does not exist or a folder holds no report.
+        Unknown recipe or mode, bad options.
+    NoReportError
+        No report had data (an input that does not exist, a folder without reports and a
+        report that fails to load are each a failure; the others still run).
     """
     recipe = get_recipe(name)
     options = options or RecipeOptions()
+    check_numbers(options)
     recipe.check_options(options)
     if mode not in MODES:
         raise AnalysisError(f"unknown mode {mode!r}; choose one of: {', '.join(MODES)}")
-    paths = _expand(recipe.takes_reports, inputs)
+    if workers is not None and workers < 1:
+        raise AnalysisError(f"--workers must be 1 or more, not {workers}")
+    paths, missing = _expand(recipe.takes_reports, inputs)
     recipe.check_inputs(paths)
     if not paths:
+        if missing:
+            raise NoReportError(_nothing_message(name, missing, []), missing)
         raise AnalysisError(f"recipe {name!r} needs at least one input report")
     labels = file_labels(paths)
     workers = max(1, min(workers or os.cpu_count() or 1, len(paths)))
@@ -281,8 +354,9 @@ def run_recipe(
     else:
         results = _map_dask(name, paths, options, workers, scheduler, scheduler_file, tick)
     failures, no_data, partials = _sort_results(labels, paths, results)
+    failures = missing + failures
     if not partials:
-        raise AnalysisError(_nothing_message(name, failures, no_data))
+        raise NoReportError(_nothing_message(name, failures, no_data), failures)
     output = recipe.reduce(partials, options)
     return RecipeRun(
         output=output,

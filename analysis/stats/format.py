@@ -7,6 +7,10 @@ separators (nsys under ``LANG=C.UTF-8``; with ``en_US`` it would print ``10,000`
 layout: one leading space, columns two spaces apart, headers centred (extra space on the
 right), numbers right-aligned, text left-aligned, text wider than 100 characters cut to 99
 plus ``…``.
+
+Text from the report (names, labels) is printed with its control and format characters
+escaped (:mod:`analysis.escape`), in the column and CSV formats alike: a report must not be
+able to drive the terminal it is printed on. JSON escapes them itself.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.errors import AnalysisError
+from analysis.escape import escape_text, escape_texts
 
 __all__ = [
     "FORMATS",
@@ -209,11 +214,15 @@ def _numeric_column(series: pd.Series, texts: list[str]) -> bool:
 def format_table(result, fmt: str = "column", timeunit: str = "nsec") -> str:
     """Return one result's table (or its SKIPPED / no-data line), without the framing."""
     if result.skipped:
-        return f"SKIPPED: {result.skipped}"
+        return f"SKIPPED: {escape_text(result.skipped)}"
     visible = [c for c in result.frame.columns if not str(c).startswith("_")]
     frame = result.frame[visible]
     headers = [header_of(c, result.units.get(c), timeunit) for c in visible]
     cells = column_strings(frame, result.units, timeunit)
+    cells = [
+        col if pd.api.types.is_numeric_dtype(dtype) else escape_texts(col)
+        for dtype, col in zip(frame.dtypes, cells, strict=True)
+    ]
     if not len(frame) or not cells:
         return "" if fmt == "csv" else _NO_DATA
     if fmt == "csv":
@@ -235,7 +244,7 @@ def _csv_column(texts: list[str]) -> list[str]:
 def _section(report_name: str, result, fmt: str, timeunit: str) -> str:
     """One report's text as nsys prints it, blank line after (none after an empty csv)."""
     args = "".join(f"({a})" for a in result.args)
-    head = f"Processing [{report_name}] with [{result.base_name}.py]{args}... "
+    head = f"Processing [{escape_text(report_name)}] with [{result.base_name}.py]{args}... "
     body = format_table(result, fmt, timeunit)
     if result.skipped:
         return f"{head}\n{body}\n\n"

@@ -1,8 +1,12 @@
-"""The command line: ``main.py [REPORT|DIR ...]`` opens the GUI; sub-commands run headless.
+"""The command line: ``main.py [-v|-q] [REPORT|DIR ...]`` opens the GUI; sub-commands run headless.
 
 Each sub-command is a module of this package with ``add_parser(subparsers)`` and
-``run(args) -> int``. ``StrataError`` becomes one line on stderr and exit status 2; anything
-else is a bug and keeps its traceback.
+``run(args) -> int``. Exit status: 0 when everything was done; 1 when it was done but some
+inputs were skipped (each named in one ``strata: <path>: <reason>`` line on stderr); 2 when
+nothing could be done, for bad arguments, or an output that may not be written (one line);
+130 on Ctrl-C. ``StrataError`` becomes one line on stderr; anything else is a bug and keeps
+its traceback. Every line printed has its control characters escaped
+(:mod:`analysis.escape`): names and paths come from reports and file systems.
 """
 
 from __future__ import annotations
@@ -14,8 +18,9 @@ import os
 import sys
 
 from analysis.errors import StrataError
+from analysis.escape import escape_text
 
-__all__ = ["SUBCOMMANDS", "main"]
+__all__ = ["EXIT_HELP", "SUBCOMMANDS", "build_parser", "main"]
 
 #: sub-command -> module under app.cli
 SUBCOMMANDS = {
@@ -26,6 +31,15 @@ SUBCOMMANDS = {
     "render": "app.cli.render",
 }
 
+#: What the exit status says; every sub-command's help ends with it.
+EXIT_HELP = (
+    "exit status: 0 all done; 1 done, but some inputs were skipped (each named on stderr as "
+    "'strata: PATH: REASON'); 2 nothing could be done, or bad arguments; 130 interrupted"
+)
+
+_VERBOSE = ("-v", "--verbose")
+_QUIET = ("-q", "--quiet")
+
 
 class _Parser(argparse.ArgumentParser):
     """argparse that reports a usage error as one line and exit status 2."""
@@ -34,31 +48,89 @@ class _Parser(argparse.ArgumentParser):
         raise StrataError(f"{self.prog}: {message}")
 
 
+def _add_verbosity(parser: argparse.ArgumentParser, default: object) -> None:
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument(
+        *_VERBOSE, action="store_true", default=default, help="log what happens (INFO)"
+    )
+    group.add_argument(
+        *_QUIET,
+        action="store_true",
+        default=default,
+        help="no progress bar, no warnings; only errors and skipped inputs",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="strata", description="Timeline viewer for Nsight Systems reports.")
-    parser.add_argument("-v", "--verbose", action="store_true", help="log what happens")
+    parser = _Parser(
+        prog="strata",
+        description="Timeline viewer for Nsight Systems reports.",
+        epilog=EXIT_HELP,
+    )
+    _add_verbosity(parser, False)
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     for module_name in SUBCOMMANDS.values():
         importlib.import_module(module_name).add_parser(sub)
+    for subparser in sub.choices.values():
+        # -v/-q also after the sub-command; SUPPRESS keeps a value given before it.
+        _add_verbosity(subparser, argparse.SUPPRESS)
+        subparser.epilog = "\n".join(filter(None, (subparser.epilog, EXIT_HELP)))
     return parser
+
+
+class _EscapingFormatter(logging.Formatter):
+    """Log lines with control characters escaped: messages quote names from reports."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return "\n".join(escape_text(line) for line in super().format(record).split("\n"))
+
+
+def _configure_logging(verbose: bool, quiet: bool) -> None:
+    level = logging.INFO if verbose else logging.ERROR if quiet else logging.WARNING
+    handler = logging.StreamHandler()
+    handler.setFormatter(_EscapingFormatter(logging.BASIC_FORMAT))
+    logging.basicConfig(level=level, handlers=[handler])  # a no-op where logging is set up
+    # Dask's own loggers (its config says INFO) would fill the terminal of a --mode dask
+    # run, workers included (they inherit the environment); a user's setting wins.
+    dask_level = "info" if verbose else "error" if quiet else "warning"
+    os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", dask_level)
+
+
+def _split_verbosity(argv: list[str]) -> tuple[list[str], list[str]]:
+    """The -v/-q flags before anything else, and the rest of the command line."""
+    count = 0
+    while count < len(argv) and argv[count] in _VERBOSE + _QUIET:
+        count += 1
+    return argv[:count], argv[count:]
+
+
+def _run_gui(flags: list[str], rest: list[str]) -> int:
+    from app.gui import run_gui
+
+    if any(f in _QUIET for f in flags):
+        if any(f in _VERBOSE for f in flags):
+            raise StrataError("strata: -v and -q exclude each other")
+        _configure_logging(verbose=False, quiet=True)
+        return run_gui(rest)
+    return run_gui(["-v", *rest] if flags else rest)
 
 
 def main(argv: list[str]) -> int:
     """Run the command line; return the exit status."""
+    # A name or path that is not valid UTF-8 is printed with escapes, never a traceback.
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     try:
-        if not argv or argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help"):
-            from app.gui import run_gui
-
-            return run_gui(argv)
+        flags, rest = _split_verbosity(argv)
+        if not rest or rest[0] not in SUBCOMMANDS and rest[0] not in ("-h", "--help"):
+            return _run_gui(flags, rest)
         args = build_parser().parse_args(argv)
-        logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
-        # Dask's own loggers (its config says INFO) would fill the terminal of a --mode dask
-        # run, workers included (they inherit the environment); a user's setting wins.
-        os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "info" if args.verbose else "warning")
+        _configure_logging(args.verbose, args.quiet)
         module = importlib.import_module(SUBCOMMANDS[args.command])
         return module.run(args)
     except StrataError as exc:
-        print(f"strata: {exc}", file=sys.stderr)  # noqa: T201 - the CLI's one-line error
+        print(f"strata: {escape_text(str(exc))}", file=sys.stderr)  # noqa: T201 - the CLI's line
         return 2
     except BrokenPipeError:
         return 0

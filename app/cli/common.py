@@ -1,16 +1,39 @@
-"""Helpers shared by the sub-commands: report arguments, output files, backends."""
+"""Helpers shared by the sub-commands: report arguments, skipped inputs, output files.
+
+Multi-report commands go report by report: one that cannot be read (a
+:class:`~analysis.errors.ReportError`) is named in one ``strata: <path>: <reason>`` line on
+stderr and the others go on; :meth:`Skips.status` is then the exit status (0 all done, 1
+done with some skipped, 2 nothing done). An output is checked against every input and the
+cache folder before anything is read, and written atomically (:mod:`analysis.outputs`).
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO
+from typing import IO, TypeVar
 
 from analysis import Report, find_reports, open_report
+from analysis.cache import cache_root
+from analysis.errors import ReportError
+from analysis.escape import escape_text
+from analysis.outputs import atomic_file, check_file_target, check_output, is_stdout
 
-__all__ = ["add_report_args", "load_reports", "output_stream"]
+__all__ = [
+    "Skips",
+    "add_report_args",
+    "check_output_file",
+    "expand_reports",
+    "open_all",
+    "open_each",
+    "output_stream",
+]
+
+T = TypeVar("T")
 
 
 def add_report_args(parser: argparse.ArgumentParser) -> None:
@@ -18,16 +41,82 @@ def add_report_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-cache", action="store_true", help="bypass the columnar cache")
 
 
-def load_reports(args: argparse.Namespace) -> list[Report]:
-    """Open every report named by ``args.reports`` (folders expanded)."""
-    return [open_report(p, use_cache=not args.no_cache) for p in find_reports(args.reports)]
+class Skips:
+    """The inputs a command skipped: each printed as one line on stderr when it happens."""
+
+    def __init__(self) -> None:
+        self.skipped = 0
+        self.done = 0
+
+    def skip(self, path: str | Path, reason: str) -> None:
+        """Name a skipped input: ``strata: <path>: <reason>`` (escaped) on stderr."""
+        self.skipped += 1
+        sys.stderr.write(f"strata: {escape_text(os.fspath(path))}: {escape_text(reason)}\n")
+        sys.stderr.flush()
+
+    def status(self) -> int:
+        """0 when nothing was skipped, 1 when some were but others done, 2 when none done."""
+        if not self.skipped:
+            return 0
+        return 1 if self.done else 2
+
+
+def expand_reports(raws: Sequence[str], skips: Skips) -> list[Path]:
+    """Expand each file or folder argument into reports; a bad argument is skipped alone."""
+    paths: list[Path] = []
+    for raw in raws:
+        try:
+            paths.extend(find_reports([raw]))
+        except ReportError as exc:
+            skips.skip(exc.path, exc.reason)
+        except OSError as exc:  # a folder that cannot be listed
+            skips.skip(raw, f"cannot read ({exc.strerror or exc})")
+    return paths
+
+
+def open_each(
+    paths: Sequence[Path], open_one: Callable[[Path], T], skips: Skips
+) -> Iterator[tuple[Path, T]]:
+    """Yield ``(path, open_one(path))`` for each path that opens; skip the others.
+
+    Only :class:`ReportError` (this report cannot be used) is caught: an impossible request
+    or a bug still ends the command.
+    """
+    for path in paths:
+        try:
+            opened = open_one(path)
+        except ReportError as exc:
+            skips.skip(exc.path, exc.reason)
+            continue
+        skips.done += 1
+        yield path, opened
+
+
+def open_all(paths: Sequence[Path], use_cache: bool, skips: Skips) -> list[Report]:
+    """Open every report of ``paths`` that opens; skip (and name) the others."""
+    opened = open_each(paths, lambda p: open_report(p, use_cache=use_cache), skips)
+    return [report for _path, report in opened]
+
+
+def check_output_file(
+    output: str | None, raws: Sequence[str], paths: Sequence[Path], option: str = "-o"
+) -> None:
+    """Refuse, before any work, an output file that overlaps an input or cannot be written.
+
+    ``raws`` are the arguments as given (files and folders), ``paths`` the reports found in
+    them; the cache folder counts as an input too. Standard output needs no check.
+    """
+    if is_stdout(output):
+        return
+    check_output(output, [*raws, *paths], option, cache=cache_root())
+    check_file_target(output, option)
 
 
 @contextmanager
-def output_stream(path: str | None) -> IO[str]:
-    """Yield stdout, or a file opened for writing when ``path`` is given."""
-    if path is None:
-        yield sys.stdout
+def output_stream(path: str | None, binary: bool = False) -> Iterator[IO]:
+    """Yield stdout (no path, or ``-``), or a file that replaces ``path`` once complete."""
+    if is_stdout(path):
+        yield sys.stdout.buffer if binary else sys.stdout
         return
-    with Path(path).open("w", encoding="utf-8", newline="") as fh:
+    with atomic_file(path, binary=binary) as fh:
         yield fh

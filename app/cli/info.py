@@ -6,8 +6,9 @@ import argparse
 import datetime as dt
 import sys
 
-from analysis import Report
-from app.cli.common import add_report_args, load_reports
+from analysis import Report, open_report
+from analysis.escape import escape_text
+from app.cli.common import Skips, add_report_args, expand_reports, open_each
 
 __all__ = ["add_parser", "format_info", "run"]
 
@@ -22,7 +23,7 @@ def _ns(value: int) -> str:
 
 
 def format_info(report: Report) -> str:
-    """Return the human-readable summary of one report."""
+    """Return the human-readable summary of one report, control characters escaped."""
     info = report.info
     lo, hi = report.span_ns()
     lines = [
@@ -46,10 +47,16 @@ def format_info(report: Report) -> str:
     for kind, table in report.tables.items():
         source = table.source or "absent"
         lines.append(f"    {kind:<12} {len(table):>10}  ({source})")
-    return "\n".join(lines)
+    # Names (report, GPU, process) come from the report: nothing in them may drive a terminal.
+    return "\n".join(escape_text(line) for line in lines)
 
 
 def run(args: argparse.Namespace) -> int:
-    reports = load_reports(args)
-    sys.stdout.write("\n\n".join(format_info(r) for r in reports) + "\n")
-    return 0
+    skips = Skips()
+    paths = expand_reports(args.reports, skips)
+    use_cache = not args.no_cache
+    for _path, report in open_each(paths, lambda p: open_report(p, use_cache=use_cache), skips):
+        # Each report as soon as it is read; a blank line between two.
+        sys.stdout.write(("\n" if skips.done > 1 else "") + format_info(report) + "\n")
+        sys.stdout.flush()
+    return skips.status()

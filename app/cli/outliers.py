@@ -10,14 +10,23 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 
 import numpy as np
 import pandas as pd
 
-from analysis.errors import StrataError
+from analysis.errors import AnalysisError
+from analysis.escape import escape_frame, escape_texts
 from analysis.outliers import DEFAULT_THRESHOLD, OUTLIER_KINDS, find_outliers
 from analysis.xp import BACKENDS, get_xp
-from app.cli.common import add_report_args, load_reports, output_stream
+from app.cli.common import (
+    Skips,
+    add_report_args,
+    check_output_file,
+    expand_reports,
+    open_all,
+    output_stream,
+)
 
 __all__ = ["FORMATS", "add_parser", "format_outliers", "run"]
 
@@ -52,7 +61,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help=f"what to score, among {', '.join(OUTLIER_KINDS)} (default: all)",
     )
     parser.add_argument("-f", "--format", choices=FORMATS, default="column", dest="fmt")
-    parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write to FILE ('-': stdout); never onto, into or around an input",
+    )
     parser.add_argument("--backend", choices=BACKENDS, default=None, help="array backend")
 
 
@@ -66,7 +80,7 @@ def _column_table(frame: pd.DataFrame) -> str:
             digits = 3 if col == "ratio" else 1
             cells[col] = [f"{v:.{digits}f}" for v in values]
         else:
-            text = values.astype(str)
+            text = pd.Series(escape_texts(values.astype(str).tolist()), index=values.index)
             if col == "name":
                 text = text.where(text.str.len() <= _NAME_WIDTH, text.str[: _NAME_WIDTH - 1] + "…")
             cells[col] = list(text)
@@ -103,7 +117,11 @@ def format_outliers(
         return json.dumps({"instances": _json_rows(instances), "reports": _json_rows(reports)},
                           indent=1) + "\n"  # fmt: skip
     if fmt == "csv":
-        return instances.to_csv(index=False) + "\n" + reports.to_csv(index=False)
+        return (
+            escape_frame(instances).to_csv(index=False)
+            + "\n"
+            + escape_frame(reports).to_csv(index=False)
+        )
     return (
         f" ** Outlying instances ({notes[0]}):\n\n"
         + (_column_table(instances) if len(instances) else "(none)")
@@ -113,16 +131,30 @@ def format_outliers(
     )
 
 
-def run(args: argparse.Namespace) -> int:
+def _check_args(args: argparse.Namespace) -> tuple[str, ...]:
+    """The kinds asked for; a bad --kinds, --top or --threshold is refused."""
     kinds = tuple(k.strip() for k in args.kinds.split(",") if k.strip())
     bad = [k for k in kinds if k not in OUTLIER_KINDS]
     if bad or not kinds:
-        raise StrataError(f"unknown kind {bad[0] if bad else '(none)'!r}; "
-                          f"choose among {', '.join(OUTLIER_KINDS)}")  # fmt: skip
-    if args.top < 0:
-        raise StrataError(f"--top must be 0 or more, not {args.top}")
+        raise AnalysisError(f"unknown kind {bad[0] if bad else '(none)'!r}; "
+                            f"choose among {', '.join(OUTLIER_KINDS)}")  # fmt: skip
+    if args.top < 1:
+        raise AnalysisError(f"--top must be 1 or more, not {args.top}")
+    if not math.isfinite(args.threshold) or args.threshold < 0:
+        raise AnalysisError(f"--threshold must be a finite number >= 0, not {args.threshold}")
+    return kinds
+
+
+def run(args: argparse.Namespace) -> int:
+    kinds = _check_args(args)
     xp = get_xp(args.backend)
-    found = find_outliers(load_reports(args), threshold=args.threshold, kinds=kinds, xp=xp)
+    skips = Skips()
+    paths = expand_reports(args.reports, skips)
+    check_output_file(args.output, args.reports, paths)
+    loaded = open_all(paths, not args.no_cache, skips)
+    if not loaded:
+        return skips.status()
+    found = find_outliers(loaded, threshold=args.threshold, kinds=kinds, xp=xp)
     instances = found.instances[_INSTANCE_OUT].head(args.top)
     reports = found.reports[_REPORT_OUT].head(args.top)
     limit = f"|robust z| > {args.threshold:g}"
@@ -133,4 +165,4 @@ def run(args: argparse.Namespace) -> int:
     text = format_outliers(instances, reports, args.fmt, notes)
     with output_stream(args.output) as out:
         out.write(text)
-    return 0
+    return skips.status()

@@ -9,21 +9,26 @@ progress bar over reports updates in place on stderr.
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
 import time
 from pathlib import Path
 from typing import TextIO
 
+from analysis.cache import cache_root
 from analysis.errors import AnalysisError
+from analysis.escape import escape_text
+from analysis.outputs import STDOUT, check_folder_target, check_output
 from analysis.recipes import (
     MODES,
     RecipeOptions,
-    is_recipe_output,
+    get_recipe,
     recipe_names,
     run_recipe,
     write_output,
 )
+from analysis.recipes.output import check_replaceable
+from analysis.recipes.runner import NoReportError, RecipeRun, check_numbers, input_paths
+from app.cli.common import Skips
 
 __all__ = ["ProgressBar", "add_parser", "run"]
 
@@ -34,7 +39,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
         "recipe",
         help="multi-report analysis (cuda_gpu_kern_sum, nvtx_sum, gpu_gaps, diff, ...)",
-        description="Run a recipe over many reports and write its tables, plots and summary.",
+        description="Run a recipe over many reports and write its tables, plots and summary. "
+        "A report that cannot be read is skipped, named on stderr and in the output's "
+        "recipe.json (Failures) and summary.txt.",
     )
     parser.add_argument(
         "name", choices=recipe_names(), metavar="NAME", help=", ".join(recipe_names())
@@ -42,28 +49,37 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--input", nargs="+", required=True, metavar="PATH", help="report files or folders"
     )
-    parser.add_argument("--output", metavar="DIR", help="output folder (default: ./NAME-N)")
     parser.add_argument(
-        "--force-overwrite", action="store_true", help="replace an existing recipe output folder"
+        "--output",
+        metavar="DIR",
+        help="output folder (default: ./NAME-N); never an input, inside one or around one",
+    )
+    parser.add_argument(
+        "--force-overwrite",
+        action="store_true",
+        help="replace an existing output folder, only if it is a recipe output Strata wrote",
     )
     parser.add_argument("--mode", choices=MODES, default="processes", help="default: processes")
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--scheduler", metavar="ADDRESS", help="dask: existing scheduler address")
     where.add_argument("--scheduler-file", metavar="FILE", help="dask: scheduler file")
     parser.add_argument(
-        "--workers", type=int, metavar="N", help="worker processes (default: cores)"
+        "--workers", type=int, metavar="N", help="worker processes, 1 or more (default: cores)"
     )
     parser.add_argument("--no-cache", action="store_true", help="bypass the columnar cache")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
     group = parser.add_argument_group("recipe options")
     group.add_argument(
         "--name", dest="kernel_name", metavar="KERNEL", help="pace: kernel short name"
     )
     group.add_argument("--gap", type=float, default=500.0, metavar="MS", help="gpu_gaps: min gap")
-    group.add_argument("--threshold", type=float, default=50.0, metavar="PCT", help="gpu_time_util")
+    group.add_argument(
+        "--threshold", type=float, default=50.0, metavar="PCT", help="gpu_time_util: 0-100"
+    )
     group.add_argument("--chunks", type=int, default=30, metavar="N", help="gpu_time_util: 1-1000")
-    group.add_argument("--bins-per-decade", type=int, default=10, metavar="N", help="histogram")
-    group.add_argument("--tolerance", type=float, default=1.0, metavar="PCT", help="diff")
+    group.add_argument(
+        "--bins-per-decade", type=int, default=10, metavar="N", help="histogram: 1-1000"
+    )
+    group.add_argument("--tolerance", type=float, default=1.0, metavar="PCT", help="diff: >= 0")
 
 
 class ProgressBar:
@@ -80,6 +96,7 @@ class ProgressBar:
         filled = round(_BAR_WIDTH * done / max(total, 1))
         bar = "#" * filled + "." * (_BAR_WIDTH - filled)
         elapsed = time.perf_counter() - self.t0
+        name = escape_text(name)
         name = name if len(name) <= 40 else "…" + name[-39:]
         self.stream.write(f"\r{self.label} [{bar}] {done}/{total} {elapsed:5.1f} s  {name:40s}")
         self.stream.flush()
@@ -90,23 +107,8 @@ class ProgressBar:
             self.stream.flush()
 
 
-def _output_folder(args: argparse.Namespace) -> Path:
-    if args.output is None:
-        n = 1
-        while Path(f"{args.name}-{n}").exists():
-            n += 1
-        return Path(f"{args.name}-{n}")
-    folder = Path(args.output)
-    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
-        if not args.force_overwrite:
-            raise AnalysisError(f"{folder} exists and is not empty; pass --force-overwrite")
-        if not is_recipe_output(folder):
-            raise AnalysisError(f"{folder} is not a recipe output folder; refusing to replace it")
-    return folder
-
-
-def run(args: argparse.Namespace) -> int:
-    folder = _output_folder(args)
+def _options(args: argparse.Namespace) -> RecipeOptions:
+    """The recipe options, checked before anything is read or written."""
     options = RecipeOptions(
         use_cache=not args.no_cache,
         kernel_name=args.kernel_name,
@@ -116,9 +118,39 @@ def run(args: argparse.Namespace) -> int:
         bins_per_decade=args.bins_per_decade,
         tolerance_pct=args.tolerance,
     )
+    check_numbers(options)
+    get_recipe(args.name).check_options(options)
+    if args.workers is not None and args.workers < 1:
+        raise AnalysisError(f"--workers must be 1 or more, not {args.workers}")
+    return options
+
+
+def _output_folder(args: argparse.Namespace) -> Path:
+    """The output folder, refused before the run if it overlaps an input or may not be used."""
+    if args.output == STDOUT:
+        raise AnalysisError("--output -: a recipe writes a folder (tables, plots), not a stream")
+    if args.output is None:
+        n = 1
+        while Path(f"{args.name}-{n}").exists():
+            n += 1
+        folder = Path(f"{args.name}-{n}")
+    else:
+        folder = Path(args.output)
+    check_output(folder, input_paths(args.input), "--output", cache=cache_root())
+    check_folder_target(folder, "--output")
+    if folder.is_dir() and any(folder.iterdir()):
+        if not args.force_overwrite:
+            raise AnalysisError(
+                f"{escape_text(str(folder))} exists and is not empty; pass --force-overwrite"
+            )
+        check_replaceable(folder)
+    return folder
+
+
+def _run(args: argparse.Namespace, options: RecipeOptions, skips: Skips) -> RecipeRun:
     bar = None if args.quiet else ProgressBar(sys.stderr, args.name)
     try:
-        result = run_recipe(
+        return run_recipe(
             args.name,
             args.input,
             options,
@@ -128,20 +160,35 @@ def run(args: argparse.Namespace) -> int:
             scheduler_file=args.scheduler_file,
             progress=bar,
         )
+    except NoReportError as exc:
+        if bar is not None:
+            bar.close()
+            bar = None
+        for failure in exc.failures:
+            skips.skip(failure.path, failure.reason)
+        raise
     finally:
         if bar is not None:
             bar.close()
-    if folder.exists() and is_recipe_output(folder):
-        shutil.rmtree(folder)
-    write_output(result.output, folder, result)
+
+
+def run(args: argparse.Namespace) -> int:
+    options = _options(args)
+    folder = _output_folder(args)
+    skips = Skips()
+    result = _run(args, options, skips)
+    write_output(result.output, folder, result, replace=args.force_overwrite)
     out = sys.stdout
-    out.write(result.output.summary.rstrip() + "\n")
+    out.write("\n".join(escape_text(line) for line in result.output.summary.rstrip().split("\n")))
     out.write(
-        f"{len(result.inputs)} report(s), mode {result.mode}, {result.wall_s:.1f} s; "
-        f"output in {folder}\n"
+        f"\n{len(result.inputs)} report(s), mode {result.mode}, {result.wall_s:.1f} s; "
+        f"output in {escape_text(str(folder))}\n"
     )
-    for name in result.no_data:
-        sys.stderr.write(f"strata: no {args.name} data in {name}\n")
+    out.flush()
+    if not args.quiet:
+        for name in result.no_data:
+            sys.stderr.write(f"strata: no {args.name} data in {escape_text(name)}\n")
     for failure in result.failures:
-        sys.stderr.write(f"strata: skipped {failure.file}: {failure.reason}\n")
-    return 0
+        skips.skip(failure.path, failure.reason)
+    skips.done += 1  # the recipe ran: 1 if some inputs were skipped, else 0
+    return skips.status()

@@ -7,12 +7,23 @@ import os
 import re
 
 from analysis.errors import StrataError
-from app.cli.common import add_report_args, load_reports
+from app.cli.common import (
+    Skips,
+    add_report_args,
+    check_output_file,
+    expand_reports,
+    open_all,
+    output_stream,
+)
 
-__all__ = ["add_parser", "parse_size", "parse_time_ns", "run"]
+__all__ = ["add_parser", "parse_range", "parse_size", "parse_time_ns", "run"]
 
 _UNITS_NS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 _TIME = re.compile(r"^\s*(-?\d+(?:\.\d*)?|-?\.\d+)\s*(ns|us|µs|ms|s)?\s*$")
+#: Times beyond ±2^62 ns (146 years) are no trace's; int64 arithmetic must not overflow.
+_MAX_NS = 1 << 62
+#: A side of at most 16384 px: a 16384 x 16384 image is 1 GiB of pixels already.
+_MAX_SIDE_PX = 16384
 
 
 def parse_time_ns(text: str) -> int:
@@ -21,7 +32,10 @@ def parse_time_ns(text: str) -> int:
     if not match:
         raise StrataError(f"render: bad time {text!r}; use ns or a unit like 1.5s, 200ms, 40us")
     value, unit = match.groups()
-    return int(round(float(value) * _UNITS_NS[unit or "ns"]))
+    ns = round(float(value) * _UNITS_NS[unit or "ns"])
+    if abs(ns) > _MAX_NS:
+        raise StrataError(f"render: time {text!r} is out of range (beyond ±146 years)")
+    return int(ns)
 
 
 def parse_range(text: str) -> tuple[int, int]:
@@ -37,16 +51,24 @@ def parse_range(text: str) -> tuple[int, int]:
 
 def parse_size(text: str) -> tuple[int, int]:
     """Return ``WxH`` as (width, height)."""
-    match = re.fullmatch(r"\s*(\d+)\s*[xX×]\s*(\d+)\s*", text)
-    if not match or min(int(match.group(1)), int(match.group(2))) < 100:
-        raise StrataError(f"render: bad --size {text!r}; use WxH, e.g. 1600x900 (each ≥ 100)")
-    return int(match.group(1)), int(match.group(2))
+    match = re.fullmatch(r"\s*(\d{1,9})\s*[xX×]\s*(\d{1,9})\s*", text)
+    sides = (int(match.group(1)), int(match.group(2))) if match else (0, 0)
+    if min(sides) < 100 or max(sides) > _MAX_SIDE_PX:
+        raise StrataError(
+            f"render: bad --size {text!r}; use WxH, e.g. 1600x900 (each 100 to {_MAX_SIDE_PX})"
+        )
+    return sides
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("render", help="render the timeline to a PNG, headless")
     add_report_args(parser)
-    parser.add_argument("-o", "--output", required=True, help="PNG file to write")
+    parser.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        help="PNG file to write ('-': stdout); never onto, into or around an input",
+    )
     parser.add_argument("--range", help="time range START:END (ns, or 1.5s, 200ms, 40us)")
     parser.add_argument(
         "--pin", action="append", default=[], help="pin rows matching REGEX (repeatable)"
@@ -65,15 +87,32 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
 
 
+def _check_pins(patterns: list[str]) -> None:
+    for pattern in patterns:
+        try:
+            re.compile(pattern)
+        except (re.error, RecursionError, OverflowError) as exc:
+            raise StrataError(f"render: bad --pin {pattern!r}: {exc}") from exc
+
+
+def _check_view(view: tuple[int, int], span: tuple[int, int], text: str) -> None:
+    """Refuse a --range that shows none of the trace (``span``: the trace on the same axis)."""
+    if view[1] <= span[0] or view[0] >= span[1]:
+        raise StrataError(
+            f"render: --range {text!r} lies outside the trace ({span[0]} .. {span[1]} ns)"
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     size = parse_size(args.size)
     view = parse_range(args.range) if args.range else None
-    for pattern in args.pin:
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise StrataError(f"render: bad --pin {pattern!r}: {exc}") from exc
-    reports = load_reports(args)
+    _check_pins(args.pin)
+    skips = Skips()
+    paths = expand_reports(args.reports, skips)
+    check_output_file(args.output, args.reports, paths)
+    reports = open_all(paths, not args.no_cache, skips)
+    if not reports:
+        return skips.status()
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from analysis.tracks import alignment_offsets, build_tracks
     from viewer.render import ensure_application, render_to_image
@@ -87,12 +126,27 @@ def run(args: argparse.Namespace) -> int:
     else:
         offsets = alignment_offsets(reports, args.align)
     widget.set_data(reports, build_tracks(reports), offsets)
+    if view is not None:
+        _check_view(view, widget.full_range(), args.range)
     for pattern in args.pin:
         widget.pin_matching(pattern)
     if view is not None:
         widget.set_view_range(*view)
     image = render_to_image(widget, size)
-    if not image.save(args.output, "PNG"):
-        raise StrataError(f"render: cannot write {args.output}")
     widget.deleteLater()
-    return 0
+    _save_png(image, args.output)
+    return skips.status()
+
+
+def _save_png(image, output: str) -> None:
+    """Encode ``image`` as PNG in memory, then write it whole (atomically) or to stdout."""
+    from PySide6.QtCore import QBuffer, QByteArray, QIODevice
+
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    if not image.save(buffer, "PNG"):
+        raise StrataError(f"render: cannot encode the {image.width()}x{image.height()} image")
+    buffer.close()
+    with output_stream(output, binary=True) as out:
+        out.write(bytes(data))

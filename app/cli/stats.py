@@ -9,13 +9,20 @@ from __future__ import annotations
 
 import argparse
 
-from analysis import find_reports
+from analysis.errors import AnalysisError
 from analysis.stats import FORMATS, REPORT_NAMES, format_results, run_report
 from analysis.stats._base import parse_spec
 from analysis.stats.format import parse_timeunit
 from analysis.stats.lean import open_for_stats, wait_for_cache_writes
 from analysis.xp import BACKENDS, get_xp
-from app.cli.common import add_report_args, output_stream
+from app.cli.common import (
+    Skips,
+    add_report_args,
+    check_output_file,
+    expand_reports,
+    open_each,
+    output_stream,
+)
 
 __all__ = ["DEFAULT_REPORTS", "add_parser", "run"]
 
@@ -46,7 +53,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="summaries to run, with options after a colon (e.g. cuda_gpu_kern_sum:base)",
     )
     parser.add_argument("-f", "--format", choices=FORMATS, default="column", dest="fmt")
-    parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write to FILE ('-': stdout); never onto, into or around an input",
+    )
     parser.add_argument(
         "--timeunit",
         default="nsec",
@@ -63,19 +75,29 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     specs = [s.strip() for s in args.report_names.split(",") if s.strip()]
+    if not specs:
+        raise AnalysisError(f"-r {args.report_names!r} names no summary; e.g. -r cuda_api_sum")
     for spec in specs:
         parse_spec(spec)  # a bad name fails before any report is opened
     timeunit = parse_timeunit(args.timeunit)
     xp = get_xp(args.backend)
-    results = {}
-    for path in find_reports(args.reports):
+    skips = Skips()
+    paths = expand_reports(args.reports, skips)
+    check_output_file(args.output, args.reports, paths)
+
+    def summarize(path):
         # Only the columns the asked summaries read, unless the full model is cached.
         report = open_for_stats(path, specs, use_cache=not args.no_cache)
+        return report, [run_report(report, spec, xp) for spec in specs]
+
+    results = {}
+    for path, (report, tables) in open_each(paths, summarize, skips):
         # Two reports with one file name (other folders) are told apart by their path.
         name = report.name if report.name not in results else str(path)
-        results[name] = [run_report(report, spec, xp) for spec in specs]
-    text = format_results(results, args.fmt, timeunit)
-    with output_stream(args.output) as out:
-        out.write(text)
+        results[name] = tables
+    if results:
+        text = format_results(results, args.fmt, timeunit)
+        with output_stream(args.output) as out:
+            out.write(text)
     wait_for_cache_writes()
-    return 0
+    return skips.status()

@@ -36,13 +36,13 @@ def test_recipe_writes_tables_plots_summary_and_names_the_skipped_file(
 ) -> None:
     out = tmp_path / "out"
     argv = ["recipe", "cuda_gpu_kern_sum", "--input", str(ranks), "--output", str(out)]
-    assert main([*argv, "--mode", "serial"]) == 0
+    assert main([*argv, "--mode", "serial"]) == 1  # done, but a report was skipped
     captured = capsys.readouterr()
     assert "cuda_gpu_kern_sum: 2 names over 3 report(s)" in captured.out
     assert f"output in {out}" in captured.out
     assert "4/4" in captured.err  # the progress bar reached the end
     assert "\r" in captured.err
-    assert "skipped rank3.sqlite: " in captured.err
+    assert f"strata: {ranks / 'rank3.sqlite'}: truncated" in captured.err
     all_stats = pd.read_parquet(out / "all_stats.parquet").set_index("Name")
     assert all_stats.loc["k", "Total Time"] == 100 + 200 + 300
     assert all_stats.loc["k", "Max File"] == "rank2.sqlite"
@@ -52,11 +52,11 @@ def test_recipe_writes_tables_plots_summary_and_names_the_skipped_file(
     assert manifest["Mode"] == "serial"
     assert [f["File"] for f in manifest["Failures"]] == ["rank3.sqlite"]
     assert (out / "heatmap.png").stat().st_size > 1000
-    assert "skipped rank3.sqlite" in (out / "summary.txt").read_text()
+    assert "skipped rank3.sqlite: truncated" in (out / "summary.txt").read_text()
     # An existing output folder is kept unless --force-overwrite.
     assert main([*argv, "--mode", "serial", "--quiet"]) == 2
     assert "--force-overwrite" in capsys.readouterr().err
-    assert main([*argv, "--mode", "processes", "--workers", "2", "--force-overwrite"]) == 0
+    assert main([*argv, "--mode", "processes", "--workers", "2", "--force-overwrite"]) == 1
     assert json.loads((out / "recipe.json").read_text())["Mode"] == "processes"
 
 
@@ -123,11 +123,11 @@ def test_dask_mode_from_the_cli_matches_serial_and_keeps_dask_quiet(
             "recipe", "cuda_gpu_kern_sum", "--input", str(ranks), "--output", str(outs[mode]),
             "--mode", mode, "--workers", "2", "--quiet",
         )  # fmt: skip
-        assert proc.returncode == 0, proc.stderr
+        assert proc.returncode == 1, proc.stderr  # done, one report skipped
         # Only the skipped file: no "INFO:distributed.scheduler:..." lines.
         lines = proc.stderr.strip().splitlines()
         assert len(lines) == 1, lines
-        assert lines[0].startswith("strata: skipped rank3.sqlite: ")
+        assert lines[0].startswith(f"strata: {ranks / 'rank3.sqlite'}: ")
     pd.testing.assert_frame_equal(
         pd.read_parquet(outs["dask"] / "all_stats.parquet"),
         pd.read_parquet(outs["serial"] / "all_stats.parquet"),
