@@ -82,7 +82,7 @@ class ReportFailure:
 
 
 class NoReportError(AnalysisError):
-    """No input gave data: every one failed to load or had nothing for the recipe.
+    """Nothing to output, and inputs were skipped: none gave data, or too few for the recipe.
 
     ``failures`` lists the inputs that failed, each with its one-line reason, so that a
     caller can name every one of them.
@@ -357,7 +357,13 @@ def run_recipe(
     failures = missing + failures
     if not partials:
         raise NoReportError(_nothing_message(name, failures, no_data), failures)
-    output = recipe.reduce(partials, options)
+    try:
+        output = recipe.reduce(partials, options)
+    except AnalysisError as exc:
+        if not failures:
+            raise
+        # e.g. diff with one side unreadable: the reason of each skipped input goes along.
+        raise NoReportError(str(exc), failures) from exc
     return RecipeRun(
         output=output,
         failures=failures,
