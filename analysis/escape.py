@@ -90,7 +90,8 @@ def escape_frame(frame: pd.DataFrame) -> pd.DataFrame:
             continue
         if out is None:
             out = frame.copy()
-        out.iloc[:, position] = [escape_text(c) if isinstance(c, str) else c for c in cells]
+        escaped = [escape_text(c) if isinstance(c, str) else c for c in cells]
+        out.isetitem(position, pd.Series(escaped, index=frame.index, dtype=values.dtype))
     names = [escape_text(str(c)) for c in frame.columns]
     if names != [str(c) for c in frame.columns]:
         out = (frame if out is None else out).copy()
