@@ -45,7 +45,9 @@ class _Parser(argparse.ArgumentParser):
     """argparse that reports a usage error as one line and exit status 2."""
 
     def error(self, message: str) -> None:  # argparse's own name
-        raise StrataError(f"{self.prog}: {message}")
+        # "strata: render: argument --range: ...", not "strata: strata render: ...".
+        command = self.prog.removeprefix("strata").strip()
+        raise StrataError(f"{command}: {message}" if command else message)
 
 
 def _add_verbosity(parser: argparse.ArgumentParser, default: object) -> None:
