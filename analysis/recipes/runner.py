@@ -29,6 +29,7 @@ machine's cores reads SQLite on ``cores / workers`` threads instead of one per c
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import math
 import os
@@ -334,6 +335,8 @@ def run_recipe(
         raise AnalysisError(f"unknown mode {mode!r}; choose one of: {', '.join(MODES)}")
     if workers is not None and workers < 1:
         raise AnalysisError(f"--workers must be 1 or more, not {workers}")
+    if mode != "dask" and (scheduler is not None or scheduler_file is not None):
+        raise AnalysisError("--scheduler and --scheduler-file need --mode dask")
     paths, missing = _expand(recipe.takes_reports, inputs)
     recipe.check_inputs(paths)
     if not paths:
@@ -485,10 +488,8 @@ def _map_dask(
         ) from exc
     cluster = None
     threads = None  # an existing cluster's workers know their own cores
-    if scheduler is not None:
-        client = Client(scheduler)
-    elif scheduler_file is not None:
-        client = Client(scheduler_file=str(scheduler_file))
+    if scheduler is not None or scheduler_file is not None:
+        client = _connect(Client, scheduler, scheduler_file)
     else:
         from analysis.recipes._cluster import local_cluster
 
@@ -525,6 +526,31 @@ def _map_dask(
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+def _scheduler_address(scheduler_file: str | Path) -> str:
+    """The address in a Dask scheduler file (distributed waits without end for a missing one)."""
+    path = Path(scheduler_file)
+    try:
+        if not path.is_file() or path.stat().st_size > 1 << 20:
+            raise AnalysisError(f"--scheduler-file {path}: no such file")
+        info = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:
+        raise AnalysisError(f"--scheduler-file {path}: not a Dask scheduler file") from exc
+    address = info.get("address") if isinstance(info, dict) else None
+    if not isinstance(address, str) or not address:
+        raise AnalysisError(f"--scheduler-file {path}: no scheduler address in it")
+    return address
+
+
+def _connect(client_class: Any, scheduler: str | None, scheduler_file: str | Path | None) -> Any:
+    """A client of an existing Dask scheduler; one line when it cannot be reached."""
+    address = scheduler if scheduler is not None else _scheduler_address(scheduler_file)
+    try:
+        return client_class(address)
+    except (OSError, TimeoutError, ValueError, TypeError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise AnalysisError(f"cannot reach the Dask scheduler at {address}: {reason}") from exc
 
 
 def _collect_dask(

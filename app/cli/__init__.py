@@ -83,8 +83,11 @@ def build_parser() -> argparse.ArgumentParser:
 class _EscapingFormatter(logging.Formatter):
     """Log lines with control characters escaped: messages quote names from reports."""
 
-    def format(self, record: logging.LogRecord) -> str:
-        return "\n".join(escape_text(line) for line in super().format(record).split("\n"))
+    def formatMessage(self, record: logging.LogRecord) -> str:  # logging's own name
+        return escape_text(super().formatMessage(record))  # one line, whatever a name holds
+
+    def formatException(self, ei) -> str:  # logging's own name
+        return "\n".join(escape_text(line) for line in super().formatException(ei).split("\n"))
 
 
 def _configure_logging(verbose: bool, quiet: bool) -> None:

@@ -43,6 +43,18 @@ CASES = {
     "recipe pace without name": ("recipe cuda_gpu_kern_pace --input {R}", "--name"),
     "recipe mode": ("recipe nvtx_sum --input {R} --mode threads", "invalid choice"),
     "recipe unknown": ("recipe nvtx_summ --input {R}", "invalid choice"),
+    "recipe scheduler without dask": (
+        "recipe nvtx_sum --input {R} --mode serial --scheduler tcp://127.0.0.1:1",
+        "need --mode dask",
+    ),
+    "recipe scheduler file missing": (
+        "recipe nvtx_sum --input {R} --mode dask --scheduler-file {O}",
+        "no such file",
+    ),
+    "recipe scheduler address": (
+        "recipe nvtx_sum --input {R} --mode dask --scheduler nonsense",
+        "cannot reach the Dask scheduler",
+    ),
     "render range text": ("render {R} -o {O} --range abc", "bad --range"),
     "render range backwards": ("render {R} -o {O} --range 5s:1s", "ends before it starts"),
     "render range exponent": ("render {R} -o {O} --range 1e3:2e3", "bad time"),
@@ -79,6 +91,19 @@ def test_a_bad_argument_is_one_line_and_exit_2(case: str, report: Path, tmp_path
     assert snapshot(report.parent) == before
     assert not out.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]
+
+
+@pytest.mark.parametrize("content", ["garbage", "[]", '{"address": 5}'])
+def test_a_bad_scheduler_file_is_one_line_not_a_wait(
+    content: str, report: Path, tmp_path: Path, capsys
+) -> None:
+    pytest.importorskip("distributed", reason="needs dask.distributed")
+    file = tmp_path / "scheduler.json"
+    file.write_text(content)
+    argv = ["recipe", "nvtx_sum", "--input", str(report), "--mode", "dask"]
+    assert main([*argv, "--scheduler-file", str(file), "--output", str(tmp_path / "o")]) == 2
+    assert "--scheduler-file" in one_line(capsys.readouterr().err)
+    assert not (tmp_path / "o").exists()
 
 
 @pytest.mark.parametrize("window", ["100s:200s", "-5s:-1s"])

@@ -164,3 +164,14 @@ def test_plain_names_keep_nsys_parity(tmp_path: Path, capsys) -> None:
     assert main(["stats", "--no-cache", "-f", "csv", "-r", "cuda_gpu_kern_sum", str(tmp_path)]) == 0
     quoted = '"' + name.replace('"', '""') + '"'  # quoted for its comma, as before
     assert quoted in capsys.readouterr().out
+
+
+def test_log_lines_are_escaped() -> None:
+    import logging
+
+    from app.cli import _EscapingFormatter
+
+    record = logging.LogRecord("x", logging.WARNING, __file__, 1, "odd name %s", (HOSTILE,), None)
+    text = _EscapingFormatter(logging.BASIC_FORMAT).format(record)
+    assert_safe(text)
+    assert escape_text(HOSTILE) in text

@@ -320,3 +320,20 @@ def test_an_empty_existing_folder_is_used(inputs: Path, tmp_path: Path) -> None:
 def test_recipe_output_dash_is_refused(inputs: Path, capsys) -> None:
     assert main(_recipe(inputs, Path("-"))) == 2
     assert "not a stream" in one_line(capsys.readouterr().err)
+
+
+def test_a_recipe_output_in_a_read_only_folder_is_refused_before_the_run(
+    inputs: Path, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(analysis.outputs.os, "access", lambda *_a, **_k: False)
+    assert main(_recipe(inputs, tmp_path / "new" / "out")) == 2
+    assert "cannot write into" in one_line(capsys.readouterr().err)
+    assert not (tmp_path / "new").exists()
+
+
+def test_a_recipe_output_that_is_a_file_is_refused(inputs: Path, tmp_path: Path, capsys) -> None:
+    out = tmp_path / "out.txt"
+    out.write_text("mine\n")
+    assert main(_recipe(inputs, out, "--force-overwrite")) == 2
+    assert "not a folder" in one_line(capsys.readouterr().err)
+    assert out.read_text() == "mine\n"
