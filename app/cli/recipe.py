@@ -136,8 +136,9 @@ def _output_folder(args: argparse.Namespace) -> Path:
         folder = Path(f"{args.name}-{n}")
     else:
         folder = Path(args.output)
-    check_output(folder, input_paths(args.input), "--output", cache=cache_root())
-    check_folder_target(folder, "--output")
+    option = "--output" if args.output is not None else "the default output (give --output)"
+    check_output(folder, input_paths(args.input), option, cache=cache_root())
+    check_folder_target(folder, option)
     if folder.is_dir() and any(folder.iterdir()):
         if not args.force_overwrite:
             raise AnalysisError(
