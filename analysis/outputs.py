@@ -77,8 +77,13 @@ def _lineage(path: Path) -> Iterator[tuple[Path, tuple[int, int]]]:
             yield node, ident
 
 
-def _relation(out: Path, out_id: tuple[int, int] | None, given: Path) -> str | None:
-    """How the resolved output relates to one resolved input: 'is', 'is inside', 'contains'."""
+def _relation(
+    out: Path, out_lineage: list[tuple[Path, tuple[int, int]]], given: Path
+) -> str | None:
+    """How the resolved output relates to one resolved input: 'is', 'is inside', 'contains'.
+
+    ``out_lineage`` is :func:`_lineage` of ``out``, computed once for every input.
+    """
     if out == given:
         return "is"
     if given in out.parents:
@@ -89,9 +94,10 @@ def _relation(out: Path, out_id: tuple[int, int] | None, given: Path) -> str | N
     if given_id is None:
         return None
     # Same file or folder under another name: a hard link, a bind mount.
-    for node, ident in _lineage(out):
+    for node, ident in out_lineage:
         if ident == given_id:
             return "is" if node == out else "is inside"
+    out_id = out_lineage[0][1] if out_lineage and out_lineage[0][0] == out else None
     if out_id is not None:
         for _node, ident in _lineage(given.parent):
             if ident == out_id:
@@ -130,12 +136,12 @@ def check_output(
         The output and an input overlap.
     """
     out = real_path(output)
-    out_id = _identity(out)
+    out_lineage = list(_lineage(out))
     named = [("the input", raw) for raw in inputs]
     if cache is not None:
         named.append(("the cache folder", cache))
     for what, raw in named:
-        relation = _relation(out, out_id, real_path(raw))
+        relation = _relation(out, out_lineage, real_path(raw))
         if relation is not None:
             raise AnalysisError(
                 f"{option} {escape_text(os.fspath(output))} {relation} {what} "
