@@ -12,7 +12,7 @@ $(PY):
 	$(PY) -m pip install -q --upgrade pip
 
 $(STAMP_RUN): pyproject.toml | $(PY)
-	$(PY) -m pip install -q -e .
+	$(PY) -m pip install -q -e ".[plots]"
 	touch $@
 
 $(STAMP_TEST): pyproject.toml | $(PY)

@@ -1,5 +1,8 @@
 """Strata's analysis layer: reports, the columnar model, summaries. No Qt here."""
 
+#: Strata's version (the package metadata reads it from here; caches are keyed by it).
+__version__ = "0.2.0"
+
 from analysis.errors import (
     AnalysisError,
     CancelledError,
@@ -14,6 +17,7 @@ from analysis.model import EVENT_TABLES, EventTable, Report, ReportInfo, StringI
 from analysis.open import find_reports, open_report, open_reports
 
 __all__ = [
+    "__version__",
     "EVENT_TABLES",
     "AnalysisError",
     "CancelledError",

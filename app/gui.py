@@ -11,6 +11,8 @@ import traceback
 from collections.abc import Mapping
 from types import TracebackType
 
+from app.argparsing import StrataArgumentParser
+
 __all__ = ["check_display", "install_excepthook", "parse_gui_args", "run_gui"]
 
 log = logging.getLogger(__name__)
@@ -18,9 +20,9 @@ log = logging.getLogger(__name__)
 
 def parse_gui_args(argv: list[str]) -> argparse.Namespace:
     """Parse the GUI's command line (report paths and a few options)."""
-    from app.cli import _Parser
-
-    parser = _Parser(prog="strata", description="Timeline viewer for Nsight Systems reports.")
+    parser = StrataArgumentParser(
+        prog="strata", description="Timeline viewer for Nsight Systems reports."
+    )
     parser.add_argument("reports", nargs="*", metavar="REPORT|DIR", help="reports or folders")
     parser.add_argument("-v", "--verbose", action="store_true", help="log what happens")
     parser.add_argument(

@@ -9,7 +9,9 @@ reads the tables back for the GUI, which opens a recipe output as a table.
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import logging
 import os
 import re
 import stat
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
     from analysis.recipes.runner import RecipeRun
 
 __all__ = [
+    "has_plotting",
     "MANIFEST_NAME",
     "check_replaceable",
     "is_recipe_output",
@@ -39,6 +42,8 @@ __all__ = [
     "load_output",
     "write_output",
 ]
+
+log = logging.getLogger(__name__)
 
 MANIFEST_NAME = "recipe.json"
 MANIFEST_VERSION = "1"
@@ -117,7 +122,10 @@ def _write_files(output: RecipeOutput, folder: Path, run: RecipeRun | None) -> N
         escape_frame(frame).to_csv(folder / f"{stem}.csv", index=False)
         tables[name] = {"parquet": f"{stem}.parquet", "csv": f"{stem}.csv", "rows": len(frame)}
     plots = {}
-    for name, spec in output.plots.items():
+    if output.plots and not has_plotting():
+        # matplotlib is the optional "plots" extra: the tables are the recipe's result.
+        log.warning("recipe plots skipped: matplotlib is not installed (pip install strata[plots])")
+    for name, spec in output.plots.items() if has_plotting() else ():
         file = _unique(_safe_name(name), used, (".png",)) + ".png"
         draw_plot(spec, folder / file)
         plots[name] = file
@@ -369,6 +377,11 @@ def load_output(folder: str | Path) -> dict[str, pd.DataFrame]:
 
 
 # -- plots --------------------------------------------------------------------------------------
+
+
+def has_plotting() -> bool:
+    """Return whether matplotlib (the optional ``plots`` extra) can be imported."""
+    return importlib.util.find_spec("matplotlib") is not None
 
 
 def draw_plot(spec: PlotSpec, path: Path) -> None:

@@ -17,10 +17,12 @@ import logging
 import os
 import sys
 
+from analysis import __version__
 from analysis.errors import StrataError
 from analysis.escape import escape_text
+from app.argparsing import StrataArgumentParser
 
-__all__ = ["EXIT_HELP", "SUBCOMMANDS", "build_parser", "main"]
+__all__ = ["EXIT_HELP", "SUBCOMMANDS", "build_parser", "main", "run"]
 
 #: sub-command -> module under app.cli
 SUBCOMMANDS = {
@@ -39,15 +41,8 @@ EXIT_HELP = (
 
 _VERBOSE = ("-v", "--verbose")
 _QUIET = ("-q", "--quiet")
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse that reports a usage error as one line and exit status 2."""
-
-    def error(self, message: str) -> None:  # argparse's own name
-        # "strata: render: argument --range: ...", not "strata: strata render: ...".
-        command = self.prog.removeprefix("strata").strip()
-        raise StrataError(f"{command}: {message}" if command else message)
+#: Options answered by the top-level parser rather than the GUI.
+_TOP_OPTIONS = ("-h", "--help", "--version")
 
 
 def _add_verbosity(parser: argparse.ArgumentParser, default: object) -> None:
@@ -64,13 +59,14 @@ def _add_verbosity(parser: argparse.ArgumentParser, default: object) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = StrataArgumentParser(
         prog="strata",
         description="Timeline viewer for Nsight Systems reports.",
         epilog=EXIT_HELP,
     )
+    parser.add_argument("--version", action="version", version=f"strata {__version__}")
     _add_verbosity(parser, False)
-    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", parser_class=StrataArgumentParser)
     for module_name in SUBCOMMANDS.values():
         importlib.import_module(module_name).add_parser(sub)
     for subparser in sub.choices.values():
@@ -128,7 +124,7 @@ def main(argv: list[str]) -> int:
             stream.reconfigure(errors="backslashreplace")
     try:
         flags, rest = _split_verbosity(argv)
-        if not rest or rest[0] not in SUBCOMMANDS and rest[0] not in ("-h", "--help"):
+        if not rest or rest[0] not in SUBCOMMANDS and rest[0] not in _TOP_OPTIONS:
             return _run_gui(flags, rest)
         args = build_parser().parse_args(argv)
         _configure_logging(args.verbose, args.quiet)
@@ -145,3 +141,8 @@ def main(argv: list[str]) -> int:
         return 130
     except Exception:  # noqa: BLE001 - last resort: a bug, keep its traceback
         raise
+
+
+def run() -> None:
+    """Console entry point of the ``strata`` and ``strata-gui`` commands."""
+    sys.exit(main(sys.argv[1:]))
