@@ -115,6 +115,8 @@ def open_for_stats(
     report, meta = _load_lean(entry, path, wanted)
     if report is not None:
         return report
+    if meta is _UNUSABLE:
+        return _read_lean(path, wanted)  # the entry is kept for a run with more memory
     # The entry lacks a table (or column) these summaries read: read the wanted tables with
     # the columns the entry holds of them, so that the new entry serves this run and the
     # earlier ones; the entry's other tables are carried over.
@@ -130,6 +132,8 @@ def open_for_stats(
 
 
 _WRITERS: list[threading.Thread] = []
+#: What _load_lean answers for an entry it cannot read now (no memory, no permission).
+_UNUSABLE: dict = {}
 
 
 def wait_for_cache_writes() -> None:
@@ -340,7 +344,8 @@ def _load_lean(
     """Return (the report from the entry, the entry's checked meta.json).
 
     The report is None when the entry lacks a wanted table or column; the meta is None when
-    there is no usable entry (none, or a damaged one, which is discarded).
+    there is no entry (none, or a damaged one, which is discarded), and :data:`_UNUSABLE`
+    when it cannot be read now (memory, permission): then it is kept and not rewritten.
     """
     if not (entry / "meta.json").is_file():
         return None, None
@@ -366,7 +371,7 @@ def _load_lean(
     except _DAMAGE as exc:
         if is_unavailable(exc):
             log.warning("cannot use the stats column cache now (%s); reading the report", exc)
-            return None, meta
+            return None, _UNUSABLE
         log.warning("discarding a damaged stats column cache entry for %s (%s)", path, exc)
         cache.discard(entry)
         return None, None
