@@ -336,11 +336,15 @@ def prune_stale(folder: Path, path: Path, keep: str) -> None:
     """
     source = str(Path(path).resolve())
     now = time.time()
-    for entry in folder.iterdir():
+    try:
+        entries = list(folder.iterdir())
+    except OSError:
+        return
+    for entry in entries:
         if entry.name.startswith((".tmp-", ".trash-")):
             with contextlib.suppress(OSError):
-                if now - entry.stat().st_mtime > _ABANDONED_S:
-                    shutil.rmtree(entry, ignore_errors=True)
+                if now - entry.lstat().st_mtime > _ABANDONED_S:
+                    _remove(entry)
             continue
         if entry.name == keep:
             continue
@@ -348,18 +352,30 @@ def prune_stale(folder: Path, path: Path, keep: str) -> None:
             meta = json.loads((entry / "meta.json").read_text())
         except (OSError, ValueError):
             continue
-        if meta.get("source") == source:
+        if isinstance(meta, dict) and meta.get("source") == source:
             discard(entry)
 
 
 def discard(entry: Path) -> None:
-    """Move an entry aside atomically, then delete it (readers keep their mappings)."""
+    """Move an entry aside atomically, then delete it (readers keep their mappings).
+
+    A file or a symbolic link where an entry folder should be is removed too (never what it
+    points to).
+    """
     trash = entry.parent / f".trash-{entry.name}-{os.getpid()}-{id(entry)}"
     try:
         os.rename(entry, trash)
     except OSError:
         return
-    shutil.rmtree(trash, ignore_errors=True)
+    _remove(trash)
+
+
+def _remove(path: Path) -> None:
+    if path.is_symlink() or not path.is_dir():
+        with contextlib.suppress(OSError):
+            path.unlink()
+    else:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def load_cached(key: str, path: Path) -> Report | None:

@@ -275,10 +275,10 @@ def _store_lean(
         }  # fmt: skip
         write_meta(tmp / "meta.json", meta)
         old_dir = entry.with_name(f".old-{entry.name}-{os.getpid()}")
-        if entry.is_dir():
+        if entry.exists() or entry.is_symlink():
             os.replace(entry, old_dir)
         os.replace(tmp, entry)
-        shutil.rmtree(old_dir, ignore_errors=True)
+        cache.discard(old_dir)
         # The same report's entries under older keys (it was re-recorded or touched).
         cache.prune_stale(entry.parent, info.path, keep=entry.name)
     except (OSError, ValueError) as exc:

@@ -358,3 +358,32 @@ def test_unusable_cache_folder_costs_a_warning(
     assert proc.stdout == uncached.stdout
     assert "WARNING" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_file_in_place_of_an_entry_folder_is_replaced(
+    private_cache: Path, report_copy: Path
+) -> None:
+    for entry in (
+        _entry_dir(private_cache, report_copy, lean=False),
+        _entry_dir(private_cache, report_copy, lean=True),
+    ):
+        entry.parent.mkdir(parents=True)
+        entry.write_text("not a folder")
+    lean = open_for_stats(report_copy, ["cuda_api_sum"])  # before the full entry exists
+    wait_for_cache_writes()
+    report = open_report(report_copy)
+    assert len(lean.cuda_api) == len(report.cuda_api) > 0
+    assert _intact(_entry_dir(private_cache, report_copy, lean=False), lean=False)
+    assert _intact(_entry_dir(private_cache, report_copy, lean=True), lean=True)
+
+
+def test_other_entry_with_odd_meta_does_not_stop_publishing(
+    private_cache: Path, report_copy: Path
+) -> None:
+    # Pruning reads the other entries' meta.json: one that is JSON but not an object.
+    odd = private_cache / "reports" / "0123456789abcdef01234567"
+    odd.mkdir(parents=True)
+    (odd / "meta.json").write_text("[1, 2]")
+    report = open_report(report_copy)
+    assert len(report.kernels) > 0
+    assert _intact(_entry_dir(private_cache, report_copy, lean=False), lean=False)
