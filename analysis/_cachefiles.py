@@ -29,6 +29,7 @@ __all__ = [
     "digest",
     "file_record",
     "is_unavailable",
+    "map_file",
     "map_verified",
     "read_meta",
     "read_verified",
@@ -78,18 +79,18 @@ def digest(data: object) -> str:
     return f"{len(raw)}-{total & _MASK:016x}{weighted & _MASK:016x}"
 
 
+def map_file(path: Path) -> mmap.mmap | bytes:
+    """Memory-map a whole file read-only (an empty file gives ``b""``)."""
+    with path.open("rb") as fh:
+        if os.fstat(fh.fileno()).st_size == 0:
+            return b""
+        return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+
+
 def file_record(path: Path) -> list[object]:
     """Return ``[size, checksum]`` of a file just written, for ``meta.json``."""
-    with path.open("rb") as fh:
-        size = os.fstat(fh.fileno()).st_size
-        if size == 0:
-            return [0, digest(b"")]
-        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-            view = memoryview(mapped)
-            try:
-                return [size, digest(view)]
-            finally:
-                view.release()
+    mapped = map_file(path)
+    return [len(mapped), digest(mapped)]
 
 
 def _check_size(path: Path, actual: int, record: object) -> int:
@@ -113,11 +114,8 @@ def map_verified(path: Path, record: object) -> mmap.mmap | bytes:
     OSError, MemoryError
         The file is missing or cannot be mapped (see :func:`is_unavailable`).
     """
-    with path.open("rb") as fh:
-        size = _check_size(path, os.fstat(fh.fileno()).st_size, record)
-        mapped: mmap.mmap | bytes = (
-            mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
-        )
+    mapped = map_file(path)
+    _check_size(path, len(mapped), record)
     if digest(mapped) != record[1]:  # type: ignore[index]
         raise DamagedEntryError(f"{path.name}: checksum differs from meta.json")
     return mapped

@@ -34,8 +34,9 @@ import pyarrow as pa
 
 from analysis._cachefiles import (
     DamagedEntryError,
-    file_record,
+    digest,
     is_unavailable,
+    map_file,
     map_verified,
     read_meta,
     write_meta,
@@ -94,11 +95,16 @@ def _entry(key: str) -> Path:
     return cache_root() / "reports" / key
 
 
-def _write_table(path: Path, table: pa.Table) -> list[object]:
-    """Write ``table`` as an Arrow IPC file; return its ``meta.json`` record (size, checksum)."""
+def _write_table(path: Path, table: pa.Table) -> tuple[list[object], pa.Table]:
+    """Write ``table`` as an Arrow IPC file; return its ``meta.json`` record and mapped copy.
+
+    The record is the file's size and checksum, taken from the same mapping the returned
+    table reads: one pass over the written bytes.
+    """
     with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
         writer.write_table(table)
-    return file_record(path)
+    mapped = map_file(path)
+    return [len(mapped), digest(mapped)], pa.ipc.open_file(pa.py_buffer(mapped)).read_all()
 
 
 def _read_table(entry: Path, name: str, files: dict, full: bool = True) -> pa.Table:
@@ -194,8 +200,10 @@ class EntryWriter:
         }
         stored = {name: col for name, col in table.columns.items() if name not in constants}
         try:
-            self.files[f"{kind}.arrow"] = _write_table(self.tmp / f"{kind}.arrow", pa.table(stored))
-            self.files[f"{kind}.keys.arrow"] = _write_table(
+            self.files[f"{kind}.arrow"], arrow = _write_table(
+                self.tmp / f"{kind}.arrow", pa.table(stored)
+            )
+            self.files[f"{kind}.keys.arrow"], _ = _write_table(
                 self.tmp / f"{kind}.keys.arrow",
                 pa.Table.from_pandas(table.track_keys, preserve_index=False),
             )
@@ -206,7 +214,7 @@ class EntryWriter:
             }
             if not _MAP_WHILE_WRITING:
                 return None
-            columns = _mapped_columns(self.tmp, kind, n, self.layout[kind], self.files)
+            columns = _table_columns(arrow, kind, n, self.layout[kind])
         except (OSError, ValueError, pa.ArrowException) as exc:
             self._fail(exc)
             return None
@@ -270,15 +278,12 @@ _MAP_WHILE_WRITING = os.name != "nt"
 _ABANDONED_S = 3600.0
 
 
-def _mapped_columns(
-    entry: Path, kind: str, rows: int, layout: dict, files: dict
-) -> dict[str, np.ndarray]:
+def _table_columns(arrow: pa.Table, kind: str, rows: int, layout: dict) -> dict[str, np.ndarray]:
     """Return one table's columns: memory-mapped from the entry, constants as views.
 
     Raises DamagedEntryError when the file's columns, dtypes or row count differ from
     ``layout`` and ``rows`` (``meta.json``).
     """
-    arrow = _read_table(entry, f"{kind}.arrow", files, full=False)
     stored = [name for name in layout["columns"] if name not in layout["constants"]]
     if arrow.column_names != stored or "start_ns" not in stored:
         raise DamagedEntryError(f"{kind}: columns {arrow.column_names}, meta.json says {stored}")
@@ -298,10 +303,10 @@ def _mapped_columns(
 
 def _write_small(tmp: Path, report: Report, layout: dict[str, dict], files: dict) -> None:
     strings = pa.table({"value": pa.array(report.strings.values.tolist(), pa.string())})
-    files["strings.arrow"] = _write_table(tmp / "strings.arrow", strings)
+    files["strings.arrow"], _ = _write_table(tmp / "strings.arrow", strings)
     for name in _FRAMES:
         frame = pa.Table.from_pandas(getattr(report, name), preserve_index=False)
-        files[f"{name}.frame.arrow"] = _write_table(tmp / f"{name}.frame.arrow", frame)
+        files[f"{name}.frame.arrow"], _ = _write_table(tmp / f"{name}.frame.arrow", frame)
     info = report.info
     meta = {
         "format": FORMAT_VERSION,
@@ -408,7 +413,8 @@ def _load(entry: Path, path: Path) -> Report:
     tables = {}
     for kind in EVENT_TABLES:
         rows, layout = meta["rows"][kind], meta["layout"][kind]
-        columns = _mapped_columns(entry, kind, rows, layout, files)
+        arrow = _read_table(entry, f"{kind}.arrow", files, full=False)
+        columns = _table_columns(arrow, kind, rows, layout)
         keys = _read_table(entry, f"{kind}.keys.arrow", files).to_pandas()
         _check_table(kind, columns, len(keys), len(strings))
         tables[kind] = EventTable(kind, columns, keys, meta["sources"][kind])

@@ -281,7 +281,7 @@ def _store_lean(
         cache.discard(old_dir)
         # The same report's entries under older keys (it was re-recorded or touched).
         cache.prune_stale(entry.parent, info.path, keep=entry.name)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, MemoryError) as exc:
         log.warning("stats column cache not written (%s)", exc)
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
