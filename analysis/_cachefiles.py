@@ -40,6 +40,8 @@ __all__ = [
 _BLOCK_WORDS = 1 << 17
 _MASK = (1 << 64) - 1
 _WEIGHTS = np.arange(1, _BLOCK_WORDS + 1, dtype=np.uint64)
+#: Words per chunk released from the page tables after summing (64 MiB, page-aligned).
+_RELEASE_WORDS = 1 << 23
 
 #: OSError numbers that say "not now" (memory, descriptors, permissions), not "damaged".
 _UNAVAILABLE_ERRNOS = {errno.ENOMEM, errno.EMFILE, errno.ENFILE, errno.EACCES, errno.EPERM}
@@ -61,10 +63,17 @@ def is_unavailable(exc: BaseException) -> bool:
 
 
 def digest(data: object) -> str:
-    """Return the checksum of a bytes-like object, with its size: ``"<size>-<32 hex>"``."""
+    """Return the checksum of a bytes-like object, with its size: ``"<size>-<32 hex>"``.
+
+    A memory map is read in 64 MiB chunks, each dropped from this process's page tables
+    once summed (``MADV_DONTNEED``; the page cache keeps it): checking a 775 MB entry would
+    otherwise leave it all resident (+781 MiB measured after a cached open of 20 M events,
+    against +48 MiB unchecked). Arrow faults back in only the columns that are used.
+    """
     raw = np.frombuffer(data, dtype=np.uint8)
     n_words = len(raw) // 8
     words = raw[: n_words * 8].view("<u8")
+    release = getattr(data, "madvise", None) if hasattr(mmap, "MADV_DONTNEED") else None
     total = weighted = 0
     for lo in range(0, n_words, _BLOCK_WORDS):
         block = words[lo : lo + _BLOCK_WORDS]
@@ -72,6 +81,10 @@ def digest(data: object) -> str:
         total += block_sum
         # sum of word * (its index + 1): the dot product wraps modulo 2^64 like the sum.
         weighted += int(np.dot(block, _WEIGHTS[: len(block)])) + lo * block_sum
+        end = lo + len(block)
+        if release is not None and (end % _RELEASE_WORDS == 0 or end == n_words):
+            start = (end - 1) // _RELEASE_WORDS * _RELEASE_WORDS
+            release(mmap.MADV_DONTNEED, start * 8, (end - start) * 8)
     if len(raw) % 8:
         last = int.from_bytes(raw[n_words * 8 :].tobytes(), "little")
         total += last
@@ -104,8 +117,8 @@ def _check_size(path: Path, actual: int, record: object) -> int:
 def map_verified(path: Path, record: object) -> mmap.mmap | bytes:
     """Memory-map a cache file after checking its size and checksum against ``record``.
 
-    The pages the checksum touched stay mapped for the caller (Arrow reads this mapping,
-    through ``pyarrow.py_buffer``), so the check costs one pass over the file and no copy.
+    Arrow reads this same mapping (through ``pyarrow.py_buffer``): the bytes it parses are
+    the bytes checked, at the cost of one pass over the file and no copy.
 
     Raises
     ------
