@@ -59,8 +59,8 @@ FORMAT_VERSION = 6
 #: Columns holding StringIds ids (-1: none), in any event table.
 _STRING_ID_COLUMNS = ("name_id", "short_name_id", "mangled_name_id", "text_id")
 #: What a damaged entry raises while it is read (a checksum mismatch is a ValueError).
-_DAMAGE = (OSError, MemoryError, ValueError, KeyError, TypeError, IndexError, OverflowError,
-           pa.ArrowException)  # fmt: skip
+_DAMAGE = (OSError, MemoryError, ValueError, KeyError, TypeError, IndexError, AttributeError,
+           OverflowError, pa.ArrowException)  # fmt: skip
 _FRAMES = (
     "processes",
     "threads",

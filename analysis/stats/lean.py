@@ -69,7 +69,8 @@ LEAN_REPORTS = {
 }
 _FORMAT = 2
 #: What a damaged side-cache entry raises while it is read (a bad checksum: ValueError).
-_DAMAGE = (OSError, MemoryError, ValueError, KeyError, TypeError, IndexError, OverflowError)
+_DAMAGE = (OSError, MemoryError, ValueError, KeyError, TypeError, IndexError, AttributeError,
+           OverflowError)  # fmt: skip
 
 
 def open_for_stats(

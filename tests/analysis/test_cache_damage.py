@@ -387,3 +387,47 @@ def test_other_entry_with_odd_meta_does_not_stop_publishing(
     report = open_report(report_copy)
     assert len(report.kernels) > 0
     assert _intact(_entry_dir(private_cache, report_copy, lean=False), lean=False)
+
+
+_FORGED_FULL = {
+    "files": lambda m: m.update(files=[]),
+    "layout": lambda m: m["layout"].update(kernels="x"),
+    "rows": lambda m: m["rows"].update(kernels="many"),
+    "format": lambda m: m.update(format=5),
+    "info": lambda m: m.update(info=3),
+    "record": lambda m: m["files"].update({"strings.arrow": {"size": 1}}),
+}
+_FORGED_LEAN = {
+    "tables": lambda m: m.update(tables=[]),
+    "absent": lambda m: m.update(absent=7),
+    "info": lambda m: m.update(info="x"),
+    "columns": lambda m: m["tables"]["cuda_api"].update(columns={"end_ns": 1, "name_id": 2}),
+}
+
+
+@pytest.mark.parametrize("forged", sorted(_FORGED_FULL))
+def test_meta_with_a_valid_checksum_but_wrong_types_is_rejected(
+    private_cache: Path, report_copy: Path, caplog: pytest.LogCaptureFixture, forged: str
+) -> None:
+    expected = len(open_report(report_copy).cuda_api)
+    entry = _entry_dir(private_cache, report_copy, lean=False)
+    _rewrite_meta(entry / "meta.json", _FORGED_FULL[forged])
+    with caplog.at_level(logging.WARNING):
+        assert len(open_report(report_copy).cuda_api) == expected
+    assert "discarding a damaged cache entry" in caplog.text
+    assert _intact(entry, lean=False)
+
+
+@pytest.mark.parametrize("forged", sorted(_FORGED_LEAN))
+def test_side_cache_meta_with_a_valid_checksum_but_wrong_types_is_rejected(
+    private_cache: Path, report_copy: Path, caplog: pytest.LogCaptureFixture, forged: str
+) -> None:
+    expected = len(open_for_stats(report_copy, ["cuda_api_sum"]).cuda_api)
+    wait_for_cache_writes()
+    entry = _entry_dir(private_cache, report_copy, lean=True)
+    _rewrite_meta(entry / "meta.json", _FORGED_LEAN[forged])
+    with caplog.at_level(logging.WARNING):
+        assert len(open_for_stats(report_copy, ["cuda_api_sum"]).cuda_api) == expected
+        wait_for_cache_writes()
+    assert "discarding a damaged stats column cache entry" in caplog.text
+    assert _intact(entry, lean=True)
