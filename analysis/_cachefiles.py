@@ -8,10 +8,14 @@ segfault, and a flipped bit in a column was read as another number. Any mismatch
 :class:`DamagedEntryError`; the caller discards the entry and reads the report instead.
 
 The checksum is a position-weighted sum of 64-bit words (Fletcher-like, modulo 2^64) computed
-with NumPy in 1 MiB blocks: it changes with any single bit flip, a zeroed or replaced range,
-or two swapped words. Measured on a 400 MB file in a fresh process on the 2-core reference
-machine (page faults of the mapping included): 70-90 ms, against 160 ms for ``zlib.crc32``
-over 8 MiB blocks and 180 ms for SHA-1; ``xxhash`` is not installed.
+with NumPy in 1 MiB blocks, with the size: a single bit flip and a truncation always change
+it; a zeroed, replaced or reordered range is missed only when two 64-bit sums cancel at once
+(a plain sum alone misses a zeroed -1 and 1 of one int64 column, whose words add up to 2^64).
+Measured on a 400 MB file in a fresh process on the 2-core reference machine (page faults
+of the mapping included): 70-90 ms, against 160 ms for ``zlib.crc32`` over 8 MiB blocks and
+180 ms for SHA-1; ``xxhash`` is not installed. On the 775 MB entry of a 10 M-kernel report,
+a cached ``open_report`` takes 106 ms in-process (21 ms unchecked), whole process 0.41 s
+(0.32 s); reading the report instead takes ~9 s.
 """
 
 from __future__ import annotations
