@@ -2,8 +2,14 @@
 
 An entry lives in ``<cache root>/reports/<key>/`` where the key hashes the report's resolved
 path, size and mtime and the cache format. A stale entry (the report changed) simply has
-another key and is pruned when the new entry is written; an entry that fails to read or
-whose row counts disagree with its ``meta.json`` is moved aside and rebuilt, never trusted.
+another key and is pruned when the new entry is written.
+
+Nothing read back is trusted: ``meta.json`` records the size and checksum of every file of
+the entry (and a checksum of itself), and each file is checked before Arrow parses it (see
+:mod:`analysis._cachefiles`); then column names, dtypes and row counts are compared with
+``meta.json``, name ids with the string table and track ids with the track keys. An entry
+that fails any check is moved aside and rebuilt from the report. An entry that cannot be
+mapped for lack of memory is not damaged: it is kept and the report is read instead.
 
 Concurrency: an entry is written in a private temporary folder and appears with one atomic
 ``rename``; when two processes race, the first rename wins and the loser discards its copy.
@@ -26,12 +32,22 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from analysis._cachefiles import (
+    DamagedEntryError,
+    digest,
+    is_unavailable,
+    map_file,
+    map_verified,
+    read_meta,
+    write_meta,
+)
 from analysis.model import EVENT_TABLES, EventTable, Report, ReportInfo, StringIds
 
 __all__ = [
     "EntryWriter",
     "cache_key",
     "cache_root",
+    "discard",
     "load_cached",
     "prune_stale",
     "store",
@@ -39,7 +55,12 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 5
+FORMAT_VERSION = 6
+#: Columns holding StringIds ids (-1: none), in any event table.
+_STRING_ID_COLUMNS = ("name_id", "short_name_id", "mangled_name_id", "text_id")
+#: What a damaged entry raises while it is read (a checksum mismatch is a ValueError).
+_DAMAGE = (OSError, MemoryError, ValueError, KeyError, TypeError, IndexError, AttributeError,
+           OverflowError, pa.ArrowException)  # fmt: skip
 _FRAMES = (
     "processes",
     "threads",
@@ -74,19 +95,61 @@ def _entry(key: str) -> Path:
     return cache_root() / "reports" / key
 
 
-def _write_table(path: Path, table: pa.Table) -> None:
+def _write_table(path: Path, table: pa.Table) -> tuple[list[object], pa.Table]:
+    """Write ``table`` as an Arrow IPC file; return its ``meta.json`` record and mapped copy.
+
+    The record is the file's size and checksum, taken from the same mapping the returned
+    table reads: one pass over the written bytes.
+    """
     with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
         writer.write_table(table)
+    mapped = map_file(path)
+    return [len(mapped), digest(mapped)], pa.ipc.open_file(pa.py_buffer(mapped)).read_all()
 
 
-def _read_table(path: Path) -> pa.Table:
-    return pa.ipc.open_file(pa.memory_map(str(path), "r")).read_all()
+def _read_table(entry: Path, name: str, files: dict, full: bool = True) -> pa.Table:
+    """Map one file of an entry, check it against ``meta.json``, then let Arrow read it."""
+    mapped = map_verified(entry / name, files.get(name))
+    table = pa.ipc.open_file(pa.py_buffer(mapped)).read_all()
+    # Verified bytes are the bytes we wrote; a full validation (string offsets, UTF-8) is
+    # kept for the small files, where it costs nothing.
+    table.validate(full=full)
+    return table
 
 
 def _column(table: pa.Table, name: str) -> np.ndarray:
     column = table.column(name)
     chunk = column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
     return chunk.to_numpy(zero_copy_only=True)
+
+
+def _span(values: np.ndarray) -> tuple[int, int]:
+    """Return (min, max) of a non-empty column; one value when it is a zero-stride constant."""
+    if values.strides == (0,):
+        return int(values[0]), int(values[0])
+    return int(values.min()), int(values.max())
+
+
+def _check_table(kind: str, columns: dict[str, np.ndarray], n_keys: int, n_strings: int) -> None:
+    """Raise DamagedEntryError unless ``columns`` hold the invariants of every entry.
+
+    Track ids are sorted and index the ``n_keys`` track keys; name ids are -1 or index the
+    string table. The writer checks the same before it publishes an entry.
+    """
+    track_ids = columns["track_id"]
+    if len(track_ids):
+        lo, hi = _span(track_ids)
+        if lo < 0 or hi >= n_keys:
+            raise DamagedEntryError(f"{kind}: track ids {lo}..{hi} outside {n_keys} track keys")
+        if track_ids.strides != (0,) and np.any(track_ids[1:] < track_ids[:-1]):
+            raise DamagedEntryError(f"{kind}: track ids not sorted")
+    for name in _STRING_ID_COLUMNS:
+        if name in columns and len(columns[name]):
+            lo, hi = _span(columns[name])
+            if lo < -1 or hi >= n_strings:
+                raise DamagedEntryError(
+                    f"{kind}.{name}: ids {lo}..{hi} outside the {n_strings} strings"
+                )
 
 
 class EntryWriter:
@@ -101,10 +164,15 @@ class EntryWriter:
         self.key = key
         self.tmp: Path | None = None
         self.layout: dict[str, dict] = {}
+        self.files: dict[str, list[object]] = {}
         root = cache_root() / "reports"
         final = _entry(key)
-        if final.exists() and not (final / "meta.json").is_file():
-            _discard(final)  # incomplete (e.g. copied or left by an older version): rebuild
+        if (final / "meta.json").is_file():
+            # Present but not loaded: it could not be mapped now (memory), or it is damaged
+            # and could not be moved aside (a read-only cache). Writing a copy would not help.
+            return
+        if final.exists():
+            discard(final)  # incomplete (e.g. copied or left by an older version): rebuild
         try:
             root.mkdir(parents=True, exist_ok=True)
             self.tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=root))
@@ -124,23 +192,30 @@ class EntryWriter:
         if self.tmp is None:
             return None
         n = len(table)
+        # start_ns is always stored, so that every entry's row count is backed by a file.
         constants = {
             name: [col[:1].item(), col.dtype.str]
             for name, col in table.columns.items()
-            if n and col.min() == col.max()
+            if n and name != "start_ns" and col.min() == col.max()
         }
         stored = {name: col for name, col in table.columns.items() if name not in constants}
         try:
-            _write_table(self.tmp / f"{kind}.arrow", pa.table(stored))
-            _write_table(
+            self.files[f"{kind}.arrow"], arrow = _write_table(
+                self.tmp / f"{kind}.arrow", pa.table(stored)
+            )
+            self.files[f"{kind}.keys.arrow"], _ = _write_table(
                 self.tmp / f"{kind}.keys.arrow",
                 pa.Table.from_pandas(table.track_keys, preserve_index=False),
             )
-            self.layout[kind] = {"columns": list(table.columns), "constants": constants}
+            self.layout[kind] = {
+                "columns": list(table.columns),
+                "constants": constants,
+                "dtypes": {name: col.dtype.str for name, col in stored.items()},
+            }
             if not _MAP_WHILE_WRITING:
                 return None
-            columns = _mapped_columns(self.tmp, kind, n, self.layout[kind])
-        except (OSError, pa.ArrowException) as exc:
+            columns = _table_columns(arrow, kind, n, self.layout[kind])
+        except (OSError, ValueError, pa.ArrowException) as exc:
             self._fail(exc)
             return None
         return EventTable(kind, columns, table.track_keys, table.source)
@@ -155,7 +230,15 @@ class EntryWriter:
                 self.write_table(kind, report.tables[kind])
             if self.tmp is None:
                 return False
-            _write_small(self.tmp, report, self.layout)
+            try:
+                for kind, table in report.tables.items():
+                    _check_table(kind, table.columns, len(table.track_keys), len(report.strings))
+            except DamagedEntryError as exc:
+                # It would be discarded on every read: odd ids in the report itself.
+                log.info("%s is not cached: %s", report.info.path, exc)
+                self.abort()
+                return False
+            _write_small(self.tmp, report, self.layout, self.files)
             try:
                 os.rename(self.tmp, final)
             except OSError:
@@ -195,29 +278,35 @@ _MAP_WHILE_WRITING = os.name != "nt"
 _ABANDONED_S = 3600.0
 
 
-def _mapped_columns(entry: Path, kind: str, rows: int, layout: dict) -> dict[str, np.ndarray]:
-    """Return one table's columns: memory-mapped from the entry, constants as views."""
-    arrow = _read_table(entry / f"{kind}.arrow")
-    if arrow.num_columns and arrow.num_rows != rows:
-        raise ValueError(f"{kind}: {arrow.num_rows} rows, meta.json says {rows}")
+def _table_columns(arrow: pa.Table, kind: str, rows: int, layout: dict) -> dict[str, np.ndarray]:
+    """Return one table's columns: memory-mapped from the entry, constants as views.
+
+    Raises DamagedEntryError when the file's columns, dtypes or row count differ from
+    ``layout`` and ``rows`` (``meta.json``).
+    """
+    stored = [name for name in layout["columns"] if name not in layout["constants"]]
+    if arrow.column_names != stored or "start_ns" not in stored:
+        raise DamagedEntryError(f"{kind}: columns {arrow.column_names}, meta.json says {stored}")
+    if arrow.num_rows != rows:
+        raise DamagedEntryError(f"{kind}: {arrow.num_rows} rows, meta.json says {rows}")
     columns = {}
     for name in layout["columns"]:
         if name in layout["constants"]:
             value, dtype = layout["constants"][name]
             columns[name] = np.broadcast_to(np.array(value, dtype=np.dtype(dtype)), (rows,))
-        else:
-            columns[name] = _column(arrow, name)
+            continue
+        columns[name] = _column(arrow, name)
+        if columns[name].dtype.str != layout["dtypes"][name]:
+            raise DamagedEntryError(f"{kind}.{name}: dtype differs from meta.json")
     return columns
 
 
-def _write_small(tmp: Path, report: Report, layout: dict[str, dict]) -> None:
-    _write_table(
-        tmp / "strings.arrow",
-        pa.table({"value": pa.array(report.strings.values.tolist(), pa.string())}),
-    )
+def _write_small(tmp: Path, report: Report, layout: dict[str, dict], files: dict) -> None:
+    strings = pa.table({"value": pa.array(report.strings.values.tolist(), pa.string())})
+    files["strings.arrow"], _ = _write_table(tmp / "strings.arrow", strings)
     for name in _FRAMES:
-        frame = getattr(report, name)
-        _write_table(tmp / f"{name}.frame.arrow", pa.Table.from_pandas(frame, preserve_index=False))
+        frame = pa.Table.from_pandas(getattr(report, name), preserve_index=False)
+        files[f"{name}.frame.arrow"], _ = _write_table(tmp / f"{name}.frame.arrow", frame)
     info = report.info
     meta = {
         "format": FORMAT_VERSION,
@@ -234,12 +323,13 @@ def _write_small(tmp: Path, report: Report, layout: dict[str, dict]) -> None:
         "sources": {kind: t.source for kind, t in report.tables.items()},
         "rows": {kind: len(t) for kind, t in report.tables.items()},
         "layout": layout,
+        "files": files,
         "enums": {k: {str(i): v for i, v in m.items()} for k, m in report.enums.items()},
         "source_columns": {k: list(v) for k, v in report.source_columns.items()},
         "nvtx_max_ns": report.nvtx_max_ns,
     }
     # meta.json last: an entry without it is incomplete and never read.
-    (tmp / "meta.json").write_text(json.dumps(meta))
+    write_meta(tmp / "meta.json", meta)
 
 
 def prune_stale(folder: Path, path: Path, keep: str) -> None:
@@ -251,11 +341,15 @@ def prune_stale(folder: Path, path: Path, keep: str) -> None:
     """
     source = str(Path(path).resolve())
     now = time.time()
-    for entry in folder.iterdir():
+    try:
+        entries = list(folder.iterdir())
+    except OSError:
+        return
+    for entry in entries:
         if entry.name.startswith((".tmp-", ".trash-")):
             with contextlib.suppress(OSError):
-                if now - entry.stat().st_mtime > _ABANDONED_S:
-                    shutil.rmtree(entry, ignore_errors=True)
+                if now - entry.lstat().st_mtime > _ABANDONED_S:
+                    _remove(entry)
             continue
         if entry.name == keep:
             continue
@@ -263,44 +357,70 @@ def prune_stale(folder: Path, path: Path, keep: str) -> None:
             meta = json.loads((entry / "meta.json").read_text())
         except (OSError, ValueError):
             continue
-        if meta.get("source") == source:
-            _discard(entry)
+        if isinstance(meta, dict) and meta.get("source") == source:
+            discard(entry)
 
 
-def _discard(entry: Path) -> None:
-    """Move an entry aside atomically, then delete it (readers keep their mappings)."""
+def discard(entry: Path) -> None:
+    """Move an entry aside atomically, then delete it (readers keep their mappings).
+
+    A file or a symbolic link where an entry folder should be is removed too (never what it
+    points to).
+    """
     trash = entry.parent / f".trash-{entry.name}-{os.getpid()}-{id(entry)}"
     try:
         os.rename(entry, trash)
     except OSError:
         return
-    shutil.rmtree(trash, ignore_errors=True)
+    _remove(trash)
+
+
+def _remove(path: Path) -> None:
+    if path.is_symlink() or not path.is_dir():
+        with contextlib.suppress(OSError):
+            path.unlink()
+    else:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def load_cached(key: str, path: Path) -> Report | None:
-    """Return the cached report for ``key``, or None when there is no usable entry."""
+    """Return the cached report for ``key``, or None when there is no usable entry.
+
+    A damaged entry (any check of :func:`_load` fails) is logged, moved aside and deleted,
+    so that the caller reads the report and writes a new one. An entry that cannot be used
+    now (no memory to map it, no permission) is logged and kept.
+    """
     entry = _entry(key)
     if not (entry / "meta.json").is_file():
         return None
     try:
         return _load(entry, path)
-    except (OSError, ValueError, KeyError, TypeError, pa.ArrowException) as exc:
+    except _DAMAGE as exc:
+        if is_unavailable(exc):
+            log.warning("cannot use the cache entry for %s now (%s); reading the report", path, exc)
+            return None
         log.warning("discarding a damaged cache entry for %s (%s)", path, exc)
-        _discard(entry)
+        discard(entry)
         return None
 
 
 def _load(entry: Path, path: Path) -> Report:
-    meta = json.loads((entry / "meta.json").read_text())
+    meta = read_meta(entry / "meta.json")
     if meta.get("format") != FORMAT_VERSION:
-        raise ValueError("cache format mismatch")
+        raise DamagedEntryError("cache format mismatch")
+    files = meta["files"]
+    strings = _read_table(entry, "strings.arrow", files).column("value").to_pylist()
     tables = {}
     for kind in EVENT_TABLES:
-        columns = _mapped_columns(entry, kind, meta["rows"][kind], meta["layout"][kind])
-        keys = _read_table(entry / f"{kind}.keys.arrow").to_pandas()
+        rows, layout = meta["rows"][kind], meta["layout"][kind]
+        arrow = _read_table(entry, f"{kind}.arrow", files, full=False)
+        columns = _table_columns(arrow, kind, rows, layout)
+        keys = _read_table(entry, f"{kind}.keys.arrow", files).to_pandas()
+        _check_table(kind, columns, len(keys), len(strings))
         tables[kind] = EventTable(kind, columns, keys, meta["sources"][kind])
-    strings = _read_table(entry / "strings.arrow").column("value").to_pylist()
-    frames = {name: _read_table(entry / f"{name}.frame.arrow").to_pandas() for name in _FRAMES}
+    frames = {
+        name: _read_table(entry, f"{name}.frame.arrow", files).to_pandas() for name in _FRAMES
+    }
     info = dict(meta["info"])
     info["path"] = path
     return Report(

@@ -9,11 +9,17 @@ else. The columns are kept in a small side cache (``.npy`` files) keyed like the
 so a second run reads ~20 bytes per event instead of the report. When the main
 columnar cache already holds the report, or a summary needs more than these columns, the
 full :func:`analysis.open_report` is used instead.
+
+A side-cache entry's ``meta.json`` lists exactly the tables and columns it holds and the
+tables the report lacks; a table it does not list was not read, and a run that needs it reads
+it from the report (with the columns the entry holds of it) and writes an entry holding both.
+Every file is checked against the size and checksum in ``meta.json`` before NumPy parses it
+(:mod:`analysis._cachefiles`); a damaged entry is discarded and the report read instead.
 """
 
 from __future__ import annotations
 
-import json
+import io
 import logging
 import os
 import shutil
@@ -27,6 +33,14 @@ import pandas as pd
 import pyarrow as pa
 
 from analysis import cache, metadata
+from analysis._cachefiles import (
+    DamagedEntryError,
+    file_record,
+    is_unavailable,
+    read_meta,
+    read_verified,
+    write_meta,
+)
 from analysis._sqlite import SQLITE_MAGIC, ColumnRead, ReportDatabase, to_numpy
 from analysis.errors import CorruptReportError, NotAReportError
 from analysis.model import EVENT_TABLES, EventTable, Report, ReportInfo, StringIds, freeze
@@ -53,7 +67,10 @@ LEAN_REPORTS = {
     "cuda_gpu_kern_sum:mangled": ("kernels", ("name_id", "mangled_name_id")),
     "cuda_api_sum": ("cuda_api", ("name_id",)),
 }
-_FORMAT = 1
+_FORMAT = 2
+#: What a damaged side-cache entry raises while it is read (a bad checksum: ValueError).
+_DAMAGE = (OSError, MemoryError, ValueError, KeyError, TypeError, IndexError, AttributeError,
+           OverflowError)  # fmt: skip
 
 
 def open_for_stats(
@@ -89,27 +106,35 @@ def open_for_stats(
     wanted: dict[str, set[str]] = {}
     for kind, names in needs:
         wanted.setdefault(kind, set()).update(names)
-    if use_cache:
-        key = cache.cache_key(path)
-        cached = cache.load_cached(key, path)
-        if cached is not None:
-            return cached
-        lean = _load_lean(_lean_dir(key), path, wanted)
-        if lean is not None:
-            return lean
-    report = _read_lean(path, wanted)
-    if use_cache:
-        # Written while the summaries run (~1 s for 10 M events on a busy 2-core machine);
-        # wait_for_cache_writes() or interpreter exit waits for it.
-        writer = threading.Thread(
-            target=_store_lean, args=(report, _lean_dir(cache.cache_key(path))), daemon=False
-        )
-        writer.start()
-        _WRITERS.append(writer)
+    if not use_cache:
+        return _read_lean(path, wanted)
+    key = cache.cache_key(path)
+    cached = cache.load_cached(key, path)
+    if cached is not None:
+        return cached
+    entry = _lean_dir(key)
+    report, meta = _load_lean(entry, path, wanted)
+    if report is not None:
+        return report
+    if meta is _UNUSABLE:
+        return _read_lean(path, wanted)  # the entry is kept for a run with more memory
+    # The entry lacks a table (or column) these summaries read: read the wanted tables with
+    # the columns the entry holds of them, so that the new entry serves this run and the
+    # earlier ones; the entry's other tables are carried over.
+    held = {k: set(t["columns"]) - {"end_ns"} for k, t in (meta or {}).get("tables", {}).items()}
+    read = {kind: names | held.get(kind, set()) for kind, names in wanted.items()}
+    report = _read_lean(path, read)
+    # Written while the summaries run (~1 s for 10 M events on a busy 2-core machine);
+    # wait_for_cache_writes() or interpreter exit waits for it.
+    writer = threading.Thread(target=_store_lean, args=(report, read, entry, meta), daemon=False)
+    writer.start()
+    _WRITERS.append(writer)
     return report
 
 
 _WRITERS: list[threading.Thread] = []
+#: What _load_lean answers for an entry it cannot read now (no memory, no permission).
+_UNUSABLE: dict = {}
 
 
 def wait_for_cache_writes() -> None:
@@ -219,62 +244,155 @@ def _build(
     )
 
 
-def _store_lean(report: Report, entry: Path) -> None:
-    """Write the lean columns atomically (a failure only costs the next run a re-read)."""
+def _store_lean(
+    report: Report, read: dict[str, set[str]], entry: Path, old: dict | None = None
+) -> None:
+    """Write the tables ``read`` from the report as the entry, with ``old``'s other tables.
+
+    Atomic: written in a private folder that replaces the entry. A failure (read-only or full
+    cache folder) costs a warning and the next run a re-read, nothing else.
+    """
     tmp: Path | None = None
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=entry.parent))
-        for kind in _LEAN_COLUMNS:
-            for name, values in report.tables[kind].columns.items():
-                if name in ("start_ns", "row_id", "track_id"):
-                    continue
-                if name == "end_ns" and len(values) and int(values.max()) < 2**31:
-                    values = values.astype(np.int32)  # durations below 2.1 s: half the bytes
-                np.save(tmp / f"{kind}.{name}.npy", np.asarray(values))
+        tables, absent = _write_columns(report, read, tmp)
+        for kind, table in (old or {}).get("tables", {}).items():
+            if kind not in tables and kind not in read:
+                for column in table["columns"].values():
+                    _link_or_copy(entry / column["file"], tmp / column["file"])
+                tables[kind] = table
+        absent.update(k for k in (old or {}).get("absent", []) if k not in tables)
         info = report.info
         meta = {
+            "format": _FORMAT,
             "source": str(Path(info.path).resolve()),
             "info": [info.nsys_version, info.schema_version, info.session_start_utc_ns,
                      info.duration_ns, info.os],
             "strings": report.strings.values.tolist(),
             "source_columns": {t: list(c) for t, c in report.source_columns.items()},
+            "tables": tables,
+            "absent": sorted(absent),
         }  # fmt: skip
-        (tmp / "meta.json").write_text(json.dumps(meta))
-        # A later run may need more columns than an existing entry holds: replace it.
-        old = entry.with_name(f".old-{entry.name}-{os.getpid()}")
-        if entry.is_dir():
-            os.replace(entry, old)
+        write_meta(tmp / "meta.json", meta)
+        old_dir = entry.with_name(f".old-{entry.name}-{os.getpid()}")
+        if entry.exists() or entry.is_symlink():
+            os.replace(entry, old_dir)
         os.replace(tmp, entry)
-        shutil.rmtree(old, ignore_errors=True)
+        cache.discard(old_dir)
         # The same report's entries under older keys (it was re-recorded or touched).
         cache.prune_stale(entry.parent, info.path, keep=entry.name)
-    except OSError as exc:
-        log.info("stats column cache not written (%s)", exc)
+    except (OSError, ValueError, MemoryError) as exc:
+        log.warning("stats column cache not written (%s)", exc)
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _load_lean(entry: Path, path: Path, wanted: dict[str, set[str]]) -> Report | None:
-    if not (entry / "meta.json").is_file():
-        return None
+def _write_columns(
+    report: Report, read: dict[str, set[str]], tmp: Path
+) -> tuple[dict[str, dict], set[str]]:
+    """Save the columns of the tables ``read``; return their meta.json part and absent kinds."""
+    tables: dict[str, dict] = {}
+    absent: set[str] = set()
+    for kind, names in read.items():
+        if not report.has_source(_LEAN_COLUMNS[kind][0]):
+            absent.add(kind)  # the report lacks the table: an empty table, not a missing one
+            continue
+        table = report.tables[kind]
+        columns = {n: np.asarray(table[n]) for n in ("end_ns", *sorted(names)) if n in table}
+        try:
+            _check_lean(kind, columns, len(report.strings))
+        except DamagedEntryError as exc:
+            log.info("stats column cache: %s not kept (%s)", kind, exc)
+            continue
+        stored = {}
+        for name, values in columns.items():
+            if name == "end_ns" and len(values) and int(values.max()) < 2**31:
+                values = values.astype(np.int32)  # durations below 2.1 s: half the bytes
+            file = f"{kind}.{name}.npy"
+            np.save(tmp / file, values)
+            stored[name] = {
+                "file": file,
+                "dtype": values.dtype.str,
+                "record": file_record(tmp / file),
+            }
+        tables[kind] = {"rows": len(table), "columns": stored}
+    return tables, absent
+
+
+def _link_or_copy(src: Path, dst: Path) -> None:
     try:
-        meta = json.loads((entry / "meta.json").read_text())
-        source = {t: tuple(c) for t, c in meta["source_columns"].items()}
+        os.link(src, dst)
+    except OSError:
+        shutil.copyfile(src, dst)
+
+
+def _check_lean(kind: str, columns: dict[str, np.ndarray], n_strings: int) -> None:
+    """Raise DamagedEntryError unless durations are >= 0 and name ids -1 or in the pool."""
+    for name, values in columns.items():
+        if not len(values):
+            continue
+        lo, hi = int(values.min()), int(values.max())
+        if name == "end_ns" and lo < 0:
+            raise DamagedEntryError(f"{kind}: negative durations")
+        if name != "end_ns" and (lo < -1 or hi >= n_strings):
+            raise DamagedEntryError(f"{kind}.{name}: ids {lo}..{hi} outside {n_strings} strings")
+
+
+def _load_lean(
+    entry: Path, path: Path, wanted: dict[str, set[str]]
+) -> tuple[Report | None, dict | None]:
+    """Return (the report from the entry, the entry's checked meta.json).
+
+    The report is None when the entry lacks a wanted table or column; the meta is None when
+    there is no entry (none, or a damaged one, which is discarded), and :data:`_UNUSABLE`
+    when it cannot be read now (memory, permission): then it is kept and not rewritten.
+    """
+    if not (entry / "meta.json").is_file():
+        return None, None
+    meta: dict | None = None
+    try:
+        meta = read_meta(entry / "meta.json")
+        if meta.get("format") != _FORMAT:
+            raise DamagedEntryError("side cache format mismatch")
+        strings = np.array(meta["strings"], dtype=object)
         columns: dict[str, dict[str, np.ndarray]] = {}
         for kind, names in wanted.items():
-            if _LEAN_COLUMNS[kind][0] not in source:
-                continue
-            files = {f.name.split(".")[1]: f for f in entry.glob(f"{kind}.*.npy")}
-            if not {"end_ns", *names} <= set(files):
-                return None  # this entry was made for other summaries
-            # Read, not memory-mapped: the summaries touch every value at once anyway.
-            columns[kind] = {n: np.load(files[n]) for n in ("end_ns", *sorted(names))}
+            if kind in meta["absent"] and _LEAN_COLUMNS[kind][0] not in meta["source_columns"]:
+                continue  # the report has no such table: it stays empty
+            table = meta["tables"].get(kind)
+            if table is None or not {"end_ns", *names} <= set(table["columns"]):
+                return None, meta  # made for other summaries: read the report
+            columns[kind] = {n: _read_column(entry, table, n) for n in ("end_ns", *sorted(names))}
+            _check_lean(kind, columns[kind], len(strings))
         version, schema, start, duration, os_name = meta["info"]
         info = ReportInfo(path, path.name, version, schema, start, duration, os_name)
-        strings = np.array(meta["strings"], dtype=object)
-        return _build(info, strings, columns, source)
-    except (OSError, ValueError, KeyError) as exc:
-        log.info("stats column cache unreadable (%s); reading the report", exc)
-        shutil.rmtree(entry, ignore_errors=True)
-        return None
+        source = {t: tuple(c) for t, c in meta["source_columns"].items()}
+        return _build(info, strings, columns, source), meta
+    except _DAMAGE as exc:
+        if is_unavailable(exc):
+            log.warning("cannot use the stats column cache now (%s); reading the report", exc)
+            return None, _UNUSABLE
+        log.warning("discarding a damaged stats column cache entry for %s (%s)", path, exc)
+        cache.discard(entry)
+        return None, None
+
+
+def _read_column(entry: Path, table: dict, name: str) -> np.ndarray:
+    """Read one ``.npy`` column after checking its bytes, dtype and length against meta."""
+    spec = table["columns"][name]
+    data = read_verified(entry / spec["file"], spec["record"])
+    header = io.BytesIO(data[: 1 << 17].tobytes())
+    version = np.lib.format.read_magic(header)
+    if version == (1, 0):
+        shape, fortran, dtype = np.lib.format.read_array_header_1_0(header)
+    else:
+        shape, fortran, dtype = np.lib.format.read_array_header_2_0(header)
+    rows, offset = table["rows"], header.tell()
+    if (
+        dtype.str != spec["dtype"]
+        or shape != (rows,)
+        or len(data) != offset + rows * dtype.itemsize
+    ):
+        raise DamagedEntryError(f"{spec['file']}: header differs from meta.json")
+    return freeze(data[offset:].view(dtype))
