@@ -94,10 +94,11 @@ def _sql_frame(paths: list[Path], query: str) -> pd.DataFrame:
 def _expected_z(frame: pd.DataFrame) -> pd.Series:
     """Robust z straight from the definition (Iglewicz-Hoaglin; MeanAD fallback)."""
     dur = frame["dur"].astype(np.float64)
-    median = dur.groupby(frame["name"]).transform("median")
+    group = frame["grp"] if "grp" in frame else frame["name"]
+    median = dur.groupby(group).transform("median")
     dev = (dur - median).abs()
-    mad = dev.groupby(frame["name"]).transform("median")
-    mean_ad = dev.groupby(frame["name"]).transform("mean")
+    mad = dev.groupby(group).transform("median")
+    mean_ad = dev.groupby(group).transform("mean")
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.where(
             mad > 0,
@@ -126,8 +127,11 @@ _KERNELS_SQL = (
     "SELECT s.value AS name, k.start AS start, k.end - k.start AS dur "
     "FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.demangledName"
 )
+# Grouped by the full name (nsys: by nameId), shown as cuda_api_sum prints it (spec §3.3).
 _API_SQL = (
-    "SELECT s.value AS name, r.start AS start, r.end - r.start AS dur "
+    "SELECT s.value AS grp, CASE substr(s.value, -6, 2) WHEN '_v' "
+    "THEN substr(s.value, 1, length(s.value) - 6) ELSE s.value END AS name, "
+    "r.start AS start, r.end - r.start AS dur "
     "FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId"
 )
 

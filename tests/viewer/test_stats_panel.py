@@ -83,10 +83,10 @@ def test_click_and_double_click_emit_the_name(panel, qtbot):
     rect = panel.table.visualRect(index)
     with qtbot.waitSignal(panel.name_activated) as blocker:
         qtbot.mouseClick(panel.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
-    assert blocker.args == [index.data(), "kernels"]
+    assert blocker.args == [index.data(), "kernels", (index.data(), None)]
     with qtbot.waitSignal(panel.name_double_clicked) as blocker:
         qtbot.mouseDClick(panel.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
-    assert blocker.args == [index.data(), "kernels"]
+    assert blocker.args == [index.data(), "kernels", (index.data(), None)]
 
 
 def test_steps_and_scope_signals(panel, qtbot):
