@@ -275,20 +275,20 @@ def _spread(codes: np.ndarray, values: np.ndarray, xp: ModuleType):
     stats = group_stats(codes, values, xp)
     median = np.zeros(int(codes.max()) + 1)
     median[stats.keys] = stats.median
-    # |2x - 2·median| is an exact integer while |x| < 2^61 (always, for real durations: that
-    # is 73 years). Beyond, the values are first divided by a power of two, so that the
-    # doubled deviations cannot wrap: MAD and MeanAD lose that many low bits, nothing else.
-    largest = max(abs(int(values.min())), abs(int(values.max())))
-    shift = max(largest.bit_length() - 60, 0)
-    scaled = values >> shift
-    scaled_median = np.zeros_like(median)
-    scaled_median[stats.keys] = group_stats(codes, scaled, xp).median if shift else stats.median
-    twice_median = np.round(2 * scaled_median).astype(np.int64)  # medians of ints: k or k + ½
-    dev = np.abs(2 * scaled - twice_median[codes])
-    dev_stats = group_stats(codes, dev, xp)
     mad, mean_ad = np.zeros_like(median), np.zeros_like(median)
-    mad[dev_stats.keys] = dev_stats.median / 2 * 2.0**shift
-    mean_ad[dev_stats.keys] = dev_stats.mean / 2 * 2.0**shift
+    if max(abs(int(values.min())), abs(int(values.max()))) >= 1 << 61:
+        # |2x - 2·median| could pass 2^63 (a damaged report's durations near 2^62): the
+        # deviations in float64 instead, exact wherever they are below 2^53.
+        dev = pd.Series(np.abs(values.astype(np.float64) - median[codes])).groupby(codes)
+        mad[stats.keys] = dev.median().reindex(stats.keys).to_numpy()
+        mean_ad[stats.keys] = dev.mean().reindex(stats.keys).to_numpy()
+        return median, mad, mean_ad
+    # |2x - 2·median| is an exact integer (medians of integers are k or k + ½).
+    twice_median = np.round(2 * median).astype(np.int64)
+    dev = np.abs(2 * values - twice_median[codes])
+    dev_stats = group_stats(codes, dev, xp)
+    mad[dev_stats.keys] = dev_stats.median / 2
+    mean_ad[dev_stats.keys] = dev_stats.mean / 2
     return median, mad, mean_ad
 
 
