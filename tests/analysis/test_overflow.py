@@ -24,7 +24,7 @@ from analysis.outliers import find_outliers
 from analysis.selection import aggregate
 from analysis.stats import run_report
 from analysis.stats._base import time_percent
-from analysis.window_stats import build_window_index
+from analysis.window_stats import build_window_index, pivot_by_report
 from app.cli import main as cli_main
 from resources.demo import build_demo_reports
 from tests.analysis.test_stats_fixtures import parse_sections
@@ -208,6 +208,13 @@ def test_panel_totals_are_exact_past_int64(demo_rank, tmp_path) -> None:
     assert table["time_pct"].sum() == pytest.approx(100.0, abs=0.5)
     inst = index.instances(index.groups(name))
     assert len(inst) == len(expected[name])
+    # By report: the huge copy beside the original rank.
+    both = build_window_index([report, open_report(demo_rank, use_cache=False)], "kernels")
+    wide = pivot_by_report(both.stats(by_report=True), both.report_names).set_index("name")
+    original = _kernel_durations(demo_rank)[name]
+    assert int(wide.at[name, f"{report.name}|total_ns"]) == sum(expected[name])
+    assert int(wide.at[name, "total_ns"]) == sum(expected[name]) + sum(original)
+    assert wide.index[0] == name
 
 
 def test_outliers_score_durations_near_2_62(demo_rank, tmp_path) -> None:

@@ -139,3 +139,10 @@ def test_format_cell():
     assert format_cell(1234.55, "dec1") == "1,234.5" or format_cell(1234.55, "dec1") == "1,234.6"
     assert format_cell(float("nan"), "int") == ""
     assert format_cell(1.3, "ratio") == "1.30×"
+
+
+def test_integers_show_every_digit():
+    # float() rounded totals past 2^53; exact totals past int64 are Python ints.
+    assert format_cell(np.int64(2**53 + 1), "int") == "9,007,199,254,740,993"
+    assert format_cell(3 * (2**62 + 7), "int") == "13,835,058,055,282,163,733"
+    assert format_cell(np.float64(1234.5), "int") == "1,234"
