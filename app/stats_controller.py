@@ -47,7 +47,7 @@ from app.event_lookup import (
 )
 from app.stats_jobs import IndexCache, StatsRequest, StatsResult, stats_frame
 from viewer.events import EventRef
-from viewer.stats_panel import OUTLIERS_TAB, Scope, StatsPanel
+from viewer.stats_panel import OUTLIERS_TAB, Scope, StatsPanel, group_of
 
 __all__ = ["MAX_MARKS", "StatsController", "install_stats_panel"]
 
@@ -368,8 +368,7 @@ class StatsController(QObject):
                 self._position = int(here[0])
                 self.panel.set_instance_text(f"{self._position + 1:,} / {len(inst):,}")
 
-        group = (record.get("key"), record.get("style"))
-        self.activate_name(str(record["name"]), str(record["kind"]), point_at_it, group)
+        self.activate_name(str(record["name"]), str(record["kind"]), point_at_it, group_of(record))
 
     # -- names, instances, highlights -----------------------------------------------------
 

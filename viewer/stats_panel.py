@@ -42,7 +42,15 @@ from PySide6.QtWidgets import (
 from viewer.histogram import DurationHistogramWidget
 from viewer.table_model import SORT_ROLE, Column, DataFrameModel
 
-__all__ = ["OUTLIERS_TAB", "RANGE_SCOPES", "TABS", "Scope", "StatsPanel", "columns_for"]
+__all__ = [
+    "OUTLIERS_TAB",
+    "RANGE_SCOPES",
+    "TABS",
+    "Scope",
+    "StatsPanel",
+    "columns_for",
+    "group_of",
+]
 
 #: (kind, tab title): kinds as :data:`analysis.window_stats.WINDOW_KINDS`.
 TABS = (
@@ -107,7 +115,7 @@ def columns_for(kind: str, frame: pd.DataFrame, report_labels: list[str]) -> lis
     ]  # fmt: skip
 
 
-def _group_of(record: dict) -> tuple[object, object]:
+def group_of(record: dict) -> tuple[object, object]:
     """The ``(key, style)`` of a table row: which group it is, not only what it is called."""
     key, style = record.get("key", record.get("name")), record.get("style")
     return (None if _is_missing(key) else key, None if _is_missing(style) or not style else style)
@@ -375,7 +383,7 @@ class StatsPanel(QWidget):
         self.table.scrollTo(index)
         self.table.blockSignals(False)
         if emit:
-            self.name_activated.emit(name, self.kind(), _group_of(record))
+            self.name_activated.emit(name, self.kind(), group_of(record))
         return True
 
     def _sort_key(self) -> str | None:
@@ -447,7 +455,7 @@ class StatsPanel(QWidget):
         if self.kind() == OUTLIERS_TAB:
             self.outlier_selected.emit(record)
         elif record.get("name") is not None:
-            self.name_activated.emit(str(record["name"]), self.kind(), _group_of(record))
+            self.name_activated.emit(str(record["name"]), self.kind(), group_of(record))
 
     def _on_current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
         # Keyboard navigation follows the same path as a click.
@@ -459,7 +467,7 @@ class StatsPanel(QWidget):
             return
         record = self._row_record(index)
         if record.get("name") is not None:
-            self.name_double_clicked.emit(str(record["name"]), self.kind(), _group_of(record))
+            self.name_double_clicked.emit(str(record["name"]), self.kind(), group_of(record))
 
     def visible_rows_text(self, sep: str = ",", selected_only: bool = False) -> str:
         """Return the rows shown (after filter and sort; or only the selected) as text."""

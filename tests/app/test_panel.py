@@ -325,3 +325,24 @@ def test_rows_that_show_one_name_keep_their_own_instances(qtbot, make_window):
         assert len(got.args[0]) == row.count == _histogram_count(controller)
         seen.add(tuple(sorted(got.args[0]["row"])))
     assert len(seen) == 2  # two different sets of calls
+
+
+@requires_shared
+def test_selecting_a_versioned_api_outlier_shows_its_own_calls(qtbot, make_window):
+    """An outlier of cudaMemcpy_v3020 is listed as cudaMemcpy (cuda_api_sum's spelling);
+    selecting it shows that group's 15 calls (by name it found none, or both groups' 30)."""
+    path = REAL_DIR / "hpcgroup__pipit__saxpy-mpi-cuda_nsys_perlmutter0.sqlite"
+    if not path.exists():
+        pytest.skip(f"needs {path.name}")
+    window, controller = _open(qtbot, make_window, [path])
+    found = controller.outliers().instances
+    versioned = found[(found["kind"] == "cuda_api") & (found["key"] != found["name"])]
+    record = versioned.iloc[0].to_dict()
+    assert not record["name"].endswith("_v3020")
+    api = window.binding.shown_reports()[0].cuda_api
+    strings = window.binding.shown_reports()[0].strings
+    expected = int((strings.lookup(api["name_id"]) == record["key"]).sum())
+    with qtbot.waitSignal(controller.instances_changed, timeout=JOB_TIMEOUT_MS) as got:
+        controller.focus_outlier(record)
+    assert len(got.args[0]) == expected == _histogram_count(controller)
+    assert len(got.args[0]) > 0
