@@ -2,7 +2,10 @@
 
 For every name (kernel, NVTX range, projected NVTX range, CUDA API call) the durations of all
 its instances in every loaded report are pooled, and each instance gets the robust z-score of
-Iglewicz and Hoaglin (1993)::
+Iglewicz and Hoaglin (1993). A "name" is a group as the stats tables form it, with their
+spelling (:mod:`analysis.names`): NVTX ranges by label and style, CUDA API calls by their full
+name (``cudaMalloc_v3020`` apart from ``cudaMalloc``, both shown as ``cudaMalloc``), with
+the same instances (zero-length and unclosed ones included)::
 
     z = 0.6745 · (x − median) / MAD,      MAD = median(|x − median|)
 

@@ -205,3 +205,43 @@ def test_backends_agree(backend: str, demo_reports) -> None:
     other = find_outliers(demo_reports, kinds=("kernels", "cuda_api"), xp=get_xp(backend))
     pd.testing.assert_frame_equal(base.instances, other.instances)
     pd.testing.assert_frame_equal(base.reports, other.reports)
+
+
+_COUNTED_BY = {  # kind -> (summary, name column, style column, count column)
+    "kernels": ("cuda_gpu_kern_sum", "Name", None, "Instances"),
+    "cuda_api": ("cuda_api_sum", "Name", None, "Num Calls"),
+    "nvtx": ("nvtx_sum", "Range", "Style", "Instances"),
+    "nvtx_gpu": ("nvtx_gpu_proj_sum", "Range", "Style", "Range Instances"),
+}
+
+
+def test_scores_the_instances_the_stats_count(demo_paths: list[Path], tmp_path: Path) -> None:
+    """Unclosed NVTX ranges (end at the last NVTX time, as nvtx_sum), zero-length ranges,
+    kernels and calls: the same instances in the same groups as the stats tables."""
+    import shutil
+
+    from analysis.outliers import _collect  # the instances that are scored, before the cut
+    from analysis.stats import run_report
+    from tests.helpers import mutate_sqlite
+
+    path = tmp_path / "edges.sqlite"
+    shutil.copyfile(demo_paths[0], path)
+    mutate_sqlite(
+        path,
+        "UPDATE NVTX_EVENTS SET end = NULL WHERE rowid IN (SELECT rowid FROM NVTX_EVENTS "
+        "WHERE eventType = 59 ORDER BY rowid DESC LIMIT 3)",
+        "UPDATE NVTX_EVENTS SET end = start WHERE rowid IN (SELECT rowid FROM NVTX_EVENTS "
+        "WHERE eventType = 59 ORDER BY rowid LIMIT 5)",
+        "UPDATE NVTX_EVENTS SET eventType = 60 WHERE eventType = 59 AND rowid % 7 = 0",
+        "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET end = start WHERE rowid % 50 = 0",
+        "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET end = start WHERE rowid % 40 = 0",
+    )
+    report = open_report(path, use_cache=False)
+    for kind, (spec, name, style, count) in _COUNTED_BY.items():
+        frame = run_report(report, spec, xp=np).frame
+        styles = frame[style] if style else [None] * len(frame)
+        expected = sorted(zip(frame[name], styles, frame[count], strict=True), key=str)
+        inst = _collect([report], [kind])
+        n = np.bincount(inst.code, minlength=len(inst.code_name))
+        ours = [(inst.code_name[i], inst.code_style[i], int(n[i])) for i in np.flatnonzero(n)]
+        assert sorted(ours, key=str) == expected, kind
