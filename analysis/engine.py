@@ -21,7 +21,7 @@ import numpy as np
 
 from analysis.xp import to_numpy
 
-__all__ = ["GroupStats", "group_stats", "sqlite_round"]
+__all__ = ["GroupStats", "exact_sum", "group_stats", "reduce_sorted", "sqlite_round"]
 
 #: Above this many possible codes, group bounds come from a pass over the sorted codes
 #: instead of one binary search per possible code.
@@ -38,10 +38,15 @@ class GroupStats:
         The group code of each row of the result (int64), ascending.
     count
         Values per group (int64).
-    total, minimum, maximum
-        Sum, min, max (int64, exact).
+    total
+        Sum, exact: int64, or (only when some group's sum lies outside the int64 range,
+        as with a damaged report's durations near 2^62) an object array of Python ints.
+        It never wraps. nsys's SQL ``sum()`` fails there with "integer overflow"; the
+        summaries do the same through :func:`analysis.stats._base.stat_block`.
+    minimum, maximum
+        Min, max (int64, exact).
     mean
-        total / count (float64).
+        float(total) / count (float64), as SQLite's ``avg()`` for sums below 2^53.
     median
         Middle value, or the mean of the two middle values (float64; exact for int64 input
         below 2^53).
@@ -77,7 +82,9 @@ def _empty(quantiles: tuple[float, ...]) -> GroupStats:
 def _sorted_segments(xp: ModuleType, codes, values):
     """Sort by (code, value); return (keys, starts, offsets, vmin) of the non-empty groups.
 
-    ``offsets`` are the sorted values minus ``vmin`` (int32 or int64, >= 0).
+    ``offsets`` are the sorted values minus ``vmin`` (int32 or int64, >= 0); when the values
+    span 2^62 or more (only a damaged report does), ``vmin`` is 0 and the offsets are the
+    values themselves, so that no subtraction wraps.
     """
     vmin = int(values.min())
     vmax = int(values.max())
@@ -118,6 +125,8 @@ def _sorted_segments(xp: ModuleType, codes, values):
     order = xp.lexsort(xp.stack([values, codes]))
     sorted_codes = codes[order]
     starts = _run_starts(xp, sorted_codes)
+    if bits > 62:
+        vmin = 0  # values - vmin could pass 2^63: keep the values as they are
     offsets = values[order].astype(xp.int64) - vmin
     return sorted_codes[starts].astype(xp.int64), starts, offsets, vmin
 
@@ -150,7 +159,8 @@ def group_stats(
     Returns
     -------
     GroupStats
-        One entry per code that occurs, in ascending code order.
+        One entry per code that occurs, in ascending code order. Totals are exact: see
+        :class:`GroupStats` for a total beyond the int64 range.
     """
     codes = xp.asarray(codes)
     values = xp.asarray(values)
@@ -159,31 +169,111 @@ def group_stats(
     if len(values) == 0:
         return _empty(quantiles)
     keys, starts, offsets, vmin = _sorted_segments(xp, codes, values)
-    n = len(offsets)
-    ends = xp.concatenate([starts[1:], xp.asarray([n], dtype=starts.dtype)])
-    count = ends - starts
-    total_off = _segment_sum(xp, offsets, starts)
-    mean_off = total_off / count
+    count = xp.concatenate([starts[1:], xp.asarray([len(offsets)], dtype=starts.dtype)]) - starts
+    reduced = reduce_sorted(xp, offsets, starts, count, vmin)
+    result_q = {q: to_numpy(_quantile(xp, offsets, starts, count, q)) + vmin for q in quantiles}
+    return GroupStats(keys=to_numpy(keys), quantiles=result_q, **reduced)
+
+
+def reduce_sorted(xp: ModuleType, values, starts, count, vmin: int = 0) -> dict[str, np.ndarray]:
+    """Reduce groups of sorted integers: group ``g`` is ``values[starts[g]:][:count[g]]``.
+
+    ``values`` (int32/int64, in ``xp``) are ascending within each group and stand for
+    ``values + vmin``; ``count`` is > 0. This is the one reduction behind
+    :func:`group_stats` and the stats panel's windows (:mod:`analysis.window_stats`).
+
+    Returns
+    -------
+    dict
+        ``count``, ``total``, ``minimum``, ``maximum``, ``mean``, ``median``, ``std`` as
+        :class:`GroupStats` holds them (NumPy).
+    """
+    n = len(values)
+    count_h = to_numpy(count).astype(np.int64)
+    starts_h = to_numpy(starts).astype(np.int64)
+    first = to_numpy(values[starts]).astype(np.int64)
+    last = to_numpy(values[starts + count - 1]).astype(np.int64)
+    sums, mean_off = _segment_totals(xp, values, starts, starts_h, count_h, first, last)
+    total = _plus(sums, vmin, count_h)
+    # nsys's avg() divides the (exact, below 2^53) sum by the count: one rounding, the same.
+    if total.dtype == object:
+        mean = np.array([float(t) / c for t, c in zip(total, count_h.tolist(), strict=True)])
+    else:
+        mean = total.astype(np.float64) / count_h
     # Two-pass sample variance around each group's mean: exact to float64 rounding even
     # when a group sits far from the global minimum (durations up to 2^40 ns).
-    dev = _broadcast(xp, mean_off, starts, count, n)
-    xp.subtract(offsets, dev, out=dev)  # in place: one 10 M float array, not two
+    dev = _broadcast(xp, xp.asarray(mean_off), starts, count, n)
+    xp.subtract(values, dev, out=dev)  # in place: one 10 M float array, not two
     dev *= dev
     sq = _segment_sum(xp, dev, starts)
     del dev
     std = xp.where(count > 1, xp.sqrt(sq / xp.maximum(count - 1, 1)), 0.0)
-    result_q = {q: to_numpy(_quantile(xp, offsets, starts, count, q)) + vmin for q in quantiles}
-    return GroupStats(
-        keys=to_numpy(keys),
-        count=to_numpy(count).astype(np.int64),
-        total=to_numpy(total_off) + vmin * to_numpy(count).astype(np.int64),
-        minimum=to_numpy(offsets[starts]).astype(np.int64) + vmin,
-        maximum=to_numpy(offsets[ends - 1]).astype(np.int64) + vmin,
-        mean=to_numpy(mean_off) + vmin,
-        median=_median(xp, offsets, starts, count) + vmin,
-        std=to_numpy(std),
-        quantiles=result_q,
-    )
+    return {
+        "count": count_h,
+        "total": total,
+        "minimum": first + vmin,
+        "maximum": last + vmin,
+        "mean": mean,
+        "median": _median(xp, values, starts, count) + vmin,
+        "std": to_numpy(std).astype(np.float64),
+    }
+
+
+#: A group whose count times its largest |value| stays below this has an int64 sum that
+#: cannot overflow (a float64 bound, with room for its rounding).
+_SAFE_SUM = float(2**62)
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _segment_totals(xp: ModuleType, values, starts, starts_h, count_h, first, last):
+    """(exact sum per group, mean per group as float64): int64 sums where they are sure to
+    fit, exact Python integers (a 32-bit split) for the few groups that might not."""
+    sums = to_numpy(_segment_sum(xp, values, starts)).astype(np.int64)  # wraps if too big
+    largest = np.maximum(np.abs(first.astype(np.float64)), np.abs(last.astype(np.float64)))
+    risky = np.flatnonzero(count_h * largest >= _SAFE_SUM)
+    if not len(risky):
+        return sums, sums / count_h
+    exact = sums.astype(object)
+    mean = sums / count_h
+    for g in risky.tolist():  # a loop over damaged groups, never over events
+        part = to_numpy(values[int(starts_h[g]) : int(starts_h[g] + count_h[g])])
+        exact[g] = exact_sum(part)
+        mean[g] = exact[g] / int(count_h[g])  # int / int: correctly rounded
+    return _narrowest(exact), mean
+
+
+def exact_sum(values: np.ndarray) -> int:
+    """Return the exact sum of int64 ``values`` as a Python int (never wraps).
+
+    Each value is split into its high and low 32 bits (``v = hi·2^32 + lo``, ``lo >= 0``),
+    whose int64 sums cannot overflow for fewer than 2^31 values at a time.
+    """
+    values = np.asarray(values).astype(np.int64, copy=False)
+    total = 0
+    for lo in range(0, len(values), 1 << 30):
+        chunk = values[lo : lo + (1 << 30)]
+        total += (int((chunk >> 32).sum(dtype=np.int64)) << 32) + int(
+            (chunk & 0xFFFFFFFF).sum(dtype=np.int64)
+        )
+    return total
+
+
+def _narrowest(values: np.ndarray) -> np.ndarray:
+    """An object array of Python ints as int64 when every one fits, else as it is."""
+    if all(_INT64_MIN <= int(v) <= _INT64_MAX for v in values.tolist()):
+        return values.astype(np.int64)
+    return values
+
+
+def _plus(sums: np.ndarray, vmin: int, count: np.ndarray) -> np.ndarray:
+    """``sums + vmin * count``, exact (int64 when every result fits, else Python ints)."""
+    if vmin == 0:
+        return sums
+    bound = np.abs(sums.astype(np.float64)) + abs(float(vmin)) * count
+    if sums.dtype != object and bool((bound < _SAFE_SUM).all()):
+        return sums + vmin * count
+    pairs = zip(sums.tolist(), count.tolist(), strict=True)
+    return _narrowest(np.array([int(s) + vmin * int(c) for s, c in pairs], dtype=object))
 
 
 def _broadcast(xp: ModuleType, per_group, starts, count, n: int):
@@ -200,6 +290,13 @@ def _segment_sum(xp: ModuleType, values, starts):
     acc = xp.float64 if values.dtype.kind == "f" else xp.int64
     if xp is np:
         return np.add.reduceat(values, starts, dtype=acc)
+    if acc == xp.float64:
+        # No reduceat in CuPy. Differences of a float prefix sum lose the small groups'
+        # digits (relative 1e-8 seen for sums of squares): a weighted bincount keeps them.
+        segment = xp.zeros(len(values), dtype=xp.int32)
+        segment[starts[1:]] = 1
+        return xp.bincount(xp.cumsum(segment), weights=values, minlength=len(starts))
+    # Integer prefix sums wrap, but their differences are right wherever the sum fits.
     csum = xp.concatenate([xp.zeros(1, dtype=acc), xp.cumsum(values, dtype=acc)])
     ends = xp.concatenate([starts[1:], xp.asarray([len(values)], dtype=starts.dtype)])
     return csum[ends] - csum[starts]
@@ -208,12 +305,14 @@ def _segment_sum(xp: ModuleType, values, starts):
 def _median(xp: ModuleType, offsets, starts, count) -> np.ndarray:
     """Exact median: the middle value, or the mean of the two middle ones, in float64.
 
-    The two middle values are averaged as integers (their sum of offsets cannot overflow)
-    so that e.g. [5, 3000000000] gives 1500000002.5 exactly (spec §3.1 median).
+    The two middle values are averaged without forming their sum (which could pass 2^63):
+    ``(a >> 1) + (b >> 1) + (a & b & 1)`` plus one half when exactly one is odd, so that
+    e.g. [5, 3000000000] gives 1500000002.5 exactly (spec §3.1 median).
     """
     lo = to_numpy(offsets[starts + (count - 1) // 2]).astype(np.int64)
     hi = to_numpy(offsets[starts + count // 2]).astype(np.int64)
-    return (lo + hi) / 2.0
+    whole = (lo >> 1) + (hi >> 1) + (lo & hi & 1)
+    return whole.astype(np.float64) + ((lo ^ hi) & 1) * 0.5
 
 
 def _quantile(xp: ModuleType, values, starts, count, q: float):

@@ -2,7 +2,10 @@
 
 For every name (kernel, NVTX range, projected NVTX range, CUDA API call) the durations of all
 its instances in every loaded report are pooled, and each instance gets the robust z-score of
-Iglewicz and Hoaglin (1993)::
+Iglewicz and Hoaglin (1993). A "name" is a group as the stats tables form it, with their
+spelling (:mod:`analysis.names`): NVTX ranges by label and style, CUDA API calls by their full
+name (``cudaMalloc_v3020`` apart from ``cudaMalloc``, both shown as ``cudaMalloc``), with
+the same instances (zero-length and unclosed ones included)::
 
     z = 0.6745 · (x − median) / MAD,      MAD = median(|x − median|)
 
@@ -36,8 +39,10 @@ import pandas as pd
 
 from analysis.engine import group_stats
 from analysis.model import Report
+from analysis.names import EventNames, event_names, pair_names
+from analysis.nvtx import range_rows
 from analysis.projection import project_nvtx
-from analysis.schema import NVTX_RANGE_TYPES, pid_of, tid_of
+from analysis.schema import tid_of
 
 __all__ = [
     "DEFAULT_THRESHOLD",
@@ -72,6 +77,8 @@ INSTANCE_COLUMNS = [
     "median_ns",
     "mad_ns",
     "robust_z",
+    "style",
+    "key",
 ]
 REPORT_COLUMNS = [
     "name",
@@ -83,6 +90,8 @@ REPORT_COLUMNS = [
     "others_median_ns",
     "ratio",
     "robust_z",
+    "style",
+    "key",
 ]
 
 
@@ -94,20 +103,24 @@ class Outliers:
     ----------
     instances
         One row per outlying instance, worst (largest ``|robust_z|``) first:
-        ``name`` (str), ``kind`` (str, one of :data:`OUTLIER_KINDS`), ``report`` (str, the
+        ``name`` (str or None, nsys's spelling: :mod:`analysis.names`), ``kind`` (str, one
+        of :data:`OUTLIER_KINDS`), ``report`` (str, the
         report's name), ``report_index`` (int64, position in the input list), ``row`` (str,
         the timeline row, e.g. "GPU 0 stream 7", "thread 1234 NVTX L1"), ``table`` (str, the
         report's event table: ``kernels``, ``nvtx``, ``cuda_api``, or ``nvtx_gpu`` for rows
         of :func:`analysis.projection.project_nvtx`), ``index`` (int64, row of that table),
         ``track_id`` (int64, -1 for projected ranges), ``start_ns``, ``duration_ns`` (int64,
         as the report stores them), ``median_ns``, ``mad_ns`` (float64, of the name over
-        every report), ``robust_z`` (float64).
+        every report), ``robust_z`` (float64), ``style`` (str, NVTX kinds' PushPop /
+        StartEnd, else None) and ``key`` (str, the full name the instances are grouped by:
+        a CUDA API name keeps its ``_vNNNN`` suffix there). Instances are grouped as the
+        stats tables group them: by (kind, key, style).
     reports
         One row per (name, report) whose median differs from the other reports', worst
         first: ``name``, ``kind``, ``report``, ``report_index``, ``count`` (int64,
         instances in that report), ``median_ns`` (float64), ``others_median_ns`` (float64,
         median of the other reports' medians), ``ratio`` (float64, median / others'),
-        ``robust_z`` (float64, module docstring).
+        ``robust_z`` (float64, module docstring), ``style``, ``key`` (as ``instances``).
     threshold
         The ``|robust_z|`` above which rows were kept.
     """
@@ -136,23 +149,13 @@ class _Part:
 
     kind: str
     report_index: int
-    name_key: np.ndarray  # per instance, indexes ``names``
-    names: np.ndarray  # object: the name of each key
+    names: EventNames  # per instance a group (codes), as every view groups (analysis.names)
     row_key: np.ndarray  # per instance, indexes ``rows``
     rows: np.ndarray  # object: the timeline row label of each key
     index: np.ndarray
     track_id: np.ndarray
     start_ns: np.ndarray
     duration_ns: np.ndarray
-
-
-def _dense(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(key per value into the distinct values, distinct values); ids >= -1, O(n)."""
-    shifted = ids.astype(np.int64) + 1
-    present = np.zeros(int(shifted.max()) + 1 if len(ids) else 1, dtype=bool)
-    present[shifted] = True
-    remap = np.cumsum(present) - 1
-    return remap[shifted], np.flatnonzero(present) - 1
 
 
 def _gpu_rows(keys: pd.DataFrame) -> np.ndarray:
@@ -165,69 +168,41 @@ def _thread_rows(keys: pd.DataFrame, what: str) -> np.ndarray:
     return ("thread " + tid + f" {what} L" + keys["level"].astype(str)).to_numpy(object)
 
 
-def _by_name_id(report: Report, kind: str, i: int, rows: np.ndarray, missing: str) -> _Part:
+def _table_part(report: Report, kind: str, i: int, rows: np.ndarray, labels: np.ndarray) -> _Part:
+    """Instances of ``rows`` of a report table, named and grouped as the stats tables."""
     table = report.tables[kind]
-    key, ids = _dense(table["name_id"])
+    track = table["track_id"][rows]
     return _Part(
-        kind, i, key, report.strings.lookup(ids, missing=missing), table["track_id"], rows,
-        np.arange(len(table)), table["track_id"].astype(np.int64), table.start_ns,
-        table.duration_ns,
+        kind, i, event_names(report, kind, rows).compact(), track, labels, rows,
+        track.astype(np.int64), table.start_ns[rows], table.duration_ns[rows],
     )  # fmt: skip
 
 
 def _kernels(report: Report, i: int) -> _Part:
-    rows = _gpu_rows(report.tables["kernels"].track_keys)
-    return _by_name_id(report, "kernels", i, rows, "(unnamed kernel)")
+    table = report.tables["kernels"]
+    return _table_part(report, "kernels", i, np.arange(len(table)), _gpu_rows(table.track_keys))
 
 
 def _cuda_api(report: Report, i: int) -> _Part:
-    rows = _thread_rows(report.tables["cuda_api"].track_keys, "CUDA API")
-    return _by_name_id(report, "cuda_api", i, rows, "(unnamed call)")
-
-
-def _domain_index(report: Report, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per NVTX row, the index of its non-default domain's name (-1: none), and the names."""
-    nvtx = report.tables["nvtx"]
-    domains = report.nvtx_domains
-    domain_ids = nvtx["domain_id"][rows]
-    if domains.empty or not (domain_ids != 0).any():
-        return np.full(len(rows), -1), np.empty(0, dtype=object)
-    # spec §1.5: the name comes from the earliest create row of that id in the same process
-    first = domains.sort_values("start_ns").drop_duplicates(["pid", "domain_id"])
-    key = pd.MultiIndex.from_arrays([first["pid"], first["domain_id"]])
-    pids = pid_of(nvtx["global_tid"][rows])
-    where = key.get_indexer(pd.MultiIndex.from_arrays([pids, domain_ids]))
-    return np.where(domain_ids != 0, where, -1), first["name"].to_numpy(object)
+    table = report.tables["cuda_api"]
+    labels = _thread_rows(table.track_keys, "CUDA API")
+    return _table_part(report, "cuda_api", i, np.arange(len(table)), labels)
 
 
 def _nvtx(report: Report, i: int) -> _Part:
-    """NVTX ranges named ``domain:text`` in a non-default domain, else ``text`` (2023.4)."""
-    table = report.tables["nvtx"]
-    rows = np.flatnonzero(np.isin(table["event_type"], NVTX_RANGE_TYPES))
-    domain, domain_names = _domain_index(report, rows)
-    width = len(domain_names) + 1
-    combined = (table["name_id"][rows].astype(np.int64) + 1) * width + (domain + 1)
-    distinct, key = np.unique(combined, return_inverse=True)
-    text = report.strings.lookup(distinct // width - 1, missing="")
-    prefix = np.r_[np.array([""], dtype=object), domain_names][distinct % width]
-    names = np.where(prefix != "", prefix + ":" + text, text)
-    labels = _thread_rows(table.track_keys, "NVTX")
-    return _Part(
-        "nvtx", i, key.ravel(), names, table["track_id"][rows], labels, rows,
-        table["track_id"][rows].astype(np.int64), table.start_ns[rows],
-        table.duration_ns[rows],
-    )  # fmt: skip
+    """NVTX ranges as nvtx_sum sees them: ``domain:text`` (2023.4), grouped with the style."""
+    labels = _thread_rows(report.tables["nvtx"].track_keys, "NVTX")
+    return _table_part(report, "nvtx", i, range_rows(report), labels)
 
 
 def _nvtx_gpu(report: Report, i: int) -> _Part:
     frame = project_nvtx(report)
-    key, names = pd.factorize(frame["name"])
+    names = pair_names(frame["name"].to_numpy(object), frame["style"].to_numpy(object))
     row_key, tids = pd.factorize(frame["tid"])
     rows = np.array([f"thread {t} NVTX → GPU" for t in tids], dtype=object)
     return _Part(
-        "nvtx_gpu", i, key, np.asarray(names, dtype=object), row_key, rows,
-        np.arange(len(frame)), np.full(len(frame), -1, dtype=np.int64),
-        frame["start_ns"].to_numpy(np.int64),
+        "nvtx_gpu", i, names, row_key, rows, np.arange(len(frame)),
+        np.full(len(frame), -1, dtype=np.int64), frame["start_ns"].to_numpy(np.int64),
         (frame["end_ns"] - frame["start_ns"]).to_numpy(np.int64),
     )  # fmt: skip
 
@@ -239,9 +214,11 @@ _EXTRACT = {"kernels": _kernels, "nvtx": _nvtx, "nvtx_gpu": _nvtx_gpu, "cuda_api
 class _Instances:
     """Every scored instance as flat NumPy columns; strings once per name and per row."""
 
-    code: np.ndarray  # name code, dense over (kind, name)
+    code: np.ndarray  # group code, dense over (kind, key, style)
     code_kind: np.ndarray
-    code_name: np.ndarray
+    code_key: np.ndarray  # the group's full name (analysis.names)
+    code_name: np.ndarray  # the name it is shown by
+    code_style: np.ndarray
     report_index: np.ndarray
     row_code: np.ndarray
     row_labels: np.ndarray
@@ -251,14 +228,28 @@ class _Instances:
     duration_ns: np.ndarray
 
 
+def _none(values: np.ndarray) -> np.ndarray:
+    """NaN (pandas' missing value) back to None in an object array."""
+    out = np.asarray(values, dtype=object).copy()
+    out[pd.isna(out)] = None
+    return out
+
+
 def _collect(reports: Sequence[Report], kinds: Iterable[str]) -> _Instances | None:
     parts = [_EXTRACT[kind](report, i) for kind in kinds for i, report in enumerate(reports)]
     parts = [p for p in parts if len(p.index)]
     if not parts:
         return None
-    kind_of_key = np.concatenate([np.full(len(p.names), p.kind, dtype=object) for p in parts])
-    pairs = pd.MultiIndex.from_arrays([kind_of_key, np.concatenate([p.names for p in parts])])
-    global_code, distinct = pd.factorize(pairs)
+
+    def per_group(f) -> np.ndarray:
+        return np.concatenate([np.asarray(f(p), dtype=object) for p in parts])
+
+    kind_of = per_group(lambda p: np.full(len(p.names), p.kind, dtype=object))
+    styles = per_group(lambda p: p.names.styles if p.names.styles is not None
+                       else np.full(len(p.names), None, dtype=object))  # fmt: skip
+    triples = pd.MultiIndex.from_arrays([kind_of, per_group(lambda p: p.names.keys), styles])
+    global_code, distinct = triples.factorize()
+    first = np.unique(global_code, return_index=True)[1]  # each group's first local name
     name_offsets = np.cumsum([0] + [len(p.names) for p in parts])
     row_offsets = np.cumsum([0] + [len(p.rows) for p in parts])
 
@@ -266,9 +257,11 @@ def _collect(reports: Sequence[Report], kinds: Iterable[str]) -> _Instances | No
         return np.concatenate([f(j, p) for j, p in enumerate(parts)])
 
     return _Instances(
-        code=flat(lambda j, p: global_code[name_offsets[j] + p.name_key]).astype(np.int64),
+        code=flat(lambda j, p: global_code[name_offsets[j] + p.names.codes]).astype(np.int64),
         code_kind=distinct.get_level_values(0).to_numpy(object),
-        code_name=distinct.get_level_values(1).to_numpy(object),
+        code_key=_none(distinct.get_level_values(1).to_numpy(object)),
+        code_name=per_group(lambda p: p.names.labels)[first],
+        code_style=_none(distinct.get_level_values(2).to_numpy(object)),
         report_index=flat(lambda j, p: np.full(len(p.index), p.report_index, dtype=np.int64)),
         row_code=flat(lambda j, p: row_offsets[j] + p.row_key),
         row_labels=np.concatenate([p.rows for p in parts]),
@@ -285,10 +278,18 @@ def _spread(codes: np.ndarray, values: np.ndarray, xp: ModuleType):
     stats = group_stats(codes, values, xp)
     median = np.zeros(int(codes.max()) + 1)
     median[stats.keys] = stats.median
-    twice_median = np.round(2 * median).astype(np.int64)  # medians of ints are k or k + 0.5
+    mad, mean_ad = np.zeros_like(median), np.zeros_like(median)
+    if max(abs(int(values.min())), abs(int(values.max()))) >= 1 << 61:
+        # |2x - 2·median| could pass 2^63 (a damaged report's durations near 2^62): the
+        # deviations in float64 instead, exact wherever they are below 2^53.
+        dev = pd.Series(np.abs(values.astype(np.float64) - median[codes])).groupby(codes)
+        mad[stats.keys] = dev.median().reindex(stats.keys).to_numpy()
+        mean_ad[stats.keys] = dev.mean().reindex(stats.keys).to_numpy()
+        return median, mad, mean_ad
+    # |2x - 2·median| is an exact integer (medians of integers are k or k + ½).
+    twice_median = np.round(2 * median).astype(np.int64)
     dev = np.abs(2 * values - twice_median[codes])
     dev_stats = group_stats(codes, dev, xp)
-    mad, mean_ad = np.zeros_like(median), np.zeros_like(median)
     mad[dev_stats.keys] = dev_stats.median / 2
     mean_ad[dev_stats.keys] = dev_stats.mean / 2
     return median, mad, mean_ad
@@ -322,6 +323,8 @@ def _score_reports(inst: _Instances, spread: tuple, n_reports: int, xp: ModuleTy
         {
             "name": inst.code_name[name],
             "kind": inst.code_kind[name],
+            "style": inst.code_style[name],
+            "key": inst.code_key[name],
             "report_index": rep,
             "count": stats.count,
             "median_ns": stats.median,
@@ -342,6 +345,8 @@ def _instance_frame(inst: _Instances, keep: np.ndarray, spread: tuple, z: np.nda
         {
             "name": inst.code_name[code],
             "kind": kind,
+            "style": inst.code_style[code],
+            "key": inst.code_key[code],
             "report_index": inst.report_index[keep],
             "row": inst.row_labels[inst.row_code[keep]],
             "table": kind,

@@ -18,7 +18,8 @@ import pandas as pd
 from analysis.engine import group_stats
 from analysis.errors import AnalysisError
 from analysis.model import EventTable, Report
-from analysis.nvtx import range_labels, range_rows, range_styles
+from analysis.names import MEMSET_NAME, EventNames, event_names, pair_names
+from analysis.nvtx import range_rows
 from analysis.schema import OSRT_CLASS_CALL
 from analysis.xp import get_xp
 
@@ -90,57 +91,43 @@ class Selection:
 
 
 class _Rows:
-    """Per-report rows to group: a label code per row, the labels, and the values."""
+    """Per-report rows to group: their names (:mod:`analysis.names`) and values."""
 
-    def __init__(self, codes: np.ndarray, labels: np.ndarray, values: np.ndarray, styles=None):
-        self.codes = codes
-        self.labels = labels
+    def __init__(self, names: EventNames, values: np.ndarray) -> None:
+        self.codes = names.codes
+        self.keys = names.keys
+        self.labels = names.labels
+        self.styles = names.styles
         self.values = values
-        self.styles = styles
 
 
-def _string_codes(report: Report, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    from analysis.stats._base import string_codes
-
-    return string_codes(report, ids)
-
-
-def _name_rows(report: Report, table: EventTable, ids: np.ndarray, values, keep) -> _Rows:
-    codes, labels = _string_codes(report, ids[keep])
-    return _Rows(codes, labels, values[keep])
-
-
-def _kernel_rows(report: Report, sel: Selection) -> _Rows:
-    table = report.kernels
-    keep = sel.rows(table, table.start_ns, table.end_ns)
-    return _name_rows(report, table, table["name_id"], table.duration_ns, keep)
-
-
-def _api_rows(report: Report, sel: Selection) -> _Rows:
-    # Grouped by the full name, as cuda_api_sum groups by name id (spec §3.3): a report with
-    # both cudaMalloc and cudaMalloc_v3020 gets two rows, both shown as cudaMalloc.
-    table = report.cuda_api
-    keep = sel.rows(table, table.start_ns, table.end_ns)
-    return _name_rows(report, table, table["name_id"], table.duration_ns, keep)
+def _name_rows(report: Report, kind: str, sel: Selection, only: np.ndarray | None = None):
+    # CUDA API calls group by their full name, as cuda_api_sum groups by name id (spec §3.3):
+    # a report with both cudaMalloc and cudaMalloc_v3020 gets two rows, both cudaMalloc.
+    table = report.tables[kind]
+    mask = np.zeros(len(table), dtype=bool)
+    mask[sel.rows(table, table.start_ns, table.end_ns)] = True
+    if only is not None:
+        mask &= only
+    picked = np.flatnonzero(mask)
+    return _Rows(event_names(report, kind, picked), table.duration_ns[picked])
 
 
 def _memory_rows(report: Report, sel: Selection, by_bytes: bool) -> _Rows:
-    codes, values, labels = [], [], []
-    kinds = report.enums.get("memcpy_kind", {})
-    memcpy = report.memcpy
+    memcpy, memset = report.memcpy, report.memset
     keep = sel.rows(memcpy, memcpy.start_ns, memcpy.end_ns)
-    copy_kind = memcpy["copy_kind"][keep]
-    uniq, inverse = np.unique(copy_kind, return_inverse=True)
-    labels.extend(f"[CUDA memcpy {kinds.get(int(k), 'Unknown')}]" for k in uniq.tolist())
-    codes.append(inverse.ravel().astype(np.int64))
-    values.append((memcpy["bytes"] if by_bytes else memcpy.duration_ns)[keep])
-    memset = report.memset
-    keep = sel.rows(memset, memset.start_ns, memset.end_ns)
-    memset_values = (memset["bytes"] if by_bytes else memset.duration_ns)[keep]
-    codes.append(np.full(len(memset_values), len(labels), dtype=np.int64))
-    labels.append("[CUDA memset]")
-    values.append(memset_values)
-    return _Rows(np.concatenate(codes), np.array(labels, dtype=object), np.concatenate(values))
+    picked = np.arange(len(memcpy))[keep]
+    names = event_names(report, "memcpy", picked)
+    # As cuda_gpu_mem_*_sum: a copy kind nsys has no name for is left out (spec §3.6).
+    named = names.labels[names.codes] != None  # noqa: E711
+    memset_values = (memset["bytes"] if by_bytes else memset.duration_ns)[
+        sel.rows(memset, memset.start_ns, memset.end_ns)
+    ]
+    copy_values = (memcpy["bytes"] if by_bytes else memcpy.duration_ns)[picked]
+    keys = np.append(names.keys, MEMSET_NAME)
+    codes = np.concatenate([names.codes[named], np.full(len(memset_values), len(names.keys))])
+    merged = EventNames(codes.astype(np.int64), keys, keys.copy())
+    return _Rows(merged, np.concatenate([copy_values[named], memset_values]))
 
 
 def _nvtx_rows(report: Report, sel: Selection) -> _Rows:
@@ -149,13 +136,7 @@ def _nvtx_rows(report: Report, sel: Selection) -> _Rows:
     keep = sel.rows(nvtx, nvtx.start_ns, nvtx.end_ns)
     if not isinstance(keep, slice):
         rows = rows[keep[rows]]
-    labels = range_labels(report, rows)
-    styles = range_styles(nvtx["event_type"][rows])
-    key = pd.MultiIndex.from_arrays([pd.Series(labels, dtype=object), styles])
-    codes, uniques = key.factorize()
-    durations = nvtx.end_ns[rows] - nvtx.start_ns[rows]
-    return _Rows(codes.astype(np.int64), uniques.get_level_values(0).to_numpy(object),
-                 durations, uniques.get_level_values(1).to_numpy(object))  # fmt: skip
+    return _Rows(event_names(report, "nvtx", rows), nvtx.end_ns[rows] - nvtx.start_ns[rows])
 
 
 _PROJECTIONS: dict[int, tuple[Report, pd.DataFrame]] = {}
@@ -178,26 +159,17 @@ def _nvtx_gpu_rows(report: Report, sel: Selection) -> _Rows:
     start, end = proj["start_ns"].to_numpy(), proj["end_ns"].to_numpy()
     keep = Selection(sel.t0_ns, sel.t1_ns).rows(report.nvtx, start, end)
     proj = proj[keep]
-    key = pd.MultiIndex.from_arrays([proj["name"].astype(object), proj["style"].astype(object)])
-    codes, uniques = key.factorize()
-    return _Rows(codes.astype(np.int64), uniques.get_level_values(0).to_numpy(object),
-                 (proj["end_ns"] - proj["start_ns"]).to_numpy(np.int64),
-                 uniques.get_level_values(1).to_numpy(object))  # fmt: skip
+    names = pair_names(proj["name"].to_numpy(object), proj["style"].to_numpy(object))
+    return _Rows(names, (proj["end_ns"] - proj["start_ns"]).to_numpy(np.int64))
 
 
 def _osrt_rows(report: Report, sel: Selection) -> _Rows:
-    table = report.osrt
-    calls = table["event_class"] == OSRT_CLASS_CALL
-    keep = sel.rows(table, table.start_ns, table.end_ns)
-    keep = calls if isinstance(keep, slice) else keep & calls
-    return _name_rows(report, table, table["name_id"], table.duration_ns, keep)
+    return _name_rows(report, "osrt", sel, report.osrt["event_class"] == OSRT_CLASS_CALL)
 
 
 def _rows_of(report: Report, kind: str, sel: Selection) -> _Rows:
-    if kind == "kernels":
-        return _kernel_rows(report, sel)
-    if kind == "cuda_api":
-        return _api_rows(report, sel)
+    if kind in ("kernels", "cuda_api"):
+        return _name_rows(report, kind, sel)
     if kind in ("memcpy", "memcpy_bytes"):
         return _memory_rows(report, sel, kind == "memcpy_bytes")
     if kind == "nvtx":
@@ -259,19 +231,21 @@ def aggregate(
     index: dict[tuple, int] = {}
     codes, values = [], []
     locals_: list[np.ndarray] = []
+    shown: list[object] = []  # the name each group is shown by
     merged = False
     for name, rows in parts:
-        # Only labels that occur (a string pool can hold 10^5 names; bincount is one pass).
-        used = np.flatnonzero(np.bincount(rows.codes, minlength=len(rows.labels)))
-        local = np.zeros(len(rows.labels), dtype=np.int64)
+        # Only groups that occur (a string pool can hold 10^5 names; bincount is one pass).
+        used = np.flatnonzero(np.bincount(rows.codes, minlength=len(rows.keys)))
+        local = np.zeros(len(rows.keys), dtype=np.int64)
         for i in used.tolist():
             style = rows.styles[i] if has_style else None
-            key = (name if by_report else None, rows.labels[i], style)
+            key = (name if by_report else None, rows.keys[i], style)
             if key in index:
                 merged = True
             else:
                 index[key] = len(keys)
                 keys.append(key)
+                shown.append(rows.labels[i])
             local[i] = index[key]
         codes.append(rows.codes)
         values.append(rows.values)
@@ -293,11 +267,9 @@ def aggregate(
     frame = pd.DataFrame()
     if by_report:
         frame["report"] = [k[0] for k in chosen]
-    frame["name"] = [k[1] for k in chosen]
-    if kind == "cuda_api":
-        from analysis.stats._base import strip_api_version
-
-        frame["name"] = strip_api_version(frame["name"].to_numpy(dtype=object))
+    labels = np.empty(len(shown), dtype=object)
+    labels[:] = shown
+    frame["name"] = labels[stats.keys] if len(shown) else np.empty(0, dtype=object)
     if has_style:
         frame["style"] = [k[2] for k in chosen]
     frame["count"] = stats.count

@@ -24,6 +24,7 @@ import pandas as pd
 from analysis.alignment import alignment_offsets
 from analysis.cpu import core_intervals
 from analysis.model import Report, freeze
+from analysis.names import MEMSET_NAME, event_names, kernel_name_ids, memcpy_names
 from analysis.schema import pid_of, tid_of
 
 __all__ = [
@@ -96,7 +97,13 @@ class SliceTable:
         return int(self.track_offsets[track_id]), int(self.track_offsets[track_id + 1])
 
     def busy_prefix_ns(self) -> npt.NDArray[np.int64]:
-        """Return the exclusive prefix sum of durations (length n + 1), computed once."""
+        """Return the exclusive prefix sum of durations (length n + 1), computed once.
+
+        Only differences of it are used (the busy time of a run of rows); they are exact in
+        int64's modular arithmetic even where the running sum itself wraps (a damaged
+        report's durations near 2^62), since the busy time of a window of one track is at
+        most the window.
+        """
         prefix = self._cache.get("busy")
         if prefix is None:
             prefix = np.zeros(len(self) + 1, dtype=np.int64)
@@ -209,23 +216,25 @@ def slice_tables(report: Report) -> dict[str, SliceTable]:
 
 
 def _build_slice_tables(report: Report) -> dict[str, SliceTable]:
+    # Box labels follow analysis.names: kernels by their short (``base``) name, as the nsys
+    # GUI draws them; CUDA API calls without their _vNNNN suffix, as cuda_api_sum prints
+    # them; memory operations as the memory summaries name them. Tooltips say the full
+    # stats name (analysis.names.event_name).
     strings = report.strings.values
     tables: dict[str, SliceTable] = {}
     kernels = report.tables["kernels"]
-    short = kernels["short_name_id"]
-    kernel_label = np.where(short >= 0, short, kernels["name_id"]).astype(np.int32)
+    kernel_label = kernel_name_ids(report, "base").astype(np.int32)
     tables["kernels"] = _view("kernels", kernels, kernel_label, strings)
     tables["memcpy"] = _memcpy_slices(report)
     memset = report.tables["memset"]
     tables["memset"] = _view(
-        "memset",
-        memset,
-        np.zeros(len(memset), np.int32),
-        np.array(["[CUDA memset]"], dtype=object),
+        "memset", memset, np.zeros(len(memset), np.int32), np.array([MEMSET_NAME], dtype=object)
     )
-    for kind in ("cuda_api", "osrt"):
-        table = report.tables[kind]
-        tables[kind] = _view(kind, table, table["name_id"], strings)
+    api = report.tables["cuda_api"]
+    api_names = event_names(report, "cuda_api")
+    tables["cuda_api"] = _view("cuda_api", api, api_names.codes, api_names.labels)
+    osrt = report.tables["osrt"]
+    tables["osrt"] = _view("osrt", osrt, osrt["name_id"], strings)
     nvtx = report.tables["nvtx"]
     colors = nvtx["color"]
     has_color = bool(len(colors)) and bool((colors != -1).any())
@@ -276,12 +285,14 @@ def _view(
 
 def _memcpy_slices(report: Report) -> SliceTable:
     memcpy = report.tables["memcpy"]
-    kinds = report.enums.get("memcpy_kind", {})
-    top = max([int(k) for k in kinds] + [int(memcpy["copy_kind"].max()) if len(memcpy) else 0])
-    labels = np.array(
-        [f"[CUDA memcpy {kinds.get(i, 'Unknown')}]" for i in range(top + 1)], dtype=object
-    )
-    return _view("memcpy", memcpy, memcpy["copy_kind"], labels)
+    kinds = memcpy["copy_kind"]
+    lo, hi = (int(kinds.min()), int(kinds.max())) if len(kinds) else (0, 0)
+    if lo >= 0 and hi < 1 << 10:
+        # Label id = copy kind (no pass over the rows); a kind without an enum label has no
+        # name (None), as in nsys.
+        return _view("memcpy", memcpy, kinds, memcpy_names(report, np.arange(hi + 1)))
+    uniq, label_ids = np.unique(kinds, return_inverse=True)  # odd kinds: a damaged report
+    return _view("memcpy", memcpy, label_ids.ravel(), memcpy_names(report, uniq))
 
 
 def _cpu_slices(report: Report) -> SliceTable:
@@ -324,7 +335,8 @@ def _nvtx_gpu_slices(report: Report) -> SliceTable | None:
     if frame is None or frame.empty:
         return None
     # Ranges unreachable from a root have no level (spec §4.1 twins): not drawn.
-    frame = frame[frame["level"].notna()]
+    drawn = np.flatnonzero(frame["level"].notna().to_numpy())
+    frame = frame.iloc[drawn]
     if frame.empty:
         return None
     device = (
@@ -352,6 +364,8 @@ def _nvtx_gpu_slices(report: Report) -> SliceTable | None:
         is_overlapping=True,
     )
     table._cache["keys"] = keys
+    # Per interval, its row of project_nvtx (what the stats panel's instances name).
+    table._cache["projection_rows"] = freeze(drawn[order].astype(np.int64))
     return table
 
 

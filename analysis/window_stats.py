@@ -29,11 +29,12 @@ from types import ModuleType
 import numpy as np
 import pandas as pd
 
+from analysis.engine import reduce_sorted
 from analysis.errors import AnalysisError
 from analysis.model import Report
-from analysis.nvtx import range_labels, range_rows, range_styles
+from analysis.names import MEMSET_NAME, EventNames, event_names, pair_names
+from analysis.nvtx import range_rows
 from analysis.schema import OSRT_CLASS_CALL
-from analysis.stats._base import string_codes
 from analysis.xp import to_numpy
 
 __all__ = [
@@ -56,9 +57,10 @@ _Z_MEAN_AD = 1.253314  # as analysis.outliers: √(π/2)
 
 @dataclass
 class _Extract:
-    """One report's rows of one kind, in table order."""
+    """One report's rows of one kind, in table order, named by :mod:`analysis.names`."""
 
-    labels: np.ndarray  # object, one per local code
+    keys: np.ndarray  # object, the group key (full name) of each local code
+    labels: np.ndarray  # object, the name shown for each local code
     styles: np.ndarray | None  # object, one per local code (NVTX kinds)
     codes: np.ndarray  # int64 local code per row
     values: np.ndarray  # int64 duration (or bytes) per row
@@ -69,59 +71,56 @@ class _Extract:
     rows: np.ndarray  # int64 row of that table
 
 
+def _from_names(names: EventNames, start, end, values, tables, table_codes, rows) -> _Extract:
+    return _Extract(names.keys, names.labels, names.styles, names.codes,
+                    np.asarray(values, dtype=np.int64), start, end, tables, table_codes,
+                    rows)  # fmt: skip
+
+
 def _named(report: Report, kind: str, rows: np.ndarray | None = None) -> _Extract:
+    # CUDA API calls group by their full name, as cuda_api_sum groups by name id, and show
+    # nsys's spelling (two groups can show as one name: analysis.names).
     table = report.tables[kind]
     rows = np.arange(len(table)) if rows is None else rows
-    # CUDA API calls group by their full name, as cuda_api_sum groups by name id; the index
-    # shows it without its _vNNNN suffix (build_window_index).
-    codes, labels = string_codes(report, table["name_id"][rows])
     start, end = table.start_ns[rows], table.end_ns[rows]
-    return _Extract(labels, None, codes, end - start, start, end, (kind,),
-                    np.zeros(len(rows), np.int8), rows)  # fmt: skip
+    return _from_names(event_names(report, kind, rows), start, end, end - start, (kind,),
+                       np.zeros(len(rows), np.int8), rows)  # fmt: skip
 
 
 def _memory(report: Report, by_bytes: bool) -> _Extract:
-    names = report.enums.get("memcpy_kind", {})
     memcpy, memset = report.tables["memcpy"], report.tables["memset"]
-    uniq, inverse = np.unique(memcpy["copy_kind"], return_inverse=True)
-    labels = [f"[CUDA memcpy {names.get(int(k), 'Unknown')}]" for k in uniq.tolist()]
-    codes = np.concatenate([inverse.ravel(), np.full(len(memset), len(labels))])
-    labels.append("[CUDA memset]")
-    start = np.concatenate([memcpy.start_ns, memset.start_ns])
-    end = np.concatenate([memcpy.end_ns, memset.end_ns])
-    values = np.concatenate([memcpy["bytes"], memset["bytes"]]) if by_bytes else end - start
-    return _Extract(np.array(labels, dtype=object), None, codes.astype(np.int64),
-                    values.astype(np.int64), start, end, ("memcpy", "memset"),
-                    np.repeat(np.array([0, 1], np.int8), [len(memcpy), len(memset)]),
-                    np.concatenate([np.arange(len(memcpy)), np.arange(len(memset))]))  # fmt: skip
-
-
-def _styled(labels: np.ndarray, styles: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    key = pd.MultiIndex.from_arrays([pd.Series(labels, dtype=object), styles])
-    codes, uniques = key.factorize()
-    return (codes.astype(np.int64), uniques.get_level_values(0).to_numpy(object),
-            uniques.get_level_values(1).to_numpy(object))  # fmt: skip
+    names = event_names(report, "memcpy")
+    # As cuda_gpu_mem_*_sum: a copy kind nsys has no name for is left out (spec §3.6).
+    kept = np.flatnonzero(names.labels[names.codes] != None)  # noqa: E711
+    memset_code = len(names.keys)
+    codes = np.concatenate([names.codes[kept], np.full(len(memset), memset_code)])
+    keys = np.append(names.keys, MEMSET_NAME)
+    start = np.concatenate([memcpy.start_ns[kept], memset.start_ns])
+    end = np.concatenate([memcpy.end_ns[kept], memset.end_ns])
+    size = np.concatenate([memcpy["bytes"][kept], memset["bytes"]])
+    return _Extract(keys, keys.copy(), None, codes.astype(np.int64),
+                    (size if by_bytes else end - start).astype(np.int64), start, end,
+                    ("memcpy", "memset"),
+                    np.repeat(np.array([0, 1], np.int8), [len(kept), len(memset)]),
+                    np.concatenate([kept, np.arange(len(memset))]))  # fmt: skip
 
 
 def _nvtx(report: Report) -> _Extract:
     nvtx = report.tables["nvtx"]
     rows = range_rows(report)
-    codes, labels, styles = _styled(
-        range_labels(report, rows), range_styles(nvtx["event_type"][rows])
-    )
     start, end = nvtx.start_ns[rows], nvtx.end_ns[rows]
-    return _Extract(labels, styles, codes, end - start, start, end, ("nvtx",),
-                    np.zeros(len(rows), np.int8), rows)  # fmt: skip
+    return _from_names(event_names(report, "nvtx", rows), start, end, end - start, ("nvtx",),
+                       np.zeros(len(rows), np.int8), rows)  # fmt: skip
 
 
 def _nvtx_gpu(report: Report) -> _Extract:
     from analysis.projection import project_nvtx
 
     proj = project_nvtx(report)
-    codes, labels, styles = _styled(proj["name"].to_numpy(object), proj["style"].to_numpy(object))
+    names = pair_names(proj["name"].to_numpy(object), proj["style"].to_numpy(object))
     start, end = proj["start_ns"].to_numpy(np.int64), proj["end_ns"].to_numpy(np.int64)
-    return _Extract(labels, styles, codes, end - start, start, end, ("nvtx_gpu",),
-                    np.zeros(len(proj), np.int8), np.arange(len(proj)))  # fmt: skip
+    return _from_names(names, start, end, end - start, ("nvtx_gpu",),
+                       np.zeros(len(proj), np.int8), np.arange(len(proj)))  # fmt: skip
 
 
 def _extract(report: Report, kind: str) -> _Extract:
@@ -171,24 +170,27 @@ class WindowIndex:
         ``Report.name`` per report index.
     offsets_ns
         The per-report shift to the shared axis used at build time.
-    labels, styles
-        Name (and NVTX style, else None) per name code.
+    keys, labels, styles
+        Per group ("name code"): what it is keyed by (the full name; a CUDA API name keeps
+        its ``_vNNNN`` suffix), the name shown (nsys's spelling, :mod:`analysis.names`) and
+        the NVTX style (else None). Two groups can show one name, never one key and style.
     """
 
     def __init__(self, kind: str, report_names: list[str], offsets_ns: list[int],
-                 labels: np.ndarray, styles: np.ndarray | None, tables: tuple[str, ...],
-                 parts: list[_Extract], xp: ModuleType) -> None:  # fmt: skip
+                 names: EventNames, tables: tuple[str, ...], parts: list[_Extract],
+                 xp: ModuleType) -> None:  # fmt: skip
         self.kind = kind
         self.report_names = report_names
         self.offsets_ns = offsets_ns
-        self.labels = labels
-        self.styles = styles
+        self.keys = names.keys
+        self.labels = names.labels
+        self.styles = names.styles
         self.tables = tables
         self.xp = xp
         self._parts = parts
         self._length = sum(len(p.values) for p in parts)
         self._ordered: dict[bool, _Ordered] = {}
-        text = np.array(["" if v is None else str(v) for v in labels.tolist()], dtype=object)
+        text = np.array(["" if v is None else str(v) for v in self.labels.tolist()], dtype=object)
         self._label_rank = np.argsort(np.argsort(text, kind="stable"), kind="stable")
         self._lock = threading.Lock()
         self.max_duration_ns = max(
@@ -342,7 +344,9 @@ class WindowIndex:
         names = keys % n_names if is_by_report else keys
         # Total descending, then name (DataFrame.sort_values on strings costs ms here).
         labels = self.labels[names]
-        order = np.lexsort((self._label_rank[names], -reduced["total_ns"]))
+        total = reduced["total_ns"]  # Python ints only where a total passes int64
+        order = np.lexsort((self._label_rank[names], -np.asarray(total, dtype=np.float64)
+                            if total.dtype == object else -total))  # fmt: skip
         columns: dict[str, np.ndarray] = {}
         if by_report:
             columns["report"] = np.asarray(self.report_names, dtype=object)[keys // n_names][order]
@@ -351,20 +355,41 @@ class WindowIndex:
             columns["style"] = self.styles[names][order]
         for column in STAT_COLUMNS:
             columns[column] = reduced[column][order]
-        # The name's code in this index: two groups can share a shown name (cudaMalloc and
-        # cudaMalloc_v3020 both show as cudaMalloc), never a code.
+        # The group's code in this index and its key: two groups can share a shown name
+        # (cudaMalloc and cudaMalloc_v3020 both show as cudaMalloc), never a code.
         columns["group"] = np.asarray(names, dtype=np.int64)[order]
+        columns["key"] = self.keys[names][order]
         return pd.DataFrame(columns)
+
+    def groups(self, key: str | None, style: str | None = None) -> np.ndarray:
+        """Return the group codes keyed by ``key`` (a full name; else, when no key matches,
+        a shown name), of NVTX style ``style`` when given (int64, ascending)."""
+        found = np.flatnonzero(self.keys == key)
+        if not len(found):
+            found = np.flatnonzero(self.labels == key)
+        if self.styles is not None and style is not None:
+            found = found[self.styles[found] == style]
+        return found.astype(np.int64)
 
     def instances(
         self,
-        name: str,
-        style: str | None = None,
+        groups: int | Sequence[int],
         t0_ns: int | None = None,
         t1_ns: int | None = None,
         report_index: int | None = None,
     ) -> pd.DataFrame:
-        """Return every instance of ``name`` (in the window), in shared-axis time order.
+        """Return the instances of ``groups`` in the window, in shared-axis time order.
+
+        They are the rows that :meth:`stats` counts for those groups with the same window and
+        report (one window rule, :meth:`_window_positions`): the histogram of a row shows
+        exactly the row's count.
+
+        Parameters
+        ----------
+        groups
+            Group code(s), the ``group`` column of :meth:`stats` (see :meth:`groups`).
+        t0_ns, t1_ns, report_index
+            As :meth:`stats`.
 
         Returns
         -------
@@ -374,23 +399,21 @@ class WindowIndex:
             ``start_ns``, ``end_ns`` (int64, the report's own time base), ``value``
             (int64, duration in ns, or bytes for 'memcpy_bytes').
         """
-        matches = np.flatnonzero(self.labels == name)
-        if self.styles is not None and style is not None:
-            matches = matches[self.styles[matches] == style]
+        codes = np.atleast_1d(np.asarray(groups, dtype=np.int64))
+        codes = codes[(codes >= 0) & (codes < self.name_count)]
         ordered = self._order(True)
         n_names = max(self.name_count, 1)
         reports = range(len(self.report_names)) if report_index is None else [report_index]
-        spans = [(ordered.bounds[r * n_names + m], ordered.bounds[r * n_names + m + 1])
-                 for r in reports for m in matches.tolist()]  # fmt: skip
-        pos = np.concatenate([np.arange(a, b) for a, b in spans] or [np.empty(0, np.int64)])
-        start = to_numpy(ordered.start_ns[self.xp.asarray(pos)])
-        end = to_numpy(ordered.end_ns[self.xp.asarray(pos)])
-        if t0_ns is not None:
-            keep = (end > t0_ns) | (start >= t0_ns)
-            pos, start, end = pos[keep], start[keep], end[keep]
-        if t1_ns is not None:
-            keep = start < t1_ns
-            pos, start, end = pos[keep], start[keep], end[keep]
+        xp = self.xp
+        parts = []
+        for r in reports:  # loops over reports and groups, not events
+            for g in codes.tolist():
+                lo, hi = (int(ordered.bounds[r * n_names + g + k]) for k in (0, 1))
+                pos = self._window_positions(ordered, t0_ns, t1_ns, lo, hi)
+                parts.append(np.arange(lo, hi) if pos is None else to_numpy(pos))
+        pos = np.sort(np.concatenate(parts or [np.empty(0, np.int64)]).astype(np.int64))
+        start = to_numpy(ordered.start_ns[xp.asarray(pos)])
+        end = to_numpy(ordered.end_ns[xp.asarray(pos)])
         report = ordered.report[pos].astype(np.int64)
         offsets = np.asarray(self.offsets_ns + [0], dtype=np.int64)[report]
         frame = pd.DataFrame({
@@ -399,10 +422,9 @@ class WindowIndex:
             "row": ordered.rows[pos],
             "start_ns": start - offsets,
             "end_ns": end - offsets,
-            "value": to_numpy(ordered.values[self.xp.asarray(pos)]),
+            "value": to_numpy(ordered.values[xp.asarray(pos)]),
         })  # fmt: skip
-        shared = frame["start_ns"].to_numpy() + offsets
-        return frame.iloc[np.argsort(shared, kind="stable")].reset_index(drop=True)
+        return frame.iloc[np.argsort(start, kind="stable")].reset_index(drop=True)
 
 
 def _group_value_order(group: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:
@@ -418,7 +440,11 @@ def _group_value_order(group: np.ndarray, values: np.ndarray, n_groups: int) -> 
 
 
 def _reduce(xp: ModuleType, values, bounds) -> dict[str, np.ndarray]:
-    """Statistics per group: group ``g`` is ``values[bounds[g]:bounds[g+1]]``, ascending."""
+    """Statistics per group: group ``g`` is ``values[bounds[g]:bounds[g+1]]``, ascending.
+
+    The reduction is :func:`analysis.engine.reduce_sorted`, the one behind every summary:
+    exact totals (Python ints where one passes int64), nsys's mean, exact medians.
+    """
     if not len(values):
         empty_i, empty_f = np.zeros(0, np.int64), np.zeros(0, np.float64)
         return {"keys": empty_i, "count": empty_i, "total_ns": empty_i, "mean_ns": empty_f,
@@ -426,35 +452,16 @@ def _reduce(xp: ModuleType, values, bounds) -> dict[str, np.ndarray]:
                 "std_ns": empty_f}  # fmt: skip
     sizes = bounds[1:] - bounds[:-1]
     keys = xp.flatnonzero(sizes)
-    starts, count = bounds[keys], sizes[keys].astype(xp.int64)
-    ends = starts + count
-    if xp is np:
-        total = np.add.reduceat(values, starts)
-        mean = total / count
-        dev = values - np.repeat(mean, count)
-        dev *= dev
-        sq = np.add.reduceat(dev, starts)
-    else:  # CuPy has no reduceat: exact int64 prefix sums, float sums by bincount
-        csum = xp.concatenate([xp.zeros(1, xp.int64), xp.cumsum(values)])
-        total = csum[ends] - csum[starts]
-        mean = total / count
-        marker = xp.zeros(len(values), xp.int32)
-        marker[starts[1:]] = 1
-        segment = xp.cumsum(marker)  # the kept group of each row, 0..len(keys)-1
-        dev = values - mean[segment]
-        sq = xp.bincount(segment, weights=dev * dev, minlength=len(keys))
-    std = xp.where(count > 1, xp.sqrt(sq / xp.maximum(count - 1, 1)), 0.0)
-    # Exact median of integers: the two middle values summed as int64, then halved.
-    median = (values[starts + (count - 1) // 2] + values[starts + count // 2]) / 2
+    reduced = reduce_sorted(xp, values, bounds[keys], sizes[keys].astype(xp.int64))
     return {
         "keys": to_numpy(keys).astype(np.int64),
-        "count": to_numpy(count),
-        "total_ns": to_numpy(total).astype(np.int64),
-        "mean_ns": to_numpy(mean).astype(np.float64),
-        "median_ns": to_numpy(median).astype(np.float64),
-        "min_ns": to_numpy(values[starts]).astype(np.int64),
-        "max_ns": to_numpy(values[ends - 1]).astype(np.int64),
-        "std_ns": to_numpy(std).astype(np.float64),
+        "count": reduced["count"],
+        "total_ns": reduced["total"],
+        "mean_ns": reduced["mean"],
+        "median_ns": reduced["median"],
+        "min_ns": reduced["minimum"],
+        "max_ns": reduced["maximum"],
+        "std_ns": reduced["std"],
     }
 
 
@@ -487,30 +494,33 @@ def build_window_index(
     xp = np if xp is None else xp
     offsets = [int(o) for o in (offsets_ns or [])] + [0] * len(reports)
     parts = [_extract(r, kind) for r in reports]
-    # One name table for every report (a loop over distinct names, not events).
+    # One group table for every report, keyed by (full name, style); a loop over distinct
+    # names, not events.
     index: dict[tuple, int] = {}
+    shown: list[object] = []
     for part in parts:
-        # Only labels that occur (a string pool can hold 10^5 names; bincount is one pass).
-        used = np.flatnonzero(np.bincount(part.codes, minlength=len(part.labels)))
-        local = np.full(len(part.labels), -1, dtype=np.int64)
+        # Only groups that occur (a string pool can hold 10^5 names; bincount is one pass).
+        used = np.flatnonzero(np.bincount(part.codes, minlength=len(part.keys)))
+        local = np.full(len(part.keys), -1, dtype=np.int64)
         for i in used.tolist():
             style = part.styles[i] if part.styles is not None else None
-            label = part.labels[i]
-            label = None if label is None or label != label else label  # NaN from the pool
-            local[i] = index.setdefault((label, style), len(index))
+            key = part.keys[i]
+            key = None if key is None or key != key else key  # NaN from the pool
+            if (key, style) not in index:
+                index[(key, style)] = len(index)
+                shown.append(part.labels[i])
+            local[i] = index[(key, style)]
         part.codes = local[part.codes] if len(part.codes) else part.codes
-    keys = list(index)
-    labels = np.empty(len(keys), dtype=object)
-    labels[:] = [k[0] for k in keys]
-    if kind == "cuda_api":
-        from analysis.stats._base import strip_api_version
-
-        labels = strip_api_version(labels)
+    keys = np.empty(len(index), dtype=object)
+    keys[:] = [k[0] for k in index]
+    labels = np.empty(len(index), dtype=object)
+    labels[:] = shown
     has_style = any(p.styles is not None for p in parts)
-    styles = np.array([k[1] for k in keys], dtype=object) if has_style else None
+    styles = np.array([k[1] for k in index], dtype=object) if has_style else None
     tables = parts[0].tables if parts else (kind,)
-    return WindowIndex(kind, [r.name for r in reports], offsets[: len(reports)], labels,
-                       styles, tables, parts, xp)  # fmt: skip
+    return WindowIndex(kind, [r.name for r in reports], offsets[: len(reports)],
+                       EventNames(np.empty(0, np.int64), keys, labels, styles), tables, parts,
+                       xp)  # fmt: skip
 
 
 def robust_threshold(values: np.ndarray, threshold: float) -> tuple[float, float]:
@@ -560,12 +570,17 @@ def pivot_by_report(frame: pd.DataFrame, report_names: Sequence[str]) -> pd.Data
     codes = codes.to_numpy(np.int64)
     first = np.unique(codes, return_index=True)[1]  # each group's first row, in code order
     out = frame[shown].iloc[first].astype(object).fillna("").reset_index(drop=True)
+    for column in ("group", "key"):  # which group a row is, for its instances
+        if column in frame:
+            out[column] = frame[column].iloc[first].to_numpy()
     n = len(out)
     medians = np.full((n, len(report_names)), np.nan)
     report_of = frame["report"].to_numpy(object)
+    # Python ints where a total passes int64 (analysis.engine.GroupStats.total).
+    total_type = object if frame["total_ns"].dtype == object else np.int64
     for j, report in enumerate(report_names):  # a loop over reports, not events
         mine = report_of == report
-        count, total = np.zeros(n, np.int64), np.zeros(n, np.int64)
+        count, total = np.zeros(n, np.int64), np.zeros(n, total_type)
         count[codes[mine]] = frame["count"].to_numpy()[mine]
         total[codes[mine]] = frame["total_ns"].to_numpy()[mine]
         medians[codes[mine], j] = frame["median_ns"].to_numpy()[mine]
@@ -583,6 +598,24 @@ def pivot_by_report(frame: pd.DataFrame, report_names: Sequence[str]) -> pd.Data
     hi = filled.max(axis=1) if n else np.zeros(0)
     with np.errstate(divide="ignore", invalid="ignore"):
         out["spread"] = np.where(several & (lo > 0), hi / lo, np.nan)
-    out["total_ns"] = sum((out[f"{r}|total_ns"] for r in report_names), np.zeros(n, np.int64))
-    out = out.sort_values(["total_ns", "name"], ascending=[False, True], kind="mergesort")
+    out["total_ns"] = _exact_row_sums([out[f"{r}|total_ns"].to_numpy() for r in report_names])
+    if out["total_ns"].dtype != object:
+        out = out.sort_values(["total_ns", "name"], ascending=[False, True], kind="mergesort")
+    else:  # a total past int64: order by its float value (only a damaged report gets here)
+        out = out.iloc[np.lexsort((out["name"].astype(str).to_numpy(),
+                                   -out["total_ns"].to_numpy(np.float64)))]  # fmt: skip
     return out.reset_index(drop=True)
+
+
+def _exact_row_sums(columns: list[np.ndarray]) -> np.ndarray:
+    """Sum per-report totals row by row exactly: int64, or Python ints past its range."""
+    if not columns:
+        return np.zeros(0, np.int64)
+    parts = np.stack([np.asarray(c, dtype=object) for c in columns], axis=1)
+    bound = np.abs(parts.astype(np.float64)).sum(axis=1)
+    if parts.size == 0 or float(bound.max()) < 2.0**62:
+        return parts.astype(np.int64).sum(axis=1)
+    exact = np.array([sum(int(v) for v in row) for row in parts.tolist()], dtype=object)
+    if all(-(2**63) <= v < 2**63 for v in exact.tolist()):
+        return exact.astype(np.int64)
+    return exact

@@ -34,8 +34,12 @@ def with_shared_start(instances: pd.DataFrame, offsets_ns: list[int]) -> pd.Data
     return out
 
 
-def highlight_rows(reports, kind: str, name: str, instances: pd.DataFrame) -> dict:
-    """``(report_index, slice table) -> rows`` to emphasise; other rows of the kind dim."""
+def highlight_rows(reports, kind: str, instances: pd.DataFrame) -> dict:
+    """``(report_index, slice table) -> rows`` to emphasise; other rows of the kind dim.
+
+    Exactly the given instances (rows of a :meth:`WindowIndex.instances` frame): a name's
+    highlights are its table row's instances, never every event that shows the same name.
+    """
     rows: dict[tuple[int, str], np.ndarray] = {}
     report_index = instances["report_index"].to_numpy(np.int64)
     table = instances["table"].to_numpy(object)
@@ -43,15 +47,24 @@ def highlight_rows(reports, kind: str, name: str, instances: pd.DataFrame) -> di
     tables = ("memcpy", "memset") if kind.startswith("memcpy") else (kind,)
     for r in range(len(reports)):  # loops over reports and tables, not events
         for t in tables:
+            mine = source_rows[(report_index == r) & (table == t)]
             if t == "nvtx_gpu":
-                sliced = projected_slices(reports[r])
-                if sliced is not None:
-                    label_ids = np.flatnonzero(sliced.labels == name)
-                    rows[(r, t)] = np.flatnonzero(np.isin(sliced.label_ids, label_ids))
-                continue
-            mine = (report_index == r) & (table == t)
-            rows[(r, t)] = source_rows[mine]
+                found = _projected_indices(reports[r], mine)
+                rows[(r, t)] = np.sort(found[found >= 0])
+            else:
+                rows[(r, t)] = mine
     return rows
+
+
+def _projected_indices(report: Report, projection_rows: np.ndarray) -> np.ndarray:
+    """Slice indices of ``project_nvtx`` rows on the projected rows (-1: not drawn)."""
+    sliced = projected_slices(report)
+    if sliced is None:
+        return np.full(len(projection_rows), -1)
+    drawn = sliced._cache["projection_rows"]
+    where = np.full(int(max(drawn.max(initial=-1), projection_rows.max(initial=-1))) + 1, -1)
+    where[drawn] = np.arange(len(drawn))
+    return where[projection_rows] if len(projection_rows) else np.empty(0, np.int64)
 
 
 def slice_index(report: Report, table: str, row: int, start_ns: int, end_ns: int) -> int | None:
@@ -62,22 +75,12 @@ def slice_index(report: Report, table: str, row: int, start_ns: int, end_ns: int
 
 
 def slice_indices(report: Report, table: str, rows, starts_ns, ends_ns) -> np.ndarray:
-    """Vectorised :func:`slice_index`: -1 where not drawn. Projected NVTX ranges are found
-    by their (start, end): the slice table reorders the projection's rows."""
+    """Vectorised :func:`slice_index`: -1 where not drawn. Projected NVTX ranges (rows of
+    ``project_nvtx``) are reordered on the timeline: looked up through that order."""
     rows = np.asarray(rows, dtype=np.int64)
     if table != "nvtx_gpu":
         return rows if table in slice_tables(report) else np.full(len(rows), -1)
-    sliced = projected_slices(report)
-    if sliced is None:
-        return np.full(len(rows), -1)
-    spans = pd.DataFrame(
-        {"start": sliced.start_ns, "end": sliced.end_ns, "index": np.arange(len(sliced))}
-    ).drop_duplicates(["start", "end"])
-    keys = pd.MultiIndex.from_arrays([spans["start"], spans["end"]])
-    where = keys.get_indexer(
-        pd.MultiIndex.from_arrays([np.asarray(starts_ns), np.asarray(ends_ns)])
-    )
-    return np.where(where >= 0, spans["index"].to_numpy()[np.maximum(where, 0)], -1)
+    return _projected_indices(report, rows)
 
 
 def track_key(timeline, report: Report, ref: EventRef) -> str | None:

@@ -47,7 +47,7 @@ from app.event_lookup import (
 )
 from app.stats_jobs import IndexCache, StatsRequest, StatsResult, stats_frame
 from viewer.events import EventRef
-from viewer.stats_panel import OUTLIERS_TAB, Scope, StatsPanel
+from viewer.stats_panel import OUTLIERS_TAB, Scope, StatsPanel, group_of
 
 __all__ = ["MAX_MARKS", "StatsController", "install_stats_panel"]
 
@@ -59,17 +59,43 @@ _DOCK_WIDTH_PX = 560
 
 
 @dataclass(frozen=True)
-class _NameResult:
-    """What a click on a name needs, gathered on a worker."""
+class _Active:
+    """The name whose instances are highlighted: what it is called and which group it is.
+
+    ``group`` is ``(key, style)`` (:meth:`WindowIndex.groups`): two CUDA API groups can be
+    shown by one name (``cudaMalloc``, ``cudaMalloc_v3020``), two NVTX groups differ by
+    their style only; the highlights and the histogram follow the group, as the table row.
+    """
 
     name: str
     kind: str
-    key: tuple
-    instances: pd.DataFrame  # whole run, shared-time order, with shared_start_ns
-    in_scope: pd.DataFrame  # in the scope's window: the histogram
-    rows: dict
+    group: tuple = (None, None)
+
+    def groups_in(self, index: WindowIndex) -> np.ndarray:
+        key, style = self.group
+        return index.groups(self.name if key is None else key, style)
+
+
+@dataclass(frozen=True)
+class _Histogram:
+    """The histogram of the active name: its instances in one scope (a worker computes it
+    with the same index, window and report as the table's counts)."""
+
+    active: _Active
+    in_scope: pd.DataFrame
     median: float
     threshold: float
+
+
+@dataclass(frozen=True)
+class _NameResult:
+    """What a click on a name needs, gathered on a worker."""
+
+    active: _Active
+    key: tuple
+    instances: pd.DataFrame  # whole run, shared-time order, with shared_start_ns
+    histogram: _Histogram
+    rows: dict
 
 
 class StatsController(QObject):
@@ -110,7 +136,7 @@ class StatsController(QObject):
         self._outliers: Outliers | None = None
         self._marks: list[EventRef] = []
         self._rows: dict[tuple[int, str], np.ndarray] = {}
-        self._active: tuple[str, str] | None = None
+        self._active: _Active | None = None
         self._instances = pd.DataFrame()
         self._position = -1
         self._histogram_values: pd.DataFrame = pd.DataFrame()
@@ -123,7 +149,9 @@ class StatsController(QObject):
         timeline.selection_changed.connect(self._on_selection_changed)
         panel.scope_changed.connect(self._on_scope_changed)
         panel.kind_changed.connect(self._on_kind_changed)
-        panel.name_activated.connect(self.activate_name)
+        panel.name_activated.connect(
+            lambda name, kind, group: self.activate_name(name, kind, group=group)
+        )
         panel.name_double_clicked.connect(self.zoom_to_longest)
         panel.instance_step.connect(self.step)
         panel.outlier_selected.connect(self.focus_outlier)
@@ -180,7 +208,7 @@ class StatsController(QObject):
             return
         request = StatsRequest(kind, scope, window[0], window[1], self._key)
         reports, offsets, labels, cache = self._reports, self._offsets, self._labels, self._cache
-        n_reports = len(reports)
+        n_reports, active = len(reports), self._active
 
         def work(_progress, cancel):
             index = cache.get(request.key, reports, kind, offsets, labels)
@@ -189,7 +217,12 @@ class StatsController(QObject):
             elapsed = (time.perf_counter() - started) * 1e3
             counts = [c for c in frame.columns if c == "count" or c.endswith("|count")]
             events = int(frame[counts].to_numpy().sum()) if counts else 0
-            return StatsResult(request, frame, events, elapsed)
+            # The histogram follows the table's window in the same job: one count.
+            histogram = None
+            if active is not None:
+                active_index = cache.get(request.key, reports, active.kind, offsets, labels)
+                histogram = _histogram(active_index, active, request)
+            return StatsResult(request, frame, events, elapsed, histogram)
 
         self._is_running, self._is_dirty = True, False
         if cache.peek(request.key, kind) is None:  # the first request of a kind sorts once
@@ -212,6 +245,9 @@ class StatsController(QObject):
             reports = "1 report" if len(self._reports) == 1 else f"{len(self._reports)} reports"
             status = f"{result.events:,} events · {reports} · {result.elapsed_ms:,.0f} ms"
             self.panel.show_table(request.kind, result.frame, status)
+            histogram = result.histogram
+            if histogram is not None and histogram.active == self._active:
+                self._show_histogram(histogram)
         if self._is_dirty or is_stale:
             self._is_dirty = False
             self.request_stats()
@@ -332,34 +368,43 @@ class StatsController(QObject):
                 self._position = int(here[0])
                 self.panel.set_instance_text(f"{self._position + 1:,} / {len(inst):,}")
 
-        self.activate_name(str(record["name"]), str(record["kind"]), point_at_it)
+        self.activate_name(str(record["name"]), str(record["kind"]), point_at_it, group_of(record))
 
     # -- names, instances, highlights -----------------------------------------------------
 
     def _index(self, kind: str) -> WindowIndex | None:
         return self._cache.peek(self._key, kind)
 
-    def activate_name(self, name: str, kind: str, then: Callable[[], None] | None = None) -> None:
-        """Highlight every instance of ``name`` (others dimmed) and show its histogram.
+    def activate_name(
+        self,
+        name: str,
+        kind: str,
+        then: Callable[[], None] | None = None,
+        group: tuple | None = None,
+    ) -> None:
+        """Highlight every instance of a name (others dimmed) and show its histogram.
 
-        The instances are gathered on a worker (a name can have millions); ``then`` runs on
-        the GUI thread once they are shown, before :attr:`instances_changed` is emitted.
+        ``group`` is the table row's ``(key, style)`` (see :class:`_Active`); without it the
+        group whose full name is ``name`` is meant. The instances are gathered on a worker
+        (a name can have millions); ``then`` runs on the GUI thread once they are shown,
+        before :attr:`instances_changed` is emitted.
         """
         if not self._reports:
             return
         key, reports, offsets, labels = self._key, self._reports, self._offsets, self._labels
+        active = _Active(name, kind, tuple(group) if group is not None else (None, None))
         scope = self.panel.scope()
         window = self._window_ns(scope) or (None, None)
+        request = StatsRequest(kind, scope, window[0], window[1], key)
         cache = self._cache
 
         def work(_progress, _cancel) -> _NameResult:
             index = cache.get(key, reports, kind, offsets, labels)
-            every = with_shared_start(index.instances(name, report_index=scope.report_index),
+            groups = active.groups_in(index)
+            every = with_shared_start(index.instances(groups, report_index=scope.report_index),
                                        offsets)  # fmt: skip
-            in_scope = index.instances(name, None, window[0], window[1], scope.report_index)
-            median, threshold = robust_threshold(in_scope["value"].to_numpy(), DEFAULT_THRESHOLD)
-            rows = highlight_rows(reports, kind, name, every)
-            return _NameResult(name, kind, key, every, in_scope, rows, median, threshold)
+            rows = highlight_rows(reports, kind, every)
+            return _NameResult(active, key, every, _histogram(index, active, request), rows)
 
         job = self._runner.submit(work, channel="instances")
         job.finished.connect(lambda result: self._on_name_ready(result, then))
@@ -368,12 +413,12 @@ class StatsController(QObject):
     def _on_name_ready(self, result: _NameResult, then: Callable[[], None] | None) -> None:
         if result.key != self._key:
             return
-        self._active = (result.name, result.kind)
+        self._active = result.active
         self._instances, self._position = result.instances, -1
         self.panel.set_instance_text(f"{len(result.instances):,} instances")
         self._rows = result.rows
         self._push_highlights()
-        self._show_histogram(result)
+        self._show_histogram(result.histogram)
         if then is not None:
             then()
         self.instances_changed.emit(self._instances)
@@ -417,10 +462,12 @@ class StatsController(QObject):
     def position(self) -> int:
         return self._position
 
-    def zoom_to_longest(self, name: str, kind: str) -> None:
-        """Zoom the timeline to the longest instance of ``name``."""
-        if self._active != (name, kind):
-            self.activate_name(name, kind, lambda: self.zoom_to_longest(name, kind))
+    def zoom_to_longest(self, name: str, kind: str, group: tuple | None = None) -> None:
+        """Zoom the timeline to the longest instance of ``name`` (of ``group``, as
+        :meth:`activate_name`)."""
+        wanted = _Active(name, kind, tuple(group) if group is not None else (None, None))
+        if self._active != wanted:
+            self.activate_name(name, kind, lambda: self.zoom_to_longest(name, kind, group), group)
             return
         if not len(self._instances):
             return
@@ -434,7 +481,7 @@ class StatsController(QObject):
         row = self._instances.iloc[position]
         report_index, table = int(row["report_index"]), str(row["table"])
         start, end = int(row["start_ns"]), int(row["end_ns"])
-        name = self._active[0] if self._active else ""
+        name = self._active.name if self._active else ""
         index = slice_index(self._reports[report_index], table, int(row["row"]), start, end)
         if index is None:
             return None
@@ -463,20 +510,21 @@ class StatsController(QObject):
     # -- histogram ------------------------------------------------------------------------
 
     def _refresh_histogram(self) -> None:
-        """Recompute the active name for a new scope (its histogram follows the scope)."""
+        """Recompute the active name for a new scope (its instances follow the report)."""
         if self._active is not None:
-            self.activate_name(*self._active)
+            active = self._active
+            self.activate_name(active.name, active.kind, group=active.group)
 
-    def _show_histogram(self, result: _NameResult) -> None:
-        inst = result.in_scope
+    def _show_histogram(self, histogram: _Histogram) -> None:
+        inst = histogram.in_scope
         self._histogram_values = inst
         report_index = inst["report_index"].to_numpy()
         values = inst["value"].to_numpy()
         series = {self._labels[r]: values[report_index == r]
-                  for r in np.unique(report_index).tolist()}  # fmt: skip
-        unit = "B" if result.kind == "memcpy_bytes" else "ns"
-        title = f"{result.name}  ({len(inst):,} instances)"
-        self.panel.histogram.set_data(title, series, result.median, result.threshold, unit)
+                  for r in np.unique(report_index).tolist() if r < len(self._labels)}  # fmt: skip
+        unit = "B" if histogram.active.kind == "memcpy_bytes" else "ns"
+        title = f"{histogram.active.name}  ({len(inst):,} instances)"
+        self.panel.histogram.set_data(title, series, histogram.median, histogram.threshold, unit)
 
     def select_durations(self, lo: float, hi: float) -> None:
         """Make the instances whose value lies in ``[lo, hi]`` the highlighted ones."""
@@ -487,10 +535,7 @@ class StatsController(QObject):
         chosen = with_shared_start(inst[(values >= lo) & (values <= hi)], self._offsets)
         self._instances, self._position = chosen, -1
         self.panel.set_instance_text(f"{len(chosen):,} instances")
-        name, kind = self._active
-        self._rows = highlight_rows(self._reports, kind, name, chosen)
-        if kind == "nvtx_gpu":  # label-wide rows there: narrow to the chosen spans
-            self._rows = {k: v for k, v in self._rows.items() if k[1] != "nvtx_gpu"}
+        self._rows = highlight_rows(self._reports, self._active.kind, chosen)
         self._push_highlights()
         self.instances_changed.emit(self._instances)
 
@@ -511,6 +556,15 @@ class StatsController(QObject):
                 self.export_csv(path)
             except OSError as exc:
                 self.panel.set_status(f"Could not write {path}: {exc.strerror or exc}")
+
+
+def _histogram(index: WindowIndex, active: _Active, request: StatsRequest) -> _Histogram:
+    """The active name's instances in the request's window and report (on a worker)."""
+    scope = request.scope
+    in_scope = index.instances(active.groups_in(index), request.t0_ns, request.t1_ns,
+                               scope.report_index)  # fmt: skip
+    median, threshold = robust_threshold(in_scope["value"].to_numpy(), DEFAULT_THRESHOLD)
+    return _Histogram(active, in_scope, median, threshold)
 
 
 def _error_text(error: Exception) -> str:

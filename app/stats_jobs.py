@@ -37,10 +37,16 @@ class StatsRequest:
 
 @dataclass(frozen=True)
 class StatsResult:
+    """A table for a request, and the active name's histogram for the same window (or None).
+
+    ``histogram`` is the controller's own record (``app.stats_controller._Histogram``).
+    """
+
     request: StatsRequest
     frame: pd.DataFrame
     events: int
     elapsed_ms: float
+    histogram: object = None
 
 
 class IndexCache:
@@ -88,7 +94,8 @@ def stats_frame(index: WindowIndex, request: StatsRequest, n_reports: int) -> pd
     frame = index.stats(request.t0_ns, request.t1_ns, scope.report_index, by_report=by_report)
     if by_report:
         return pivot_by_report(frame, index.report_names)
-    frame["time_pct"] = time_percent(frame["total_ns"].to_numpy())
+    # Exact even past int64 (a damaged report): the panel shows it rather than failing.
+    frame["time_pct"] = time_percent(frame["total_ns"].to_numpy(), strict=False)
     if request.kind != "memcpy_bytes":  # spec: nsys-sqlite.md §3.1, one-decimal rounding
         for column in ("mean_ns", "median_ns", "std_ns"):
             frame[column] = sqlite_round(frame[column].to_numpy())

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from analysis.model import Report
+from analysis.names import NAMED_KINDS, event_name
 from analysis.schema import pid_of
 from analysis.tracks import GPU_TABLES, SliceTable, Track
 
@@ -155,7 +156,7 @@ def describe_event(
 ) -> list[tuple[str, str]]:
     """Return (field, value) lines for a tooltip: name, start, duration, row, GPU details."""
     lines = [
-        ("Name", event.name or "(unnamed)"),
+        ("Name", _shown_name(report, event) or "(unnamed)"),
         ("Start", format_duration(event.start_ns + offset_ns)),
         ("Duration", format_duration(event.duration_ns)),
         ("Row", row_label),
@@ -177,17 +178,23 @@ def describe_event(
                 lines.append(("Throughput", f"{size / event.duration_ns:.2f} GB/s"))
         partner = find_partner(report, _tables_for(report), event)
         if partner is not None:
-            lines.append(
-                (
-                    "Launched by",
-                    f"{partner.name} at {format_duration(partner.start_ns + offset_ns)}",
-                )
-            )
+            when = format_duration(partner.start_ns + offset_ns)
+            lines.append(("Launched by", f"{_shown_name(report, partner)} at {when}"))
     elif event.source == "cuda_api" and row >= 0:
         partner = find_partner(report, _tables_for(report), event)
         if partner is not None:
-            lines.append(("Launched", partner.name))
+            lines.append(("Launched", _shown_name(report, partner) or "(unnamed)"))
     return lines
+
+
+def _shown_name(report: Report, event: EventRef) -> str:
+    """The event's name as the stats tables spell it (a kernel's demangled name, an NVTX
+    range's ``domain:text``...), or its row label for derived rows (CPU, projected NVTX)."""
+    if event.source and event.source_row >= 0:
+        name = event_name(report, event.source, event.source_row)
+        if name is not None or event.source in NAMED_KINDS:
+            return name or ""
+    return event.name
 
 
 def _tables_for(report: Report) -> dict[str, SliceTable]:

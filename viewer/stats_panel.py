@@ -42,7 +42,15 @@ from PySide6.QtWidgets import (
 from viewer.histogram import DurationHistogramWidget
 from viewer.table_model import SORT_ROLE, Column, DataFrameModel
 
-__all__ = ["OUTLIERS_TAB", "RANGE_SCOPES", "TABS", "Scope", "StatsPanel", "columns_for"]
+__all__ = [
+    "OUTLIERS_TAB",
+    "RANGE_SCOPES",
+    "TABS",
+    "Scope",
+    "StatsPanel",
+    "columns_for",
+    "group_of",
+]
 
 #: (kind, tab title): kinds as :data:`analysis.window_stats.WINDOW_KINDS`.
 TABS = (
@@ -107,6 +115,16 @@ def columns_for(kind: str, frame: pd.DataFrame, report_labels: list[str]) -> lis
     ]  # fmt: skip
 
 
+def group_of(record: dict) -> tuple[object, object]:
+    """The ``(key, style)`` of a table row: which group it is, not only what it is called."""
+    key, style = record.get("key", record.get("name")), record.get("style")
+    return (None if _is_missing(key) else key, None if _is_missing(style) or not style else style)
+
+
+def _is_missing(value: object) -> bool:
+    return value is None or (isinstance(value, float) and value != value)  # None or NaN
+
+
 class _NameFilterProxy(QSortFilterProxyModel):
     """Sorts on :data:`SORT_ROLE` (numbers as numbers) and filters the ``name`` column."""
 
@@ -126,10 +144,13 @@ class StatsPanel(QWidget):
         The range, report or by-report toggle changed.
     kind_changed(str)
         Another tab was chosen (a kind of :data:`TABS`).
-    name_activated(str, str)
-        A row was clicked: (name, kind).
-    name_double_clicked(str, str)
-        A row was double-clicked: (name, kind).
+    name_activated(str, str, object)
+        A row was clicked: (name, kind, group): ``group`` is the row's ``(key, style)``,
+        which of the groups shown by that name it is (two CUDA API groups can show one
+        name, two NVTX groups differ by style only); ``(name, None)`` when the table has no
+        ``key`` column.
+    name_double_clicked(str, str, object)
+        A row was double-clicked: as :attr:`name_activated`.
     instance_step(int)
         Next (+1) or Previous (-1) instance of the active name.
     outlier_selected(object)
@@ -140,8 +161,8 @@ class StatsPanel(QWidget):
 
     scope_changed = Signal(object)
     kind_changed = Signal(str)
-    name_activated = Signal(str, str)
-    name_double_clicked = Signal(str, str)
+    name_activated = Signal(str, str, object)
+    name_double_clicked = Signal(str, str, object)
     instance_step = Signal(int)
     outlier_selected = Signal(object)
     export_requested = Signal(str, str)
@@ -351,6 +372,7 @@ class StatsPanel(QWidget):
         rows = [i for i, n in enumerate(names) if n == name]
         if column < 0 or not rows:
             return False
+        record = self.model.frame().iloc[rows[0]].to_dict()
         index = self.proxy.mapFromSource(self.model.index(rows[0], column))
         if not index.isValid():
             return False
@@ -361,7 +383,7 @@ class StatsPanel(QWidget):
         self.table.scrollTo(index)
         self.table.blockSignals(False)
         if emit:
-            self.name_activated.emit(name, self.kind())
+            self.name_activated.emit(name, self.kind(), group_of(record))
         return True
 
     def _sort_key(self) -> str | None:
@@ -433,7 +455,7 @@ class StatsPanel(QWidget):
         if self.kind() == OUTLIERS_TAB:
             self.outlier_selected.emit(record)
         elif record.get("name") is not None:
-            self.name_activated.emit(str(record["name"]), self.kind())
+            self.name_activated.emit(str(record["name"]), self.kind(), group_of(record))
 
     def _on_current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
         # Keyboard navigation follows the same path as a click.
@@ -445,7 +467,7 @@ class StatsPanel(QWidget):
             return
         record = self._row_record(index)
         if record.get("name") is not None:
-            self.name_double_clicked.emit(str(record["name"]), self.kind())
+            self.name_double_clicked.emit(str(record["name"]), self.kind(), group_of(record))
 
     def visible_rows_text(self, sep: str = ",", selected_only: bool = False) -> str:
         """Return the rows shown (after filter and sort; or only the selected) as text."""

@@ -44,6 +44,8 @@ def format_cell(value: object, fmt: str) -> str:
         return ""
     if fmt == "text":
         return str(value)
+    if fmt == "int" and isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return f"{int(value):,}"  # every digit: float() would round totals past 2^53
     number = float(value)
     if math.isinf(number):
         return "∞" if number > 0 else "−∞"

@@ -6,6 +6,7 @@ spec: nsys-sqlite.md §3.1 (formulas, rounding, ordering, percent column).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -13,19 +14,24 @@ from types import ModuleType
 import numpy as np
 import pandas as pd
 
-from analysis.engine import GroupStats, group_stats, sqlite_round
+from analysis.engine import GroupStats, exact_sum, group_stats, sqlite_round
 from analysis.errors import AnalysisError
 from analysis.model import Report
+from analysis.names import api_display_names, string_codes
 
 __all__ = [
     "REGISTRY",
+    "TotalOverflowError",
     "ReportSpec",
     "SkipReport",
     "StatsResult",
     "register",
+    "checked_totals",
     "stat_block",
+    "string_codes",
     "strip_api_version",
     "time_percent",
+    "timed_block",
 ]
 
 
@@ -80,16 +86,35 @@ class ReportSpec:
 
 
 REGISTRY: dict[str, ReportSpec] = {}
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 def register(name: str, title: str, args: tuple[str, ...] = ()) -> Callable:
     """Register ``func(report, spec_name, args, xp) -> (frame, units)`` as a summary."""
 
     def wrap(func: Callable) -> Callable:
-        REGISTRY[name] = ReportSpec(name, title, args, func)
+        @functools.wraps(func)
+        def guarded(report: Report, spec_args: tuple[str, ...], xp: ModuleType):
+            try:
+                return func(report, spec_args, xp)
+            except TotalOverflowError as exc:
+                raise AnalysisError(
+                    f"{report.name}: {name}: {exc} (nsys stats stops on the same 'integer "
+                    "overflow'); the report's durations look damaged"
+                ) from exc
+
+        REGISTRY[name] = ReportSpec(name, title, args, guarded)
         return func
 
     return wrap
+
+
+class TotalOverflowError(AnalysisError):
+    """A summary's sum (one group's, or the sum of the groups') passes the int64 range.
+
+    nsys's SQL ``sum()`` raises "integer overflow" there and prints no table; so do we
+    (:func:`register` adds the report and summary to the message).
+    """
 
 
 def parse_spec(spec: str) -> tuple[ReportSpec, tuple[str, ...]]:
@@ -114,21 +139,51 @@ def parse_spec(spec: str) -> tuple[ReportSpec, tuple[str, ...]]:
     return report_spec, args
 
 
-def strip_api_version(names: np.ndarray) -> np.ndarray:
-    """Drop a ``_vNNNN`` suffix: when the 2 characters 6 from the end are ``_v`` (spec §3.3)."""
-    return np.array(
-        [n[:-6] if isinstance(n, str) and n[-6:-4] == "_v" else n for n in names],
-        dtype=object,
-    )
+#: The CUDA API suffix rule (spec §3.3); kept under its old name for callers.
+strip_api_version = api_display_names
 
 
-def time_percent(total: np.ndarray) -> np.ndarray:
-    """``round(100 * total / sum(total), 1)`` as the nsys SQL (spec §3.1 percent column)."""
-    total = np.asarray(total, dtype=np.float64)
-    whole = total.sum()
+def checked_totals(total: np.ndarray, labels: np.ndarray | None = None) -> np.ndarray:
+    """Return exact group totals as int64, or raise where nsys's ``sum()`` overflows.
+
+    Raises
+    ------
+    TotalOverflowError
+        A total lies outside the int64 range (:attr:`GroupStats.total` is then exact
+        Python ints).
+    """
+    total = np.asarray(total)
+    if total.dtype != object:
+        return total
+    big = [i for i, v in enumerate(total.tolist()) if not _INT64_MIN <= int(v) <= _INT64_MAX]
+    if not big:
+        return total.astype(np.int64)
+    what = f" of {labels[big[0]]!r}" if labels is not None and len(labels) > big[0] else ""
+    raise TotalOverflowError(f"integer overflow: the total{what} passes 2^63 - 1")
+
+
+def time_percent(total: np.ndarray, strict: bool = True) -> np.ndarray:
+    """``round(100 * total / sum(total), 1)`` as the nsys SQL (spec §3.1 percent column).
+
+    The sum of the totals is exact, and converted to float64 once, as SQLite divides by its
+    integer ``sum(total)``. ``strict`` (the summaries): raise :class:`TotalOverflowError`
+    where that sum passes the int64 range, as nsys does; otherwise (the live panel) the
+    exact sum is used.
+    """
+    values = np.asarray(total)
+    if values.dtype.kind == "f":
+        whole = float(values.sum())
+    else:
+        exact = values.tolist() if values.dtype == object else None
+        whole_int = sum(int(v) for v in exact) if exact is not None else exact_sum(values)
+        if strict and not _INT64_MIN <= whole_int <= _INT64_MAX:
+            raise TotalOverflowError("integer overflow: the sum of the totals passes 2^63 - 1")
+        whole = float(whole_int)
+        if exact is not None:
+            values = np.array([float(v) for v in exact])
     if whole == 0:
-        return np.zeros(len(total))
-    return sqlite_round(100.0 * total / whole)
+        return np.zeros(len(values))
+    return sqlite_round(100.0 * values.astype(np.float64) / whole)
 
 
 def stat_block(
@@ -137,17 +192,19 @@ def stat_block(
     count_name: str = "Instances",
     total_name: str | None = "Total Time",
     rounded: bool = True,
+    labels: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """Return the standard statistics columns of a summary, in nsys column order.
 
     ``{prefix}Avg``, ``Med`` and ``StdDev`` are rounded to one decimal as nsys's SQL does
     (unless ``rounded`` is False: the size summary keeps full doubles); totals, min and max
-    stay integers.
+    stay integers. A total beyond int64 raises :class:`TotalOverflowError` naming its
+    group's label (``labels``, one per group) when given.
     """
     rnd = sqlite_round if rounded else (lambda v: np.asarray(v, dtype=np.float64))
     cols: dict[str, np.ndarray] = {}
     if total_name:
-        cols[total_name] = stats.total
+        cols[total_name] = checked_totals(stats.total, labels)
     if count_name:
         cols[count_name] = stats.count
     cols[f"{prefix}Avg"] = rnd(stats.mean)
@@ -156,6 +213,15 @@ def stat_block(
     cols[f"{prefix}Max"] = stats.maximum
     cols[f"{prefix}StdDev"] = rnd(stats.std)
     return cols
+
+
+def timed_block(stats: GroupStats, **kwargs) -> dict[str, np.ndarray]:
+    """Return ``Time`` (the percent column) then :func:`stat_block`'s columns.
+
+    The totals are checked first, so that an overflowing group is named (nsys fails there).
+    """
+    block = stat_block(stats, **kwargs)
+    return {"Time": time_percent(block["Total Time"]), **block}
 
 
 def grouped(
@@ -187,38 +253,6 @@ def factorize_rows(frame: pd.DataFrame) -> tuple[np.ndarray, pd.DataFrame]:
     codes = groups.ngroup().to_numpy(np.int64)
     keys = groups.size().index.to_frame(index=False)
     return codes, keys
-
-
-_POOL_CODES: dict[int, tuple[object, np.ndarray, np.ndarray, bool]] = {}
-
-
-def string_codes(report: Report, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Return (group code per row, label per code) grouping StringIds ids by their *text*.
-
-    nsys groups kernels by name string (spec §3.2), so two ids with one text are one group.
-    nsys writes each string once, so the ids usually are the codes already (no pass over the
-    rows); otherwise a lookup table maps them. NULL ids (-1) get the last code, labelled
-    None. The pool's factorisation is cached per string pool.
-    """
-    pool = report.strings
-    cached = _POOL_CODES.get(id(pool))
-    if cached is None or cached[0] is not pool:
-        codes_of_pool, uniques = pd.factorize(
-            pd.Series(pool.values, dtype=object), use_na_sentinel=False
-        )
-        labels = np.append(np.asarray(uniques, dtype=object), None)
-        labels[pd.isna(labels)] = None
-        lookup = np.append(codes_of_pool, len(uniques)).astype(np.int32)
-        is_identity = len(uniques) == len(pool.values) and bool(
-            np.array_equal(codes_of_pool, np.arange(len(pool.values)))
-        )
-        if len(_POOL_CODES) > 16:
-            _POOL_CODES.clear()
-        cached = _POOL_CODES[id(pool)] = (pool, lookup, labels, is_identity)
-    _, lookup, labels, is_identity = cached
-    if is_identity and (len(ids) == 0 or int(ids.min()) >= 0):
-        return ids, labels
-    return lookup[ids], labels
 
 
 def durations(table) -> np.ndarray:

@@ -15,8 +15,10 @@ from types import ModuleType
 import numpy as np
 import pandas as pd
 
+from analysis import names as names_mod
 from analysis.engine import group_stats
 from analysis.model import Report
+from analysis.names import MEMSET_NAME, api_display_names, memcpy_names, string_codes
 from analysis.nvtx import contained_pairs, range_rows, range_texts
 from analysis.projection import api_index_of, api_matches
 from analysis.schema import pid_of, tid_of
@@ -29,9 +31,7 @@ from analysis.stats._base import (
     register,
     require,
     stat_block,
-    string_codes,
-    strip_api_version,
-    time_percent,
+    timed_block,
 )
 
 __all__ = ["kernel_names", "memory_op_names"]
@@ -46,15 +46,7 @@ _DUR = "dur"
 
 def kernel_name_ids(report: Report, args: tuple[str, ...]) -> np.ndarray:
     """Return the StringIds id naming each kernel: demangled, ``base`` or ``mangled``."""
-    kernels = report.kernels
-    ids = kernels["name_id"]
-    if "base" in args:
-        alt = kernels["short_name_id"]
-    elif "mangled" in args and "mangledName" in report.source_columns.get(_KERNEL, ()):
-        alt = kernels["mangled_name_id"]
-    else:
-        return ids
-    return np.where(alt >= 0, alt, ids)
+    return names_mod.kernel_name_ids(report, names_mod.kernel_variant(args))
 
 
 def kernel_names(report: Report, args: tuple[str, ...] = ()) -> np.ndarray:
@@ -109,7 +101,7 @@ def _kernel_summary(report: Report, args: tuple[str, ...], xp: ModuleType, gb: b
         labels, stats = grouped(names, dur, xp)
     else:
         labels, stats = _group_by_string_ids(report, kernel_name_ids(report, args), dur, xp)
-    frame = pd.DataFrame({"Time": time_percent(stats.total), **stat_block(stats), "Name": labels})
+    frame = pd.DataFrame({**timed_block(stats, labels=labels), "Name": labels})
     frame = order_rows(frame, ["Total Time", "Instances", "Name"], [False, True, True])
     return frame, _units(frame)
 
@@ -133,8 +125,7 @@ def _kernel_gb_summary(report: Report, args: tuple[str, ...], xp: ModuleType):
     key_rows = keys.iloc[stats.keys]
     out = pd.DataFrame(
         {
-            "Time": time_percent(stats.total),
-            **stat_block(stats),
+            **timed_block(stats, labels=key_rows["name"].to_numpy(object)),
             "GridXYZ": _xyz(key_rows, "gx", "gy", "gz"),
             "BlockXYZ": _xyz(key_rows, "bx", "by", "bz"),
             "Name": key_rows["name"].to_numpy(object),
@@ -184,10 +175,9 @@ def cuda_api_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
     api = report.cuda_api
     # Grouped by string id, *then* the version suffix is dropped (spec §3.3).
     stats = group_stats(_null_last(api["name_id"], report), durations(api), xp)
-    names = strip_api_version(report.strings.lookup(_null_back(stats.keys, report)))
+    names = api_display_names(report.strings.lookup(_null_back(stats.keys, report)))
     frame = pd.DataFrame(
-        {"Time": time_percent(stats.total), **stat_block(stats, count_name="Num Calls"),
-         "Name": names}
+        {**timed_block(stats, count_name="Num Calls", labels=names), "Name": names}
     )  # fmt: skip
     frame = order_rows(frame, ["Total Time"], [False])
     return frame, _units(frame)
@@ -215,13 +205,8 @@ def memory_op_names(report: Report) -> tuple[np.ndarray, np.ndarray, np.ndarray,
         if not report.has_source("ENUM_CUDA_MEMCPY_OPER"):
             raise SkipReport(f"{report.name} does not contain ENUM_CUDA_MEMCPY_OPER table.")
         memcpy = report.memcpy
-        labels = report.enums["memcpy_kind"]
-        kinds = memcpy["copy_kind"]
-        uniq, inverse = np.unique(kinds, return_inverse=True)
         # Inner join on copyKind: a kind without a label drops the row (spec §3.6).
-        table = np.array([f"[CUDA memcpy {labels[k]}]" if k in labels else None
-                          for k in uniq.tolist()], dtype=object)  # fmt: skip
-        n = table[inverse.ravel()] if len(kinds) else np.empty(0, dtype=object)
+        n = memcpy_names(report)
         keep = n != None  # noqa: E711
         names.append(n[keep])
         durs.append(memcpy.duration_ns[keep])
@@ -229,7 +214,7 @@ def memory_op_names(report: Report) -> tuple[np.ndarray, np.ndarray, np.ndarray,
         is_set.append(np.zeros(int(keep.sum()), dtype=bool))
     if report.has_source(_MEMSET):
         memset = report.memset
-        names.append(np.full(len(memset), "[CUDA memset]", dtype=object))
+        names.append(np.full(len(memset), MEMSET_NAME, dtype=object))
         durs.append(memset.duration_ns)
         sizes.append(memset["bytes"])
         is_set.append(np.ones(len(memset), dtype=bool))
@@ -244,8 +229,7 @@ def cuda_gpu_mem_time_sum(report: Report, args: tuple[str, ...], xp: ModuleType)
     names, durs, _, _ = memory_op_names(report)
     labels, stats = grouped(names, durs, xp)
     frame = pd.DataFrame(
-        {"Time": time_percent(stats.total), **stat_block(stats, count_name="Count"),
-         "Operation": labels}
+        {**timed_block(stats, count_name="Count", labels=labels), "Operation": labels}
     )  # fmt: skip
     frame = order_rows(frame, ["Total Time", "Operation"], [False, True])
     return frame, _units(frame)
@@ -256,7 +240,8 @@ def cuda_gpu_mem_size_sum(report: Report, args: tuple[str, ...], xp: ModuleType)
     names, _, sizes, _ = memory_op_names(report)
     labels, stats = grouped(names, sizes, xp)
     # spec §3.7: no rounding in the SQL; the formatter shows MB with 3 decimals.
-    block = stat_block(stats, count_name="Count", total_name="Total", rounded=False)
+    block = stat_block(stats, count_name="Count", total_name="Total", rounded=False,
+                       labels=labels)  # fmt: skip
     frame = pd.DataFrame({**block, "Operation": labels})
     frame = order_rows(frame, ["Total", "Operation"], [False, True])
     return frame, _units(frame, mem=True)
@@ -267,7 +252,7 @@ def _category_rows(report: Report, with_api: bool):
     names, cats, durs = [], [], []
     if with_api and report.has_source(_RUNTIME):
         api = report.cuda_api
-        names.append(strip_api_version(report.strings.lookup(api["name_id"])))
+        names.append(api_display_names(report.strings.lookup(api["name_id"])))
         cats.append(np.full(len(api), "CUDA_API", dtype=object))
         durs.append(api.duration_ns)
     if report.has_source(_KERNEL):
@@ -292,7 +277,7 @@ def _category_summary(report: Report, xp: ModuleType, with_api: bool, missing: s
     # Grouped by name only; the category comes from one row of the group (spec §3.9).
     first_cat = pd.Series(cats_all).groupby(pd.Series(names_all, dtype=object)).first()
     frame = pd.DataFrame(
-        {"Time": time_percent(stats.total), **stat_block(stats),
+        {**timed_block(stats, labels=labels),
          "Category": first_cat.reindex(labels).to_numpy(object), "Operation": labels}
     )  # fmt: skip
     frame = order_rows(frame, ["Total Time", "Operation"], [False, True])
@@ -320,7 +305,7 @@ def cuda_kern_exec_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
     gtid = api["global_tid"][a]
     key = pd.DataFrame({
         "PID": pid_of(gtid), "TID": tid_of(gtid), "DevId": kernels["device_id"][k],
-        "API Name": strip_api_version(report.strings.lookup(api["name_id"][a])),
+        "API Name": api_display_names(report.strings.lookup(api["name_id"][a])),
         "Kernel Name": kernel_names(report, args)[k],
     })  # fmt: skip
     codes, keys = factorize_rows(key)

@@ -26,13 +26,14 @@ from analysis.schema import (
 )
 from analysis.stats._base import (
     SkipReport,
+    checked_totals,
     factorize_rows,
     grouped,
     order_rows,
     register,
     require,
     stat_block,
-    time_percent,
+    timed_block,
 )
 from analysis.stats.cuda import kernel_names
 
@@ -66,7 +67,7 @@ def _range_summary(report: Report, types: tuple[int, ...], with_style: bool, xp:
         range_col, style_col = key_rows.iloc[:, 0].to_numpy(object), key_rows.iloc[:, 1]
     else:
         range_col, stats = grouped(labels, dur, xp)
-    frame = pd.DataFrame({"Time": time_percent(stats.total), **stat_block(stats)})
+    frame = pd.DataFrame({**timed_block(stats, labels=range_col)})  # fmt: skip
     if with_style:
         frame["Style"] = style_col.to_numpy(object)
     frame["Range"] = range_col
@@ -99,8 +100,7 @@ def osrt_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
     stats = group_stats(codes, osrt.duration_ns[calls], xp)
     names = report.strings.lookup(np.where(stats.keys == len(report.strings), -1, stats.keys))
     frame = pd.DataFrame(
-        {"Time": time_percent(stats.total), **stat_block(stats, count_name="Num Calls"),
-         "Name": names}
+        {**timed_block(stats, count_name="Num Calls", labels=names), "Name": names}
     )  # fmt: skip
     frame = order_rows(frame, ["Total Time"], [False])
     return frame, _dur_units(frame)
@@ -141,7 +141,7 @@ def nvtx_kern_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
     distinct = pd.DataFrame({"g": codes, "r": range_ids, "k": kernel_rows})
     n_ranges = distinct[distinct["r"] >= 0].groupby("g")["r"].nunique()
     n_kernels = distinct.groupby("g")["k"].nunique()
-    block = stat_block(stats, count_name=None)
+    block = stat_block(stats, count_name=None, labels=key_rows["kernel"].to_numpy(object))
     frame = pd.DataFrame({
         "NVTX Range": key_rows["range"].to_numpy(object),
         "Style": key_rows["style"].to_numpy(object),
@@ -155,6 +155,22 @@ def nvtx_kern_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
     frame = order_rows(frame, ["NVTX Range", "PID", "TID", "Total Time"],
                        [True, True, True, False])  # fmt: skip
     return frame, _dur_units(frame)
+
+
+def _child_sums(parent: np.ndarray, duration: np.ndarray, n: int) -> np.ndarray:
+    """Per range, the exact sum of its children's durations (int64).
+
+    A float64 ``bincount`` is exact while every sum stays below 2^53 (always, in practice);
+    otherwise the sums are redone exactly, and one past int64 fails as nsys's SQL does.
+    """
+    has_parent = parent >= 0
+    sums = np.bincount(parent[has_parent], weights=duration[has_parent], minlength=n)
+    if not len(sums) or float(np.abs(sums).max()) < 2.0**53:
+        return sums.astype(np.int64)
+    stats = group_stats(parent[has_parent], duration[has_parent])
+    exact = np.zeros(n, dtype=np.int64)
+    exact[stats.keys] = checked_totals(stats.total)
+    return exact
 
 
 def _projection(report: Report):
@@ -180,15 +196,18 @@ def nvtx_gpu_proj_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
     span = (proj["end_ns"] - proj["start_ns"]).to_numpy(np.int64)
     stats = group_stats(codes, span, xp)
     key_rows = keys.iloc[stats.keys]
-    per = pd.DataFrame({"g": codes, "orig": (proj["orig_end_ns"] - proj["orig_start_ns"]),
+    per = pd.DataFrame({"g": codes,
                         "ops": proj["num_gpu_ops"], "lvl": proj["level"],
                         "child": proj["num_child"]}).groupby("g")  # fmt: skip
     block = stat_block(stats, "Proj ", count_name=None, total_name=None)
+    labels = key_rows.iloc[:, 0].to_numpy(object)
+    orig = (proj["orig_end_ns"] - proj["orig_start_ns"]).to_numpy(np.int64)
     frame = pd.DataFrame({
-        "Range": key_rows.iloc[:, 0].to_numpy(object),
+        "Range": labels,
         "Style": key_rows.iloc[:, 1].to_numpy(object),
-        "Total Proj Time": stats.total,
-        "Total Range Time": per["orig"].sum().reindex(stats.keys).to_numpy(np.int64),
+        "Total Proj Time": checked_totals(stats.total, labels),
+        # Same codes as ``stats``: the groups come out in the same order.
+        "Total Range Time": checked_totals(group_stats(codes, orig).total, labels),
         "Range Instances": stats.count,
         **block,
         "Total GPU Ops": per["ops"].sum().reindex(stats.keys).to_numpy(np.int64),
@@ -259,7 +278,7 @@ def nvtx_pushpop_trace(report: Report, args: tuple[str, ...], xp: ModuleType):
     parent = range_parents(tid, start, end, row_id)
     duration = end - start
     has_parent = parent >= 0
-    child_dur = np.bincount(parent[has_parent], weights=duration[has_parent], minlength=len(rows))
+    child_dur = _child_sums(parent, duration, len(rows))
     num_child = np.bincount(parent[has_parent], minlength=len(rows))
     level = _levels(parent)
     stacks = _stacks(parent, level, row_id)
@@ -269,8 +288,8 @@ def nvtx_pushpop_trace(report: Report, args: tuple[str, ...], xp: ModuleType):
     p = parent[shown]
     frame = pd.DataFrame({
         "Start": start[shown], "End": end[shown], "Duration": duration[shown],
-        "DurChild": child_dur[shown].astype(np.int64),
-        "DurNonChild": duration[shown] - child_dur[shown].astype(np.int64),
+        "DurChild": child_dur[shown],
+        "DurNonChild": duration[shown] - child_dur[shown],
         "Name": labels[shown], "PID": pid_of(tid[shown]), "TID": tid_of(tid[shown]),
         "Lvl": level[shown], "NumChild": num_child[shown].astype(np.int64),
         "RangeId": row_id[shown],

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.model import Report
+from analysis.names import MEMSET_NAME, memcpy_names
 from analysis.stats._base import SkipReport, register
 from analysis.stats.cuda import kernel_names
 
@@ -59,6 +60,23 @@ def _labels(mapping: dict[int, str], ids: np.ndarray) -> np.ndarray:
     return table[codes] if len(ids) else np.empty(0, dtype=object)
 
 
+def _throughput(size: np.ndarray, dur: np.ndarray) -> np.ndarray:
+    """``bytes * (1000000000 / duration)`` as nsys's SQL: integer division first, NULL for a
+    zero duration, and a REAL where the integer product overflows (SQLite then computes it
+    in floating point instead of wrapping)."""
+    out = np.full(len(size), None, dtype=object)
+    ok = np.flatnonzero(dur > 0)
+    per_ns = 1_000_000_000 // dur[ok]
+    product = size[ok] * per_ns  # wraps where too big: those are redone below
+    wide = np.abs(size[ok].astype(np.float64)) * per_ns >= float(2**62)
+    out[ok] = product
+    out[ok[wide]] = [
+        a * b if -(2**63) <= a * b < 2**63 else float(a) * float(b)
+        for a, b in zip(size[ok][wide].tolist(), per_ns[wide].tolist(), strict=True)
+    ]
+    return out
+
+
 def _part(report: Report, kind: str, args: tuple[str, ...]) -> pd.DataFrame:
     table = report.tables[kind]
     n = len(table)
@@ -75,20 +93,18 @@ def _part(report: Report, kind: str, args: tuple[str, ...]) -> pd.DataFrame:
         part["Name"] = kernel_names(report, args)
     else:
         size = table["bytes"]
-        throughput = np.full(n, None, dtype=object)
-        ok = dur > 0
-        throughput[ok] = size[ok] * (1_000_000_000 // dur[ok])
+        throughput = _throughput(size, dur)
         mem_kind = report.enums["mem_kind"]
         part.update({"Bytes": size.astype(object), "Throughput": throughput})
         if kind == "memcpy":
             part["SrcMemKd"] = _labels(mem_kind, table["src_kind"])
             part["DstMemKd"] = _labels(mem_kind, table["dst_kind"])
-            labels = _labels(report.enums["memcpy_kind"], table["copy_kind"])
-            part["Name"] = np.array([f"[CUDA memcpy {lb}]" for lb in labels], dtype=object)
+            # '[CUDA memcpy ' || label || ']' over a LEFT JOIN: NULL without a label.
+            part["Name"] = memcpy_names(report)
         else:
             part["SrcMemKd"] = _labels(mem_kind, table["mem_kind"])
             part["DstMemKd"] = empty
-            part["Name"] = np.full(n, "[CUDA memset]", dtype=object)
+            part["Name"] = np.full(n, MEMSET_NAME, dtype=object)
     gpu_names = dict(zip(report.gpus["device_id"].tolist(), report.gpus["name"], strict=True))
     devices = table["device_id"]
     # printf('%s (%d)', name, deviceId): a NULL name prints as an empty string.

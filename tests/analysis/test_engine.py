@@ -122,3 +122,40 @@ def test_small_keys_sort_as_int32_and_match_pandas(items: list[tuple[int, int]])
     assert s.median.tolist() == g.median().tolist()
     assert s.quantiles[0.5].tolist() == g.median().tolist()
     np.testing.assert_allclose(s.std, g.std().fillna(0.0).to_numpy(), rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_totals_past_int64_are_exact_python_ints(backend: str) -> None:
+    big = 2**62 + 7
+    s = group_stats(np.array([0, 0, 0, 1]), np.array([big, big, big, 5]), get_xp(backend))
+    assert s.total.dtype == object  # 3·big passes 2^63 - 1: exact, not wrapped
+    assert s.total.tolist() == [3 * big, 5]
+    assert s.mean.tolist() == [float(3 * big) / 3, 5.0]
+    assert s.median.tolist() == [float(big), 5.0]
+    assert s.std.tolist() == [0.0, 0.0]
+    assert s.minimum.tolist() == [big, 5]
+
+
+def test_totals_that_fit_stay_int64_and_exact() -> None:
+    s = group_stats(np.array([0, 0]), np.array([2**62, 2**62 - 1]))
+    assert s.total.dtype == np.int64
+    assert s.total.tolist() == [2**63 - 1]
+    assert s.median.tolist() == [float(2**62 - 1) + 0.5]
+
+
+def test_values_spanning_more_than_int64_do_not_wrap() -> None:
+    lo, hi = -(2**62) - 5, 2**62 + 5  # hi - lo passes 2^63: no offset from the minimum
+    s = group_stats(np.array([0, 0, 1]), np.array([lo, hi, hi]), quantiles=(0.5,))
+    assert s.minimum.tolist() == [lo, hi]
+    assert s.maximum.tolist() == [hi, hi]
+    assert s.total.tolist() == [0, hi]
+    assert s.median.tolist() == [0.0, float(hi)]
+    assert s.quantiles[0.5].tolist() == [0.0, float(hi)]
+
+
+def test_exact_sum_of_int64() -> None:
+    from analysis.engine import exact_sum
+
+    rng = np.random.default_rng(4)
+    values = rng.integers(-(2**63), 2**63 - 1, 1000, dtype=np.int64)
+    assert exact_sum(values) == sum(int(v) for v in values.tolist())

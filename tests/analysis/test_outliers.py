@@ -94,10 +94,11 @@ def _sql_frame(paths: list[Path], query: str) -> pd.DataFrame:
 def _expected_z(frame: pd.DataFrame) -> pd.Series:
     """Robust z straight from the definition (Iglewicz-Hoaglin; MeanAD fallback)."""
     dur = frame["dur"].astype(np.float64)
-    median = dur.groupby(frame["name"]).transform("median")
+    group = frame["grp"] if "grp" in frame else frame["name"]
+    median = dur.groupby(group).transform("median")
     dev = (dur - median).abs()
-    mad = dev.groupby(frame["name"]).transform("median")
-    mean_ad = dev.groupby(frame["name"]).transform("mean")
+    mad = dev.groupby(group).transform("median")
+    mean_ad = dev.groupby(group).transform("mean")
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.where(
             mad > 0,
@@ -126,8 +127,11 @@ _KERNELS_SQL = (
     "SELECT s.value AS name, k.start AS start, k.end - k.start AS dur "
     "FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.demangledName"
 )
+# Grouped by the full name (nsys: by nameId), shown as cuda_api_sum prints it (spec §3.3).
 _API_SQL = (
-    "SELECT s.value AS name, r.start AS start, r.end - r.start AS dur "
+    "SELECT s.value AS grp, CASE substr(s.value, -6, 2) WHEN '_v' "
+    "THEN substr(s.value, 1, length(s.value) - 6) ELSE s.value END AS name, "
+    "r.start AS start, r.end - r.start AS dur "
     "FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId"
 )
 
@@ -201,3 +205,43 @@ def test_backends_agree(backend: str, demo_reports) -> None:
     other = find_outliers(demo_reports, kinds=("kernels", "cuda_api"), xp=get_xp(backend))
     pd.testing.assert_frame_equal(base.instances, other.instances)
     pd.testing.assert_frame_equal(base.reports, other.reports)
+
+
+_COUNTED_BY = {  # kind -> (summary, name column, style column, count column)
+    "kernels": ("cuda_gpu_kern_sum", "Name", None, "Instances"),
+    "cuda_api": ("cuda_api_sum", "Name", None, "Num Calls"),
+    "nvtx": ("nvtx_sum", "Range", "Style", "Instances"),
+    "nvtx_gpu": ("nvtx_gpu_proj_sum", "Range", "Style", "Range Instances"),
+}
+
+
+def test_scores_the_instances_the_stats_count(demo_paths: list[Path], tmp_path: Path) -> None:
+    """Unclosed NVTX ranges (end at the last NVTX time, as nvtx_sum), zero-length ranges,
+    kernels and calls: the same instances in the same groups as the stats tables."""
+    import shutil
+
+    from analysis.outliers import _collect  # the instances that are scored, before the cut
+    from analysis.stats import run_report
+    from tests.helpers import mutate_sqlite
+
+    path = tmp_path / "edges.sqlite"
+    shutil.copyfile(demo_paths[0], path)
+    mutate_sqlite(
+        path,
+        "UPDATE NVTX_EVENTS SET end = NULL WHERE rowid IN (SELECT rowid FROM NVTX_EVENTS "
+        "WHERE eventType = 59 ORDER BY rowid DESC LIMIT 3)",
+        "UPDATE NVTX_EVENTS SET end = start WHERE rowid IN (SELECT rowid FROM NVTX_EVENTS "
+        "WHERE eventType = 59 ORDER BY rowid LIMIT 5)",
+        "UPDATE NVTX_EVENTS SET eventType = 60 WHERE eventType = 59 AND rowid % 7 = 0",
+        "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET end = start WHERE rowid % 50 = 0",
+        "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET end = start WHERE rowid % 40 = 0",
+    )
+    report = open_report(path, use_cache=False)
+    for kind, (spec, name, style, count) in _COUNTED_BY.items():
+        frame = run_report(report, spec, xp=np).frame
+        styles = frame[style] if style else [None] * len(frame)
+        expected = sorted(zip(frame[name], styles, frame[count], strict=True), key=str)
+        inst = _collect([report], [kind])
+        n = np.bincount(inst.code, minlength=len(inst.code_name))
+        ours = [(inst.code_name[i], inst.code_style[i], int(n[i])) for i in np.flatnonzero(n)]
+        assert sorted(ours, key=str) == expected, kind

@@ -101,7 +101,7 @@ def test_one_report_and_offsets(reports):
 def test_instances_are_in_time_order_and_complete(reports):
     index = build_window_index(reports, "kernels")
     name = index.stats()["name"].iloc[0]
-    inst = index.instances(name)
+    inst = index.instances(index.groups(name))
     expected = sum(int((r.strings.lookup(r.kernels["name_id"]) == name).sum()) for r in reports)
     assert len(inst) == expected
     assert (np.diff(inst["start_ns"].to_numpy()) >= 0).all()
@@ -172,3 +172,66 @@ def test_by_report_pivot_keeps_apart_api_names_that_show_alike() -> None:
         assert sorted(map(tuple, ours.itertuples(False))) == sorted(
             map(tuple, expected.itertuples(False))
         )
+
+
+def _assert_rows_equal_their_instances(index, windows, report_count: int) -> None:
+    """Every row's count is the number of instances of that row's group (the histogram)."""
+    for t0, t1 in windows:
+        for report_index in [None, *range(report_count)]:
+            frame = index.stats(t0, t1, report_index=report_index)
+            assert frame["key"].notna().all() or index.kind != "cuda_api"
+            for row in frame.itertuples(index=False):
+                style = getattr(row, "style", None)
+                inst = index.instances(index.groups(row.key, style), t0, t1, report_index)
+                assert len(inst) == row.count, (index.kind, row.name, style, t0, t1)
+                assert inst["value"].sum() == row.total_ns
+
+
+@requires_shared
+@pytest.mark.parametrize(
+    "name",
+    [
+        # cudaMalloc and cudaMalloc_v3020 (two rows both shown as cudaMalloc): the histogram
+        # counted both rows' calls for either row (15 vs 30 calls in the saxpy report).
+        "hpcgroup__pipit__saxpy-mpi-cuda_nsys_perlmutter0.sqlite",
+        "extra-p__extrap__ex-gpu.s1000.sqlite",
+        "MohanadOdema__DLProf__nsys_profile.sqlite",
+    ],
+)
+def test_real_report_rows_equal_their_histograms(name):
+    from analysis import open_report
+
+    path = REAL_DIR / name
+    if not path.is_file():
+        pytest.skip(f"needs {name} in ../shared")
+    report = open_report(path, use_cache=False)
+    lo, hi = report.span_ns()
+    windows = [(None, None), (lo + (hi - lo) // 3, lo + 2 * (hi - lo) // 3)]
+    for kind in WINDOW_KINDS:
+        _assert_rows_equal_their_instances(build_window_index([report], kind), windows, 1)
+
+
+def test_generated_rows_equal_their_histograms(reports, tmp_path):
+    """Demo reports, one with NVTX ranges of one name in both styles (two rows, one name)."""
+    import shutil
+
+    from analysis import open_report
+    from tests.helpers import mutate_sqlite
+
+    copy = tmp_path / "styles.sqlite"
+    shutil.copy(reports[0].path, copy)
+    mutate_sqlite(copy, "UPDATE NVTX_EVENTS SET eventType = 60 WHERE eventType = 59 AND "
+                        "rowid % 3 = 0")  # fmt: skip
+    mixed = [open_report(copy, use_cache=False), *reports[1:]]
+    lo, hi = mixed[0].span_ns()
+    span = hi - lo
+    windows = [
+        (None, None),
+        (lo + span // 3, lo + span // 2),
+        (lo + span // 2, lo + span // 2 + span // 400),
+    ]
+    for kind in WINDOW_KINDS:
+        index = build_window_index(mixed, kind, offsets_ns=[0, 1000, 0, -1000])
+        _assert_rows_equal_their_instances(index, windows, len(mixed))
+    nvtx = build_window_index(mixed, "nvtx").stats()
+    assert nvtx.duplicated("name").any()  # the same name in both styles: two rows

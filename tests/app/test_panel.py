@@ -276,3 +276,73 @@ def test_a_burst_of_selections_ends_on_the_last_one(qtbot, demo, monkeypatch):
 def _kernel_count(window, t0: int, t1: int) -> int:
     kernels = _kernel_frame(window)
     return int(((kernels["start_ns"] < t1) & (kernels["end_ns"] > t0)).sum())
+
+
+def _histogram_count(controller) -> int:
+    return len(controller._histogram_values)
+
+
+def test_histogram_follows_the_table_as_the_selection_moves(qtbot, demo):
+    """The histogram counted the window of the click while the table followed the drag
+    (5,760 whole-run instances of an sgemm against 2,261 in the table's selection)."""
+    window, controller = demo
+    name = "ampere_sgemm_128x64_nt"
+    with qtbot.waitSignal(controller.instances_changed, timeout=JOB_TIMEOUT_MS):
+        controller.activate_name(name, "kernels")
+    lo, hi = window.timeline.full_range()
+    for t0, t1 in [(lo + (hi - lo) // 3, lo + 3 * (hi - lo) // 4),
+                   (lo + (hi - lo) // 3, lo + (hi - lo) // 2)]:  # fmt: skip
+        with qtbot.waitSignal(controller.table_ready, timeout=JOB_TIMEOUT_MS):
+            window.timeline.select_time_range(t0, t1)
+        qtbot.waitUntil(lambda: not controller._is_running, timeout=JOB_TIMEOUT_MS)
+        row = controller.panel.current_frame().set_index("name").loc[name]
+        kernels = _kernel_frame(window)
+        inside = kernels[(kernels["name"] == name) & (kernels["start_ns"] < t1)
+                         & (kernels["end_ns"] > t0)]  # fmt: skip
+        assert row["count"] == len(inside)
+        assert _histogram_count(controller) == len(inside)
+        title = controller.panel.histogram._title.text()
+        assert f"({len(inside):,} instances)" in title
+
+
+@requires_shared
+def test_rows_that_show_one_name_keep_their_own_instances(qtbot, make_window):
+    """cudaMalloc and cudaMalloc_v3020 are two rows named cudaMalloc (as in cuda_api_sum):
+    each row's histogram and highlights are its own calls, not both rows' (15 vs 30)."""
+    path = REAL_DIR / "hpcgroup__pipit__saxpy-mpi-cuda_nsys_perlmutter0.sqlite"
+    if not path.exists():
+        pytest.skip(f"needs {path.name}")
+    window, controller = _open(qtbot, make_window, [path])
+    with qtbot.waitSignal(controller.table_ready, timeout=JOB_TIMEOUT_MS):
+        controller.panel.set_kind("cuda_api")
+    frame = controller.panel.current_frame()
+    twins = frame[frame["name"] == "cudaMalloc"]
+    assert len(twins) == 2
+    seen = set()
+    for row in twins.itertuples(index=False):
+        with qtbot.waitSignal(controller.instances_changed, timeout=JOB_TIMEOUT_MS) as got:
+            controller.panel.name_activated.emit(row.name, "cuda_api", (row.key, None))
+        assert len(got.args[0]) == row.count == _histogram_count(controller)
+        seen.add(tuple(sorted(got.args[0]["row"])))
+    assert len(seen) == 2  # two different sets of calls
+
+
+@requires_shared
+def test_selecting_a_versioned_api_outlier_shows_its_own_calls(qtbot, make_window):
+    """An outlier of cudaMemcpy_v3020 is listed as cudaMemcpy (cuda_api_sum's spelling);
+    selecting it shows that group's 15 calls (by name it found none, or both groups' 30)."""
+    path = REAL_DIR / "hpcgroup__pipit__saxpy-mpi-cuda_nsys_perlmutter0.sqlite"
+    if not path.exists():
+        pytest.skip(f"needs {path.name}")
+    window, controller = _open(qtbot, make_window, [path])
+    found = controller.outliers().instances
+    versioned = found[(found["kind"] == "cuda_api") & (found["key"] != found["name"])]
+    record = versioned.iloc[0].to_dict()
+    assert not record["name"].endswith("_v3020")
+    api = window.binding.shown_reports()[0].cuda_api
+    strings = window.binding.shown_reports()[0].strings
+    expected = int((strings.lookup(api["name_id"]) == record["key"]).sum())
+    with qtbot.waitSignal(controller.instances_changed, timeout=JOB_TIMEOUT_MS) as got:
+        controller.focus_outlier(record)
+    assert len(got.args[0]) == expected == _histogram_count(controller)
+    assert len(got.args[0]) > 0

@@ -83,10 +83,10 @@ def test_click_and_double_click_emit_the_name(panel, qtbot):
     rect = panel.table.visualRect(index)
     with qtbot.waitSignal(panel.name_activated) as blocker:
         qtbot.mouseClick(panel.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
-    assert blocker.args == [index.data(), "kernels"]
+    assert blocker.args == [index.data(), "kernels", (index.data(), None)]
     with qtbot.waitSignal(panel.name_double_clicked) as blocker:
         qtbot.mouseDClick(panel.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
-    assert blocker.args == [index.data(), "kernels"]
+    assert blocker.args == [index.data(), "kernels", (index.data(), None)]
 
 
 def test_steps_and_scope_signals(panel, qtbot):
@@ -139,3 +139,10 @@ def test_format_cell():
     assert format_cell(1234.55, "dec1") == "1,234.5" or format_cell(1234.55, "dec1") == "1,234.6"
     assert format_cell(float("nan"), "int") == ""
     assert format_cell(1.3, "ratio") == "1.30×"
+
+
+def test_integers_show_every_digit():
+    # float() rounded totals past 2^53; exact totals past int64 are Python ints.
+    assert format_cell(np.int64(2**53 + 1), "int") == "9,007,199,254,740,993"
+    assert format_cell(3 * (2**62 + 7), "int") == "13,835,058,055,282,163,733"
+    assert format_cell(np.float64(1234.5), "int") == "1,234"
