@@ -76,6 +76,9 @@ class StringIds:
     def __len__(self) -> int:
         return len(self.values)
 
+    def __repr__(self) -> str:
+        return f"<StringIds: {len(self):,} strings>"
+
     def __getitem__(self, string_id: int) -> str | None:
         if 0 <= string_id < len(self.values):
             return self.values[string_id]
@@ -140,6 +143,9 @@ class EventTable:
 
     def __len__(self) -> int:
         return len(self.columns["start_ns"])
+
+    def __repr__(self) -> str:
+        return f"<EventTable {self.kind}: {len(self):,} events, {len(self.track_keys):,} tracks>"
 
     def __getitem__(self, name: str) -> np.ndarray:
         return self.columns[name]
@@ -253,6 +259,13 @@ class Report:
     nvtx_max_ns: int = 0
     contexts: pd.DataFrame = field(default_factory=lambda: _empty_frame(CONTEXT_COLUMNS))
     cuda_devices: pd.DataFrame = field(default_factory=lambda: _empty_frame(CUDA_DEVICE_COLUMNS))
+
+    def __repr__(self) -> str:
+        # One line: the default dataclass repr printed every column (74,775 characters).
+        return (
+            f"<Report {self.info.name!r}: {self.event_count:,} events, "
+            f"nsys {self.info.nsys_version or '?'}>"
+        )
 
     @property
     def name(self) -> str:

@@ -153,3 +153,16 @@ def test_session_start_and_version_match_sql(path: Path, load_report) -> None:
     if meta:
         rows = dict(sql_rows(path, f"SELECT name, value FROM {meta}"))
         assert report.info.nsys_version == rows.get("EXPORT_PRODUCT_VERSION", "unknown")
+
+
+def test_reprs_are_one_short_line(tmp_path: Path) -> None:
+    from analysis import open_report
+    from resources.demo import build_demo_reports
+
+    report = open_report(build_demo_reports(tmp_path, ranks=1, steps=2)[0], use_cache=False)
+    for value in (report, report.strings, *report.tables.values()):
+        text = repr(value)
+        assert "\n" not in text
+        assert len(text) < 200, text
+    assert report.name in repr(report)
+    assert f"{report.event_count:,} events" in repr(report)
