@@ -23,9 +23,9 @@ from PySide6.QtWidgets import (
 from analysis.cache import cache_root
 from analysis.errors import ReportError, StrataError
 from analysis.open import REPORT_SUFFIXES
+from analysis.timefmt import format_count, format_range_ns
 from app.alignment_bar import AlignmentToolBar
 from app.dialogs import PinByNameDialog, ShortcutsDialog, about_text
-from app.format import format_count, format_range_ns
 from app.icon import make_app_icon
 from app.jobs import JobRunner
 from app.loading import LOADING, ReportEntry, ReportList, build_demo

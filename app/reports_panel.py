@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.format import format_count, format_duration_ns
+from analysis.timefmt import format_count, format_duration_ns
 from app.loading import LOADED, ReportEntry, ReportList
 
 __all__ = ["ReportsPanel"]

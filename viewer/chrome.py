@@ -7,7 +7,7 @@ import math
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QFontMetrics, QImage, QPainter, QPolygonF
 
-from viewer.events import format_duration
+from analysis.timefmt import format_duration_ns
 from viewer.frame import Frame
 from viewer.style import Theme, qcolor, ui_font
 
@@ -204,7 +204,7 @@ class ChromePainter:
         if frame.selection is not None:
             a, b = sorted(frame.selection)
             x0, x1 = frame.x_of(a), frame.x_of(b)
-            text = format_duration(b - a)
+            text = format_duration_ns(b - a)
             p.fillRect(QRectF(x0, 0, max(x1 - x0, 1.0), rh - 1), qcolor(theme.selection_fill))
             tw = QFontMetrics(self._label_font).horizontalAdvance(text) + 10
             cx = (x0 + x1) / 2
@@ -215,7 +215,7 @@ class ChromePainter:
         p.restore()
         p.setFont(self._label_font)
         p.setPen(qcolor(theme.header_dim))
-        span = format_duration(frame.t1_ns - frame.t0_ns)
+        span = format_duration_ns(frame.t1_ns - frame.t0_ns)
         where = f"at {tick_label(anchor, step * 100)} · " if anchor else ""
         p.drawText(
             QRectF(8, 0, theme.header_width_px - 16, rh),

@@ -12,6 +12,7 @@ import numpy as np
 from analysis.model import Report
 from analysis.names import NAMED_KINDS, event_name
 from analysis.schema import pid_of
+from analysis.timefmt import format_duration_ns, format_time_ns
 from analysis.tracks import GPU_TABLES, SliceTable, Track
 
 __all__ = [
@@ -19,7 +20,6 @@ __all__ = [
     "describe_event",
     "event_ref",
     "find_partner",
-    "format_duration",
     "pick_event",
 ]
 
@@ -139,26 +139,14 @@ def find_partner(report: Report, tables: dict[str, SliceTable], event: EventRef)
     return None
 
 
-def format_duration(ns: float) -> str:
-    """Return ``ns`` in a readable unit: ``850 ns``, ``12.3 µs``, ``4.56 ms``, ``1.234 s``."""
-    magnitude = abs(ns)
-    if magnitude < 1e3:
-        return f"{ns:.0f} ns"
-    if magnitude < 1e6:
-        return f"{ns / 1e3:.3g} µs" if magnitude < 1e5 else f"{ns / 1e3:.1f} µs"
-    if magnitude < 1e9:
-        return f"{ns / 1e6:.3g} ms" if magnitude < 1e8 else f"{ns / 1e6:.1f} ms"
-    return f"{ns / 1e9:.4g} s"
-
-
 def describe_event(
     report: Report, event: EventRef, row_label: str, offset_ns: int = 0
 ) -> list[tuple[str, str]]:
     """Return (field, value) lines for a tooltip: name, start, duration, row, GPU details."""
     lines = [
         ("Name", _shown_name(report, event) or "(unnamed)"),
-        ("Start", format_duration(event.start_ns + offset_ns)),
-        ("Duration", format_duration(event.duration_ns)),
+        ("Start", format_time_ns(event.start_ns + offset_ns)),
+        ("Duration", format_duration_ns(event.duration_ns)),
         ("Row", row_label),
     ]
     row = event.source_row
@@ -178,7 +166,7 @@ def describe_event(
                 lines.append(("Throughput", f"{size / event.duration_ns:.2f} GB/s"))
         partner = find_partner(report, _tables_for(report), event)
         if partner is not None:
-            when = format_duration(partner.start_ns + offset_ns)
+            when = format_duration_ns(partner.start_ns + offset_ns)
             lines.append(("Launched by", f"{_shown_name(report, partner)} at {when}"))
     elif event.source == "cuda_api" and row >= 0:
         partner = find_partner(report, _tables_for(report), event)

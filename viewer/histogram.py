@@ -17,7 +17,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from viewer.events import format_duration
+from analysis.timefmt import format_duration_ns
 
 __all__ = ["SERIES_COLORS", "DurationHistogramWidget"]
 
@@ -36,7 +36,7 @@ class _DurationAxis(pg.AxisItem):
         out = []
         for v in values:
             x = 10.0**v if self.is_log else v
-            out.append(format_duration(x) if self.unit == "ns" else f"{x:,.0f} B")
+            out.append(format_duration_ns(x) if self.unit == "ns" else f"{x:,.0f} B")
         return out
 
 
@@ -179,12 +179,14 @@ class DurationHistogramWidget(QWidget):
         plot = self.plot.getPlotItem()
         if math.isfinite(self._median):
             self._median_line.setValue(float(self._to_x(self._median)))
-            self._median_line.setToolTip(f"median {format_duration(self._median)}")
+            self._median_line.setToolTip(f"median {format_duration_ns(self._median)}")
             plot.addItem(self._median_line)
         tail_lo = hi - 0.05 * (hi - lo)
         if math.isfinite(self._threshold):
             x = float(self._to_x(self._threshold))
-            self._threshold_line.setToolTip(f"outlier threshold {format_duration(self._threshold)}")
+            self._threshold_line.setToolTip(
+                f"outlier threshold {format_duration_ns(self._threshold)}"
+            )
             plot.addItem(self._threshold_line)
             self._threshold_line.setValue(x)
             tail_lo = min(max(x, lo), tail_lo) if x < hi else tail_lo

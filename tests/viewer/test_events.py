@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import sqlite3
 
+from analysis.timefmt import format_duration_ns
 from analysis.tracks import build_tracks, slice_tables
 from tests.conftest import REAL_DIR, requires_shared
-from viewer.events import describe_event, find_partner, format_duration, pick_event
+from viewer.events import describe_event, find_partner, pick_event
 
 CONCURRENT = REAL_DIR / "extra-p__extrap__concurrent.s1__profile1.sqlite"
 
@@ -17,10 +18,10 @@ def _row(query):
 
 
 def test_durations_read_well() -> None:
-    assert format_duration(850) == "850 ns"
-    assert format_duration(12_300) == "12.3 µs"
-    assert format_duration(4_560_000) == "4.56 ms"
-    assert format_duration(1_234_000_000) == "1.234 s"
+    assert format_duration_ns(850) == "850 ns"
+    assert format_duration_ns(12_300) == "12.3 µs"
+    assert format_duration_ns(4_560_000) == "4.56 ms"
+    assert format_duration_ns(1_234_000_000) == "1.23 s"
 
 
 @requires_shared
@@ -49,7 +50,7 @@ def test_memcpy_tooltip_has_bytes_stream_and_launch_call(load_report) -> None:
     assert lines["Bytes"] == f"{size:,}"
     assert lines["Stream"].startswith(f"{stream} ")
     assert lines["Launched by"].split(" at ")[0] == api_name
-    assert lines["Duration"] == format_duration(end - start)
+    assert lines["Duration"] == format_duration_ns(end - start)
 
 
 @requires_shared

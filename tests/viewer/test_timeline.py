@@ -262,7 +262,7 @@ def test_outlier_marks_flag_an_event(make_timeline, load_report) -> None:
 def test_hover_shows_a_tooltip_with_name_and_duration(make_timeline, qtbot) -> None:
     from PySide6.QtWidgets import QToolTip
 
-    from viewer.events import format_duration
+    from analysis.timefmt import format_duration_ns
 
     widget = make_timeline(CONCURRENT)
     start, end, name, stream = _longest_kernel(CONCURRENT)
@@ -271,7 +271,7 @@ def test_hover_shows_a_tooltip_with_name_and_duration(make_timeline, qtbot) -> N
     y, h = widget.row_rect(key)
     qtbot.mouseMove(widget, QPoint(int(widget.x_of((start + end) // 2)), y + h // 2))
     qtbot.waitUntil(lambda: name in QToolTip.text(), timeout=2000)
-    assert format_duration(end - start) in QToolTip.text()
+    assert format_duration_ns(end - start) in QToolTip.text()
     assert f"Stream {stream}" in QToolTip.text()
 
 

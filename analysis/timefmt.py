@@ -1,8 +1,12 @@
-"""Human-readable numbers for the shell's labels: durations, times, counts."""
+"""Human-readable times and counts: the one formatter every label, tooltip and line uses.
+
+Durations keep three significant digits in the largest unit that keeps them >= 1; points in
+time are seconds with microsecond digits (as ``info`` prints them). Qt-free.
+"""
 
 from __future__ import annotations
 
-__all__ = ["format_count", "format_duration_ns", "format_range_ns"]
+__all__ = ["format_count", "format_duration_ns", "format_range_ns", "format_time_ns"]
 
 _UNITS = ((1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "µs"), (1, "ns"))
 
@@ -21,6 +25,15 @@ def format_duration_ns(duration_ns: float) -> str:
             digits = 0 if scale == 1 else max(0, 2 - (len(str(int(scaled))) - 1))
             return f"{sign}{scaled:.{digits}f} {unit}"
     raise AssertionError("unreachable")
+
+
+def format_time_ns(time_ns: float) -> str:
+    """Return a point in time (ns since the session start) as seconds to the microsecond.
+
+    >>> format_time_ns(1_234_567_891)
+    '1.234568 s'
+    """
+    return f"{time_ns / 1e9:.6f} s"
 
 
 def format_range_ns(t0_ns: float, t1_ns: float) -> str:
