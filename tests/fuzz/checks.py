@@ -3,8 +3,9 @@
 * :func:`check_report` -- a mutated report: (a) only clean errors, (b) bounded time (the
   runner kills a job past its limit), (c) inputs unchanged, (d) every cached command gives
   what ``--no-cache`` gives, for a sequence of commands sharing one cache;
-  and (e) every CSV kernel or CUDA API summary printed with exit 0 agrees with plain SQL
-  (:mod:`tests.fuzz.oracle`);
+  (e) every CSV kernel or CUDA API summary printed with exit 0 agrees with plain SQL
+  (:mod:`tests.fuzz.oracle`), and (f) ``stats`` accepts the report exactly when ``info``
+  does (one validation, whichever summaries run);
 * :func:`check_cache` -- a damaged cache: no crash, and the same output as ``--no-cache``,
   on the damaged run and on the run after it.
 """
@@ -110,7 +111,20 @@ def check_report(
             oracle.compare(report, step, ctx)
     if any(isinstance(m, WalPending) for m in mutations):
         _check_wal(runner, report, truth[("stats",)], work, ctx)
+    _check_same_validation(truth, ctx)
     return steps
+
+
+def _check_same_validation(truth: dict[Command, StepResult], ctx: str) -> None:
+    """``stats`` (lean or full, any summaries) accepts a report exactly when ``info`` does."""
+    info = truth[("info",)]
+    for command, step in truth.items():
+        if command[0] == "stats" and (step.rc == 0) != (info.rc == 0):
+            raise failure(
+                "StatsValidationDiffersFromInfo",
+                f"{step.where()}  [{ctx}]: exit {step.rc}, but info --no-cache exits {info.rc}"
+                f"\nstats: {step.err.strip()[-300:]}\ninfo: {info.err.strip()[-300:]}",
+            )
 
 
 def _check_opens(*steps: StepResult, ctx: str) -> None:
@@ -126,7 +140,7 @@ def _check_opens(*steps: StepResult, ctx: str) -> None:
 
 def _check_wal(runner: Runner, report: Path, got: StepResult, work: Path, ctx: str) -> None:
     """A report whose newest data is in its -wal: shown with that data, or refused."""
-    if got.rc != 0:
+    if got.rc != 0 or not Path(f"{report}-wal").exists():
         return
     twin = work / "checkpointed" / report.name
     twin.parent.mkdir()
@@ -179,13 +193,17 @@ def check_cache(
             try:
                 check_same(step, truth[command], f"{ctx} ({attempt})")
             except FuzzFailure:
-                _blame(runner, command, report, pristine, work, truth[command], ctx)
+                _blame(runner, (command, step, truth[command]), report, pristine, work, ctx)
                 raise
     check_unchanged(before, report.parent, ctx)
 
 
-def _blame(runner, command, report, pristine, work, truth, ctx) -> None:
-    """Raise DamagedCacheTrusted when an undamaged copy of the cache gives the right table."""
+def _blame(runner, run: tuple, report: Path, pristine: Path, work: Path, ctx: str) -> None:
+    """Raise DamagedCacheTrusted when an undamaged copy of the cache gives the right table.
+
+    ``run``: (the command, its step on the damaged cache, its step with --no-cache).
+    """
+    command, damaged, truth = run
     control = work / "control-cache"
     shutil.rmtree(control, ignore_errors=True)
     if pristine.is_dir():
@@ -196,6 +214,7 @@ def _blame(runner, command, report, pristine, work, truth, ctx) -> None:
     if step.exc is None and step.rc == truth.rc and (step.rc != 0 or step.out == truth.out):
         raise failure(
             "DamagedCacheTrusted",
-            f"[{ctx}] {step.where()}: the damaged cache gives another result (exit or table) "
-            "than --no-cache, the same cache undamaged gives the right one",
+            f"[{ctx}] {damaged.where()}: exit {damaged.rc} from the damaged cache, --no-cache "
+            f"exits {truth.rc} (the undamaged cache agrees with --no-cache):\n"
+            + first_difference(damaged.out, truth.out),
         )

@@ -192,8 +192,13 @@ class Bytes:
 
 
 def apply_all(path: Path, mutations: tuple) -> None:
-    """Apply ``mutations`` in order (SQL first by construction of the strategies)."""
-    for mutation in mutations:
+    """Apply ``mutations``: SQL, then what goes to the -wal, then the bytes.
+
+    That order keeps each meaningful: an SQL connection closing after a WalPending would
+    checkpoint the -wal away, and SQL cannot run on a file whose bytes are already damaged.
+    """
+    rank = {Sql: 0, WalPending: 1, Bytes: 2}
+    for mutation in sorted(mutations, key=lambda m: rank.get(type(m), 0)):
         mutation.apply(path)
 
 

@@ -208,8 +208,11 @@ def compare(path: Path, step: StepResult, context: str) -> None:
                     f"{where}: {summary} for {name[:120]!r}: printed (instances, total) "
                     f"{got.get(name)}, SQL gives {rows}",
                 )
+        # '' and the like may be Strata's placeholder for a name it cannot read
         extra = sorted(
-            n for n in got if n in real and n not in by_name and not _UNCHECKABLE.search(n)
+            n
+            for n in got
+            if n.strip() and n in real and n not in by_name and not _UNCHECKABLE.search(n)
         )
         if extra:
             raise failure(

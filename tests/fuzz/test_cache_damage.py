@@ -16,7 +16,7 @@ from tests.fuzz.profile import collected, count, fuzz_settings, scratch
 from tests.fuzz.strategies import cache_damages, command_sequences
 
 
-@fuzz_settings(ci_examples=10)
+@fuzz_settings(ci_examples=8)
 @given(data=st.data())
 def test_damaged_cache_is_rebuilt(seeds, runner, data) -> None:
     seed = data.draw(st.sampled_from(seeds), label="seed")

@@ -15,7 +15,7 @@ from tests.fuzz.profile import collected, count, fuzz_settings, scratch
 from tests.fuzz.strategies import benign_mutations, command_sequences
 
 
-@fuzz_settings(ci_examples=10)
+@fuzz_settings(ci_examples=8)
 @given(data=st.data())
 def test_any_order_equals_uncached(seeds, runner, data) -> None:
     seed = data.draw(st.sampled_from(seeds), label="seed")

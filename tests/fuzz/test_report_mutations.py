@@ -26,7 +26,7 @@ def _run(prop: str, runner, seed, mutations, commands, same_process: bool) -> No
             reject()
 
 
-@fuzz_settings(ci_examples=14)
+@fuzz_settings(ci_examples=10)
 @given(data=st.data())
 def test_hostile_sql(seeds, runner, data) -> None:
     seed = data.draw(st.sampled_from(seeds), label="seed")
@@ -38,7 +38,7 @@ def test_hostile_sql(seeds, runner, data) -> None:
     )
 
 
-@fuzz_settings(ci_examples=10)
+@fuzz_settings(ci_examples=8)
 @given(data=st.data())
 def test_damaged_bytes(seeds, runner, data) -> None:
     seed = data.draw(st.sampled_from(seeds), label="seed")
