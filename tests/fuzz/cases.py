@@ -293,6 +293,14 @@ REPORT_CLASSES: dict[str, _Builder] = {
 CACHE_CLASSES: dict[str, tuple[str, tuple[CacheDamage, ...]]] = {
     "string table bit flip (main cache)": ("full", (CacheDamage(0, "flip", 500_000, 3,
                                                                 "strings.arrow"),)),
+    # Two flips where the string table of the demo's entry keeps its values and its offsets
+    # (FORMAT_VERSION 5): one named another string, one escaped as a SystemError.
+    "string value bit flip (main cache)": ("full", (CacheDamage(0, "flip", 58_513, 7,
+                                                                "strings.arrow"),)),
+    "string offset bit flip (main cache)": ("full", (CacheDamage(0, "flip", 65_015, 7,
+                                                                 "strings.arrow"),)),
+    "kernel columns: a bit flipped every 64 bytes (main cache)": (
+        "full", (CacheDamage(0, "scatter", 300_000, 2, "/kernels.arrow"),)),
     "string table truncated (main cache)": ("full", (CacheDamage(0, "truncate", 600_000, 0,
                                                                  "strings.arrow"),)),
     "kernel column bit flip (main cache)": ("full", (CacheDamage(0, "flip", 700_000, 1,
@@ -307,6 +315,8 @@ CACHE_CLASSES: dict[str, tuple[str, tuple[CacheDamage, ...]]] = {
                                                              "threads.frame.arrow"),)),
     "duration column bit flip (stats cache)": ("lean", (CacheDamage(0, "flip", 900_000, 4,
                                                                     "kernels.end_ns.npy"),)),
+    "name column: a bit flipped every 64 bytes (stats cache)": (
+        "lean", (CacheDamage(0, "scatter", 300_000, 1, "kernels.name_id.npy"),)),
     "name column truncated (stats cache)": ("lean", (CacheDamage(0, "truncate", 700_000, 0,
                                                                  "kernels.name_id.npy"),)),
     "strings in meta.json bit flip (stats cache)": ("lean", (CacheDamage(0, "flip", 300_000, 0,

@@ -5,6 +5,7 @@ The budget (profiles, limits) lives in :mod:`tests.fuzz.profile`.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,8 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 
 @pytest.fixture(scope="session")
 def runner():
+    if not hasattr(os, "pidfd_open"):
+        pytest.skip("the fuzz server needs Linux (fork, pidfd_open, /proc)")
     run = Runner(timeout_s=JOB_TIMEOUT_S, mem_mb=JOB_MEMORY_MB)
     yield run
     run.close()

@@ -213,8 +213,11 @@ def cache_files(root: Path) -> list[Path]:
 class CacheDamage:
     """Damage one cache file: the ``pick``-th (modulo the count) of :func:`cache_files`.
 
-    ``op``: ``flip`` a bit at ``where`` (a fraction of the size, in millionths), ``zero`` 64
-    bytes there, ``truncate`` there, ``empty`` the file, ``delete`` it.
+    ``op``: ``flip`` a bit at ``where`` (a fraction of the size, in millionths), ``scatter``
+    (flip that bit in every 64th byte of the quarter of the file from there: some land in
+    offsets, lengths and values whatever the layout, while the file's head and tail may
+    stay intact), ``zero`` 64 bytes there, ``truncate`` there, ``empty`` the file,
+    ``delete`` it.
     """
 
     pick: int
@@ -245,5 +248,8 @@ class CacheDamage:
             data[at : at + 64] = bytes(len(data[at : at + 64]))
         elif self.op == "flip" and data:
             data[at] ^= 1 << self.bit
+        elif self.op == "scatter" and data:
+            for i in range(at, min(len(data), at + len(data) // 4), 64):
+                data[i] ^= 1 << self.bit
         path.write_bytes(bytes(data))
         return f"{self.op} {rel} at byte {at} (bit {self.bit}) of {path.stat().st_size}"

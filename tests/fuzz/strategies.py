@@ -257,7 +257,7 @@ _CACHE_TARGETS = ("/kernels.arrow", "/cuda_api.arrow", "strings.arrow", "/meta.j
 
 @st.composite
 def _one_damage(draw: st.DrawFn) -> CacheDamage:
-    op = draw(st.sampled_from(("flip", "truncate", "zero", "delete", "empty")))
+    op = draw(st.sampled_from(("flip", "scatter", "truncate", "zero", "delete", "empty")))
     match = draw(st.one_of(st.just(""), st.sampled_from(_CACHE_TARGETS)))
     # The middle of a file holds its data (an Arrow file's head and tail: schema, footer).
     where = draw(st.one_of(st.integers(200_000, 800_000), st.integers(0, 999_999)))
