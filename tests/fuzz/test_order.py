@@ -7,6 +7,7 @@ drawn, on valid reports (the seed itself, or with tables dropped, emptied or dup
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, reject
 from hypothesis import strategies as st
 
@@ -29,3 +30,21 @@ def test_any_order_equals_uncached(seeds, runner, data) -> None:
         except NotApplicable:
             count("cache: order of commands", mutations, -1)
             reject()
+
+
+#: The sequences issue #11 names, each command its own process on a fresh cache.
+ISSUE_SEQUENCES = {
+    "kernels then API": (("stats", "-r", "cuda_gpu_kern_sum"), ("stats", "-r", "cuda_api_sum")),
+    "API then kernels": (("stats", "-r", "cuda_api_sum"), ("stats", "-r", "cuda_gpu_kern_sum")),
+    "base names then mangled": (
+        ("stats", "-r", "cuda_gpu_kern_sum:base"),
+        ("stats", "-r", "cuda_gpu_kern_sum:mangled"),
+    ),
+}
+
+
+@pytest.mark.parametrize("label", list(ISSUE_SEQUENCES))
+def test_issue_sequences_equal_uncached(label: str, demo_seeds, runner) -> None:
+    count("cache: order of commands (the issue's sequences)")
+    with scratch() as work, collected("cache: order of commands (the issue's sequences)"):
+        check_report(runner, demo_seeds[0], (), ISSUE_SEQUENCES[label], work)
