@@ -130,12 +130,14 @@ class StatsRecipe(Recipe):
     # -- reduce -------------------------------------------------------------------------------
     def stats_table(self, merged: MergedGroups, with_files: bool) -> pd.DataFrame:
         """Return the nsys-style statistics of merged groups, sorted by total descending."""
+        from analysis.stats._base import time_percent
+
         total, count, mean, med, lo, hi, std = self.stat_names
         columns: dict[str, object] = {}
         if self.has_time_percent:
-            grand = merged.total.sum()
-            share = 100.0 * merged.total / grand if grand else np.zeros(len(merged))
-            columns["Time"] = sqlite_round(share)
+            # The sum of the totals is exact (nsys's pandas sum wraps past int64; each total
+            # is checked to fit by merge_partials).
+            columns["Time"] = time_percent(merged.total, strict=False)
         columns.update(
             {
                 total: merged.total,
@@ -363,13 +365,15 @@ class NvtxGpuProjSum(StatsRecipe):
         )
         codes, labels = factorize_rows(frame)
         extras = {
-            "range_ns": (proj["orig_end_ns"] - proj["orig_start_ns"]).to_numpy(np.float64),
             "gpu_ops": proj["num_gpu_ops"].to_numpy(np.float64),
             "level": pd.to_numeric(proj["level"], errors="coerce").to_numpy(np.float64),
             "num_child": proj["num_child"].to_numpy(np.float64),
         }
         durations = proj["end_ns"].to_numpy(np.int64) - proj["start_ns"].to_numpy(np.int64)
-        return GroupPartial.from_codes(codes, labels, durations, extras)
+        ranges = proj["orig_end_ns"].to_numpy(np.int64) - proj["orig_start_ns"].to_numpy(np.int64)
+        return GroupPartial.from_codes(
+            codes, labels, durations, extras, {"Total Range Time": ranges}
+        )
 
     def extra_columns(self, merged: MergedGroups) -> dict[str, np.ndarray]:
         def avg(name: str) -> np.ndarray:
@@ -377,7 +381,7 @@ class NvtxGpuProjSum(StatsRecipe):
             return sqlite_round(np.where(n > 0, merged.extras[name] / np.maximum(n, 1), np.nan))
 
         return {
-            "Total Range Time": merged.extras["range_ns"].astype(np.int64),
+            "Total Range Time": merged.int_sums["Total Range Time"],
             "Total GPU Ops": merged.extras["gpu_ops"].astype(np.int64),
             "Avg GPU Ops": avg("gpu_ops"),
             "Avg Range Lvl": avg("level"),
