@@ -133,7 +133,8 @@ class CudaGpuKernHist(Recipe):
             ylabel="instances",
             data=pd.DataFrame(
                 {
-                    "panel": shown["Name"].to_numpy(dtype=object),
+                    # A NULL name is drawn as nsys prints it, empty (NaN would match no row).
+                    "panel": shown["Name"].fillna("").to_numpy(dtype=object),
                     "bin_start": np.maximum(shown["Bin Start"].to_numpy(), 0.5),
                     "bin_end": shown["Bin End"].to_numpy(),
                     "count": shown["Count"].to_numpy(),

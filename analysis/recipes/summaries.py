@@ -28,6 +28,7 @@ import pandas as pd
 
 from analysis.engine import sqlite_round
 from analysis.model import Report
+from analysis.recipes._exact import group_sums
 from analysis.recipes._labels import factorize_rows, kernel_groups, nvtx_range_groups
 from analysis.recipes.base import (
     FilePartial,
@@ -210,30 +211,36 @@ class StatsRecipe(Recipe):
 
         Columns: the key columns, one float64 column per report (its mean in ns, NaN where
         the report lacks the key), ``Fastest`` and ``Slowest`` (report labels), ``Spread``
-        (slowest mean / fastest mean).
+        (slowest mean / fastest mean). Rows by total over the reports, largest first; a
+        NULL name is a row of its own, as in the stats tables.
         """
         keys = list(self.key_columns)
         mean, total = self.stat_names[2], self.stat_names[0]
-        wide = rank_stats.pivot_table(
-            index=keys, columns="File", values=mean, aggfunc="first", sort=False
-        )
-        wide = wide.reindex(columns=[f for f in files if f in wide.columns])
-        totals = rank_stats.groupby(keys, sort=False)[total].sum()
-        wide = wide.loc[totals.sort_values(ascending=False, kind="stable").index]
-        values = wide.to_numpy(dtype=np.float64)
+        codes, rows = factorize_rows(rank_stats[keys])
+        present = set(rank_stats["File"])
+        shown = [f for f in files if f in present]
+        column = rank_stats["File"].map({f: i for i, f in enumerate(shown)}).to_numpy(np.int64)
+        values = np.full((len(rows), len(shown)), np.nan)
+        first = ~pd.DataFrame({"key": codes, "file": column}).duplicated().to_numpy()
+        values[codes[first], column[first]] = rank_stats[mean].to_numpy(np.float64)[first]
+        totals = group_sums(codes, rank_stats[total].to_numpy(), len(rows))
+        order = pd.Series(totals).sort_values(ascending=False, kind="stable").index.to_numpy()
+        values = values[order]
         has = ~np.isnan(values).all(axis=1)
-        fastest = np.full(len(wide), None, dtype=object)
-        slowest = np.full(len(wide), None, dtype=object)
-        spread = np.full(len(wide), np.nan)
+        fastest = np.full(len(values), None, dtype=object)
+        slowest = np.full(len(values), None, dtype=object)
+        spread = np.full(len(values), np.nan)
         if has.any():
-            cols = np.asarray(wide.columns, dtype=object)
+            cols = np.asarray(shown, dtype=object)
             lo = np.nanmin(values[has], axis=1)
             hi = np.nanmax(values[has], axis=1)
             fastest[has] = cols[np.nanargmin(values[has], axis=1)]
             slowest[has] = cols[np.nanargmax(values[has], axis=1)]
             spread[has] = np.where(lo > 0, hi / np.where(lo > 0, lo, 1.0), np.nan)
-        out = wide.reset_index()
-        out.columns.name = None
+        # From object arrays: pandas infers the key columns' dtype (str) as for the others.
+        out = pd.DataFrame({k: rows[k].to_numpy(dtype=object)[order] for k in keys})
+        for index, name in enumerate(shown):
+            out[name] = values[:, index]
         out["Fastest"] = fastest
         out["Slowest"] = slowest
         out["Spread"] = sqlite_round(spread, 2)
@@ -242,7 +249,8 @@ class StatsRecipe(Recipe):
     def labels(self, table: pd.DataFrame) -> list[str]:
         """Return a readable label per row: the name, with ``[StartEnd]`` for such ranges."""
         name_column = "Name" if "Name" in self.key_columns else "Range"
-        names = table[name_column].astype(str).tolist()
+        # A NULL name (no string) reads as nsys prints it: empty.
+        names = ["" if pd.isna(n) else str(n) for n in table[name_column].tolist()]
         if "Style" not in table:
             return names
         styles = table["Style"].astype(str).tolist()

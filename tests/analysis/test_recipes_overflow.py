@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 
 from analysis import AnalysisError, open_report
-from analysis.recipes import RecipeOptions, run_recipe
+from analysis.recipes import RecipeOptions, load_output, run_recipe, write_output
 from analysis.recipes._exact import (
     RecipeOverflowError,
     checked_add,
@@ -343,6 +343,33 @@ def test_gpu_rules_keep_devices_apart_whatever_their_ids() -> None:
     table = find_gaps(ops.reset_index(drop=True), 0)
     assert table["Duration"].tolist() == [48_000]  # device 0 of process 5 only
     assert table["PID"].tolist() == [5]
+
+
+# ------------------------------------------------------------------ NULL names
+
+
+def test_kernels_without_a_name_are_counted_in_every_table(tmp_path: Path) -> None:
+    """A NULL name is a group of its own (as in nsys stats, printed empty). The per-report
+    table dropped it, the summary crashed on it, the histogram lost its kernels."""
+    path = write_report(tmp_path / "n.sqlite", kernels=[K("a", 1_000, 2_000), K("b", 3_000, 3_100)])
+    # A negative id is the loader's NULL string (the demo schema forbids NULL itself).
+    mutate_sqlite(
+        path, "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET demangledName = -1 WHERE start = 3000"
+    )
+    paths = [path, shutil.copy(path, tmp_path / "m.sqlite")]
+    kern = run_recipe("cuda_gpu_kern_sum", paths).output
+    assert kern.tables["all_stats"]["Instances"].tolist() == [2, 2]
+    by_file = kern.tables["by_file"]
+    assert len(by_file) == 2
+    assert by_file["Fastest"].notna().all()
+    assert "nan" not in kern.summary
+    hist = run_recipe("cuda_gpu_kern_hist", paths).output
+    assert int(hist.tables["histogram"]["Count"].sum()) == 4
+    assert hist.tables["histogram"]["Name"].isna().sum() == 1
+    for output in (kern, hist):
+        write_output(output, tmp_path / output.recipe)
+        written = load_output(tmp_path / output.recipe)
+        assert len(written["all_stats" if output is kern else "histogram"]) == 2
 
 
 # ------------------------------------------------------------------ modes and the CLI
