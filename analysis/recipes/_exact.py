@@ -136,6 +136,8 @@ def checked_subtract(
     """``a - b`` elementwise (int64), or :class:`RecipeOverflowError` naming ``what``."""
     a = np.asarray(a, dtype=np.int64)
     b = np.asarray(b, dtype=np.int64)
+    if len(a) and len(b) and int(a.min()) >= 0 and int(b.min()) >= 0:
+        return a - b  # two values >= 0 are less than 2^63 apart: the common case, two passes
     out = a - b  # wraps; it did iff a and b differ in sign and out's sign differs from a's
     if bool((((a ^ b) & (a ^ out)) < 0).any()):
         raise overflow_error(what)

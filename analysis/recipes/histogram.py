@@ -18,7 +18,7 @@ import pandas as pd
 
 from analysis.errors import AnalysisError
 from analysis.open import open_report
-from analysis.recipes._exact import group_sums
+from analysis.recipes._exact import checked_subtract, group_sums
 from analysis.recipes._labels import kernel_groups
 from analysis.recipes.base import (
     FilePartial,
@@ -92,7 +92,9 @@ class CudaGpuKernHist(Recipe):
         if len(report.kernels) == 0:
             return None
         codes, labels = kernel_groups(report)
-        durations = report.kernels.duration_ns
+        kernels = report.kernels
+        # Checked: a start near -2^63 wraps end - start to a negative "zero-length" kernel.
+        durations = checked_subtract(kernels.end_ns, kernels.start_ns, "a kernel's duration")
         bins = duration_bins(durations, options.bins_per_decade)
         frame = pd.DataFrame({"code": codes, "Bin": bins})
         counts = frame.groupby(["code", "Bin"], sort=True).size().rename("Count").reset_index()

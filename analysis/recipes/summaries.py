@@ -28,7 +28,7 @@ import pandas as pd
 
 from analysis.engine import sqlite_round
 from analysis.model import Report
-from analysis.recipes._exact import group_sums
+from analysis.recipes._exact import checked_subtract, group_sums
 from analysis.recipes._labels import factorize_rows, kernel_groups, nvtx_range_groups
 from analysis.recipes.base import (
     FilePartial,
@@ -305,7 +305,9 @@ class CudaGpuKernSum(StatsRecipe):
 
     def groups_of(self, report: Report) -> GroupPartial:
         codes, labels = kernel_groups(report)
-        return GroupPartial.from_codes(codes, labels, report.kernels.duration_ns)
+        kernels = report.kernels
+        durations = checked_subtract(kernels.end_ns, kernels.start_ns, "a kernel's duration")
+        return GroupPartial.from_codes(codes, labels, durations)
 
 
 class NvtxSum(StatsRecipe):
@@ -321,7 +323,8 @@ class NvtxSum(StatsRecipe):
         rows, codes, labels = nvtx_range_groups(report)
         nvtx = report.nvtx
         # spec §3.4: duration = coalesce(end, M) - start; the loader ends open ranges at M.
-        return GroupPartial.from_codes(codes, labels, nvtx.end_ns[rows] - nvtx.start_ns[rows])
+        durations = checked_subtract(nvtx.end_ns[rows], nvtx.start_ns[rows], "a range's duration")
+        return GroupPartial.from_codes(codes, labels, durations)
 
 
 class NvtxGpuProjSum(StatsRecipe):
@@ -377,8 +380,14 @@ class NvtxGpuProjSum(StatsRecipe):
             "level": pd.to_numeric(proj["level"], errors="coerce").to_numpy(np.float64),
             "num_child": proj["num_child"].to_numpy(np.float64),
         }
-        durations = proj["end_ns"].to_numpy(np.int64) - proj["start_ns"].to_numpy(np.int64)
-        ranges = proj["orig_end_ns"].to_numpy(np.int64) - proj["orig_start_ns"].to_numpy(np.int64)
+        durations = checked_subtract(
+            proj["end_ns"].to_numpy(np.int64), proj["start_ns"].to_numpy(np.int64), "a projection"
+        )
+        ranges = checked_subtract(
+            proj["orig_end_ns"].to_numpy(np.int64),
+            proj["orig_start_ns"].to_numpy(np.int64),
+            "a range's duration",
+        )
         return GroupPartial.from_codes(
             codes, labels, durations, extras, {"Total Range Time": ranges}
         )

@@ -345,6 +345,61 @@ def test_gpu_rules_keep_devices_apart_whatever_their_ids() -> None:
     assert table["PID"].tolist() == [5]
 
 
+@pytest.mark.parametrize(
+    ("recipe", "options"),
+    [
+        ("cuda_gpu_kern_hist", RecipeOptions()),
+        ("cuda_gpu_kern_pace", RecipeOptions(kernel_name="k")),
+        ("diff", RecipeOptions()),
+    ],
+)
+def test_a_duration_that_wraps_int64_skips_the_report(
+    recipe: str, options: RecipeOptions, tmp_path: Path
+) -> None:
+    """A kernel from -2^62 to 2^62 lasts 2^63 ns: end - start wrapped to a negative
+    duration (the histogram counted it in its zero-length bin)."""
+    bad = write_report(
+        tmp_path / "bad.sqlite", kernels=[K("k", -(2**62) - 5, 2**62 + 5), K("k", 10, 20)]
+    )
+    good = write_report(tmp_path / "good.sqlite", kernels=[K("k", 1_000, 2_000)])
+    inputs = [good, bad] if recipe == "diff" else [bad, good]
+    try:
+        failures = run_recipe(recipe, inputs, options).failures
+    except AnalysisError as exc:  # diff: one side only is nothing to compare
+        failures = exc.failures
+    assert [f.file for f in failures] == ["bad.sqlite"]
+    assert "integer overflow: a duration" in failures[0].reason or (
+        "integer overflow: a kernel's duration" in failures[0].reason
+    )
+
+
+@pytest.mark.parametrize(
+    ("damage", "reason"),
+    [
+        (lambda t: t.drop(columns="Avg"), "no 'Avg' column"),
+        (lambda t: t.assign(**{"Total Time": ["x"] * len(t)}), "'Total Time' must hold whole"),
+        (lambda t: t.assign(**{"Total Time": [1.5] * len(t)}), "'Total Time' must hold whole"),
+        (lambda t: t.assign(**{"Total Time": [-(2**63)] * len(t)}), "'Total Time' must hold"),
+        (lambda t: t.assign(Instances=pd.array([None] * len(t), "Int64")), "'Instances' must"),
+        (lambda t: t.assign(Avg=[float("nan")] * len(t)), "'Avg' must hold finite numbers"),
+        (lambda t: t.assign(Avg=[-5.0] * len(t)), "'Avg' must hold finite numbers"),
+    ],
+)
+def test_diff_refuses_an_edited_recipe_output(tmp_path: Path, damage, reason: str) -> None:
+    """A KeyError, TypeError or ArrowInvalid escaped; a total of -2^63 wrapped the delta."""
+    folders = []
+    for side, end in (("before", 2_000), ("after", 2_500)):
+        path = write_report(tmp_path / f"{side}.sqlite", kernels=[K("k", 1_000, end)])
+        folders.append(tmp_path / f"{side}-out")
+        write_output(run_recipe("cuda_gpu_kern_sum", [path]).output, folders[-1])
+    table = pd.read_parquet(folders[1] / "all_stats.parquet")
+    damage(table).to_parquet(folders[1] / "all_stats.parquet")
+    with pytest.raises(AnalysisError, match="diff needs both inputs") as caught:
+        run_recipe("diff", folders)
+    assert [f.file for f in caught.value.failures] == ["after-out"]
+    assert reason in caught.value.failures[0].reason
+
+
 # ------------------------------------------------------------------ NULL names
 
 
