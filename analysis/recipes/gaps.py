@@ -22,11 +22,11 @@ import numpy.typing as npt
 import pandas as pd
 
 from analysis._sqlite import ReportDatabase
-from analysis.engine import exact_sum, sqlite_round
+from analysis.engine import sqlite_round
 from analysis.errors import AnalysisError, CorruptReportError
 from analysis.model import Report
 from analysis.open import open_report, sqlite_source
-from analysis.recipes._exact import INT64_MAX
+from analysis.recipes._exact import sum_fits_int64
 from analysis.recipes.base import (
     FilePartial,
     PlotSpec,
@@ -254,7 +254,7 @@ def time_utilization(ops: pd.DataFrame, chunks: int) -> pd.DataFrame:
         starts = group["start_ns"].to_numpy() - origin
         ends = group["end_ns"].to_numpy() - origin
         index, cstart, cend = _chunk_bounds(int(ends.max()), chunks)
-        exact = exact_sum(ends - starts) > INT64_MAX
+        exact = not sum_fits_int64(ends - starts)
         busy = _busy_until(starts, ends, cend, exact) - _busy_until(starts, ends, cstart, exact)
         frames.append(
             pd.DataFrame(

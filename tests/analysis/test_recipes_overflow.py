@@ -27,6 +27,7 @@ from analysis.recipes._exact import (
     checked_subtract,
     group_sums,
     segment_sums,
+    sum_fits_int64,
 )
 from analysis.recipes.gaps import find_gaps
 from analysis.stats import run_report
@@ -86,6 +87,9 @@ def test_exact_helpers_agree_with_python_integers() -> None:
     with pytest.raises(RecipeOverflowError):
         checked_subtract(np.array([-BIG]), np.array([BIG]), "x")
     assert checked_subtract(np.array([BIG]), np.array([BIG - 1]), "x").tolist() == [1]
+    assert not sum_fits_int64(np.array([BIG, BIG]))
+    assert sum_fits_int64(np.array([BIG, BIG, -BIG]))
+    assert sum_fits_int64(np.array([2**40] * 1000))
 
 
 # ------------------------------------------------------------------ the stats recipes
