@@ -114,6 +114,35 @@ def diff_tables(
     return table.loc[index].reset_index(drop=True)
 
 
+def _check_stats(table: pd.DataFrame, recipe: StatsRecipe) -> None:
+    """Refuse an ``all_stats`` read back from a folder that :func:`diff_tables` cannot trust.
+
+    The folder may have been edited or come from elsewhere: a missing column would raise
+    KeyError, text or fractions in a total TypeError, and a negative total could wrap the
+    delta. The run names the folder with the reason, so the message does not.
+
+    Raises
+    ------
+    AnalysisError
+        A key or statistics column is missing; a total or count that is not a whole number
+        >= 0 in every row; a mean that is not a finite number >= 0 in every row.
+    """
+    total, count, mean = recipe.stat_names[:3]
+    for column in (*recipe.key_columns, total, count, mean):
+        if column not in table:
+            raise AnalysisError(f"its all_stats table has no {column!r} column")
+    for column in (total, count):
+        values = table[column]
+        if not pd.api.types.is_integer_dtype(values) or values.isna().any() or (values < 0).any():
+            raise AnalysisError(f"all_stats column {column!r} must hold whole numbers >= 0")
+    means = table[mean]
+    if not pd.api.types.is_numeric_dtype(means) or pd.api.types.is_bool_dtype(means):
+        raise AnalysisError(f"all_stats column {mean!r} must hold numbers")
+    values = means.to_numpy(np.float64, na_value=np.nan)
+    if not (np.isfinite(values) & (values >= 0)).all():
+        raise AnalysisError(f"all_stats column {mean!r} must hold finite numbers >= 0")
+
+
 class Diff(Recipe):
     """``diff BEFORE AFTER``: two reports or two outputs of one stats recipe."""
 
@@ -132,6 +161,7 @@ class Diff(Recipe):
             table = load_output(report_path).get("all_stats")
             if table is None:
                 raise AnalysisError(f"{report_path}: recipe output without an all_stats table")
+            _check_stats(table, recipe)
             return DiffSide({recipe.name: table}, "output")
         needs = {t for name in _REPORT_RECIPES for t in _stats_recipe(name).tables or ()}
         report = open_report(report_path, use_cache=options.use_cache, tables=needs)

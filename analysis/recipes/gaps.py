@@ -23,9 +23,10 @@ import pandas as pd
 
 from analysis._sqlite import ReportDatabase
 from analysis.engine import sqlite_round
-from analysis.errors import AnalysisError
+from analysis.errors import AnalysisError, CorruptReportError
 from analysis.model import Report
 from analysis.open import open_report, sqlite_source
+from analysis.recipes._exact import sum_fits_int64
 from analysis.recipes.base import (
     FilePartial,
     PlotSpec,
@@ -66,13 +67,36 @@ def _overhead(report: Report) -> pd.DataFrame:
         rows = db.execute(
             "SELECT po.start, po.end, po.globalTid FROM PROFILER_OVERHEAD AS po "
             "JOIN StringIds AS s ON s.id = po.nameId "
-            f"WHERE s.value IN ({marks}) AND po.start IS NOT NULL AND po.end IS NOT NULL",
+            f"WHERE s.value IN ({marks}) AND po.start IS NOT NULL AND po.end IS NOT NULL "
+            # A row of no thread belongs to no process: nsys's join on the PID drops it too.
+            "AND po.globalTid IS NOT NULL",
             CUDA_OVERHEAD_NAMES,
         )
     if not rows:
         return empty
+    _check_overhead(report, rows)
     data = np.asarray(rows, dtype=np.int64)
     return pd.DataFrame({"start_ns": data[:, 0], "end_ns": data[:, 1], "pid": pid_of(data[:, 2])})
+
+
+def _check_overhead(report: Report, rows: list[tuple]) -> None:
+    """Refuse overhead rows that would count as wrong busy time (the loader's event rules).
+
+    Raises
+    ------
+    CorruptReportError
+        A start, end or thread that is not an integer (text, a blob, a real number: SQLite
+        stores what it is given), or a row that ends before it starts.
+    """
+    if any(type(v) is not int for row in rows for v in row):
+        raise CorruptReportError(
+            report.path, "PROFILER_OVERHEAD has a start, end or globalTid that is not an integer"
+        )
+    backwards = sum(1 for start, end, _ in rows if end < start)
+    if backwards:
+        raise CorruptReportError(
+            report.path, f"PROFILER_OVERHEAD has {backwards} rows that end before they start"
+        )
 
 
 #: The event tables :func:`gpu_ops` reads.
@@ -121,9 +145,12 @@ def gpu_ops(report: Report) -> pd.DataFrame:
 
 
 def _group_bounds(ops: pd.DataFrame) -> npt.NDArray[np.int64]:
-    key = ops["pid"].to_numpy() * (1 << 32) + ops["device_id"].to_numpy()
-    change = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-    return np.r_[change, len(key)].astype(np.int64)
+    """Row bounds of each (pid, device) of ``ops`` sorted by them."""
+    # Both columns compared: one packed key would let a device id past 2^32 (a damaged
+    # report) merge two processes' devices.
+    pid, device = ops["pid"].to_numpy(), ops["device_id"].to_numpy()
+    change = np.flatnonzero(np.r_[True, (pid[1:] != pid[:-1]) | (device[1:] != device[:-1])])
+    return np.r_[change, len(pid)].astype(np.int64)
 
 
 def find_gaps(ops: pd.DataFrame, min_gap_ns: int) -> pd.DataFrame:
@@ -166,19 +193,42 @@ def find_gaps(ops: pd.DataFrame, min_gap_ns: int) -> pd.DataFrame:
     return table.reset_index(drop=True)
 
 
-def _busy_until(starts: np.ndarray, ends: np.ndarray, t: np.ndarray) -> np.ndarray:
+def _busy_until(starts: np.ndarray, ends: np.ndarray, t: np.ndarray, exact: bool) -> np.ndarray:
     """Return, per time ``t``, the summed busy time of all operations up to ``t``.
 
     sum_i clip(t - start_i, 0, dur_i) = sum_{s <= t} (t - s) - sum_{e <= t} (t - e), from the
     sorted starts and ends and their prefix sums; busy time in [a, b] is F(b) - F(a).
+
+    The int64 prefix sums wrap on long traces with many operations, but every step is a
+    sum or product, so F(b) - F(a) is still right modulo 2^64, hence exact when it fits
+    int64: it does when the operations' durations add up to less than 2^63. Otherwise
+    (``exact``: durations near 2^62, a damaged report) the sums are Python integers.
     """
     s = np.sort(starts)
     e = np.sort(ends)
-    cs = np.r_[0, np.cumsum(s)]
-    ce = np.r_[0, np.cumsum(e)]
     ns = np.searchsorted(s, t, side="right")
     ne = np.searchsorted(e, t, side="right")
+    dtype = object if exact else np.int64
+    s, e, t = s.astype(dtype), e.astype(dtype), t.astype(dtype)
+    cs = np.concatenate([np.zeros(1, dtype), np.cumsum(s)])
+    ce = np.concatenate([np.zeros(1, dtype), np.cumsum(e)])
     return (ns * t - cs[ns]) - (ne * t - ce[ne])
+
+
+def _chunk_bounds(span: int, chunks: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(index, start, end) of the non-empty chunks of ``[0, span]`` (int64 ns), nsys's rule.
+
+    Chunks last ``ceil(float(span) / chunks)`` ns (float, as the nsys rule computes it), the
+    last one clipped to the span. In Python integers: near 2^63 that size times the chunk
+    count can pass int64 (only chunks that start inside the span are kept).
+    """
+    size = int(np.ceil(float(span) / chunks))
+    kept = [(k, k * size, min(k * size + size, span)) for k in range(chunks) if k * size < span]
+    if not kept:
+        empty = np.empty(0, dtype=np.int64)
+        return empty, empty, empty
+    index, cstart, cend = (np.asarray(c, dtype=np.int64) for c in zip(*kept, strict=True))
+    return index, cstart, cend
 
 
 def time_utilization(ops: pd.DataFrame, chunks: int) -> pd.DataFrame:
@@ -199,26 +249,23 @@ def time_utilization(ops: pd.DataFrame, chunks: int) -> pd.DataFrame:
     for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
         group = ops.iloc[lo:hi]
         # Times relative to the span start keep the prefix sums far from int64 overflow.
+        # Starts are > 0 and ends >= starts: neither difference can wrap.
         origin = int(group["start_ns"].min())
         starts = group["start_ns"].to_numpy() - origin
         ends = group["end_ns"].to_numpy() - origin
-        span = int(ends.max())
-        size = int(np.ceil(float(span) / chunks))  # float then ceil, as the nsys rule
-        cstart = np.arange(chunks, dtype=np.int64) * size
-        cend = np.minimum(cstart + size, span)
-        keep = cstart < cend
-        cstart, cend = cstart[keep], cend[keep]
-        busy = _busy_until(starts, ends, cend) - _busy_until(starts, ends, cstart)
+        index, cstart, cend = _chunk_bounds(int(ends.max()), chunks)
+        exact = not sum_fits_int64(ends - starts)
+        busy = _busy_until(starts, ends, cend, exact) - _busy_until(starts, ends, cstart, exact)
         frames.append(
             pd.DataFrame(
                 {
                     "PID": int(group["pid"].iloc[0]),
                     "Device ID": int(group["device_id"].iloc[0]),
                     "Context ID": int(group["context_id"].iloc[0]),
-                    "Chunk": np.flatnonzero(keep).astype(np.int64),
+                    "Chunk": index,
                     "Start": cstart + origin,
                     "Duration": cend - cstart,
-                    "In-Use": 100.0 * busy / (cend - cstart),
+                    "In-Use": (100.0 * busy / (cend - cstart)).astype(np.float64),
                 }
             )
         )

@@ -18,6 +18,7 @@ import pandas as pd
 
 from analysis.errors import AnalysisError
 from analysis.open import open_report
+from analysis.recipes._exact import checked_subtract, group_sums
 from analysis.recipes._labels import kernel_groups
 from analysis.recipes.base import (
     FilePartial,
@@ -58,7 +59,19 @@ class HistPartial:
     """One report's counts per (kernel name, bin) and total time per name."""
 
     counts: pd.DataFrame  # Name (str), Bin (int64), Count (int64)
-    totals: pd.DataFrame  # Name (str), Total Time (int64)
+    totals: pd.DataFrame  # Name (str), Total Time (int64; Python ints where int64 is short)
+
+
+def _names_by_total(totals: Sequence[pd.DataFrame]) -> list[object]:
+    """Kernel names by total time over all reports, largest first (ties: by name).
+
+    The totals are summed exactly: a wrapped sum would put the longest kernel last.
+    """
+    ranked = pd.concat(totals, ignore_index=True)
+    codes, names = pd.factorize(ranked["Name"], sort=True, use_na_sentinel=False)
+    summed = group_sums(codes, ranked["Total Time"].to_numpy(), len(names))
+    order = pd.Series(summed, index=names).sort_values(ascending=False, kind="stable")
+    return list(order.index)
 
 
 class CudaGpuKernHist(Recipe):
@@ -79,11 +92,14 @@ class CudaGpuKernHist(Recipe):
         if len(report.kernels) == 0:
             return None
         codes, labels = kernel_groups(report)
-        durations = report.kernels.duration_ns
+        kernels = report.kernels
+        # Checked: a start near -2^63 wraps end - start to a negative "zero-length" kernel.
+        durations = checked_subtract(kernels.end_ns, kernels.start_ns, "a kernel's duration")
         bins = duration_bins(durations, options.bins_per_decade)
-        frame = pd.DataFrame({"code": codes, "Bin": bins, "d": durations})
+        frame = pd.DataFrame({"code": codes, "Bin": bins})
         counts = frame.groupby(["code", "Bin"], sort=True).size().rename("Count").reset_index()
-        totals = frame.groupby("code", sort=True)["d"].sum().rename("Total Time").reset_index()
+        # Exact (Python ints past int64): the totals only rank the names, but rank them right.
+        totals = group_sums(codes, durations, len(labels))
         names = labels["Name"].to_numpy(dtype=object)
         return HistPartial(
             counts=pd.DataFrame(
@@ -93,28 +109,24 @@ class CudaGpuKernHist(Recipe):
                     "Count": counts["Count"].to_numpy(np.int64),
                 }
             ),
-            totals=pd.DataFrame(
-                {
-                    "Name": names[totals["code"].to_numpy()],
-                    "Total Time": totals["Total Time"].to_numpy(np.int64),
-                }
-            ),
+            totals=pd.DataFrame({"Name": names, "Total Time": totals}),
         )
 
     def reduce(self, partials: Sequence[FilePartial], options: RecipeOptions) -> RecipeOutput:
         bpd = options.bins_per_decade
-        ranked = pd.concat([p.partial.totals for p in partials], ignore_index=True)
-        order = ranked.groupby("Name", sort=True)["Total Time"].sum()
-        order = order.sort_values(ascending=False, kind="stable")
-        rank_of = {name: i for i, name in enumerate(order.index)}
+        order = _names_by_total([p.partial.totals for p in partials])
+        rank_of = {name: i for i, name in enumerate(order)}
         per_file = pd.concat(
             [p.partial.counts.assign(File=p.file) for p in partials], ignore_index=True
         )
-        merged = per_file.groupby(["Name", "Bin"], sort=False)["Count"].sum().reset_index()
+        # dropna=False: kernels without a name (NULL) are counted, as the summaries count them.
+        merged = (
+            per_file.groupby(["Name", "Bin"], sort=False, dropna=False)["Count"].sum().reset_index()
+        )
         histogram = self._with_edges(merged, rank_of, bpd)
         per_file["_file"] = per_file["File"].map({p.file: i for i, p in enumerate(partials)})
         rank_histogram = self._with_edges(per_file, rank_of, bpd, by_file=True)
-        top = list(order.index[:_PLOT_PANELS])
+        top = list(order[:_PLOT_PANELS])
         shown = histogram[histogram["Name"].isin(top)]
         plot = PlotSpec(
             kind="histogram",
@@ -123,7 +135,8 @@ class CudaGpuKernHist(Recipe):
             ylabel="instances",
             data=pd.DataFrame(
                 {
-                    "panel": shown["Name"].to_numpy(dtype=object),
+                    # A NULL name is drawn as nsys prints it, empty (NaN would match no row).
+                    "panel": shown["Name"].fillna("").to_numpy(dtype=object),
                     "bin_start": np.maximum(shown["Bin Start"].to_numpy(), 0.5),
                     "bin_end": shown["Bin End"].to_numpy(),
                     "count": shown["Count"].to_numpy(),

@@ -21,6 +21,12 @@ import pandas as pd
 from analysis.engine import sqlite_round
 from analysis.errors import AnalysisError
 from analysis.open import open_report
+from analysis.recipes._exact import (
+    RecipeOverflowError,
+    checked_add,
+    checked_cumsum,
+    checked_subtract,
+)
 from analysis.recipes.base import (
     FilePartial,
     PlotSpec,
@@ -111,18 +117,34 @@ def _row_quantile(
     return np.where(count > 0, value, np.nan)
 
 
-def _series(partial: PacePartial, offset_ns: int) -> dict[str, np.ndarray]:
+def _series(partial: PacePartial, offset_ns: int = 0) -> dict[str, np.ndarray]:
+    """The pace columns of one report, its times shifted by ``offset_ns``.
+
+    Raises
+    ------
+    RecipeOverflowError
+        A value or running sum passes the int64 range (nsys's pandas ``cumsum`` wraps
+        there); :meth:`CudaGpuKernPace.map` checks each report with ``offset_ns = 0``.
+    """
     start, end = partial.start_ns, partial.end_ns
-    duration = end - start
-    delta = start - np.r_[0, end[:-1]]
+    duration = checked_subtract(end, start, "a duration")
+    delta = checked_subtract(start, np.r_[0, end[:-1]], "a delta (start - previous end)")
     return {
-        "start": start + offset_ns,
-        "end": end + offset_ns,
+        "start": checked_add(start, offset_ns, "a start shifted to the earliest session"),
+        "end": checked_add(end, offset_ns, "an end shifted to the earliest session"),
         "duration": duration,
-        "duration_accum": np.cumsum(duration),
+        "duration_accum": checked_cumsum(duration, "the running sum of durations"),
         "delta": delta,
-        "delta_accum": np.cumsum(delta),
+        "delta_accum": checked_cumsum(delta, "the running sum of deltas"),
     }
+
+
+def _shifted(partial: FilePartial, offset_ns: int) -> dict[str, np.ndarray]:
+    """:func:`_series` of one report on the common clock; an overflow names the report."""
+    try:
+        return _series(partial.partial, offset_ns)
+    except RecipeOverflowError as exc:
+        raise RecipeOverflowError(f"{partial.file}: {exc}") from exc
 
 
 class CudaGpuKernPace(Recipe):
@@ -144,16 +166,20 @@ class CudaGpuKernPace(Recipe):
         if len(rows) == 0:
             return None
         rows = rows[np.argsort(kernels.start_ns[rows], kind="stable")]
-        return PacePartial(
+        partial = PacePartial(
             start_ns=np.ascontiguousarray(kernels.start_ns[rows]),
             end_ns=np.ascontiguousarray(kernels.end_ns[rows]),
             session_start_utc_ns=report.info.session_start_utc_ns,
         )
+        _series(partial)  # a report whose own sums do not fit is skipped, named, here
+        return partial
 
     def reduce(self, partials: Sequence[FilePartial], options: RecipeOptions) -> RecipeOutput:
         files = [p.file for p in partials]
         first = min(p.partial.session_start_utc_ns for p in partials)
-        series = [_series(p.partial, p.partial.session_start_utc_ns - first) for p in partials]
+        # Python ints: two session starts far apart (a damaged one) give an offset past int64,
+        # which checked_add refuses instead of numpy raising or wrapping.
+        series = [_shifted(p, int(p.partial.session_start_utc_ns) - int(first)) for p in partials]
         tables: dict[str, pd.DataFrame] = {}
         for column in _PACE_COLUMNS:
             wide = pd.DataFrame(

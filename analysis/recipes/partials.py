@@ -5,7 +5,8 @@ the count, the exact int64 sum, the mean and ``M2`` (sum of squared deviations f
 min, max and the durations themselves, sorted. The reduce step merges the partials of many
 reports with :func:`merge_partials`:
 
-* count, sum, min, max: exact;
+* count, sum, min, max: exact (a sum past the int64 range is refused with one line, see
+  :mod:`analysis.recipes._exact`: nsys's SQL stops there, its pandas reduce wraps);
 * standard deviation: the parallel-variance (Chan et al.) combination of per-report means and
   ``M2`` — the same number as the pooled formula of spec §5.3, computed without the
   cancellation of a raw sum of squares;
@@ -28,6 +29,8 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from analysis.recipes._exact import first_outside_int64, group_sums, overflow_error, segment_sums
+
 __all__ = ["GroupPartial", "GroupSamples", "MergedGroups", "group_quantile", "merge_partials"]
 
 
@@ -49,6 +52,8 @@ class GroupPartial:
         Name -> per-group float64 sum of an extra column (NaN inputs skipped).
     extra_counts
         Name -> per-group number of non-NaN inputs of that extra column.
+    int_sums
+        Name -> per-group exact int64 sum of an extra integer column (e.g. range durations).
     """
 
     keys: pd.DataFrame
@@ -61,6 +66,7 @@ class GroupPartial:
     samples: npt.NDArray[np.int64]
     extras: Mapping[str, npt.NDArray[np.float64]] = field(default_factory=dict)
     extra_counts: Mapping[str, npt.NDArray[np.int64]] = field(default_factory=dict)
+    int_sums: Mapping[str, npt.NDArray[np.int64]] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.count)
@@ -72,6 +78,7 @@ class GroupPartial:
         labels: pd.DataFrame,
         values: npt.ArrayLike,
         extras: Mapping[str, npt.ArrayLike] | None = None,
+        int_sums: Mapping[str, npt.ArrayLike] | None = None,
     ) -> GroupPartial:
         """Group ``values`` by ``codes`` and reduce every group.
 
@@ -85,18 +92,28 @@ class GroupPartial:
             int64 durations (ns).
         extras
             Extra per-value float columns to sum per group (NaN = missing).
+        int_sums
+            Extra per-value int64 columns to sum per group exactly.
+
+        Raises
+        ------
+        RecipeOverflowError
+            A group's total (or integer sum) passes the int64 range, where nsys's SQL
+            ``sum()`` stops with "integer overflow" too.
         """
         codes = np.asarray(codes, dtype=np.int64)
         values = np.asarray(values, dtype=np.int64)
         extras = {k: np.asarray(v, dtype=np.float64) for k, v in (extras or {}).items()}
+        ints = {k: np.asarray(v, dtype=np.int64) for k, v in (int_sums or {}).items()}
         if len(values) == 0:
-            return _empty(labels, tuple(extras))
+            return _empty(labels, tuple(extras), tuple(ints))
         order = np.lexsort((values, codes))
         codes, values = codes[order], values[order]
         starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
         ends = np.r_[starts[1:], len(values)]
         count = (ends - starts).astype(np.int64)
-        total = np.add.reduceat(values, starts)
+        keys = labels.iloc[codes[starts]].reset_index(drop=True)
+        total = _checked(segment_sums(values, starts), keys, "the total")
         mean = total / count
         dev = values - np.repeat(mean, count)
         sums = {
@@ -107,9 +124,9 @@ class GroupPartial:
             for k, v in extras.items()
         }
         return cls(
-            keys=labels.iloc[codes[starts]].reset_index(drop=True),
+            keys=keys,
             count=count,
-            total=total.astype(np.int64),
+            total=total,
             mean=mean,
             m2=np.add.reduceat(dev * dev, starts),
             minimum=values[starts],
@@ -117,10 +134,28 @@ class GroupPartial:
             samples=values,
             extras=sums,
             extra_counts=counts,
+            int_sums={
+                k: _checked(segment_sums(v[order], starts), keys, f"the {k}")
+                for k, v in ints.items()
+            },
         )
 
 
-def _empty(labels: pd.DataFrame, extra_names: tuple[str, ...]) -> GroupPartial:
+def _checked(sums: np.ndarray, keys: pd.DataFrame, what: str, where: str = "") -> np.ndarray:
+    """Return exact ``sums`` as int64, or raise naming the first group past the int64 range."""
+    big = first_outside_int64(sums)
+    if big is None:
+        return sums
+    row = keys.iloc[big].to_dict()
+    name = next((c for c in ("Name", "Range") if c in row), next(iter(row)))
+    others = ", ".join(str(v) for c, v in row.items() if c != name)
+    label = repr(str(row[name])) + (f" ({others})" if others else "")
+    raise overflow_error(f"{what} of {label}{where}")
+
+
+def _empty(
+    labels: pd.DataFrame, extra_names: tuple[str, ...], int_names: tuple[str, ...] = ()
+) -> GroupPartial:
     i64 = np.empty(0, dtype=np.int64)
     f64 = np.empty(0, dtype=np.float64)
     return GroupPartial(
@@ -134,6 +169,7 @@ def _empty(labels: pd.DataFrame, extra_names: tuple[str, ...]) -> GroupPartial:
         samples=i64,
         extras={k: f64 for k in extra_names},
         extra_counts={k: i64 for k in extra_names},
+        int_sums={k: i64 for k in int_names},
     )
 
 
@@ -157,6 +193,8 @@ class MergedGroups:
         Every value of every group, for exact quantiles (:class:`GroupSamples`).
     extras, extra_counts
         Summed extra columns and their non-NaN counts.
+    int_sums
+        Exactly summed extra integer columns (int64).
     """
 
     keys: pd.DataFrame
@@ -171,6 +209,7 @@ class MergedGroups:
     samples: GroupSamples
     extras: Mapping[str, npt.NDArray[np.float64]]
     extra_counts: Mapping[str, npt.NDArray[np.int64]]
+    int_sums: Mapping[str, npt.NDArray[np.int64]] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.count)
@@ -331,6 +370,12 @@ def merge_partials(parts: Sequence[GroupPartial], files: Sequence[str]) -> Merge
     -------
     MergedGroups
         Groups in order of first appearance (report order, then group order).
+
+    Raises
+    ------
+    RecipeOverflowError
+        A group's total over all reports passes the int64 range (nsys's recipes print the
+        wrapped pandas sum there; nsys stats of one report holding them all would stop).
     """
     key_columns = list(parts[0].keys.columns)
     rows = pd.concat([p.keys for p in parts], ignore_index=True)
@@ -341,7 +386,13 @@ def merge_partials(parts: Sequence[GroupPartial], files: Sequence[str]) -> Merge
     rows["_g"] = gcode
     grouped = rows.groupby("_g", sort=True)
     count = grouped["count"].sum().to_numpy(np.int64)
-    total = grouped["total"].sum().to_numpy(np.int64)
+    first = rows.drop_duplicates("_g").sort_values("_g")
+    keys = first[key_columns].reset_index(drop=True)
+
+    def exact(name: str, values: np.ndarray) -> np.ndarray:
+        return _checked(group_sums(gcode, values, len(count)), keys, name, " over all reports")
+
+    total = exact("the total", rows["total"].to_numpy(np.int64))
     mean = total / count
     # Chan et al.: M2 = sum(M2_i) + sum(n_i (mean_i - mean)^2); spec §5.3 pooled std-dev.
     shift = rows["mean"].to_numpy() - mean[gcode]
@@ -362,9 +413,12 @@ def merge_partials(parts: Sequence[GroupPartial], files: Sequence[str]) -> Merge
             weights=np.concatenate([p.extra_counts[name] for p in parts]),
             minlength=len(count),
         ).astype(np.int64)
-    first = rows.drop_duplicates("_g").sort_values("_g")
+    int_sums = {
+        name: exact(f"the {name}", np.concatenate([p.int_sums[name] for p in parts]))
+        for name in parts[0].int_sums
+    }
     return MergedGroups(
-        keys=first[key_columns].reset_index(drop=True),
+        keys=keys,
         count=count,
         total=total,
         mean=mean,
@@ -376,6 +430,7 @@ def merge_partials(parts: Sequence[GroupPartial], files: Sequence[str]) -> Merge
         samples=samples,
         extras=extras,
         extra_counts=extra_counts,
+        int_sums=int_sums,
     )
 
 

@@ -450,20 +450,21 @@ def _map_processes(
     results: list[MapResult | None] = [None] * len(paths)
     threads = max(1, usable_cores() // workers)
     with ProcessPoolExecutor(workers, mp_context=pool_context()) as pool:
-        futures = {
-            pool.submit(map_reports, name, [paths[i] for i in batch], options, threads): batch
-            for batch in _batches(paths, workers)
-        }
         try:
+            futures = {}
+            for batch in _batches(paths, workers):
+                # A worker may die before the last task is queued: submit then raises the
+                # same BrokenProcessPool as a result would.
+                task = pool.submit(map_reports, name, [paths[i] for i in batch], options, threads)
+                futures[task] = batch
             for future in as_completed(futures):
-                try:
-                    mapped = future.result()
-                except BrokenProcessPool as exc:
-                    # Every queued future breaks with the pool: which report did it is unknown.
-                    raise AnalysisError(_died(paths, None, "a worker process")) from exc
-                for index, result in zip(futures[future], mapped, strict=True):
+                for index, result in zip(futures[future], future.result(), strict=True):
                     results[index] = result
                     tick(index)
+        except BrokenProcessPool as exc:
+            pool.shutdown(wait=False, cancel_futures=True)
+            # Every queued future breaks with the pool: which report did it is unknown.
+            raise AnalysisError(_died(paths, None, "a worker process")) from exc
         except BaseException:
             # A bug (not a bad report) or Ctrl-C: do not wait for the reports still queued.
             pool.shutdown(wait=False, cancel_futures=True)

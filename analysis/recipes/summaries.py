@@ -28,6 +28,7 @@ import pandas as pd
 
 from analysis.engine import sqlite_round
 from analysis.model import Report
+from analysis.recipes._exact import checked_subtract, group_sums
 from analysis.recipes._labels import factorize_rows, kernel_groups, nvtx_range_groups
 from analysis.recipes.base import (
     FilePartial,
@@ -130,12 +131,14 @@ class StatsRecipe(Recipe):
     # -- reduce -------------------------------------------------------------------------------
     def stats_table(self, merged: MergedGroups, with_files: bool) -> pd.DataFrame:
         """Return the nsys-style statistics of merged groups, sorted by total descending."""
+        from analysis.stats._base import time_percent
+
         total, count, mean, med, lo, hi, std = self.stat_names
         columns: dict[str, object] = {}
         if self.has_time_percent:
-            grand = merged.total.sum()
-            share = 100.0 * merged.total / grand if grand else np.zeros(len(merged))
-            columns["Time"] = sqlite_round(share)
+            # The sum of the totals is exact (nsys's pandas sum wraps past int64; each total
+            # is checked to fit by merge_partials).
+            columns["Time"] = time_percent(merged.total, strict=False)
         columns.update(
             {
                 total: merged.total,
@@ -208,30 +211,36 @@ class StatsRecipe(Recipe):
 
         Columns: the key columns, one float64 column per report (its mean in ns, NaN where
         the report lacks the key), ``Fastest`` and ``Slowest`` (report labels), ``Spread``
-        (slowest mean / fastest mean).
+        (slowest mean / fastest mean). Rows by total over the reports, largest first; a
+        NULL name is a row of its own, as in the stats tables.
         """
         keys = list(self.key_columns)
         mean, total = self.stat_names[2], self.stat_names[0]
-        wide = rank_stats.pivot_table(
-            index=keys, columns="File", values=mean, aggfunc="first", sort=False
-        )
-        wide = wide.reindex(columns=[f for f in files if f in wide.columns])
-        totals = rank_stats.groupby(keys, sort=False)[total].sum()
-        wide = wide.loc[totals.sort_values(ascending=False, kind="stable").index]
-        values = wide.to_numpy(dtype=np.float64)
+        codes, rows = factorize_rows(rank_stats[keys])
+        present = set(rank_stats["File"])
+        shown = [f for f in files if f in present]
+        column = rank_stats["File"].map({f: i for i, f in enumerate(shown)}).to_numpy(np.int64)
+        values = np.full((len(rows), len(shown)), np.nan)
+        first = ~pd.DataFrame({"key": codes, "file": column}).duplicated().to_numpy()
+        values[codes[first], column[first]] = rank_stats[mean].to_numpy(np.float64)[first]
+        totals = group_sums(codes, rank_stats[total].to_numpy(), len(rows))
+        order = pd.Series(totals).sort_values(ascending=False, kind="stable").index.to_numpy()
+        values = values[order]
         has = ~np.isnan(values).all(axis=1)
-        fastest = np.full(len(wide), None, dtype=object)
-        slowest = np.full(len(wide), None, dtype=object)
-        spread = np.full(len(wide), np.nan)
+        fastest = np.full(len(values), None, dtype=object)
+        slowest = np.full(len(values), None, dtype=object)
+        spread = np.full(len(values), np.nan)
         if has.any():
-            cols = np.asarray(wide.columns, dtype=object)
+            cols = np.asarray(shown, dtype=object)
             lo = np.nanmin(values[has], axis=1)
             hi = np.nanmax(values[has], axis=1)
             fastest[has] = cols[np.nanargmin(values[has], axis=1)]
             slowest[has] = cols[np.nanargmax(values[has], axis=1)]
             spread[has] = np.where(lo > 0, hi / np.where(lo > 0, lo, 1.0), np.nan)
-        out = wide.reset_index()
-        out.columns.name = None
+        # From object arrays: pandas infers the key columns' dtype (str) as for the others.
+        out = pd.DataFrame({k: rows[k].to_numpy(dtype=object)[order] for k in keys})
+        for index, name in enumerate(shown):
+            out[name] = values[:, index]
         out["Fastest"] = fastest
         out["Slowest"] = slowest
         out["Spread"] = sqlite_round(spread, 2)
@@ -240,7 +249,8 @@ class StatsRecipe(Recipe):
     def labels(self, table: pd.DataFrame) -> list[str]:
         """Return a readable label per row: the name, with ``[StartEnd]`` for such ranges."""
         name_column = "Name" if "Name" in self.key_columns else "Range"
-        names = table[name_column].astype(str).tolist()
+        # A NULL name (no string) reads as nsys prints it: empty.
+        names = ["" if pd.isna(n) else str(n) for n in table[name_column].tolist()]
         if "Style" not in table:
             return names
         styles = table["Style"].astype(str).tolist()
@@ -295,7 +305,9 @@ class CudaGpuKernSum(StatsRecipe):
 
     def groups_of(self, report: Report) -> GroupPartial:
         codes, labels = kernel_groups(report)
-        return GroupPartial.from_codes(codes, labels, report.kernels.duration_ns)
+        kernels = report.kernels
+        durations = checked_subtract(kernels.end_ns, kernels.start_ns, "a kernel's duration")
+        return GroupPartial.from_codes(codes, labels, durations)
 
 
 class NvtxSum(StatsRecipe):
@@ -311,7 +323,8 @@ class NvtxSum(StatsRecipe):
         rows, codes, labels = nvtx_range_groups(report)
         nvtx = report.nvtx
         # spec §3.4: duration = coalesce(end, M) - start; the loader ends open ranges at M.
-        return GroupPartial.from_codes(codes, labels, nvtx.end_ns[rows] - nvtx.start_ns[rows])
+        durations = checked_subtract(nvtx.end_ns[rows], nvtx.start_ns[rows], "a range's duration")
+        return GroupPartial.from_codes(codes, labels, durations)
 
 
 class NvtxGpuProjSum(StatsRecipe):
@@ -363,13 +376,21 @@ class NvtxGpuProjSum(StatsRecipe):
         )
         codes, labels = factorize_rows(frame)
         extras = {
-            "range_ns": (proj["orig_end_ns"] - proj["orig_start_ns"]).to_numpy(np.float64),
             "gpu_ops": proj["num_gpu_ops"].to_numpy(np.float64),
             "level": pd.to_numeric(proj["level"], errors="coerce").to_numpy(np.float64),
             "num_child": proj["num_child"].to_numpy(np.float64),
         }
-        durations = proj["end_ns"].to_numpy(np.int64) - proj["start_ns"].to_numpy(np.int64)
-        return GroupPartial.from_codes(codes, labels, durations, extras)
+        durations = checked_subtract(
+            proj["end_ns"].to_numpy(np.int64), proj["start_ns"].to_numpy(np.int64), "a projection"
+        )
+        ranges = checked_subtract(
+            proj["orig_end_ns"].to_numpy(np.int64),
+            proj["orig_start_ns"].to_numpy(np.int64),
+            "a range's duration",
+        )
+        return GroupPartial.from_codes(
+            codes, labels, durations, extras, {"Total Range Time": ranges}
+        )
 
     def extra_columns(self, merged: MergedGroups) -> dict[str, np.ndarray]:
         def avg(name: str) -> np.ndarray:
@@ -377,7 +398,7 @@ class NvtxGpuProjSum(StatsRecipe):
             return sqlite_round(np.where(n > 0, merged.extras[name] / np.maximum(n, 1), np.nan))
 
         return {
-            "Total Range Time": merged.extras["range_ns"].astype(np.int64),
+            "Total Range Time": merged.int_sums["Total Range Time"],
             "Total GPU Ops": merged.extras["gpu_ops"].astype(np.int64),
             "Avg GPU Ops": avg("gpu_ops"),
             "Avg Range Lvl": avg("level"),

@@ -211,11 +211,34 @@ class Crash(Recipe):
         return None
 
 
+def submit_after_the_pool_broke():
+    # Hold every submit after the first until a worker has died: the pool is then broken
+    # while tasks are still being queued, and the next submit raises BrokenProcessPool.
+    import time
+    from concurrent.futures import ProcessPoolExecutor
+
+    submit = ProcessPoolExecutor.submit
+
+    def late_submit(self, *args, **kwargs):
+        deadline = time.monotonic() + 60
+        while getattr(self, "_queue_count", 0) and not self._broken:
+            if time.monotonic() > deadline:
+                raise TimeoutError("no worker died")
+            time.sleep(0.01)
+        return submit(self, *args, **kwargs)
+
+    ProcessPoolExecutor.submit = late_submit
+
+
 def main():
     register(Crash())  # before the workers are forked: they inherit it
+    mode = sys.argv[1]
+    if mode == "processes-submitting":
+        submit_after_the_pool_broke()
+        mode = "processes"
     paths = [Path(p) for p in sys.argv[2:]]
     try:
-        run_recipe("test_crash", paths, mode=sys.argv[1], workers=2)
+        run_recipe("test_crash", paths, mode=mode, workers=2)
     except AnalysisError as exc:
         print(json.dumps({"error": str(exc)}))
 
@@ -224,9 +247,14 @@ if __name__ == "__main__":
 """
 
 
-@pytest.mark.parametrize("mode", ["processes", "dask"])
+@pytest.mark.parametrize("mode", ["processes", "processes-submitting", "dask"])
 def test_a_worker_killed_by_a_report_ends_the_run_with_one_line(tmp_path: Path, mode: str) -> None:
-    """No hang, no traceback: a report that kills its worker (out of memory) stops the run."""
+    """No hang, no traceback: a report that kills its worker (out of memory) stops the run.
+
+    ``processes-submitting``: the worker dies while the other tasks are still being queued
+    (once a flaky BrokenProcessPool traceback from ``pool.submit``), made certain by holding
+    each submit until the pool knows.
+    """
     if mode == "dask":
         pytest.importorskip("distributed", reason="needs dask.distributed")
     if not sys.platform.startswith("linux"):
