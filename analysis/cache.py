@@ -67,7 +67,8 @@ def cache_key(path: Path) -> str:
     """Return the cache key of ``path``: its resolved path, size, mtime and our format."""
     st = path.stat()
     text = f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}|{FORMAT_VERSION}"
-    return hashlib.sha1(text.encode()).hexdigest()[:24]
+    # surrogateescape: a file name that is not valid UTF-8 keys by its bytes, not a crash.
+    return hashlib.sha1(text.encode("utf-8", "surrogateescape")).hexdigest()[:24]
 
 
 def _entry(key: str) -> Path:

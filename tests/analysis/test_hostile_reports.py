@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import os
 import shutil
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from analysis import _sqlite, open_report
 from analysis._sqlite import ReportDatabase
-from analysis.errors import CorruptReportError, ReportError
+from analysis.errors import CorruptReportError, NotAReportError, ReportError
 from analysis.stats import run_report
 from analysis.stats.lean import open_for_stats
 from resources import demo
@@ -310,3 +312,134 @@ def test_without_rowid_event_table_is_refused(hostile: Make) -> None:
         "PRIMARY KEY (start)) WITHOUT ROWID",
     )
     _assert_refused(path, f"{KERNELS} is a WITHOUT ROWID table")
+
+
+# --------------------------------------------------------------------------- WAL
+def _with_committed_wal(base_report: Path, folder: Path) -> Path:
+    """A report whose last transaction (kernels 1 ms longer) is only in its -wal file."""
+    work = folder / "writer"
+    work.mkdir()
+    src = work / "r.sqlite"
+    shutil.copyfile(base_report, src)
+    con = sqlite3.connect(src)
+    con.execute("PRAGMA journal_mode = WAL")
+    con.execute("PRAGMA wal_autocheckpoint = 0")
+    con.execute(f'UPDATE {KERNELS} SET "end" = "end" + 1000000')
+    con.commit()
+    path = folder / "r.sqlite"
+    shutil.copyfile(src, path)  # copied while the writer is open: the log is not folded in
+    shutil.copyfile(f"{src}-wal", f"{path}-wal")
+    con.close()
+    return path
+
+
+def test_committed_data_in_the_wal_file_is_read(base_report: Path, tmp_path: Path) -> None:
+    # Before: immutable=1 ignored the -wal file and every kernel was 1 ms too short.
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    path = _with_committed_wal(base_report, folder)
+    before = sorted(os.listdir(folder))
+    base = _name_sums(base_report, KERNELS, "demangledName")
+    expected = {name: total + 1_000_000 * _count(base_report, name) for name, total in base.items()}
+    for stats in (_full_stats(path), _lean_stats(path)):
+        kern = stats["cuda_gpu_kern_sum"]
+        assert dict(zip(kern["Name"], kern["Total Time"], strict=True)) == expected
+    assert sorted(os.listdir(folder)) == before  # nothing written next to the report
+    with pytest.raises(CorruptReportError, match="wal_checkpoint"):
+        ReportDatabase(path)  # any other reader is told, not shown the older data
+
+
+def _count(path: Path, name: str) -> int:
+    return sql_rows(
+        path,
+        f"SELECT count(*) FROM {KERNELS} k JOIN StringIds s ON s.id = k.demangledName "
+        "WHERE s.value = ?",
+        name,
+    )[0][0]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"", os.urandom(5000), b"\x37\x7f\x06\x82" + bytes(60)],
+    ids=["empty", "random", "header-only"],
+)
+def test_empty_or_garbage_wal_does_not_block(hostile: Make, content: bytes) -> None:
+    path = hostile()
+    Path(f"{path}-wal").write_bytes(content)
+    assert len(open_report(path, use_cache=False).kernels) == _kernel_rows(path)
+    assert not _lean_stats(path)["cuda_gpu_kern_sum"].empty
+
+
+def _kernel_rows(path: Path) -> int:
+    return sql_rows(path, f"SELECT count(*) FROM {KERNELS}")[0][0]
+
+
+# --------------------------------------------------------------------------- files
+def test_fifo_named_like_a_report_is_refused_without_blocking(tmp_path: Path) -> None:
+    # Before: open() on the FIFO blocked every command forever.
+    fifo = tmp_path / "pipe.sqlite"
+    os.mkfifo(fifo)
+    for args in (["info"], ["stats", "-r", ",".join(SPECS)]):
+        assert "named pipe" in _assert_cli_one_line(*args, str(fifo))
+    with pytest.raises(NotAReportError, match="named pipe"):
+        open_report(fifo, use_cache=False)
+
+
+def test_folder_and_device_named_like_reports_are_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "dir.sqlite"
+    folder.mkdir()
+    with pytest.raises(NotAReportError, match="is a folder"):
+        open_report(folder)
+    with pytest.raises(NotAReportError, match="character device"):
+        open_report("/dev/null")
+
+
+def test_symlink_loop_is_named(tmp_path: Path) -> None:
+    loop = tmp_path / "a.sqlite"
+    os.symlink(tmp_path / "b.sqlite", loop)
+    os.symlink(loop, tmp_path / "b.sqlite")
+    with pytest.raises(NotAReportError, match="symbolic link loop"):
+        open_report(loop)
+
+
+def test_file_name_that_is_not_utf8_prints(base_report: Path, tmp_path: Path) -> None:
+    bad = Path(os.fsdecode(os.fsencode(tmp_path) + b"/bad\xff\x1b.sqlite"))
+    bad.write_bytes(b"not a report at all" * 10)
+    with pytest.raises(NotAReportError) as info:
+        open_report(bad)
+    message = str(info.value)
+    message.encode("utf-8")  # before: UnicodeEncodeError when printed
+    assert "bad\\xff\\x1b.sqlite" in message
+    assert "bad\\xff" in _assert_cli_one_line("info", str(bad))
+    good = Path(os.fsdecode(os.fsencode(tmp_path) + b"/good\xfe.sqlite"))
+    shutil.copyfile(base_report, good)
+    assert len(open_report(good).kernels) == _kernel_rows(base_report)  # cache key: no crash
+
+
+@pytest.mark.parametrize(
+    ("damage", "error", "fragment"),
+    [
+        ("truncate", CorruptReportError, "truncated file"),
+        ("empty", NotAReportError, "empty file"),
+        ("random", NotAReportError, "not an SQLite database"),
+        ("plain", NotAReportError, "no StringIds table"),
+    ],
+)
+def test_damaged_files_give_one_line(
+    base_report: Path, tmp_path: Path, damage: str, error: type, fragment: str
+) -> None:
+    path = tmp_path / "r.sqlite"
+    shutil.copyfile(base_report, path)
+    if damage == "truncate":
+        os.truncate(path, path.stat().st_size // 2)
+    elif damage == "empty":
+        os.truncate(path, 0)
+    elif damage == "random":
+        path.write_bytes(np.random.default_rng(1).bytes(100_000))
+    else:
+        path.unlink()
+        mutate_sqlite(path, "CREATE TABLE t (a)")
+    with pytest.raises(error, match=fragment):
+        open_report(path, use_cache=False)
+    with pytest.raises(error, match=fragment):
+        _lean_stats(path)
