@@ -21,7 +21,8 @@ import pytest
 
 from analysis import _sqlite, open_report
 from analysis._sqlite import ReportDatabase
-from analysis.errors import CorruptReportError, NotAReportError, ReportError
+from analysis.errors import AnalysisError, CorruptReportError, NotAReportError, ReportError
+from analysis.projection import _levels, project_nvtx
 from analysis.stats import run_report
 from analysis.stats.lean import open_for_stats
 from resources import demo
@@ -263,6 +264,80 @@ def test_null_and_numeric_metadata_values_read_as_text(hostile: Make) -> None:
     )
     info = open_report(path, use_cache=False).info
     assert (info.nsys_version, info.schema_version) == ("unknown", "3")  # not "None"
+
+
+# --------------------------------------------------------------------------- nesting
+def test_200k_nested_nvtx_ranges_on_one_thread(hostile: Make) -> None:
+    # Before: the projection walked the tree one level per pass (quadratic) and built every
+    # range's full path string: MemoryError. Now pointer doubling and paths only for output.
+    n = 200_000
+    path = hostile()
+    con = sqlite3.connect(path)
+    gtid = con.execute("SELECT globalTid FROM NVTX_EVENTS LIMIT 1").fetchone()[0]
+    con.executemany(
+        'INSERT INTO NVTX_EVENTS (start, "end", eventType, globalTid, text) '
+        "VALUES (?, ?, 59, ?, 'deep')",
+        ((i, 2 * n - i, gtid) for i in range(n)),
+    )
+    con.commit()
+    con.close()
+    report = open_report(path, use_cache=False)
+    nvtx = report.nvtx
+    deep = np.flatnonzero(report.strings.lookup(nvtx["name_id"]) == "deep")
+    levels = report.nvtx.track_keys["level"].to_numpy()[nvtx["track_id"][deep]]
+    assert sorted(levels.tolist()) == list(range(n))
+    frame = project_nvtx(report)
+    assert not frame.empty  # the demo's own ranges
+    with pytest.raises(AnalysisError, match="nest .* deep"):
+        run_report(report, "nvtx_pushpop_trace")  # 200k paths of ~1M chars: refused
+
+
+def test_levels_by_pointer_doubling_match_a_walk() -> None:
+    rng = np.random.default_rng(7)
+    parent = np.array([-1] + [int(rng.integers(0, i)) for i in range(1, 500)], dtype=np.int64)
+    parent[[10, 11]] = [11, 10]  # twins: a cycle, unreachable with their subtree
+    walk = np.empty(len(parent), dtype=np.int64)
+    for i in range(len(parent)):
+        depth, node, seen = 0, i, set()
+        while parent[node] >= 0 and node not in seen:
+            seen.add(node)
+            node, depth = int(parent[node]), depth + 1
+        walk[i] = -1 if parent[node] >= 0 else depth
+    assert _levels(parent).tolist() == walk.tolist()
+
+
+def test_200k_nested_cuda_api_calls_get_one_level_each(hostile: Make) -> None:
+    n = 200_000
+    path = hostile()
+    con = sqlite3.connect(path)
+    gtid, name = con.execute(f"SELECT globalTid, nameId FROM {RUNTIME} LIMIT 1").fetchone()
+    con.executemany(
+        f'INSERT INTO {RUNTIME} (start, "end", eventClass, globalTid, correlationId, nameId, '
+        "returnValue) VALUES (?, ?, 1, ?, 0, ?, 0)",
+        ((i, 2 * n - i, gtid, name) for i in range(n)),
+    )
+    con.commit()
+    con.close()
+    api = open_report(path, use_cache=False).cuda_api
+    assert int(api.track_keys["level"].max()) == n - 1
+
+
+def test_100k_streams_open(hostile: Make) -> None:
+    n = 100_000
+    path = hostile()
+    con = sqlite3.connect(path)
+    cols = [r[1] for r in con.execute(f"PRAGMA table_info({KERNELS})")]
+    row = list(con.execute(f"SELECT * FROM {KERNELS} LIMIT 1").fetchone())
+    rows = []
+    for k in range(n):
+        row[cols.index("streamId")] = 1000 + k
+        row[cols.index("start")], row[cols.index("end")] = 10 * k, 10 * k + 5
+        rows.append(tuple(row))
+    con.executemany(f"INSERT INTO {KERNELS} VALUES ({', '.join('?' * len(cols))})", rows)
+    con.commit()
+    con.close()
+    kernels = open_report(path, use_cache=False).kernels
+    assert len(kernels.track_keys) > n
 
 
 # --------------------------------------------------------------------------- schema
