@@ -489,6 +489,10 @@ def _factorize(
         uniques[name] = np.unique(np.concatenate(seen)) if seen else np.empty(0, dtype)
     sizes = [max(1, len(uniques[n])) for n in names]
     total = int(np.prod(sizes, dtype=object))
+    if total >= 1 << 62:
+        # The mixed-radix code would overflow int64 and merge tracks silently (10^5 distinct
+        # values in each of four key columns); combine one column at a time instead.
+        return _factorize_wide(parts, names, uniques)
     wide = np.int32 if total < 1 << 31 else np.int64
     combined = []
     for p in parts:
@@ -517,6 +521,26 @@ def _factorize(
         rest, index = np.divmod(rest, size)
         keys[name] = uniques[name][index] if len(uniques[name]) else uniques[name][:0]
     return codes, pd.DataFrame({name: keys[name] for name in names})
+
+
+def _factorize_wide(
+    parts: list[dict[str, np.ndarray]], names: list[str], uniques: dict[str, np.ndarray]
+) -> tuple[list[np.ndarray], pd.DataFrame]:
+    """:func:`_factorize` for key spaces beyond int64: re-rank after each column, O(n log n).
+
+    After each step the code is a rank among the combinations seen so far (< rows), so the
+    next ``rank * size + code`` stays below rows x distinct values, far from 2^63.
+    """
+    cuts = np.cumsum([len(p[names[0]]) for p in parts])[:-1]
+    code = np.zeros(int(sum(len(p[names[0]]) for p in parts)), dtype=np.int64)
+    for name in names:
+        column = np.concatenate([_dense_codes(p[name], uniques[name]) for p in parts])
+        _, code = np.unique(code * len(uniques[name]) + column, return_inverse=True)
+        code = code.astype(np.int64).reshape(-1)
+    _, first = np.unique(code, return_index=True)
+    keys = {name: np.concatenate([p[name] for p in parts])[first] for name in names}
+    codes = [c.astype(np.int32) for c in np.split(code, cuts)]
+    return codes, pd.DataFrame(keys)
 
 
 def _sorted_table(

@@ -322,7 +322,9 @@ def test_200k_nested_cuda_api_calls_get_one_level_each(hostile: Make) -> None:
     assert int(api.track_keys["level"].max()) == n - 1
 
 
-def test_100k_streams_open(hostile: Make) -> None:
+def test_100k_streams_each_in_their_own_process_device_and_context(hostile: Make) -> None:
+    # Before: 10^5 distinct values in each of the four stream-key columns overflowed the
+    # int64 mixed-radix track code, and kernels silently landed on other streams' tracks.
     n = 100_000
     path = hostile()
     con = sqlite3.connect(path)
@@ -330,7 +332,9 @@ def test_100k_streams_open(hostile: Make) -> None:
     row = list(con.execute(f"SELECT * FROM {KERNELS} LIMIT 1").fetchone())
     rows = []
     for k in range(n):
-        row[cols.index("streamId")] = 1000 + k
+        row[cols.index("globalPid")] = (k + 1) << 24
+        for key in ("deviceId", "contextId", "streamId"):
+            row[cols.index(key)] = (k * 7919) % n
         row[cols.index("start")], row[cols.index("end")] = 10 * k, 10 * k + 5
         rows.append(tuple(row))
     con.executemany(f"INSERT INTO {KERNELS} VALUES ({', '.join('?' * len(cols))})", rows)
@@ -338,6 +342,13 @@ def test_100k_streams_open(hostile: Make) -> None:
     con.close()
     kernels = open_report(path, use_cache=False).kernels
     assert len(kernels.track_keys) > n
+    keys = kernels.track_keys.iloc[kernels["track_id"]]
+    expected = sql_rows(
+        path, f"SELECT globalPid, deviceId, contextId, streamId FROM {KERNELS} ORDER BY rowid"
+    )
+    order = np.argsort(kernels["row_id"])
+    got = keys[["global_pid", "device_id", "context_id", "stream_id"]].to_numpy()[order]
+    assert got.tolist() == [list(r) for r in expected]
 
 
 # --------------------------------------------------------------------------- schema
