@@ -89,6 +89,11 @@ def _keyed(rows: list[tuple], keys: int | None = None) -> list[tuple]:
     return [r for r in rows if None not in r[:keys]]
 
 
+def _short(text: str, limit: int = 40) -> str:
+    """``text`` cut to ``limit`` characters for a message (a report's own strings may be huge)."""
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 def _first_int(db: ReportDatabase, table: str, column: str) -> int:
     """The first row's integer ``table.column``; 0 when the table, column or value is absent."""
     if not db.has_column(table, column):
@@ -125,10 +130,12 @@ def read_info(db: ReportDatabase) -> ReportInfo:
     schema = meta.get("EXPORT_SCHEMA_VERSION", "")
     product = meta.get("EXPORT_PRODUCT_VERSION", "")
     major = schema.split(".")[0]
-    if major.isdigit() and int(major) > MAX_SCHEMA_MAJOR:
+    # ASCII digits only, and few: int() refuses a 5,000-digit string with a ValueError.
+    if major.isascii() and major.isdigit() and (len(major) > 6 or int(major) > MAX_SCHEMA_MAJOR):
         raise UnsupportedVersionError(
             db.path,
-            f"export schema {schema} (nsys {product or '?'}) is newer than Strata reads "
+            f"export schema {_short(schema)} (nsys {_short(product) or '?'}) is newer than "
+            "Strata reads "
             f"(schema {MAX_SCHEMA_MAJOR}.x); please report it with the file's nsys version",
         )
     start = _first_int(db, "TARGET_INFO_SESSION_START_TIME", "utcEpochNs")

@@ -21,7 +21,13 @@ import pytest
 
 from analysis import _sqlite, open_report
 from analysis._sqlite import ReportDatabase
-from analysis.errors import AnalysisError, CorruptReportError, NotAReportError, ReportError
+from analysis.errors import (
+    AnalysisError,
+    CorruptReportError,
+    NotAReportError,
+    ReportError,
+    UnsupportedVersionError,
+)
 from analysis.projection import _levels, project_nvtx
 from analysis.stats import run_report
 from analysis.stats.lean import open_for_stats
@@ -264,6 +270,17 @@ def test_null_and_numeric_metadata_values_read_as_text(hostile: Make) -> None:
     )
     info = open_report(path, use_cache=False).info
     assert (info.nsys_version, info.schema_version) == ("unknown", "3")  # not "None"
+
+
+def test_schema_version_of_thousands_of_digits_is_too_new(hostile: Make) -> None:
+    # Before: int() of a 5,000-digit string raised ValueError (a traceback).
+    path = hostile(
+        "UPDATE META_DATA_EXPORT SET value = '" + "9" * 5000 + "' "
+        "WHERE name = 'EXPORT_SCHEMA_VERSION'"
+    )
+    with pytest.raises(UnsupportedVersionError, match="newer than Strata reads") as info:
+        open_report(path, use_cache=False)
+    assert len(str(info.value)) < 300
 
 
 # --------------------------------------------------------------------------- nesting
