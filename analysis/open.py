@@ -340,12 +340,12 @@ def _export(path: Path, progress: Progress | None) -> Path:
     to this process and renamed into place, so two processes exporting the same report never
     read each other's half-written file. Nothing is ever written next to the report.
 
-    nsys runs in its own process group with a time limit (:func:`export_timeout_s`); past
+    nsys runs in its own process group with a time limit (:func:`_export_timeout_s`); past
     it, the whole group is killed. The report is passed after ``--`` and as an absolute
     path, so a file named ``-x.nsys-rep`` is a file, not an option (nsys 2023.4 accepts
     ``--``).
     """
-    timeout_s = export_timeout_s(path)
+    timeout_s = _export_timeout_s(path)
     nsys = find_nsys()
     if nsys is None:
         raise ExportError(
@@ -397,7 +397,7 @@ _PROGRESS = re.compile(r"Processing .*?(\d+)%")
 _TIMEOUT_ENV = "STRATA_EXPORT_TIMEOUT_S"
 
 
-def export_timeout_s(path: Path) -> float:
+def _export_timeout_s(path: Path) -> float:
     """Return the time limit of an ``nsys export``: ``$STRATA_EXPORT_TIMEOUT_S`` or 1800 s.
 
     Raises

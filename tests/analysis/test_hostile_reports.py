@@ -447,6 +447,7 @@ def test_committed_data_in_the_wal_file_is_read(base_report: Path, tmp_path: Pat
     for stats in (_full_stats(path), _lean_stats(path)):
         kern = stats["cuda_gpu_kern_sum"]
         assert dict(zip(kern["Name"], kern["Total Time"], strict=True)) == expected
+    assert open_report(path, use_cache=False).info.path == path  # named as the user gave it
     assert sorted(os.listdir(folder)) == before  # nothing written next to the report
     with pytest.raises(CorruptReportError, match="wal_checkpoint"):
         ReportDatabase(path)  # any other reader is told, not shown the older data
