@@ -5,6 +5,11 @@ creates a journal or ``-shm`` file next to them. Columns are read with ADBC's SQ
 into Arrow (about 4x faster than a Python ``sqlite3`` row loop: 10 M rows x 4 columns in ~4 s
 vs ~15 s on the 2-core reference machine, design.md) and fall back to ``sqlite3`` when ADBC
 is not importable.
+
+A report is untrusted input: only real tables are read (a view, possibly an endless
+recursive one, named like an nsys table is refused, other views are ignored), identifiers
+are quoted, and every ``sqlite3`` statement runs under a budget of VM steps proportional to
+the file's size.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 import ctypes
 import logging
 import os
+import re
 import sqlite3
 import sys
 import threading
@@ -23,13 +29,17 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from analysis._files import pending_wal, read_head
 from analysis.errors import CorruptReportError, NotAReportError
 
 __all__ = [
     "ColumnRead",
     "ReportDatabase",
     "SQLITE_MAGIC",
+    "check_sqlite_header",
+    "is_integer_type",
     "limit_read_threads",
+    "quote_ident",
     "read_workers",
     "to_numpy",
     "usable_cores",
@@ -98,8 +108,46 @@ def limit_read_threads(threads: int | None) -> None:
     _READ_THREADS = None if threads is None else max(1, min(8, threads))
 
 
+#: SQLite VM steps each ``sqlite3`` connection may run per byte of its file, and at least.
+#: Strata's own queries scan a table a few times at most (~10 steps per value), so only a
+#: query that never ends (a recursive view) reaches it: a 1 GB file allows ~10 minutes.
+_STEPS_PER_BYTE = 64
+_STEPS_FLOOR = 200_000_000
+_STEP_CHUNK = 100_000
+
+
+class _StepBudget:
+    """A progress handler that interrupts the connection once its budget is spent."""
+
+    def __init__(self, steps: int) -> None:
+        self.steps = steps
+        self.left = steps // _STEP_CHUNK
+        self.spent = False
+
+    def __call__(self) -> int:
+        self.left -= 1
+        self.spent = self.left < 0
+        return int(self.spent)
+
+
+_VIRTUAL = re.compile(r"\s*CREATE\s+VIRTUAL\b", re.IGNORECASE)
+_WITHOUT_ROWID = re.compile(r"\bWITHOUT\s+ROWID\s*;?\s*$", re.IGNORECASE)
+
+
+def quote_ident(name: str) -> str:
+    """Return ``name`` as an SQL identifier: in double quotes, inner quotes doubled."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def is_integer_type(arrow_type: pa.DataType) -> bool:
+    """Whether an Arrow column of this type holds integers (or only NULLs)."""
+    return pa.types.is_integer(arrow_type) or pa.types.is_null(arrow_type)
+
+
 def _ro_uri(path: Path) -> str:
-    return "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro&immutable=1"
+    # Bytes, not str: a file name that is not valid UTF-8 is percent-encoded as it is.
+    resolved = os.fsencode(path.resolve())
+    return "file:" + urllib.parse.quote(resolved) + "?mode=ro&immutable=1"
 
 
 def _lenient_text(raw: bytes) -> str:
@@ -108,13 +156,8 @@ def _lenient_text(raw: bytes) -> str:
 
 
 def check_sqlite_header(path: Path) -> None:
-    """Raise unless ``path`` starts with a plausible, untruncated SQLite header."""
-    try:
-        size = path.stat().st_size
-        with path.open("rb") as fh:
-            head = fh.read(100)
-    except OSError as exc:
-        raise NotAReportError(path, f"cannot read file ({exc.strerror})") from exc
+    """Raise unless ``path`` is a regular file with a plausible, untruncated SQLite header."""
+    head, size = read_head(path, 100)
     if size == 0:
         raise NotAReportError(path, "empty file, not an Nsight Systems report")
     if not head.startswith(SQLITE_MAGIC):
@@ -144,41 +187,81 @@ class ReportDatabase:
     Raises
     ------
     NotAReportError
-        Not an SQLite file.
+        Not an SQLite file, or not a regular file.
     CorruptReportError
-        Truncated or unreadable database.
+        Truncated or unreadable database, or committed data left in a ``-wal`` file.
     """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         check_sqlite_header(self.path)
+        wal = pending_wal(self.path)
+        if wal is not None:
+            # immutable=1 would ignore the log and show older data. open_report reads such a
+            # report through a private checkpointed copy; this guards every other reader.
+            raise CorruptReportError(
+                self.path,
+                f"its newest data are still in {wal.name}; fold them in with "
+                f"'sqlite3 {self.path.name} \"PRAGMA wal_checkpoint(TRUNCATE)\"' "
+                "(or open it with Strata's open_report, which reads a private copy)",
+            )
         self._uri = _ro_uri(self.path)
+        self._budget = _StepBudget(max(_STEPS_FLOOR, _STEPS_PER_BYTE * self.path.stat().st_size))
         try:
             self.con = sqlite3.connect(self._uri, uri=True, check_same_thread=False)
             self.con.text_factory = _lenient_text
-            rows = self.con.execute(
-                "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')"
-            ).fetchall()
+            self.con.set_progress_handler(self._budget, _STEP_CHUNK)
+            rows = self.con.execute("SELECT type, name, sql FROM sqlite_master").fetchall()
         except sqlite3.DatabaseError as exc:
             raise CorruptReportError(self.path, f"unreadable SQLite database ({exc})") from exc
-        self.tables: set[str] = {r[0] for r in rows}
+        #: Real tables only: views and virtual tables are never read (see :meth:`has_table`).
+        self.tables: set[str] = set()
+        self._not_tables: dict[str, str] = {}
+        for kind, name, sql in rows:
+            if not isinstance(name, str):
+                continue
+            if kind == "view":
+                self._not_tables[name] = "a view"
+            elif kind == "table" and _VIRTUAL.match(str(sql or "")):
+                self._not_tables[name] = "a virtual table"
+            elif kind == "table" and _WITHOUT_ROWID.search(str(sql or "")):
+                self._not_tables[name] = "a WITHOUT ROWID table"  # read by rowid ranges
+            elif kind == "table":
+                self.tables.add(name)
         self._columns: dict[str, tuple[str, ...]] = {}
         self._adbc = None
         self._local = threading.local()
         self._opened: list = []
-        self._lock = threading.Lock()
+        # Guards the one sqlite3 connection: reader threads use it too (the fallback read,
+        # the error-path queries). Re-entrant: an error query runs inside a locked read.
+        self._lock = threading.RLock()
 
     # -- schema -----------------------------------------------------------------------------
     def has_table(self, table: str) -> bool:
+        """Whether ``table`` is a real table of the report.
+
+        Raises
+        ------
+        CorruptReportError
+            ``table`` exists as a view or virtual table: what it yields is not what nsys
+            wrote (and a recursive view may never end), so the report is refused.
+        """
+        if table in self._not_tables:
+            raise CorruptReportError(
+                self.path,
+                f"{table} is {self._not_tables[table]}, not a table as nsys writes it; "
+                "re-export the report with nsys",
+            )
         return table in self.tables
 
     def columns(self, table: str) -> tuple[str, ...]:
         """Return the column names of ``table`` (empty when the table is absent)."""
-        if table not in self.tables:
+        if not self.has_table(table):
             return ()
         if table not in self._columns:
-            info = self.execute(f'PRAGMA table_info("{table}")')
-            self._columns[table] = tuple(r[1] for r in info)
+            # A bound name: no quoting to get wrong for a table called 'a"b'.
+            info = self.execute("SELECT name FROM pragma_table_info(?)", (table,))
+            self._columns[table] = tuple(str(r[0]) for r in info)
         return self._columns[table]
 
     def has_column(self, table: str, column: str) -> bool:
@@ -188,15 +271,65 @@ class ReportDatabase:
     def execute(self, sql: str, params: Iterable = ()) -> list[tuple]:
         """Run a small query with Python's sqlite3 and return all rows."""
         try:
-            return self.con.execute(sql, tuple(params)).fetchall()
+            with self._lock:
+                return self.con.execute(sql, tuple(params)).fetchall()
         except sqlite3.DatabaseError as exc:
-            raise CorruptReportError(self.path, f"cannot read ({exc})") from exc
+            raise self._read_error(exc) from exc
+
+    def _read_error(self, exc: sqlite3.DatabaseError) -> CorruptReportError:
+        if self._budget.spent:
+            return CorruptReportError(
+                self.path,
+                f"a query ran past {self._budget.steps:,} SQLite steps, far more than a file "
+                "of this size needs (a recursive view or trigger?); the file is not a plain "
+                "nsys export",
+            )
+        return CorruptReportError(self.path, f"cannot read ({exc})")
 
     def count(self, table: str) -> int:
-        return (
-            int(self.execute(f'SELECT count(*) FROM "{table}"')[0][0])
-            if table in self.tables
-            else 0
+        if not self.has_table(table):
+            return 0
+        return int(self.execute(f"SELECT count(*) FROM {quote_ident(table)}")[0][0])
+
+    def integers(
+        self, column: pa.ChunkedArray | pa.Array, table: str, source: str, fill: int = 0
+    ) -> np.ndarray:
+        """Convert an Arrow column of ``table.source`` to NumPy integers, NULL -> ``fill``.
+
+        Raises
+        ------
+        CorruptReportError
+            The column holds text, blobs or real numbers (ADBC then infers a non-integer
+            type, or the sqlite3 fallback builds one): named with its first odd value's type.
+        """
+        if not is_integer_type(column.type):
+            raise self.bad_values(table, source) or CorruptReportError(
+                self.path, f"{table}.{source} cannot be read as integers ({column.type})"
+            )
+        return to_numpy(column, None, fill)
+
+    def bad_values(
+        self, table: str, source: str, allow_null: bool = True
+    ) -> CorruptReportError | None:
+        """Describe what ``table.source`` holds that is not an integer, or None when nothing.
+
+        One query over the column, run only once a read has found something odd, so the
+        loader and the lean stats reader word the same defect the same way.
+        """
+        allowed = "'integer', 'null'" if allow_null else "'integer'"
+        col = quote_ident(source)
+        rows = self.execute(
+            f"SELECT typeof({col}), count(*) FROM {quote_ident(table)} "
+            f"WHERE typeof({col}) NOT IN ({allowed}) GROUP BY 1 ORDER BY 2 DESC LIMIT 1"
+        )
+        if not rows:
+            return None
+        kind, count = rows[0]
+        if kind == "null":
+            return CorruptReportError(self.path, f"{table} has {count} events with a NULL {source}")
+        name = {"real": "real-number"}.get(kind, kind)
+        return CorruptReportError(
+            self.path, f"{table}.{source} holds {count} {name} values where integers belong"
         )
 
     # -- column reads -----------------------------------------------------------------------
@@ -223,11 +356,12 @@ class ReportDatabase:
 
     def _read_sqlite3(self, sql: str) -> pa.Table:
         try:
-            cur = self.con.execute(sql)
-            names = [d[0] for d in cur.description]
-            rows = cur.fetchall()
+            with self._lock:
+                cur = self.con.execute(sql)
+                names = [d[0] for d in cur.description]
+                rows = cur.fetchall()
         except sqlite3.DatabaseError as exc:
-            raise CorruptReportError(self.path, f"cannot read ({exc})") from exc
+            raise self._read_error(exc) from exc
         cols = list(zip(*rows, strict=False)) if rows else [() for _ in names]
         arrays = []
         for values in cols:
@@ -261,14 +395,13 @@ class ReportDatabase:
         except Exception as exc:  # noqa: BLE001 - ADBC raises its own error family
             # Mixed-type or invalid-UTF-8 columns make ADBC's type inference fail.
             log.debug("ADBC read failed for %s (%s); using sqlite3", self.path, exc)
-            with self._lock:
-                return self._read_sqlite3(sql)
+            return self._read_sqlite3(sql)
 
     def _rowid_range(self, table: str) -> tuple[int, int] | None:
         # Two queries: SQLite answers min() or max() alone from the b-tree's ends, but
         # "min(rowid), max(rowid)" together with a full scan.
-        lo = self.execute(f'SELECT min(rowid) FROM "{table}"')[0][0]
-        hi = self.execute(f'SELECT max(rowid) FROM "{table}"')[0][0]
+        lo = self.execute(f"SELECT min(rowid) FROM {quote_ident(table)}")[0][0]
+        hi = self.execute(f"SELECT max(rowid) FROM {quote_ident(table)}")[0][0]
         return None if lo is None else (int(lo), int(hi))
 
     def read_tables(
@@ -316,7 +449,7 @@ class ReportDatabase:
             rowids = None
             if plan.synthesizes_rowids and offset != plan.expected_rows(a):
                 # A chunk with rowid gaps: fetch its rowids (one narrow query).
-                ids = self._read_chunk(f'SELECT rowid FROM "{plan.read.table}" {where}')
+                ids = self._read_chunk(f"SELECT rowid FROM {quote_ident(plan.read.table)} {where}")
                 rowids = to_numpy(ids.column(0), np.int64)
             plan.finish_chunk(a, offset, rowids)
 
@@ -491,15 +624,17 @@ def _concat_chunks(chunks: list[dict[str, object]]) -> dict[str, object]:
 def to_numpy(column: pa.ChunkedArray | pa.Array, dtype: type | None, fill: int = 0) -> np.ndarray:
     """Convert an Arrow integer column to NumPy, NULL -> ``fill``.
 
-    ``dtype=None`` keeps Arrow's integer type, without a copy where Arrow allows it.
+    ``dtype=None`` keeps Arrow's integer type, without a copy where Arrow allows it. A column
+    of another type is a caller's bug: report columns go through
+    :meth:`ReportDatabase.integers`, which names the table and column instead.
     """
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
     if pa.types.is_null(column.type):
         return np.full(len(column), fill, dtype=dtype or np.int64)
+    if not pa.types.is_integer(column.type):
+        raise TypeError(f"to_numpy needs an integer column, not {column.type}")
     if column.null_count:
         column = column.fill_null(fill)
-    if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
-        column = column.cast(pa.int64())
     values = column.to_numpy(zero_copy_only=False)
     return values if dtype is None else np.asarray(values, dtype=dtype)

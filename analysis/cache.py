@@ -88,7 +88,7 @@ def cache_key(path: Path) -> str:
     """Return the cache key of ``path``: its resolved path, size, mtime and our format."""
     st = path.stat()
     text = f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}|{FORMAT_VERSION}"
-    # A file name that is not valid UTF-8 is kept as its bytes (surrogate escapes).
+    # surrogateescape: a file name that is not valid UTF-8 keys by its bytes, not a crash.
     return hashlib.sha1(text.encode("utf-8", "surrogateescape")).hexdigest()[:24]
 
 

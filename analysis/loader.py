@@ -30,7 +30,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from analysis import metadata
-from analysis._sqlite import ColumnRead, ReportDatabase, to_numpy
+from analysis._sqlite import ColumnRead, ReportDatabase, quote_ident
+from analysis._strings import StringTable, read_string_table
 from analysis.errors import CancelledError, CorruptReportError, NotAReportError
 from analysis.levels import nesting_levels, order_by_group_start
 from analysis.model import EventTable, Report, StringIds, freeze
@@ -42,7 +43,7 @@ from analysis.schema import (
     pid_of,
 )
 
-__all__ = ["Progress", "load_sqlite"]
+__all__ = ["Progress", "duration_error", "load_sqlite"]
 
 Progress = Callable[[float, str], None]
 
@@ -175,12 +176,16 @@ _SPECS: dict[str, tuple[str, tuple[_Col, ...]]] = {
     ),
 }
 
-#: Name columns whose ids must resolve through StringIds.
+#: Name columns whose ids must resolve through StringIds (mapped to pool codes on read).
 _NAME_COLUMNS = {
     "kernels": ("name_id", "short_name_id", "mangled_name_id"),
     "cuda_api": ("name_id",),
     "osrt": ("name_id",),
+    "nvtx": ("text_id",),
 }
+#: Columns a present table must have, and that must never be NULL: without them every
+#: event would silently start (or end) at 0. NVTX's NULL end means "a mark / still open".
+_REQUIRED = ("start_ns", "end_ns")
 _GPU_KINDS = ("kernels", "memcpy", "memset", "sync")
 _GPU_KEY = ["global_pid", "device_id", "context_id", "stream_id"]
 
@@ -232,14 +237,15 @@ def load_sqlite(
             )
         info = metadata.read_info(db)
         report_progress(0.02, "strings")
-        strings = _read_strings(db)
+        strings = read_string_table(db)
         builder = _TableBuilder(db, strings, table_sink)
         _read_events(db, builder, report_progress, cancel, kinds)
         _check_cancel(cancel)
         report_progress(0.9, "tracks")
         tables = builder.tables()
         texts = builder.nvtx_texts
-        pool = StringIds(np.concatenate([strings, texts]) if len(texts) else strings)
+        values = strings.values
+        pool = StringIds(np.concatenate([values, texts]) if len(texts) else values)
         nvtx_max_ns = builder.nvtx_max_ns
         nvtx = tables["nvtx"]
         report = Report(
@@ -247,7 +253,7 @@ def load_sqlite(
             strings=pool,
             tables=tables,
             processes=metadata.read_processes(db, tables),
-            threads=metadata.read_threads(db, tables, pool),
+            threads=metadata.read_threads(db, tables, pool, strings),
             gpus=metadata.read_gpus(db),
             streams=metadata.read_streams(db),
             nvtx_domains=_nvtx_meta(nvtx, pool, NVTX_TYPE_DOMAIN_CREATE),
@@ -261,18 +267,6 @@ def load_sqlite(
         )
         report_progress(1.0, "loaded")
         return report
-
-
-def _read_strings(db: ReportDatabase) -> np.ndarray:
-    rows = db.execute("SELECT id, value FROM StringIds")
-    if not rows:
-        return np.empty(0, dtype=object)
-    ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-    if ids.min() < 0:
-        raise CorruptReportError(db.path, "StringIds holds negative ids")
-    values = np.full(int(ids.max()) + 1, None, dtype=object)
-    values[ids] = [r[1] for r in rows]
-    return values
 
 
 #: Read order: the GPU tables first (built and written while the rest is read), the CUDA API
@@ -305,44 +299,71 @@ def _read_events(
             empty["row_id"] = np.empty(0, dtype=np.int64)
             builder.add(kind, empty)
     db.read_tables(
-        [_column_read(db, kind) for kind in kinds],
+        [_column_read(db, kind, builder.strings) for kind in kinds],
         progress=lambda f: progress(0.05 + 0.8 * f, "reading events"),
         cancel=lambda: _check_cancel(cancel),
         on_done=lambda i, data: builder.add(kinds[i], data),
     )
 
 
-def _column_read(db: ReportDatabase, kind: str) -> ColumnRead:
+def _column_read(db: ReportDatabase, kind: str, strings: StringTable) -> ColumnRead:
+    """Plan one table's read: integer checks, NULL checks and string ids mapped per chunk.
+
+    Raises
+    ------
+    CorruptReportError
+        The table lacks its start (or end) column; while reading: a NULL start or end, a
+        value that is not an integer, or a string id that StringIds lacks.
+    """
     table, cols = _SPECS[kind]
     present = set(db.columns(table))
+    for c in cols:
+        if c.name in _REQUIRED and c.source not in present:
+            raise CorruptReportError(db.path, f"{table} lacks its {c.source} column")
     wanted = [c for c in cols if c.source in present]
     has_text = kind == "nvtx" and "text" in present
-    select = ", ".join(f'"{c.source}"' for c in wanted)
+    select = ", ".join(quote_ident(c.source) for c in wanted)
     select += ", text" if has_text else ""
+    names = _NAME_COLUMNS.get(kind, ())
 
     def convert(arrow: pa.RecordBatch) -> dict[str, np.ndarray]:
         n = arrow.num_rows
         # Source dtype (zero copy); read_tables casts while copying into the final column.
         data: dict[str, object] = {}
         if "_rowid" in arrow.schema.names:
-            data["row_id"] = to_numpy(arrow.column("_rowid"), None)
+            data["row_id"] = db.integers(arrow.column("_rowid"), table, "rowid")
         for c in cols:
             if c.source not in present:
                 data[c.name] = np.full(n, c.fill, dtype=c.dtype)
                 continue
             column = arrow.column(c.source)
-            if c.name == "end_ns" and column.null_count:
-                raise CorruptReportError(
-                    db.path, f"{table} has {column.null_count} events with a NULL end"
+            values = db.integers(column, table, c.source, c.fill)
+            if c.name in _REQUIRED and column.null_count:
+                raise db.bad_values(table, c.source, allow_null=False) or CorruptReportError(
+                    db.path, f"{table} has events with a NULL {c.source}"
                 )
-            data[c.name] = to_numpy(column, None, c.fill)
+            # Ids >= 2^32 must not reach the int32 column: map them to pool codes first.
+            data[c.name] = strings.codes(values, table) if c.name in names else values
         if has_text:
-            text = arrow.column("text")
-            data["_text"] = text.cast(pa.string()) if not pa.types.is_string(text.type) else text
+            data["_text"] = _text_column(arrow.column("text"))
         return data
 
     dtypes = {"row_id": np.int64, **{c.name: c.dtype for c in cols}}
-    return ColumnRead(table, f'SELECT {select} FROM "{table}"', convert, dtypes, "row_id")
+    return ColumnRead(
+        table, f"SELECT {select} FROM {quote_ident(table)}", convert, dtypes, "row_id"
+    )
+
+
+def _text_column(text: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:
+    """NVTX inline text as Arrow strings (blobs decoded leniently, numbers as their text)."""
+    if pa.types.is_string(text.type):
+        return text
+    if pa.types.is_binary(text.type) or pa.types.is_large_binary(text.type):
+        return pa.array(
+            [None if v is None else v.decode("utf-8", "replace") for v in text.to_pylist()],
+            type=pa.string(),
+        )
+    return text.cast(pa.string())
 
 
 def _finish_nvtx(
@@ -360,7 +381,7 @@ def _finish_nvtx(
     nvtx["end_ns"] = np.where(has_end, end_raw, np.where(is_range, nvtx_max, start))
     nvtx["is_open"] = (~has_end & is_range).astype(np.int8)
     texts = np.empty(0, dtype=object)
-    name_id = nvtx["text_id"].astype(np.int32)
+    name_id = nvtx["text_id"].astype(np.int32)  # already pool codes (-1: no textId)
     text_col = nvtx.pop("_text", None)
     if isinstance(text_col, pa.Array):
         text_col = pa.chunked_array([text_col])
@@ -376,37 +397,54 @@ def _finish_nvtx(
         raise CorruptReportError(
             db.path, f"NVTX_EVENTS has {int(bad.sum())} ranges that end before they start"
         )
+    error = duration_error(db.path, "NVTX_EVENTS", 0, _overflows(nvtx["start_ns"], nvtx["end_ns"]))
+    if error is not None:
+        raise error
     return nvtx_max, texts
 
 
-def _validate(path: Path, kind: str, data: dict[str, np.ndarray], present: np.ndarray) -> None:
-    """Raise for events that end before they start or name a string the report lacks."""
+def _overflows(start_ns: np.ndarray, end_ns: np.ndarray) -> int:
+    """Count events (``end >= start``) whose ``end - start`` does not fit in int64.
+
+    Only a negative start can overflow, so the common case costs one ``min``.
+    """
+    if not len(start_ns) or int(start_ns.min()) >= 0:
+        return 0
+    neg = np.flatnonzero(start_ns < 0)
+    s, e = start_ns[neg], end_ns[neg]
+    return int(np.count_nonzero((e >= s) & (e - s < 0)))  # int64 wraps: negative = overflow
+
+
+def duration_error(
+    path: Path, table: str, ended_before: int, overflowed: int
+) -> CorruptReportError | None:
+    """The error for events of ``table`` that end before they start or last beyond int64.
+
+    Shared with the lean stats reader, so that both word the same defect the same way.
+    """
+    if ended_before:
+        return CorruptReportError(
+            path, f"{table} has {ended_before} events that end before they start"
+        )
+    if overflowed:
+        return CorruptReportError(
+            path, f"{table} has {overflowed} events whose duration does not fit in 64 bits"
+        )
+    return None
+
+
+def _validate(path: Path, kind: str, data: dict[str, np.ndarray]) -> None:
+    """Raise for events that end before they start or whose duration overflows int64.
+
+    String ids were checked (and mapped) while reading, by :meth:`StringTable.codes`.
+    """
     if "end_ns" in data and kind != "nvtx":
-        bad = int(np.count_nonzero(data["end_ns"] < data["start_ns"]))
-        if bad:
-            raise CorruptReportError(
-                path, f"{_SPECS[kind][0]} has {bad} events that end before they start"
-            )
-    columns = _NAME_COLUMNS.get(kind, ()) + (("text_id",) if kind == "nvtx" else ())
-    for column in columns:
-        missing = _missing_id(data[column], present)
-        if missing is not None:
-            raise CorruptReportError(
-                path, f"StringIds lacks id {missing} used by {_SPECS[kind][0]}"
-            )
-
-
-def _missing_id(ids: np.ndarray, present: np.ndarray) -> int | None:
-    """Return the first id >= 0 that the pool lacks, or None (negative ids mean NULL)."""
-    if not len(ids):
-        return None
-    top = int(ids.max())
-    if top >= len(present):
-        return int(ids[ids >= len(present)][0])
-    if present.all():
-        return None  # a dense pool (the usual case) holds every id in range: no gather
-    ok = present[np.maximum(ids, 0)] | (ids < 0)
-    return None if ok.all() else int(ids[~ok][0])
+        start, end = data["start_ns"], data["end_ns"]
+        before = int(np.count_nonzero(end < start))
+        overflow = 0 if before else _overflows(start, end)
+        error = duration_error(path, _SPECS[kind][0], before, overflow)
+        if error is not None:
+            raise error
 
 
 _SMALL_RANGE = 1 << 22
@@ -451,6 +489,10 @@ def _factorize(
         uniques[name] = np.unique(np.concatenate(seen)) if seen else np.empty(0, dtype)
     sizes = [max(1, len(uniques[n])) for n in names]
     total = int(np.prod(sizes, dtype=object))
+    if total >= 1 << 62:
+        # The mixed-radix code would overflow int64 and merge tracks silently (10^5 distinct
+        # values in each of four key columns); combine one column at a time instead.
+        return _factorize_wide(parts, names, uniques)
     wide = np.int32 if total < 1 << 31 else np.int64
     combined = []
     for p in parts:
@@ -481,6 +523,26 @@ def _factorize(
     return codes, pd.DataFrame({name: keys[name] for name in names})
 
 
+def _factorize_wide(
+    parts: list[dict[str, np.ndarray]], names: list[str], uniques: dict[str, np.ndarray]
+) -> tuple[list[np.ndarray], pd.DataFrame]:
+    """:func:`_factorize` for key spaces beyond int64: re-rank after each column, O(n log n).
+
+    After each step the code is a rank among the combinations seen so far (< rows), so the
+    next ``rank * size + code`` stays below rows x distinct values, far from 2^63.
+    """
+    cuts = np.cumsum([len(p[names[0]]) for p in parts])[:-1]
+    code = np.zeros(int(sum(len(p[names[0]]) for p in parts)), dtype=np.int64)
+    for name in names:
+        column = np.concatenate([_dense_codes(p[name], uniques[name]) for p in parts])
+        _, code = np.unique(code * len(uniques[name]) + column, return_inverse=True)
+        code = code.astype(np.int64).reshape(-1)
+    _, first = np.unique(code, return_index=True)
+    keys = {name: np.concatenate([p[name] for p in parts])[first] for name in names}
+    codes = [c.astype(np.int32) for c in np.split(code, cuts)]
+    return codes, pd.DataFrame(keys)
+
+
 def _sorted_table(
     kind: str, data: dict[str, np.ndarray], track_id: np.ndarray, keys: pd.DataFrame, source: str
 ) -> EventTable:
@@ -508,12 +570,12 @@ class _TableBuilder:
     def __init__(
         self,
         db: ReportDatabase,
-        strings: np.ndarray,
+        strings: StringTable,
         sink: Callable[[str, EventTable], EventTable | None] | None,
     ) -> None:
         self.db = db
+        self.strings = strings
         self.n_strings = len(strings)
-        self.present = strings != None  # noqa: E711 - elementwise on an object array
         self.sink = sink
         self.built: dict[str, EventTable] = {}
         self.gpu_raw: dict[str, dict[str, np.ndarray]] = {}
@@ -521,7 +583,7 @@ class _TableBuilder:
         self.nvtx_texts = np.empty(0, dtype=object)
 
     def add(self, kind: str, data: dict[str, np.ndarray]) -> None:
-        _validate(self.db.path, kind, data, self.present)
+        _validate(self.db.path, kind, data)
         if kind in _GPU_KINDS:
             self.gpu_raw[kind] = data
             if len(self.gpu_raw) == len(_GPU_KINDS):

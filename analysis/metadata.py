@@ -1,14 +1,20 @@
-"""Small descriptive tables of a report: version, processes, threads, GPUs, streams, enums."""
+"""Small descriptive tables of a report: version, processes, threads, GPUs, streams, enums.
+
+Every value is checked for its type as it is read (:func:`_select`): an integer column that
+holds text, a blob or a real number is refused with one line naming the table and column,
+and text columns read NULL as '' and blobs as (leniently decoded) text.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from analysis._sqlite import ReportDatabase
-from analysis.errors import UnsupportedVersionError
+from analysis._sqlite import ReportDatabase, quote_ident
+from analysis._strings import StringTable
+from analysis.errors import CorruptReportError, UnsupportedVersionError
 from analysis.model import CONTEXT_COLUMNS, CUDA_DEVICE_COLUMNS, EventTable, ReportInfo, StringIds
 from analysis.schema import (
     MAX_SCHEMA_MAJOR,
@@ -20,6 +26,7 @@ from analysis.schema import (
 )
 
 __all__ = [
+    "check_descriptive_tables",
     "read_contexts",
     "read_cuda_devices",
     "read_enums",
@@ -34,11 +41,87 @@ __all__ = [
 _THREAD_KINDS = ("cuda_api", "osrt", "nvtx", "samples")
 
 
+def _text(value: object) -> str:
+    """A metadata value as text: NULL -> '', a blob decoded leniently, numbers as written."""
+    if value is None:
+        return ""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)
+
+
+def _select(
+    db: ReportDatabase,
+    table: str,
+    columns: Sequence[str],
+    ints: Collection[str] = (),
+    tail: str = "",
+) -> list[tuple]:
+    """Return ``SELECT columns FROM table tail``, checking that ``ints`` hold integers or NULL.
+
+    Raises
+    ------
+    CorruptReportError
+        A value of an ``ints`` column is text, a blob or a real number.
+    """
+    select = ", ".join(quote_ident(c) for c in columns)
+    rows = db.execute(f"SELECT {select} FROM {quote_ident(table)} {tail}")
+    for i, column in enumerate(columns):
+        if column not in ints:
+            continue
+        if any(r[i] is not None and type(r[i]) is not int for r in rows):
+            raise db.bad_values(table, column) or CorruptReportError(
+                db.path, f"{table}.{column} holds values that are not integers"
+            )
+    return rows
+
+
 def _meta(db: ReportDatabase) -> dict[str, str]:
     for table in ("META_DATA_EXPORT", "EXPORT_META_DATA"):
         if db.has_table(table):
-            return {str(k): str(v) for k, v in db.execute(f"SELECT name, value FROM {table}")}
+            rows = _select(db, table, ("name", "value"))
+            return {_text(k): _text(v) for k, v in rows if k is not None and v is not None}
     return {}
+
+
+def _keyed(rows: list[tuple], keys: int | None = None) -> list[tuple]:
+    """Drop rows whose first ``keys`` values (all when None) hold a NULL: they name nothing."""
+    return [r for r in rows if None not in r[:keys]]
+
+
+def _short(text: str, limit: int = 40) -> str:
+    """``text`` cut to ``limit`` characters for a message (a report's own strings may be huge)."""
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _first_int(db: ReportDatabase, table: str, column: str) -> int:
+    """The first row's integer ``table.column``; 0 when the table, column or value is absent."""
+    if not db.has_column(table, column):
+        return 0
+    rows = _select(db, table, (column,), ints=(column,), tail="LIMIT 1")
+    return int(rows[0][0] or 0) if rows else 0
+
+
+def check_descriptive_tables(db: ReportDatabase) -> None:
+    """Read every small table the loader reads, for its checks only (the lean stats reader).
+
+    Raises
+    ------
+    CorruptReportError
+        As the full loader would for the same tables.
+    """
+    for table, cols in (("PROCESSES", ("pid",)), ("ThreadNames", ("nameId", "globalTid"))):
+        if all(db.has_column(table, c) for c in cols):
+            _select(db, table, cols, ints=cols)
+    for read in (
+        read_gpus,
+        read_contexts,
+        read_cuda_devices,
+        read_streams,
+        read_enums,
+        read_gpu_metric_names,
+    ):
+        read(db)
 
 
 def read_info(db: ReportDatabase) -> ReportInfo:
@@ -47,26 +130,22 @@ def read_info(db: ReportDatabase) -> ReportInfo:
     schema = meta.get("EXPORT_SCHEMA_VERSION", "")
     product = meta.get("EXPORT_PRODUCT_VERSION", "")
     major = schema.split(".")[0]
-    if major.isdigit() and int(major) > MAX_SCHEMA_MAJOR:
+    # ASCII digits only, and few: int() refuses a 5,000-digit string with a ValueError.
+    if major.isascii() and major.isdigit() and (len(major) > 6 or int(major) > MAX_SCHEMA_MAJOR):
         raise UnsupportedVersionError(
             db.path,
-            f"export schema {schema} (nsys {product or '?'}) is newer than Strata reads "
+            f"export schema {_short(schema)} (nsys {_short(product) or '?'}) is newer than "
+            "Strata reads "
             f"(schema {MAX_SCHEMA_MAJOR}.x); please report it with the file's nsys version",
         )
-    start = 0
-    if db.has_table("TARGET_INFO_SESSION_START_TIME"):
-        rows = db.execute("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME LIMIT 1")
-        start = int(rows[0][0] or 0) if rows else 0
-    duration = 0
-    if db.has_column("ANALYSIS_DETAILS", "duration"):
-        rows = db.execute("SELECT duration FROM ANALYSIS_DETAILS LIMIT 1")
-        duration = int(rows[0][0] or 0) if rows else 0
+    start = _first_int(db, "TARGET_INFO_SESSION_START_TIME", "utcEpochNs")
+    duration = _first_int(db, "ANALYSIS_DETAILS", "duration")
     os_name = ""
-    if db.has_table("TARGET_INFO_SYSTEM_ENV"):
+    if db.has_column("TARGET_INFO_SYSTEM_ENV", "value"):
         rows = db.execute(
             "SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name IN ('OsName', 'OS') LIMIT 1"
         )
-        os_name = str(rows[0][0]) if rows else ""
+        os_name = _text(rows[0][0]) if rows else ""
     return ReportInfo(
         path=db.path,
         name=db.path.name,
@@ -105,10 +184,10 @@ def read_processes(db: ReportDatabase, tables: Mapping[str, EventTable]) -> pd.D
     gtids = _thread_ids(tables)
     pids = np.unique(np.concatenate([pid_of(gtids), *_gpu_pids(tables)]))
     names: dict[int, str] = {}
-    if db.has_table("PROCESSES"):
-        for pid, name in db.execute("SELECT pid, name FROM PROCESSES"):
+    if db.has_column("PROCESSES", "pid") and db.has_column("PROCESSES", "name"):
+        for pid, name in _select(db, "PROCESSES", ("pid", "name"), ints=("pid",)):
             if pid is not None:
-                names.setdefault(int(pid), str(name or ""))
+                names.setdefault(pid, _text(name))
     counts = pd.Series(pid_of(gtids)).value_counts() if len(gtids) else pd.Series(dtype=int)
     return pd.DataFrame(
         {
@@ -120,15 +199,22 @@ def read_processes(db: ReportDatabase, tables: Mapping[str, EventTable]) -> pd.D
 
 
 def read_threads(
-    db: ReportDatabase, tables: Mapping[str, EventTable], strings: StringIds
+    db: ReportDatabase,
+    tables: Mapping[str, EventTable],
+    pool: StringIds,
+    strings: StringTable,
 ) -> pd.DataFrame:
-    """Return threads that own events: ``global_tid``, ``pid``, ``tid``, ``name``."""
+    """Return threads that own events: ``global_tid``, ``pid``, ``tid``, ``name``.
+
+    ``strings`` maps the report's ``ThreadNames.nameId`` to a code of ``pool``.
+    """
     gtids = _thread_ids(tables)
     names: dict[int, str] = {}
-    if db.has_table("ThreadNames"):
-        for name_id, gtid in db.execute("SELECT nameId, globalTid FROM ThreadNames"):
+    cols = ("nameId", "globalTid")
+    if all(db.has_column("ThreadNames", c) for c in cols):
+        for name_id, gtid in _select(db, "ThreadNames", cols, ints=cols):
             if gtid is not None and name_id is not None:
-                names[int(gtid)] = strings[int(name_id)] or ""
+                names[gtid] = pool[strings.code(name_id)] or ""
     return pd.DataFrame(
         {
             "global_tid": gtids,
@@ -137,6 +223,9 @@ def read_threads(
             "name": [names.get(int(g), "") for g in gtids],
         }
     )
+
+
+_GPU_NUMBERS = ("sm_count", "total_memory_bytes")
 
 
 def read_gpus(db: ReportDatabase) -> pd.DataFrame:
@@ -169,12 +258,14 @@ def read_gpus(db: ReportDatabase) -> pd.DataFrame:
         if id_col is None:
             continue
         have = {ours: src for ours, src in cols.items() if db.has_column(table, src)}
-        select = ", ".join([id_col, *have.values()])
-        for dev, *values in db.execute(f"SELECT {select} FROM {table}"):
+        ints = [id_col] + [src for ours, src in have.items() if ours in _GPU_NUMBERS]
+        for dev, *values in _select(db, table, [id_col, *have.values()], ints=ints):
             if dev is None:
                 continue
-            row = rows.setdefault(int(dev), {})
+            row = rows.setdefault(dev, {})
             for ours, value in zip(have, values, strict=True):
+                if ours not in _GPU_NUMBERS:
+                    value = _text(value) or None
                 if row.get(ours) in (None, "") and value is not None:
                     row[ours] = value
     ids = sorted(rows)
@@ -210,14 +301,22 @@ def read_contexts(db: ReportDatabase) -> pd.DataFrame:
         table, stream = "TARGET_INFO_CUDA_NULL_STREAM", "streamId"
     else:
         return pd.DataFrame({c: np.empty(0, np.int64) for c in CONTEXT_COLUMNS})
-    parent = "parentContextId" if db.has_column(table, "parentContextId") else "NULL"
-    green = "isGreenContext" if db.has_column(table, "isGreenContext") else "NULL"
-    rows = db.execute(
-        f"SELECT processId, deviceId, contextId, {stream}, coalesce({parent}, -1), "
-        f"coalesce({green}, 0) FROM {table} ORDER BY processId, deviceId, contextId"
+    cols = ["processId", "deviceId", "contextId", stream]
+    extra = [c for c in ("parentContextId", "isGreenContext") if db.has_column(table, c)]
+    rows = _select(
+        db, table, cols + extra, ints=cols + extra, tail="ORDER BY processId, deviceId, contextId"
     )
+    rows = _keyed(rows, len(cols))
+    values = {c: [r[i] for r in rows] for i, c in enumerate(cols + extra)}
+    fills = {"parentContextId": -1, "isGreenContext": 0}
+    for name, fill in fills.items():
+        values[name] = [fill if v is None else v for v in values.get(name, [fill] * len(rows))]
+    order = [*cols, *fills]
     return pd.DataFrame(
-        {c: np.array([r[i] for r in rows], dtype=np.int64) for i, c in enumerate(CONTEXT_COLUMNS)}
+        {
+            c: np.array(values[src], dtype=np.int64)
+            for c, src in zip(CONTEXT_COLUMNS, order, strict=True)
+        }
     )
 
 
@@ -231,7 +330,9 @@ def read_cuda_devices(db: ReportDatabase) -> pd.DataFrame:
     cols = ("pid", "cudaId", "gpuId")
     if not all(db.has_column("TARGET_INFO_CUDA_DEVICE", c) for c in cols):
         return pd.DataFrame({c: np.empty(0, np.int64) for c in CUDA_DEVICE_COLUMNS})
-    rows = db.execute("SELECT pid, cudaId, gpuId FROM TARGET_INFO_CUDA_DEVICE ORDER BY pid, cudaId")
+    rows = _keyed(
+        _select(db, "TARGET_INFO_CUDA_DEVICE", cols, ints=cols, tail="ORDER BY pid, cudaId")
+    )
     return pd.DataFrame(
         {
             c: np.array([r[i] for r in rows], dtype=np.int64)
@@ -247,13 +348,14 @@ def read_streams(db: ReportDatabase) -> pd.DataFrame:
         db.has_column("TARGET_INFO_CUDA_STREAM", c) for c in cols
     ):
         return pd.DataFrame(columns=["pid", "context_id", "stream_id", "priority", "flag"])
-    rows = db.execute(f"SELECT {', '.join(cols)} FROM TARGET_INFO_CUDA_STREAM")
+    rows = _keyed(_select(db, "TARGET_INFO_CUDA_STREAM", cols, ints=cols), 3)
     return pd.DataFrame(rows, columns=["pid", "context_id", "stream_id", "priority", "flag"])
 
 
 def _enum(db: ReportDatabase, table: str, fallback: dict[int, str]) -> dict[int, str]:
-    if db.has_column(table, "label"):
-        return {int(i): str(label) for i, label in db.execute(f"SELECT id, label FROM {table}")}
+    if db.has_column(table, "label") and db.has_column(table, "id"):
+        rows = _select(db, table, ("id", "label"), ints=("id",))
+        return {i: _text(label) for i, label in rows if i is not None}
     return dict(fallback)
 
 
@@ -271,5 +373,7 @@ def read_gpu_metric_names(db: ReportDatabase) -> pd.DataFrame:
     cols = ("typeId", "metricId", "metricName")
     if not all(db.has_column("TARGET_INFO_GPU_METRICS", c) for c in cols):
         return pd.DataFrame(columns=["type_id", "metric_id", "name"])
-    rows = db.execute("SELECT DISTINCT typeId, metricId, metricName FROM TARGET_INFO_GPU_METRICS")
+    rows = _select(db, "TARGET_INFO_GPU_METRICS", cols, ints=cols[:2])
+    # DISTINCT in Python: first occurrences in table order, as SQLite's DISTINCT gives them.
+    rows = list(dict.fromkeys((t, m, _text(name)) for t, m, name in rows))
     return pd.DataFrame(rows, columns=["type_id", "metric_id", "name"])

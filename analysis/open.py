@@ -1,4 +1,9 @@
-"""Open reports by content: SQLite exports directly, ``.nsys-rep``/``.qdrep`` through nsys."""
+"""Open reports by content: SQLite exports directly, ``.nsys-rep``/``.qdrep`` through nsys.
+
+Nothing is ever written next to a report. What has to be written (an ``nsys export``, the
+checkpointed copy of a report whose newest data are in its ``-wal`` file) goes to the cache
+folder, under a name unique to the writer, and is renamed into place.
+"""
 
 from __future__ import annotations
 
@@ -7,17 +12,29 @@ import hashlib
 import logging
 import os
 import re
+import selectors
 import shutil
+import signal
+import sqlite3
+import stat
 import subprocess
 import sys
+import tempfile
 import threading
+import time
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import replace
 from pathlib import Path
 
 from analysis import cache
+from analysis._files import os_reason, pending_wal, read_head
 from analysis._sqlite import SQLITE_MAGIC
-from analysis.errors import ExportError, NotAReportError, UnsupportedVersionError
+from analysis.errors import (
+    CorruptReportError,
+    ExportError,
+    NotAReportError,
+    UnsupportedVersionError,
+)
 from analysis.loader import load_sqlite
 from analysis.model import EventTable, Report
 
@@ -35,6 +52,10 @@ log = logging.getLogger(__name__)
 
 REPORT_SUFFIXES = (".sqlite", ".nsys-rep", ".qdrep")
 _NSYS_REP_MAGIC = b"NVIDIA"  # "NVIDIA Tegra Profiler Report ..." (MANIFEST §3)
+#: Seconds an ``nsys export`` may run before it is killed ($STRATA_EXPORT_TIMEOUT_S).
+#: nsys 2023.4 exports ~1 M events a minute on the 2-core reference machine, so 30 minutes
+#: covers reports far larger than Strata opens comfortably.
+EXPORT_TIMEOUT_S = 1800.0
 
 Progress = Callable[[float, str], None]
 
@@ -50,41 +71,58 @@ def find_nsys() -> str | None:
 def find_reports(paths: Iterable[str | Path]) -> list[Path]:
     """Expand files and folders into report files, in a stable order.
 
-    A folder adds every ``.sqlite``/``.nsys-rep``/``.qdrep`` directly inside it; when both
-    ``x.nsys-rep`` and ``x.sqlite`` exist, only the SQLite export is taken.
+    A folder adds every regular ``.sqlite``/``.nsys-rep``/``.qdrep`` file directly inside it
+    (not recursively: a symbolic link loop below it costs nothing); entries that are not
+    regular files (a FIFO or folder named ``x.sqlite``, a dangling or looping link) are
+    skipped. When both ``x.nsys-rep`` and ``x.sqlite`` exist, only the SQLite export is
+    taken. A path given by name is returned as it is; :func:`open_report` judges it.
 
     Raises
     ------
     NotAReportError
-        A path does not exist, or a folder holds no report.
+        A path does not exist, is a link loop, or a folder cannot be listed or holds no
+        report.
     """
     found: list[Path] = []
     for raw in paths:
         path = Path(raw)
-        if path.is_dir():
-            files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix in REPORT_SUFFIXES)
-            sqlite_stems = {p.stem for p in files if p.suffix == ".sqlite"}
-            files = [p for p in files if p.suffix == ".sqlite" or p.stem not in sqlite_stems]
-            if not files:
-                raise NotAReportError(
-                    path, "folder holds no Nsight Systems reports (.sqlite, .nsys-rep, .qdrep)"
-                )
-            found.extend(files)
-        elif path.exists():
-            found.append(path)
+        try:
+            mode = path.stat().st_mode
+        except OSError as exc:
+            raise NotAReportError(path, os_reason(exc)) from exc
+        if stat.S_ISDIR(mode):
+            found.extend(_folder_reports(path))
         else:
-            raise NotAReportError(path, "no such file or folder")
+            found.append(path)
     return found
 
 
-def _magic(path: Path) -> bytes:
+def _folder_reports(folder: Path) -> list[Path]:
     try:
-        with path.open("rb") as fh:
-            return fh.read(16)
-    except IsADirectoryError as exc:
-        raise NotAReportError(path, "is a folder; open the reports inside it") from exc
+        entries = sorted(p for p in folder.iterdir() if p.suffix in REPORT_SUFFIXES)
     except OSError as exc:
-        raise NotAReportError(path, f"cannot read file ({exc.strerror})") from exc
+        raise NotAReportError(folder, f"cannot list folder ({exc.strerror or exc})") from exc
+    files = [p for p in entries if _is_regular(p)]
+    sqlite_stems = {p.stem for p in files if p.suffix == ".sqlite"}
+    files = [p for p in files if p.suffix == ".sqlite" or p.stem not in sqlite_stems]
+    if not files:
+        raise NotAReportError(
+            folder, "folder holds no Nsight Systems reports (.sqlite, .nsys-rep, .qdrep)"
+        )
+    return files
+
+
+def _is_regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(path.stat().st_mode)
+    except OSError:  # dangling link, link loop, vanished meanwhile
+        log.debug("skipping %r: not a readable regular file", path)
+        return False
+
+
+def _magic(path: Path) -> bytes:
+    # Never a plain open(): a FIFO would block it (read_head refuses non-regular files).
+    return read_head(path, 16)[0]
 
 
 def open_report(
@@ -123,6 +161,11 @@ def open_report(
         # The export took the first 30 % of the bar.
         rest = None if progress is None else (lambda f, text: progress(0.3 + 0.7 * f, text))
         return _open_sqlite(path_sqlite, rest, cancel, use_cache, path, tables)
+    wal = pending_wal(path) if magic.startswith(SQLITE_MAGIC) else None
+    if wal is not None:
+        return _open_sqlite(
+            _checkpointed_copy(path, wal), progress, cancel, use_cache, path, tables
+        )
     return _open_sqlite(path, progress, cancel, use_cache, path, tables)
 
 
@@ -206,7 +249,7 @@ def open_reports(paths: Iterable[str | Path], use_cache: bool = True) -> list[Re
 
 
 def _path_digest(path: Path) -> str:
-    return hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:12]
+    return hashlib.sha1(os.fsencode(path.resolve())).hexdigest()[:12]
 
 
 def export_path(path: str | Path) -> Path:
@@ -227,11 +270,67 @@ def sqlite_source(path: str | Path) -> Path | None:
     path = Path(path)
     try:
         if _magic(path).startswith(SQLITE_MAGIC):
-            return path
-    except NotAReportError:
+            wal = pending_wal(path)
+            return path if wal is None else _checkpointed_copy(path, wal)
+    except (NotAReportError, CorruptReportError):
         return None
     export = export_path(path)
     return export if export.is_file() else None
+
+
+def _checkpointed_copy(path: Path, wal: Path) -> Path:
+    """Return a private copy of ``path`` with the committed transactions of ``wal`` folded in.
+
+    The report and its log are copied into the cache folder (never written next to the
+    report; a read-only folder is fine), SQLite replays the log into the copy there
+    (``wal_checkpoint(TRUNCATE)``, then rollback-journal mode so that the copy is one
+    self-contained file), and the result is renamed into place. It is keyed by both files'
+    path, size and mtime, so a later transaction gives a new copy, which replaces the old.
+
+    Raises
+    ------
+    CorruptReportError
+        The cache folder lacks the space for the copy, or SQLite cannot replay the log.
+    """
+    out_dir = cache.cache_root() / "wal-checkpointed"
+    digest = _path_digest(path)
+    out = out_dir / f"{digest}-{cache.cache_key(path)}-{cache.cache_key(wal)}.sqlite"
+    if out.is_file():
+        return out
+    fix = f"'sqlite3 {path.name} \"PRAGMA wal_checkpoint(TRUNCATE)\"' folds it in"
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        need = path.stat().st_size + wal.stat().st_size
+        if shutil.disk_usage(out_dir).free < 2 * need:
+            raise CorruptReportError(
+                path,
+                f"its newest data are in {wal.name} and the cache folder lacks the "
+                f"{2 * need:,} bytes to read them from a copy; {fix}",
+            )
+        with tempfile.TemporaryDirectory(prefix=".tmp-", dir=out_dir) as tmp:
+            copy = Path(tmp) / "report.sqlite"
+            shutil.copyfile(path, copy)
+            shutil.copyfile(wal, Path(tmp) / "report.sqlite-wal")
+            _fold_wal(copy)
+            os.replace(copy, out)
+    except (OSError, sqlite3.DatabaseError) as exc:
+        raise CorruptReportError(
+            path, f"its newest data are in {wal.name}, which cannot be read ({exc}); {fix}"
+        ) from exc
+    for old in out_dir.glob(f"{digest}-*.sqlite"):
+        if old != out:
+            old.unlink(missing_ok=True)
+    return out
+
+
+def _fold_wal(copy: Path) -> None:
+    """Checkpoint the log beside ``copy`` into it and leave one self-contained file."""
+    con = sqlite3.connect(copy)
+    try:
+        con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        con.execute("PRAGMA journal_mode = DELETE")
+    finally:
+        con.close()
 
 
 def _export(path: Path, progress: Progress | None) -> Path:
@@ -240,7 +339,13 @@ def _export(path: Path, progress: Progress | None) -> Path:
     The export is keyed like a cache entry (path, size, mtime), written under a name unique
     to this process and renamed into place, so two processes exporting the same report never
     read each other's half-written file. Nothing is ever written next to the report.
+
+    nsys runs in its own process group with a time limit (:func:`_export_timeout_s`); past
+    it, the whole group is killed. The report is passed after ``--`` and as an absolute
+    path, so a file named ``-x.nsys-rep`` is a file, not an option (nsys 2023.4 accepts
+    ``--``).
     """
+    timeout_s = _export_timeout_s(path)
     nsys = find_nsys()
     if nsys is None:
         raise ExportError(
@@ -258,9 +363,18 @@ def _export(path: Path, progress: Progress | None) -> Path:
         progress(0.0, "nsys export")
     cmd = [nsys, "export", "--type", "sqlite", "--force-overwrite", "true", "--output", str(tmp)]
     try:
-        code, text = _run_with_progress([*cmd, str(path)], progress)
+        code, text = _run_with_progress([*cmd, "--", os.path.abspath(path)], progress, timeout_s)
     except OSError as exc:
+        tmp.unlink(missing_ok=True)
         raise ExportError(path, f"nsys export failed to run ({exc})") from exc
+    if code is None:
+        tmp.unlink(missing_ok=True)
+        raise ExportError(
+            path,
+            f"nsys export did not finish within {timeout_s:g} s and was stopped; set "
+            f"{_TIMEOUT_ENV} to allow longer, or export it yourself with "
+            "'nsys export --type sqlite'",
+        )
     if code != 0 or not tmp.is_file():
         tmp.unlink(missing_ok=True)
         lines = [ln.strip() for ln in re.split(r"[\r\n]+", text) if ln.strip()]
@@ -280,20 +394,92 @@ def _export(path: Path, progress: Progress | None) -> Path:
 
 
 _PROGRESS = re.compile(r"Processing .*?(\d+)%")
+_TIMEOUT_ENV = "STRATA_EXPORT_TIMEOUT_S"
 
 
-def _run_with_progress(cmd: list[str], progress: Progress | None) -> tuple[int, str]:
-    """Run nsys, forwarding its "Processing N events: [..x%]" bar; return (status, output)."""
+def _export_timeout_s(path: Path) -> float:
+    """Return the time limit of an ``nsys export``: ``$STRATA_EXPORT_TIMEOUT_S`` or 1800 s.
+
+    Raises
+    ------
+    ExportError
+        The variable is set to something other than a positive number of seconds.
+    """
+    raw = os.environ.get(_TIMEOUT_ENV, "").strip()
+    if not raw:
+        return EXPORT_TIMEOUT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < float("inf"):
+        raise ExportError(path, f"{_TIMEOUT_ENV}={raw!r} is not a positive number of seconds")
+    return value
+
+
+def _run_with_progress(
+    cmd: list[str], progress: Progress | None, timeout_s: float
+) -> tuple[int | None, str]:
+    """Run nsys, forwarding its "Processing N events: [..x%]" bar; return (status, output).
+
+    The status is None when nsys ran past ``timeout_s``: its process group was killed.
+    Any other way out (cancel, Ctrl-C) kills the group too, so no nsys is left behind.
+    """
     chunks: list[bytes] = []
-    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT) as proc:
-        assert proc.stdout is not None
-        while data := proc.stdout.read1(65536):
+    deadline = time.monotonic() + timeout_s
+    with subprocess.Popen(
+        cmd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    ) as proc:
+        try:
+            if not _read_until(proc, deadline, chunks, progress):
+                _kill_group(proc)
+                return None, b"".join(chunks).decode("utf-8", "replace")
+            code = proc.wait(timeout=max(deadline - time.monotonic(), 0.01))
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            code = None
+        except BaseException:
+            _kill_group(proc)
+            raise
+    return code, b"".join(chunks).decode("utf-8", "replace")
+
+
+def _read_until(
+    proc: subprocess.Popen, deadline: float, chunks: list[bytes], progress: Progress | None
+) -> bool:
+    """Collect ``proc``'s output until it closes it (True) or ``deadline`` passes (False)."""
+    fd = proc.stdout.fileno()
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            if not selector.select(left):
+                continue
+            data = os.read(fd, 65536)
+            if not data:
+                return True
             chunks.append(data)
             found = _PROGRESS.findall(data.decode("utf-8", "replace"))
             if progress and found:
                 progress(0.3 * int(found[-1]) / 100, "nsys export")
-        code = proc.wait()
-    return code, b"".join(chunks).decode("utf-8", "replace")
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """Kill ``proc`` and every process it started (its own session), then reap it."""
+    try:
+        if hasattr(os, "killpg"):
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:
+            proc.kill()
+    except (ProcessLookupError, PermissionError):
+        pass  # already gone
+    proc.wait()
 
 
 def _nsys_version(nsys: str) -> str:

@@ -99,7 +99,7 @@ def projection_details(report: Report) -> Projection:
     has_ops = nops > 0
     num_child = np.bincount(parent[(parent >= 0) & has_ops], minlength=len(rows))
     level = _levels(parent)
-    stacks = _stacks(parent, level, ranges["row_id"])
+    stacks = _stacks(parent, level, ranges["row_id"], has_ops)
     out = np.flatnonzero(has_ops)
     out = out[np.argsort(ranges["row_id"][out], kind="stable")]
     nvtx = report.nvtx
@@ -462,28 +462,67 @@ def _exact_parents(s: np.ndarray, e: np.ndarray, row_id: np.ndarray) -> np.ndarr
 
 
 def _levels(parent: np.ndarray) -> npt.NDArray[np.int64]:
-    """Depth from a root (-1 where a cycle of twins makes the range unreachable)."""
-    level = np.where(parent < 0, 0, -1).astype(np.int64)
-    todo = np.flatnonzero(parent >= 0)
-    while len(todo):
-        ready = level[parent[todo]] >= 0
-        if not ready.any():
+    """Depth from a root (-1 where a cycle of twins makes the range unreachable).
+
+    Pointer doubling: each round adds the distance to the current ancestor and jumps to its
+    ancestor, so ``log2(n)`` rounds reach every root. A level-by-level walk took one round
+    per level: 200,000 nested ranges on one thread cost 200,000 passes over all ranges.
+    """
+    n = len(parent)
+    up = parent.astype(np.int64, copy=True)
+    dist = (up >= 0).astype(np.int64)
+    for _ in range(max(1, n.bit_length()) + 1):
+        live = np.flatnonzero(up >= 0)
+        if not len(live):
             break
-        level[todo[ready]] = level[parent[todo[ready]]] + 1
-        todo = todo[~ready]
-    return level
+        nxt = up[live]
+        dist[live] += dist[nxt]
+        up[live] = up[nxt]
+    # Still pointing somewhere after enough rounds for any chain: a cycle (twins).
+    return np.where(up >= 0, -1, dist)
 
 
-def _stacks(parent: np.ndarray, level: np.ndarray, row_id: np.ndarray) -> np.ndarray:
-    """``:root:...:self`` rowid paths; '' for unreachable ranges."""
+#: Characters of range-stack text built at most (~1 GiB): deeper nesting is refused.
+_MAX_STACK_CHARS = 1 << 30
+
+
+def _stacks(
+    parent: np.ndarray,
+    level: np.ndarray,
+    row_id: np.ndarray,
+    wanted: np.ndarray | None = None,
+) -> np.ndarray:
+    """``:root:...:self`` rowid paths of the ``wanted`` ranges (None: all); '' for others.
+
+    The projection shows only ranges with GPU work, and their parents have GPU work too (a
+    parent holds its child), so only the output's strings are built: 200,000 nested ranges
+    without GPU work cost nothing here, where every range's path (quadratic in the depth)
+    once exhausted memory.
+
+    Raises
+    ------
+    AnalysisError
+        The paths would exceed :data:`_MAX_STACK_CHARS` (ranges nested tens of thousands
+        deep, each shown with its whole path).
+    """
     stacks = np.full(len(parent), "", dtype=object)
-    if len(parent) == 0 or level.max() < 0:
+    chosen = level >= 0 if wanted is None else wanted & (level >= 0)
+    rows = np.flatnonzero(chosen)
+    if not len(rows):
         return stacks
-    ids = np.array([f":{r}" for r in row_id.tolist()], dtype=object)
-    for depth in range(int(level.max()) + 1):
-        at = np.flatnonzero(level == depth)
-        if depth == 0:
-            stacks[at] = ids[at]
-        else:
-            stacks[at] = stacks[parent[at]] + ids[at]
+    width = len(str(int(np.abs(row_id[rows]).max()))) + 2
+    chars = int((level[rows].astype(np.int64) + 1).sum()) * width
+    if chars > _MAX_STACK_CHARS:
+        raise AnalysisError(
+            f"NVTX ranges nest {int(level[rows].max()) + 1} deep: their range stacks would "
+            f"take ~{chars / 1e9:.1f} GB of text; use a summary without range stacks"
+        )
+    rows = rows[np.argsort(level[rows], kind="stable")]
+    cuts = np.flatnonzero(np.diff(level[rows])) + 1
+    ids = np.array([f":{r}" for r in row_id[rows].tolist()], dtype=object)
+    for lo, hi in zip(np.r_[0, cuts].tolist(), np.r_[cuts, len(rows)].tolist(), strict=True):
+        at = rows[lo:hi]
+        up = parent[at]
+        # A parent without GPU work (not in ``rows``) starts the path afresh.
+        stacks[at] = np.where(up >= 0, stacks[np.maximum(up, 0)], "") + ids[lo:hi]
     return stacks
