@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from analysis.escape import escape_text
+
 __all__ = [
     "AnalysisError",
     "CancelledError",
@@ -23,17 +25,6 @@ class StrataError(Exception):
     """Base of every error Strata raises on purpose (bad input, impossible request)."""
 
 
-def _printable(text: str) -> str:
-    """``text`` safe to print anywhere: undecodable file-name bytes as ``\\xNN``, control
-    characters escaped as ``repr`` does (a file name must not drive the terminal either)."""
-    try:
-        raw = text.encode("utf-8", "surrogateescape")  # the bytes the file system gave
-    except UnicodeEncodeError:  # a lone surrogate that no file name decodes to
-        raw = text.encode("utf-8", "backslashreplace")
-    text = raw.decode("utf-8", "backslashreplace")
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-
-
 class ReportError(StrataError):
     """A report file cannot be used; carries the offending ``path``.
 
@@ -44,7 +35,7 @@ class ReportError(StrataError):
     def __init__(self, path: str | Path, reason: str) -> None:
         self.path = Path(path)
         self.reason = reason
-        super().__init__(_printable(f"{self.path}: {reason}"))
+        super().__init__(escape_text(f"{self.path}: {reason}"))
 
 
 class NotAReportError(ReportError):

@@ -6,9 +6,10 @@ and U+202E (right-to-left override) can make one name read as another. Every
 human-readable printer passes names through :func:`escape_text`, which writes C0 and C1
 control characters, DEL, line/paragraph separators and the Unicode format characters
 (category Cf: bidi overrides and isolates, zero-width characters) as ``\\xHH`` /
-``\\uHHHH``, and does the same for lone surrogates (how Python holds the bytes of a file name
-that is not valid UTF-8), which cannot be written to a UTF-8 terminal at all. Everything
-else, backslashes included, is kept, so ordinary names print exactly as ``nsys`` prints them.
+``\\uHHHH``, and writes the bytes of a file name that is not valid UTF-8 (which Python holds as
+lone surrogates, and a UTF-8 terminal cannot print at all) as the bytes they were, ``\\xHH``.
+Everything else, backslashes included, is kept, so ordinary names print exactly as ``nsys``
+prints them.
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["escape_frame", "escape_text", "escape_texts"]
 
@@ -29,6 +32,9 @@ _NOT_PLAIN = re.compile(r"[^\x20-\x7e]")
 
 def _escape_char(char: str) -> str:
     code = ord(char)
+    if 0xDC80 <= code <= 0xDCFF:
+        # A byte of a file name that is not UTF-8 (surrogateescape): show the byte itself.
+        return f"\\x{code - 0xDC00:02x}"
     if code <= 0xFF:
         return f"\\x{code:02x}"
     if code <= 0xFFFF:
@@ -79,6 +85,8 @@ def escape_frame(frame: pd.DataFrame) -> pd.DataFrame:
 
     Numbers and missing values are kept; a frame with nothing to escape is returned as is.
     """
+    import pandas as pd  # here: error messages escape too, and must not import pandas
+
     out = None
     for position in range(frame.shape[1]):
         values = frame.iloc[:, position]
