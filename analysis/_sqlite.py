@@ -55,6 +55,8 @@ _PAGE_SIZE_OFFSET = 16
 CHUNK_ROWS = 500_000
 #: Rows per Arrow batch inside ADBC: 65,536 read 1.5x faster than the default 1,024.
 _BATCH_ROWS = "65536"
+#: Rows from which :meth:`ReportDatabase.any_row` scans a table on several threads.
+_SPLIT_ROWS = 100_000
 
 
 _M_MMAP_THRESHOLD = -3  # glibc mallopt parameter
@@ -276,11 +278,14 @@ class ReportDatabase:
         except sqlite3.DatabaseError as exc:
             raise self._read_error(exc) from exc
 
-    def _read_error(self, exc: sqlite3.DatabaseError) -> CorruptReportError:
-        if self._budget.spent:
+    def _read_error(
+        self, exc: sqlite3.DatabaseError, budget: _StepBudget | None = None
+    ) -> CorruptReportError:
+        budget = budget or self._budget
+        if budget.spent:
             return CorruptReportError(
                 self.path,
-                f"a query ran past {self._budget.steps:,} SQLite steps, far more than a file "
+                f"a query ran past {budget.steps:,} SQLite steps, far more than a file "
                 "of this size needs (a recursive view or trigger?); the file is not a plain "
                 "nsys export",
             )
@@ -331,6 +336,51 @@ class ReportDatabase:
         return CorruptReportError(
             self.path, f"{table}.{source} holds {count} {name} values where integers belong"
         )
+
+    def any_row(self, table: str, where: str) -> bool:
+        """Whether a row of ``table`` satisfies ``where``, scanned in parallel rowid ranges.
+
+        A full scan of a large table (the lean stats reader's checks of the columns it does
+        not read) takes one range per reader thread, each on that thread's own ``sqlite3``
+        connection under its own step budget.
+        """
+        span = self._rowid_range(table)
+        if span is None:
+            return False
+        lo, hi = span
+        rows = hi - lo + 1
+        # A small table, or far-apart rowids (not written by nsys): one query.
+        dense = rows <= max(CHUNK_ROWS, self.path.stat().st_size // 4)
+        parts = read_workers() if dense and rows >= _SPLIT_ROWS and hi < 2**62 else 1
+        step = -(-rows // parts)
+        select = f"SELECT EXISTS (SELECT 1 FROM {quote_ident(table)} WHERE "
+
+        def scan(a: int | None) -> bool:
+            con, budget = self._thread_sqlite()
+            try:
+                if a is None:  # the whole table (rowids near 2^63 would overflow a + step)
+                    return bool(con.execute(f"{select}{where})").fetchone()[0])
+                sql = f"{select}rowid >= ? AND rowid < ? AND ({where}))"
+                return bool(con.execute(sql, (a, a + step)).fetchone()[0])
+            except sqlite3.DatabaseError as exc:
+                raise self._read_error(exc, budget) from exc
+
+        if parts == 1:
+            return scan(None)
+        with ThreadPoolExecutor(parts, thread_name_prefix="strata-scan") as pool:
+            return any(pool.map(scan, range(lo, hi + 1, step)))
+
+    def _thread_sqlite(self) -> tuple[sqlite3.Connection, _StepBudget]:
+        """Return this thread's own ``sqlite3`` connection and its step budget."""
+        found = getattr(self._local, "sqlite", None)
+        if found is None:
+            budget = _StepBudget(self._budget.steps)
+            con = sqlite3.connect(self._uri, uri=True, check_same_thread=False)
+            con.set_progress_handler(budget, _STEP_CHUNK)
+            found = self._local.sqlite = (con, budget)
+            with self._lock:
+                self._opened.append(con)
+        return found
 
     # -- column reads -----------------------------------------------------------------------
     def read_arrow(self, sql: str) -> pa.Table:

@@ -84,6 +84,19 @@ class StringTable:
         out[null] = -1
         return out
 
+    def absent_sql(self, column: str) -> str:
+        """An SQL condition true where :meth:`codes` would refuse the id in ``column``.
+
+        ``column`` is a quoted column name. nsys's dense, complete pool costs one comparison
+        per row; any other pool an anti-join through the StringIds primary key.
+        """
+        if self._ids is None and self._complete:
+            return f"{column} >= {len(self.values)}"
+        return (
+            f"({column} >= 0 AND {column} NOT IN "
+            "(SELECT id FROM StringIds WHERE value IS NOT NULL AND id IS NOT NULL))"
+        )
+
     def code(self, string_id: object) -> int:
         """Return the pool code of one id, or -1 when it is absent or not an integer."""
         if not isinstance(string_id, int) or isinstance(string_id, bool) or string_id < 0:

@@ -2,7 +2,8 @@
 
 Nothing is ever written next to a report. What has to be written (an ``nsys export``, the
 checkpointed copy of a report whose newest data are in its ``-wal`` file) goes to the cache
-folder, under a name unique to the writer, and is renamed into place.
+folder, under a name unique to the writer, and is renamed into place (with ``use_cache``
+False, the checkpointed copy goes to a private folder removed once the report is read).
 """
 
 from __future__ import annotations
@@ -156,16 +157,23 @@ def open_report(
     """
     path = Path(path)
     magic = _magic(path)
+    wal = pending_wal(path) if magic.startswith(SQLITE_MAGIC) else None
+    if wal is not None:
+        if use_cache:
+            copy = _checkpointed_copy(path, wal)
+            return _open_sqlite(copy, progress, cancel, use_cache, path, tables)
+        # Without the cache nothing is left behind: the copy lives in a private folder for
+        # the time of the read (the model holds its own arrays).
+        with tempfile.TemporaryDirectory(prefix="strata-") as private:
+            copy = _checkpointed_copy(path, wal, Path(private))
+            return _open_sqlite(copy, progress, cancel, use_cache, path, tables)
     if magic.startswith(_NSYS_REP_MAGIC) and not magic.startswith(SQLITE_MAGIC):
+        # An export (minutes for a big report) is kept in the cache folder even with
+        # use_cache False: nsys's own output, reused, rather than a Strata cache entry.
         path_sqlite = _export(path, progress)
         # The export took the first 30 % of the bar.
         rest = None if progress is None else (lambda f, text: progress(0.3 + 0.7 * f, text))
         return _open_sqlite(path_sqlite, rest, cancel, use_cache, path, tables)
-    wal = pending_wal(path) if magic.startswith(SQLITE_MAGIC) else None
-    if wal is not None:
-        return _open_sqlite(
-            _checkpointed_copy(path, wal), progress, cancel, use_cache, path, tables
-        )
     return _open_sqlite(path, progress, cancel, use_cache, path, tables)
 
 
@@ -278,7 +286,7 @@ def sqlite_source(path: str | Path) -> Path | None:
     return export if export.is_file() else None
 
 
-def _checkpointed_copy(path: Path, wal: Path) -> Path:
+def _checkpointed_copy(path: Path, wal: Path, into: Path | None = None) -> Path:
     """Return a private copy of ``path`` with the committed transactions of ``wal`` folded in.
 
     The report and its log are copied into the cache folder (never written next to the
@@ -286,13 +294,14 @@ def _checkpointed_copy(path: Path, wal: Path) -> Path:
     (``wal_checkpoint(TRUNCATE)``, then rollback-journal mode so that the copy is one
     self-contained file), and the result is renamed into place. It is keyed by both files'
     path, size and mtime, so a later transaction gives a new copy, which replaces the old.
+    ``into``: another folder for the copy (``--no-cache``: a private one, removed after).
 
     Raises
     ------
     CorruptReportError
         The cache folder lacks the space for the copy, or SQLite cannot replay the log.
     """
-    out_dir = cache.cache_root() / "wal-checkpointed"
+    out_dir = into or cache.cache_root() / "wal-checkpointed"
     digest = _path_digest(path)
     out = out_dir / f"{digest}-{cache.cache_key(path)}-{cache.cache_key(wal)}.sqlite"
     if out.is_file():

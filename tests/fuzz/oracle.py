@@ -14,7 +14,9 @@ import csv
 import io
 import math
 import re
+import shutil
 import sqlite3
+import tempfile
 from collections import defaultdict
 from pathlib import Path
 
@@ -61,7 +63,17 @@ def _strip(name: str) -> str:
 
 
 def _rows(path: Path, table: str, column: str) -> tuple[list[tuple], dict[int, object]]:
-    con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+    wal = path.with_name(path.name + "-wal")
+    if wal.is_file():  # the committed data include the log's: read them from a copy
+        with tempfile.TemporaryDirectory() as tmp:
+            shutil.copyfile(path, Path(tmp) / "r.sqlite")
+            shutil.copyfile(wal, Path(tmp) / "r.sqlite-wal")
+            return _rows_of(f"file:{Path(tmp) / 'r.sqlite'}", table, column)
+    return _rows_of(f"file:{path}?mode=ro&immutable=1", table, column)
+
+
+def _rows_of(uri: str, table: str, column: str) -> tuple[list[tuple], dict[int, object]]:
+    con = sqlite3.connect(uri, uri=True)
     con.text_factory = lambda b: b.decode("utf-8", "replace")
     try:
         strings = dict(con.execute("SELECT id, value FROM StringIds").fetchall())
