@@ -1,9 +1,9 @@
 """Cache files that are checked before they are parsed: a checksum per file, in meta.json.
 
-Both caches (the columnar cache in :mod:`analysis.cache` and the stats side cache in
-:mod:`analysis.stats.lean`) record, for every file of an entry, its size and a checksum in
-the entry's ``meta.json``, and ``meta.json`` carries a checksum of itself. A reader compares
-size and checksum *before* a byte reaches Arrow or NumPy: a damaged string table made Arrow
+The columnar cache (:mod:`analysis.cache`, complete and partial entries alike) records, for
+every file of an entry, its size and a checksum in the entry's ``meta.json``, and
+``meta.json`` carries a checksum of itself. A reader compares size and checksum *before* a
+byte reaches Arrow or NumPy: a damaged string table made Arrow
 segfault, and a flipped bit in a column was read as another number. Any mismatch raises
 :class:`DamagedEntryError`; the caller discards the entry and reads the report instead.
 

@@ -11,10 +11,18 @@ the entry (and a checksum of itself), and each file is checked before Arrow pars
 that fails any check is moved aside and rebuilt from the report. An entry that cannot be
 mapped for lack of memory is not damaged: it is kept and the report is read instead.
 
+Partial entries: the lean stats read (:mod:`analysis.stats.lean`) keeps what it read, the
+durations and name ids of a few tables, as an entry of this same format under this same key
+(``"partial": true`` in ``meta.json``, one ``<kind>.arrow`` per table held, no track keys or
+frames), checked by the same code. The full open does not use a partial entry: it writes
+the complete entry, which replaces it; a partial entry replaces another partial one only
+when it holds more. A complete entry serves the lean read too.
+
 Concurrency: an entry is written in a private temporary folder and appears with one atomic
 ``rename``; when two processes race, the first rename wins and the loser discards its copy.
-A present entry is never rewritten in place, so a reader never sees a half-written one, and
-columns already memory-mapped by a reader stay valid even if the entry is later removed.
+A present entry is never rewritten in place (a partial one is replaced by a rename), so a
+reader never sees a half-written one, and columns already memory-mapped by a reader stay
+valid even if the entry is later removed.
 """
 
 from __future__ import annotations
@@ -41,7 +49,7 @@ from analysis._cachefiles import (
     read_meta,
     write_meta,
 )
-from analysis.model import EVENT_TABLES, EventTable, Report, ReportInfo, StringIds
+from analysis.model import EVENT_TABLES, DurationTable, EventTable, Report, ReportInfo, StringIds
 
 __all__ = [
     "EntryWriter",
@@ -55,7 +63,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 6
+FORMAT_VERSION = 7
 #: Columns holding StringIds ids (-1: none), in any event table.
 _STRING_ID_COLUMNS = ("name_id", "short_name_id", "mangled_name_id", "text_id")
 #: What a damaged entry raises while it is read (a checksum mismatch is a ValueError).
@@ -135,9 +143,13 @@ def _check_table(kind: str, columns: dict[str, np.ndarray], n_keys: int, n_strin
     """Raise DamagedEntryError unless ``columns`` hold the invariants of every entry.
 
     Track ids are sorted and index the ``n_keys`` track keys; name ids are -1 or index the
-    string table. The writer checks the same before it publishes an entry.
+    string table; a duration table's durations are >= 0. The writer checks the same before
+    it publishes an entry.
     """
-    track_ids = columns["track_id"]
+    durations = columns.get("duration_ns", ())
+    if len(durations) and _span(durations)[0] < 0:
+        raise DamagedEntryError(f"{kind}: negative durations")
+    track_ids = columns.get("track_id", ())
     if len(track_ids):
         lo, hi = _span(track_ids)
         if lo < 0 or hi >= n_keys:
@@ -169,10 +181,13 @@ class EntryWriter:
         root = cache_root() / "reports"
         final = _entry(key)
         if (final / "meta.json").is_file():
-            # Present but not loaded: it could not be mapped now (memory), or it is damaged
-            # and could not be moved aside (a read-only cache). Writing a copy would not help.
-            return
-        if final.exists():
+            if _held(final) is None:
+                # Present but not loaded: it could not be mapped now (memory), or it is
+                # damaged and could not be moved aside (a read-only cache). Writing a copy
+                # would not help.
+                return
+            # A partial entry: it serves the lean reads until ours replaces it (finish).
+        elif final.exists():
             discard(final)  # incomplete (e.g. copied or left by an older version): rebuild
         try:
             root.mkdir(parents=True, exist_ok=True)
@@ -180,7 +195,9 @@ class EntryWriter:
         except OSError as exc:
             log.warning("could not create the cache folder %s: %s", root, exc)
 
-    def write_table(self, kind: str, table: EventTable) -> EventTable | None:
+    def write_table(
+        self, kind: str, table: EventTable | DurationTable
+    ) -> EventTable | DurationTable | None:
         """Write one event table; return the same table memory-mapped from the entry.
 
         Swapping to the mapped copy frees the freshly read arrays while later tables are
@@ -193,21 +210,23 @@ class EntryWriter:
         if self.tmp is None:
             return None
         n = len(table)
-        # start_ns is always stored, so that every entry's row count is backed by a file.
+        # The anchor is always stored, so that every entry's row count is backed by a file.
+        anchor = _anchor(table)
         constants = {
             name: [col[:1].item(), col.dtype.str]
             for name, col in table.columns.items()
-            if n and name != "start_ns" and col.min() == col.max()
+            if n and name != anchor and col.min() == col.max()
         }
         stored = {name: col for name, col in table.columns.items() if name not in constants}
         try:
             self.files[f"{kind}.arrow"], arrow = _write_table(
                 self.tmp / f"{kind}.arrow", pa.table(stored)
             )
-            self.files[f"{kind}.keys.arrow"], _ = _write_table(
-                self.tmp / f"{kind}.keys.arrow",
-                pa.Table.from_pandas(table.track_keys, preserve_index=False),
-            )
+            if isinstance(table, EventTable):
+                self.files[f"{kind}.keys.arrow"], _ = _write_table(
+                    self.tmp / f"{kind}.keys.arrow",
+                    pa.Table.from_pandas(table.track_keys, preserve_index=False),
+                )
             self.layout[kind] = {
                 "columns": list(table.columns),
                 "constants": constants,
@@ -215,10 +234,12 @@ class EntryWriter:
             }
             if not _MAP_WHILE_WRITING:
                 return None
-            columns = _table_columns(arrow, kind, n, self.layout[kind])
+            columns = _table_columns(arrow, kind, n, self.layout[kind], anchor)
         except (OSError, ValueError, pa.ArrowException) as exc:
             self._fail(exc)
             return None
+        if isinstance(table, DurationTable):
+            return DurationTable(kind, columns, table.source)
         return EventTable(kind, columns, table.track_keys, table.source)
 
     def finish(self, report: Report) -> bool:
@@ -233,26 +254,49 @@ class EntryWriter:
                 return False
             try:
                 for kind, table in report.tables.items():
-                    _check_table(kind, table.columns, len(table.track_keys), len(report.strings))
+                    keys = table.track_keys if isinstance(table, EventTable) else ()
+                    _check_table(kind, table.columns, len(keys), len(report.strings))
             except DamagedEntryError as exc:
                 # It would be discarded on every read: odd ids in the report itself.
                 log.info("%s is not cached: %s", report.info.path, exc)
                 self.abort()
                 return False
             _write_small(self.tmp, report, self.layout, self.files)
-            try:
-                os.rename(self.tmp, final)
-            except OSError:
-                # Another process published the same entry first (rename onto a non-empty
-                # folder fails); theirs is as good as ours.
-                self.abort()
+            if not self._publish(final):
                 return (final / "meta.json").is_file()
-        except OSError as exc:
+        except (OSError, ValueError, MemoryError, pa.ArrowException) as exc:
+            # A full or read-only cache folder, no memory: the report is served all the same.
             self._fail(exc)
             return False
         self.tmp = None
         prune_stale(cache_root() / "reports", report.info.path, self.key)
+        # The stats side cache of Strata 0.2 and before: the lean read now uses this cache.
+        if (cache_root() / _LEGACY_SIDE_CACHE).exists():
+            discard(cache_root() / _LEGACY_SIDE_CACHE)
         return True
+
+    def _publish(self, final: Path) -> bool:
+        """Rename the written entry into place; return whether it is the entry now."""
+        try:
+            os.rename(self.tmp, final)
+            return True
+        except OSError:
+            pass
+        # Present (rename onto a non-empty folder fails): another process published the same
+        # entry first, and theirs is as good as ours; or it is a partial entry, which ours
+        # replaces (put aside first: a reader keeps its mapped files).
+        if _held(final) is not None:
+            aside = final.with_name(f".trash-{final.name}-{os.getpid()}-{id(self)}")
+            try:
+                os.rename(final, aside)
+                os.rename(self.tmp, final)
+            except OSError:
+                self.abort()
+                return False
+            _remove(aside)
+            return True
+        self.abort()
+        return False
 
     def abort(self) -> None:
         if self.tmp is not None:
@@ -265,10 +309,41 @@ class EntryWriter:
 
 
 def store(report: Report, key: str) -> bool:
-    """Write ``report`` under ``key`` atomically; return whether the entry is now present."""
-    if (_entry(key) / "meta.json").is_file():
-        return True
+    """Write ``report`` under ``key`` atomically; return whether an entry is now present.
+
+    A partial report (``report.complete`` False) replaces a partial entry only when it holds
+    more than that entry, and never a complete one.
+    """
+    final = _entry(key)
+    if (final / "meta.json").is_file():
+        held = _held(final)
+        if held is None or (not report.complete and _within(report, held)):
+            return True
     return EntryWriter(key).finish(report)
+
+
+def _within(report: Report, held: dict[str, list[str]]) -> bool:
+    """Whether every table and column of ``report`` is in ``held``."""
+    return all(k in held and set(t.columns) <= set(held[k]) for k, t in report.tables.items())
+
+
+def _held(entry: Path) -> dict[str, list[str]] | None:
+    """Return what a partial entry holds (kind -> columns); None for any other entry.
+
+    None too when ``meta.json`` cannot be read or checked: such an entry is left alone.
+    """
+    try:
+        meta = read_meta(entry / "meta.json")
+        if meta.get("format") != FORMAT_VERSION or meta.get("partial") is not True:
+            return None
+        return {kind: list(layout["columns"]) for kind, layout in meta["layout"].items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def _anchor(table: EventTable | DurationTable) -> str:
+    """The column stored as a file even when constant: an event table's start_ns."""
+    return "start_ns" if isinstance(table, EventTable) else "duration_ns"
 
 
 #: Windows cannot rename a folder whose files are mapped, so there the written tables are
@@ -277,16 +352,20 @@ _MAP_WHILE_WRITING = os.name != "nt"
 
 #: A temporary entry folder older than this was left by a process that died mid-write.
 _ABANDONED_S = 3600.0
+#: Where the lean stats read kept its own cache before it used this one: removed.
+_LEGACY_SIDE_CACHE = "stats-columns"
 
 
-def _table_columns(arrow: pa.Table, kind: str, rows: int, layout: dict) -> dict[str, np.ndarray]:
+def _table_columns(
+    arrow: pa.Table, kind: str, rows: int, layout: dict, anchor: str = "start_ns"
+) -> dict[str, np.ndarray]:
     """Return one table's columns: memory-mapped from the entry, constants as views.
 
     Raises DamagedEntryError when the file's columns, dtypes or row count differ from
-    ``layout`` and ``rows`` (``meta.json``).
+    ``layout`` and ``rows`` (``meta.json``), or the ``anchor`` column is not in the file.
     """
     stored = [name for name in layout["columns"] if name not in layout["constants"]]
-    if arrow.column_names != stored or "start_ns" not in stored:
+    if arrow.column_names != stored or anchor not in stored:
         raise DamagedEntryError(f"{kind}: columns {arrow.column_names}, meta.json says {stored}")
     if arrow.num_rows != rows:
         raise DamagedEntryError(f"{kind}: {arrow.num_rows} rows, meta.json says {rows}")
@@ -305,12 +384,14 @@ def _table_columns(arrow: pa.Table, kind: str, rows: int, layout: dict) -> dict[
 def _write_small(tmp: Path, report: Report, layout: dict[str, dict], files: dict) -> None:
     strings = pa.table({"value": pa.array(report.strings.values.tolist(), pa.string())})
     files["strings.arrow"], _ = _write_table(tmp / "strings.arrow", strings)
-    for name in _FRAMES:
+    partial = not report.complete
+    for name in () if partial else _FRAMES:
         frame = pa.Table.from_pandas(getattr(report, name), preserve_index=False)
         files[f"{name}.frame.arrow"], _ = _write_table(tmp / f"{name}.frame.arrow", frame)
     info = report.info
     meta = {
         "format": FORMAT_VERSION,
+        "partial": partial,
         "source": str(Path(info.path).resolve()),
         "info": {
             "path": str(info.path),
@@ -384,18 +465,20 @@ def _remove(path: Path) -> None:
         shutil.rmtree(path, ignore_errors=True)
 
 
-def load_cached(key: str, path: Path) -> Report | None:
+def load_cached(key: str, path: Path, partial: bool = False) -> Report | None:
     """Return the cached report for ``key``, or None when there is no usable entry.
 
-    A damaged entry (any check of :func:`_load` fails) is logged, moved aside and deleted,
-    so that the caller reads the report and writes a new one. An entry that cannot be used
-    now (no memory to map it, no permission) is logged and kept.
+    A partial entry is returned (as a partial report) only with ``partial``; else it is
+    left for the full open to replace. A damaged entry (any check of :func:`_load` fails) is
+    logged, moved aside and deleted, so that the caller reads the report and writes a new
+    one. An entry that cannot be used now (no memory to map it, no permission) is logged
+    and kept.
     """
     entry = _entry(key)
     if not (entry / "meta.json").is_file():
         return None
     try:
-        return _load(entry, path)
+        return _load(entry, path, partial)
     except _DAMAGE as exc:
         if is_unavailable(exc):
             log.warning("cannot use the cache entry for %s now (%s); reading the report", path, exc)
@@ -405,31 +488,51 @@ def load_cached(key: str, path: Path) -> Report | None:
         return None
 
 
-def _load(entry: Path, path: Path) -> Report:
+def _load(entry: Path, path: Path, partial: bool) -> Report | None:
     meta = read_meta(entry / "meta.json")
     if meta.get("format") != FORMAT_VERSION:
         raise DamagedEntryError("cache format mismatch")
-    files = meta["files"]
-    strings = _read_table(entry, "strings.arrow", files).column("value").to_pylist()
-    tables = {}
-    for kind in EVENT_TABLES:
-        rows, layout = meta["rows"][kind], meta["layout"][kind]
-        arrow = _read_table(entry, f"{kind}.arrow", files, full=False)
-        columns = _table_columns(arrow, kind, rows, layout)
-        keys = _read_table(entry, f"{kind}.keys.arrow", files).to_pandas()
-        _check_table(kind, columns, len(keys), len(strings))
-        tables[kind] = EventTable(kind, columns, keys, meta["sources"][kind])
-    frames = {
-        name: _read_table(entry, f"{name}.frame.arrow", files).to_pandas() for name in _FRAMES
-    }
+    is_partial = meta["partial"]
+    if not isinstance(is_partial, bool):
+        raise DamagedEntryError("meta.json: 'partial' is not true or false")
+    if is_partial and not partial:
+        return None
+    kinds = list(meta["rows"]) if is_partial else EVENT_TABLES
+    if not set(kinds) <= set(EVENT_TABLES):
+        raise DamagedEntryError(f"meta.json: unknown tables {sorted(set(kinds))}")
+    strings = _read_table(entry, "strings.arrow", meta["files"]).column("value").to_pylist()
+    tables = {kind: _load_table(entry, meta, kind, len(strings), is_partial) for kind in kinds}
     info = dict(meta["info"])
     info["path"] = path
+    source_columns = {k: tuple(v) for k, v in meta["source_columns"].items()}
+    string_ids = StringIds(np.array(strings, dtype=object))
+    if is_partial:
+        return Report.from_durations(ReportInfo(**info), string_ids, tables, source_columns)
+    frames = {
+        name: _read_table(entry, f"{name}.frame.arrow", meta["files"]).to_pandas()
+        for name in _FRAMES
+    }
     return Report(
         info=ReportInfo(**info),
-        strings=StringIds(np.array(strings, dtype=object)),
+        strings=string_ids,
         tables=tables,
         enums={k: {int(i): v for i, v in m.items()} for k, m in meta["enums"].items()},
-        source_columns={k: tuple(v) for k, v in meta["source_columns"].items()},
+        source_columns=source_columns,
         nvtx_max_ns=int(meta["nvtx_max_ns"]),
         **frames,
     )
+
+
+def _load_table(
+    entry: Path, meta: dict, kind: str, n_strings: int, partial: bool
+) -> EventTable | DurationTable:
+    """Map and check one table of an entry: a DurationTable in a partial entry."""
+    rows, layout, files = meta["rows"][kind], meta["layout"][kind], meta["files"]
+    arrow = _read_table(entry, f"{kind}.arrow", files, full=False)
+    columns = _table_columns(arrow, kind, rows, layout, "duration_ns" if partial else "start_ns")
+    if partial:
+        _check_table(kind, columns, 0, n_strings)
+        return DurationTable(kind, columns, meta["sources"][kind])
+    keys = _read_table(entry, f"{kind}.keys.arrow", files).to_pandas()
+    _check_table(kind, columns, len(keys), n_strings)
+    return EventTable(kind, columns, keys, meta["sources"][kind])

@@ -7,7 +7,7 @@ track is (a thread and nesting level, a GPU stream, a CPU core...).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,6 +19,7 @@ __all__ = [
     "CONTEXT_COLUMNS",
     "CUDA_DEVICE_COLUMNS",
     "EVENT_TABLES",
+    "DurationTable",
     "EventTable",
     "Report",
     "ReportInfo",
@@ -191,6 +192,53 @@ class EventTable:
 
 
 @dataclass(frozen=True)
+class DurationTable:
+    """One event kind read for the duration summaries only: durations and name ids.
+
+    What a partial report (:attr:`Report.complete` False, e.g. the lean stats read of
+    :mod:`analysis.stats.lean`) holds instead of an :class:`EventTable`. It has no
+    timestamps, tracks or row ids, hence no ``start_ns``, ``end_ns``, ``track_id`` or
+    :meth:`EventTable.window`: a consumer that needs them finds a DurationTable, not an
+    EventTable, and opens the full model. Rows are in the report's rowid order.
+
+    Attributes
+    ----------
+    kind
+        Table name, one of :data:`EVENT_TABLES`.
+    columns
+        Column name -> read-only array. Always present: ``duration_ns`` (int64, >= 0); the
+        name id columns read (``name_id``...), StringIds ids as in an EventTable.
+    source
+        Name of the SQLite table the rows came from ('' when the report lacks it: empty).
+    """
+
+    kind: str
+    columns: Mapping[str, np.ndarray]
+    source: str = ""
+
+    def __len__(self) -> int:
+        return len(self.columns["duration_ns"])
+
+    def __repr__(self) -> str:
+        return f"<DurationTable {self.kind}: {len(self):,} events, {sorted(self.columns)}>"
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.columns[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.columns
+
+    @property
+    def duration_ns(self) -> npt.NDArray[np.int64]:
+        return self.columns["duration_ns"]
+
+    def to_frame(self, columns: list[str] | None = None) -> pd.DataFrame:
+        """Return the table (or some columns) as a DataFrame sharing the arrays where possible."""
+        names = list(self.columns) if columns is None else columns
+        return pd.DataFrame({name: self.columns[name] for name in names}, copy=False)
+
+
+@dataclass(frozen=True)
 class ReportInfo:
     """What a report is: where it came from, who wrote it and when it ran."""
 
@@ -214,7 +262,10 @@ class Report:
     strings
         The string pool; every ``*_id`` name column indexes it.
     tables
-        Event tables by kind (see :data:`EVENT_TABLES`); absent kinds are empty tables.
+        Event tables by kind (see :data:`EVENT_TABLES`); absent kinds are empty tables. In a
+        partial report (:attr:`complete` False) only the kinds read are here, each a
+        :class:`DurationTable` (empty when the file lacks its table), and the frames below
+        are empty: ``report.memcpy`` of a kind not read raises AttributeError.
     processes
         ``pid`` (int64), ``global_pid`` (int64), ``name`` (str).
     threads
@@ -246,7 +297,7 @@ class Report:
 
     info: ReportInfo
     strings: StringIds
-    tables: Mapping[str, EventTable]
+    tables: Mapping[str, EventTable | DurationTable]
     processes: pd.DataFrame
     threads: pd.DataFrame
     gpus: pd.DataFrame
@@ -275,15 +326,56 @@ class Report:
     def path(self) -> Path:
         return self.info.path
 
+    @classmethod
+    def from_durations(
+        cls,
+        info: ReportInfo,
+        strings: StringIds,
+        tables: Mapping[str, DurationTable],
+        source_columns: Mapping[str, tuple[str, ...]],
+    ) -> Report:
+        """Return a partial report: the duration ``tables`` read, every frame empty."""
+        empty = pd.DataFrame()
+        return cls(
+            info=info,
+            strings=strings,
+            tables=tables,
+            processes=empty,
+            threads=empty,
+            gpus=empty,
+            streams=empty,
+            nvtx_domains=empty,
+            nvtx_categories=empty,
+            enums={},
+            gpu_metric_names=empty,
+            source_columns=source_columns,
+        )
+
     def has_source(self, table: str) -> bool:
         """Return whether the SQLite report contained ``table`` (even empty)."""
         return table in self.source_columns
 
-    def __getattr__(self, kind: str) -> EventTable:
+    @property
+    def complete(self) -> bool:
+        """Whether this is the full model: every kind an :class:`EventTable`, frames read."""
+        return all(isinstance(t, EventTable) for t in self.tables.values()) and len(
+            self.tables
+        ) == len(EVENT_TABLES)
+
+    def holds(self, wanted: Mapping[str, Iterable[str]]) -> bool:
+        """Return whether the report has each ``kind -> column names`` of ``wanted``."""
+        return all(
+            kind in self.tables and all(c in self.tables[kind] for c in columns)
+            for kind, columns in wanted.items()
+        )
+
+    def __getattr__(self, kind: str) -> EventTable | DurationTable:
         # report.kernels, report.nvtx, ... as a convenience for the event tables.
         tables = object.__getattribute__(self, "tables")
         if kind in tables:
             return tables[kind]
+        if kind in EVENT_TABLES:
+            raise AttributeError(f"{kind}: not read (a partial report holds {sorted(tables)})")
         raise AttributeError(kind)
 
     @property
@@ -291,10 +383,13 @@ class Report:
         return sum(len(t) for t in self.tables.values())
 
     def span_ns(self) -> tuple[int, int]:
-        """Return (first start, last end) over every event table, or (0, duration)."""
+        """Return (first start, last end) over every event table, or (0, duration).
+
+        A partial report's duration tables have no times: they are left out.
+        """
         lo, hi = [], []
         for table in self.tables.values():
-            if len(table):
+            if isinstance(table, EventTable) and len(table):
                 lo.append(int(table.start_ns.min()))
                 hi.append(int(table.end_ns.max()))
         if not lo:

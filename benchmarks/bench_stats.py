@@ -90,7 +90,7 @@ def _phase_strata(path: Path, backend: str, full: bool) -> dict:
     else:
         # What `main.py stats -r cuda_gpu_kern_sum,cuda_api_sum` does.
         report, open_s = timed(lambda: open_for_stats(path, _SPECS, use_cache=True))
-    # The side cache is written while the summaries run; its time counts here.
+    # The partial cache entry is written while the summaries run; its time counts here.
     _, first_s = timed(lambda: (both(report), wait_for_cache_writes()))
     _, again_s = timed(lambda: both(report))  # warm: the aggregation alone
     kernels, api = report.kernels, report.cuda_api
@@ -246,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
                 ("seconds",),
             )  # fmt: skip
             if args.full_open:
-                shutil.rmtree(Path(cache_dir) / "stats-columns", ignore_errors=True)
+                shutil.rmtree(Path(cache_dir) / "reports", ignore_errors=True)  # the partial entry
                 full = _fastest(full, run_phase(script, [*strata, "--full-open"], env),
                                 ("open", "stats"))  # fmt: skip
         if nsys:

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.engine import sqlite_round
-from analysis.model import Report
+from analysis.model import DurationTable, Report
 from analysis.recipes._exact import checked_subtract, group_sums
 from analysis.recipes._labels import factorize_rows, kernel_groups, nvtx_range_groups
 from analysis.recipes.base import (
@@ -306,7 +306,10 @@ class CudaGpuKernSum(StatsRecipe):
     def groups_of(self, report: Report) -> GroupPartial:
         codes, labels = kernel_groups(report)
         kernels = report.kernels
-        durations = checked_subtract(kernels.end_ns, kernels.start_ns, "a kernel's duration")
+        if isinstance(kernels, DurationTable):  # the lean read: durations, checked already
+            durations = kernels.duration_ns
+        else:
+            durations = checked_subtract(kernels.end_ns, kernels.start_ns, "a kernel's duration")
         return GroupPartial.from_codes(codes, labels, durations)
 
 

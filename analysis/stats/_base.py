@@ -16,7 +16,7 @@ import pandas as pd
 
 from analysis.engine import GroupStats, exact_sum, group_stats, sqlite_round
 from analysis.errors import AnalysisError
-from analysis.model import Report
+from analysis.model import DurationTable, EventTable, Report
 from analysis.names import api_display_names, string_codes
 
 __all__ = [
@@ -255,13 +255,6 @@ def factorize_rows(frame: pd.DataFrame) -> tuple[np.ndarray, pd.DataFrame]:
     return codes, keys
 
 
-def durations(table) -> np.ndarray:
-    """Return ``end - start`` of an event table's rows.
-
-    A lean table (:mod:`analysis.stats.lean`) stores durations as its ends with a constant
-    zero start: those are returned as they are (no 10 M-row subtraction and allocation).
-    """
-    start = table.start_ns
-    if start.ndim == 1 and start.strides == (0,) and len(start) and int(start[0]) == 0:
-        return table.end_ns
+def durations(table: EventTable | DurationTable) -> np.ndarray:
+    """Return the durations of a table's rows: ``end - start``, or a duration table's own."""
     return table.duration_ns

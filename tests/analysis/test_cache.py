@@ -223,20 +223,17 @@ def test_a_partial_open_reads_the_entry_but_never_writes_one(
 
 
 @requires_shared
-def test_changed_report_replaces_its_stats_column_entry(
+def test_changed_report_replaces_its_partial_entry(
     private_cache: Path, copied_report: Path
 ) -> None:
     from analysis.stats.lean import open_for_stats, wait_for_cache_writes
 
-    def lean_entries() -> list[str]:
-        return sorted(p.name for p in (private_cache / "stats-columns").iterdir())
-
     first = open_for_stats(copied_report, ["cuda_gpu_kern_sum"])
     wait_for_cache_writes()
-    (old,) = lean_entries()
+    (old,) = _entries()
     os.utime(copied_report, ns=(1_000_000_000, 1_000_000_000))  # a re-recorded report
     second = open_for_stats(copied_report, ["cuda_gpu_kern_sum"])
     wait_for_cache_writes()
-    (new,) = lean_entries()
+    (new,) = _entries()
     assert new != old
     assert len(second.kernels) == len(first.kernels) > 0

@@ -1,6 +1,7 @@
 """A damaged cache never crashes a process and never yields a wrong table.
 
-Every file of a columnar-cache entry and of a stats side-cache entry is damaged in five ways
+Every file of a columnar-cache entry, complete or partial (what the lean stats read keeps), is
+damaged in five ways
 (one bit flipped in the middle, truncated to half, a range zeroed, replaced with garbage,
 deleted); the next ``stats`` run, in a fresh process (a segfault fails the test), exits 0,
 prints what ``--no-cache`` prints, and leaves an intact entry behind. One driver process per
@@ -27,7 +28,6 @@ import pytest
 
 from analysis import _cachefiles, cache, open_report
 from analysis.model import EVENT_TABLES
-from analysis.stats import lean as lean_module
 from analysis.stats.lean import open_for_stats, wait_for_cache_writes
 from resources import demo
 from tests.helpers import run_cli, run_python
@@ -42,11 +42,8 @@ FULL_FILES = sorted(
     + [f"{name}.frame.arrow" for name in cache._FRAMES]
     + ["strings.arrow", "meta.json"]
 )
-#: The files of the side-cache entry LEAN_SPECS leave.
-LEAN_FILES = sorted(
-    ["meta.json", "kernels.end_ns.npy", "kernels.name_id.npy", "kernels.short_name_id.npy"]
-    + ["cuda_api.end_ns.npy", "cuda_api.name_id.npy"]
-)
+#: The files of the partial entry LEAN_SPECS leave.
+LEAN_FILES = sorted(["meta.json", "strings.arrow", "kernels.arrow", "cuda_api.arrow"])
 
 _DRIVER = """
 import contextlib, io, json, os, sys
@@ -83,25 +80,19 @@ def _damage(path: Path, how: str) -> bool:
     return bytes(new) != data
 
 
-def _entry_dir(folder: Path, report: Path, lean: bool) -> Path:
-    key = cache.cache_key(report)
-    if lean:
-        return folder / "stats-columns" / f"{key}-{lean_module._FORMAT}"
-    return folder / "reports" / key
+def _entry_dir(folder: Path, report: Path) -> Path:
+    return folder / "reports" / cache.cache_key(report)
 
 
 def _intact(entry: Path, lean: bool) -> bool:
-    """Whether every file of ``entry`` matches its meta.json record (no parsing)."""
+    """Whether every file of ``entry`` matches its meta.json record (no parsing), and the
+    entry is partial (``lean``) or complete."""
     try:
         meta = _cachefiles.read_meta(entry / "meta.json")
     except (OSError, ValueError):
         return False
-    if lean:
-        records = {c["file"]: c["record"] for t in meta["tables"].values()
-                   for c in t["columns"].values()}  # fmt: skip
-    else:
-        records = meta["files"]
-    return all(
+    records = meta["files"]
+    return meta["partial"] is lean and all(
         (entry / name).is_file() and _cachefiles.file_record(entry / name) == record
         for name, record in records.items()
     )
@@ -118,7 +109,7 @@ class Damaged:
         assert expected.returncode == 0, expected.stderr
         self.expected = expected.stdout
         assert run_cli("stats", "-r", specs, str(report), env=env).returncode == 0
-        pristine = _entry_dir(work / "pristine", report, lean)
+        pristine = _entry_dir(work / "pristine", report)
         self.files = sorted(p.name for p in pristine.iterdir())
         self.changed: dict[tuple[str, str], bool] = {}
         folders: dict[str, list[str]] = {how: [] for how in DAMAGES}
@@ -126,7 +117,7 @@ class Damaged:
             for how in DAMAGES:
                 folder = work / f"{how}-{name}"
                 shutil.copytree(work / "pristine", folder)
-                self.changed[name, how] = _damage(_entry_dir(folder, report, lean) / name, how)
+                self.changed[name, how] = _damage(_entry_dir(folder, report) / name, how)
                 folders[how].append(str(folder))
         with ThreadPoolExecutor(max_workers=2) as pool:
             runs = list(pool.map(lambda f: self._drive(specs, f), folders.values()))
@@ -153,7 +144,7 @@ class Damaged:
             assert code == 0, (name, how, err)
             assert "Traceback" not in err, (name, how, err)
             assert out == self.expected, (name, how, "printed another table")
-            assert _intact(_entry_dir(folder, self.report, self.lean), self.lean), (name, how)
+            assert _intact(_entry_dir(folder, self.report), self.lean), (name, how)
             if self.changed[name, how] and not (name == "meta.json" and how == "delete"):
                 assert "discarding a damaged" in err, (name, how, err)
 
@@ -190,7 +181,7 @@ def test_damaged_columnar_cache_file_is_rebuilt(full_cases: Damaged, work: Path,
 
 
 @pytest.mark.parametrize("name", LEAN_FILES)
-def test_damaged_side_cache_file_is_rebuilt(lean_cases: Damaged, work: Path, name: str) -> None:
+def test_damaged_partial_entry_file_is_rebuilt(lean_cases: Damaged, work: Path, name: str) -> None:
     lean_cases.check(work / "lean", name)
 
 
@@ -232,7 +223,7 @@ def test_meta_claiming_absurd_sizes_is_rejected_without_allocating(
 ) -> None:
     fresh = open_report(report_copy, use_cache=False)
     open_report(report_copy)
-    meta_path = _entry_dir(private_cache, report_copy, lean=False) / "meta.json"
+    meta_path = _entry_dir(private_cache, report_copy) / "meta.json"
 
     def absurd(meta: dict) -> None:
         meta["rows"]["kernels"] = 2**40
@@ -249,18 +240,20 @@ def test_meta_claiming_absurd_sizes_is_rejected_without_allocating(
     assert _intact(meta_path.parent, lean=False)
 
 
-def test_side_cache_meta_claiming_absurd_rows_is_rejected_without_allocating(
+def test_partial_meta_claiming_absurd_rows_is_rejected_without_allocating(
     private_cache: Path, report_copy: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     expected = len(open_for_stats(report_copy, ["cuda_api_sum"], use_cache=False).cuda_api)
     open_for_stats(report_copy, ["cuda_api_sum"])
     wait_for_cache_writes()
-    entry = _entry_dir(private_cache, report_copy, lean=True)
+    entry = _entry_dir(private_cache, report_copy)
 
     def absurd(meta: dict) -> None:
-        meta["tables"]["cuda_api"]["rows"] = 2**40
-        for column in meta["tables"]["cuda_api"]["columns"].values():
-            column["record"][0] = 2**45
+        meta["rows"]["cuda_api"] = 2**40
+        meta["layout"]["cuda_api"]["constants"] = {
+            name: [0, "<i8"] for name in meta["layout"]["cuda_api"]["columns"]
+        }
+        meta["files"]["cuda_api.arrow"][0] = 2**45
 
     _rewrite_meta(entry / "meta.json", absurd)
     with caplog.at_level(logging.WARNING):
@@ -268,7 +261,7 @@ def test_side_cache_meta_claiming_absurd_rows_is_rejected_without_allocating(
         wait_for_cache_writes()
     assert peak < 64 << 20
     assert len(report.cuda_api) == expected > 0
-    assert "discarding a damaged stats column cache entry" in caplog.text
+    assert "discarding a damaged cache entry" in caplog.text
     assert _intact(entry, lean=True)
 
 
@@ -283,7 +276,7 @@ def test_entry_that_cannot_be_mapped_is_kept(
     error: BaseException,
 ) -> None:
     open_report(report_copy)
-    entry = _entry_dir(private_cache, report_copy, lean=False)
+    entry = _entry_dir(private_cache, report_copy)
     before = {p.name: p.stat().st_mtime_ns for p in entry.iterdir()}
 
     def no_memory(*args: object, **kwargs: object) -> None:
@@ -299,7 +292,7 @@ def test_entry_that_cannot_be_mapped_is_kept(
     assert _intact(entry, lean=False)
 
 
-def test_side_cache_that_cannot_be_read_for_memory_is_kept(
+def test_partial_entry_that_cannot_be_mapped_is_kept(
     private_cache: Path,
     report_copy: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -307,18 +300,19 @@ def test_side_cache_that_cannot_be_read_for_memory_is_kept(
 ) -> None:
     open_for_stats(report_copy, ["cuda_gpu_kern_sum"])
     wait_for_cache_writes()
-    entry = _entry_dir(private_cache, report_copy, lean=True)
+    entry = _entry_dir(private_cache, report_copy)
     before = {p.name: p.stat().st_mtime_ns for p in entry.iterdir()}
 
     def no_memory(*args: object, **kwargs: object) -> None:
         raise MemoryError
 
-    monkeypatch.setattr("analysis.stats.lean.read_verified", no_memory)
+    monkeypatch.setattr(_cachefiles.mmap, "mmap", no_memory)
     with caplog.at_level(logging.WARNING):
         report = open_for_stats(report_copy, ["cuda_gpu_kern_sum"])
         wait_for_cache_writes()
     assert len(report.kernels) > 0
-    assert "cannot use the stats column cache now" in caplog.text
+    assert "cannot use the cache entry" in caplog.text
+    # The report read holds nothing the entry lacks: the entry is not rewritten.
     assert {p.name: p.stat().st_mtime_ns for p in entry.iterdir()} == before
 
 
@@ -332,17 +326,16 @@ def test_full_cache_folder_costs_a_warning(
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(cache.pa, "OSFile", disk_full)
-    monkeypatch.setattr("analysis.stats.lean.np.save", disk_full)
     with caplog.at_level(logging.WARNING):
-        report = open_report(report_copy)
         lean = open_for_stats(report_copy, ["cuda_api_sum"])
         wait_for_cache_writes()
+        assert "could not write the cache entry" in caplog.text
+        caplog.clear()
+        report = open_report(report_copy)
     assert len(report.kernels) > 0
     assert len(lean.cuda_api) == len(report.cuda_api) > 0
     assert "could not write the cache entry" in caplog.text
-    assert "stats column cache not written" in caplog.text
     assert not [p for p in (private_cache / "reports").iterdir()]
-    assert not [p for p in (private_cache / "stats-columns").iterdir()]
 
 
 @pytest.mark.parametrize("specs", [FULL_SPECS, LEAN_SPECS])
@@ -363,18 +356,15 @@ def test_unusable_cache_folder_costs_a_warning(
 def test_file_in_place_of_an_entry_folder_is_replaced(
     private_cache: Path, report_copy: Path
 ) -> None:
-    for entry in (
-        _entry_dir(private_cache, report_copy, lean=False),
-        _entry_dir(private_cache, report_copy, lean=True),
-    ):
-        entry.parent.mkdir(parents=True)
-        entry.write_text("not a folder")
+    entry = _entry_dir(private_cache, report_copy)
+    entry.parent.mkdir(parents=True)
+    entry.write_text("not a folder")
     lean = open_for_stats(report_copy, ["cuda_api_sum"])  # before the full entry exists
     wait_for_cache_writes()
-    report = open_report(report_copy)
+    assert _intact(entry, lean=True)
+    report = open_report(report_copy)  # replaces the partial entry
     assert len(lean.cuda_api) == len(report.cuda_api) > 0
-    assert _intact(_entry_dir(private_cache, report_copy, lean=False), lean=False)
-    assert _intact(_entry_dir(private_cache, report_copy, lean=True), lean=True)
+    assert _intact(entry, lean=False)
 
 
 def test_other_entry_with_odd_meta_does_not_stop_publishing(
@@ -386,7 +376,7 @@ def test_other_entry_with_odd_meta_does_not_stop_publishing(
     (odd / "meta.json").write_text("[1, 2]")
     report = open_report(report_copy)
     assert len(report.kernels) > 0
-    assert _intact(_entry_dir(private_cache, report_copy, lean=False), lean=False)
+    assert _intact(_entry_dir(private_cache, report_copy), lean=False)
 
 
 _FORGED_FULL = {
@@ -398,10 +388,12 @@ _FORGED_FULL = {
     "record": lambda m: m["files"].update({"strings.arrow": {"size": 1}}),
 }
 _FORGED_LEAN = {
-    "tables": lambda m: m.update(tables=[]),
-    "absent": lambda m: m.update(absent=7),
+    "partial": lambda m: m.update(partial="yes"),
+    "rows": lambda m: m["rows"].update(cuda_api="many"),
+    "kinds": lambda m: m["rows"].update(bogus=0),
     "info": lambda m: m.update(info="x"),
-    "columns": lambda m: m["tables"]["cuda_api"].update(columns={"end_ns": 1, "name_id": 2}),
+    "columns": lambda m: m["layout"]["cuda_api"].update(columns=["duration_ns"]),
+    "anchor": lambda m: m["layout"]["cuda_api"]["constants"].update(duration_ns=[0, "<i8"]),
 }
 
 
@@ -410,7 +402,7 @@ def test_meta_with_a_valid_checksum_but_wrong_types_is_rejected(
     private_cache: Path, report_copy: Path, caplog: pytest.LogCaptureFixture, forged: str
 ) -> None:
     expected = len(open_report(report_copy).cuda_api)
-    entry = _entry_dir(private_cache, report_copy, lean=False)
+    entry = _entry_dir(private_cache, report_copy)
     _rewrite_meta(entry / "meta.json", _FORGED_FULL[forged])
     with caplog.at_level(logging.WARNING):
         assert len(open_report(report_copy).cuda_api) == expected
@@ -419,15 +411,15 @@ def test_meta_with_a_valid_checksum_but_wrong_types_is_rejected(
 
 
 @pytest.mark.parametrize("forged", sorted(_FORGED_LEAN))
-def test_side_cache_meta_with_a_valid_checksum_but_wrong_types_is_rejected(
+def test_partial_meta_with_a_valid_checksum_but_wrong_types_is_rejected(
     private_cache: Path, report_copy: Path, caplog: pytest.LogCaptureFixture, forged: str
 ) -> None:
     expected = len(open_for_stats(report_copy, ["cuda_api_sum"]).cuda_api)
     wait_for_cache_writes()
-    entry = _entry_dir(private_cache, report_copy, lean=True)
+    entry = _entry_dir(private_cache, report_copy)
     _rewrite_meta(entry / "meta.json", _FORGED_LEAN[forged])
     with caplog.at_level(logging.WARNING):
         assert len(open_for_stats(report_copy, ["cuda_api_sum"]).cuda_api) == expected
         wait_for_cache_writes()
-    assert "discarding a damaged stats column cache entry" in caplog.text
+    assert "discarding a damaged cache entry" in caplog.text
     assert _intact(entry, lean=True)

@@ -721,7 +721,7 @@ def test_a_report_without_kernels_is_no_data_not_a_crash(
     if not cpu_only.is_file() or not CONCURRENT[0].is_file():
         pytest.skip("needs the quasiben and extra-p reports in ../shared")
     options = RecipeOptions(use_cache=use_cache)
-    for _ in range(2):  # the second run reads the lean side cache when it is on
+    for _ in range(2):  # the second run reads the partial cache entry when it is on
         run = run_recipe("cuda_gpu_kern_sum", [cpu_only, CONCURRENT[0]], options)
         assert run.no_data == [cpu_only.name]
         assert run.output.files == [CONCURRENT[0].name]

@@ -99,7 +99,8 @@ def test_bad_arguments_exit_2_with_one_line(args: tuple[str, ...], message: str)
 @requires_shared
 def test_lean_columns_give_the_full_model_numbers(tmp_path: Path) -> None:
     # cuda_gpu_kern_sum and cuda_api_sum read three columns of two tables; the CLI reads just
-    # those (and keeps them in a side cache) on a cold report. Same output all three ways.
+    # those (and keeps them as a partial cache entry) on a cold report. Same output all three
+    # ways.
     source = REAL_DIR / "ayush-os__nsight-systems-deep-dive__vector_add_profile_v3.sqlite"
     names = "cuda_gpu_kern_sum,cuda_gpu_kern_sum:base,cuda_api_sum"
     env = {**os.environ, "STRATA_CACHE_DIR": str(tmp_path / "cache")}
@@ -107,7 +108,10 @@ def test_lean_columns_give_the_full_model_numbers(tmp_path: Path) -> None:
     warm = run_cli("stats", str(source), "-r", names, "-f", "csv", env=env)
     full = run_cli("stats", str(source), "-r", names + ",nvtx_sum", "-f", "csv", "--no-cache")
     assert cold.returncode == warm.returncode == full.returncode == 0
-    assert list((tmp_path / "cache" / "stats-columns").iterdir())
+    (entry,) = (tmp_path / "cache" / "reports").iterdir()
+    meta = json.loads((entry / "meta.json").read_text())
+    assert meta["partial"] is True
+    assert sorted(meta["rows"]) == ["cuda_api", "kernels"]
     assert cold.stdout == warm.stdout
     bodies = [(s.spec, s.body) for s in parse_sections(full.stdout)[:3]]
     assert [(s.spec, s.body) for s in parse_sections(cold.stdout)] == bodies

@@ -251,8 +251,8 @@ def command_sequences(max_size: int = 4) -> st.SearchStrategy[tuple]:
 
 #: Cache files the stats read (the names' ends): drawn half of the time, else any file.
 _CACHE_TARGETS = ("/kernels.arrow", "/cuda_api.arrow", "strings.arrow", "/meta.json",
-                  ".end_ns.npy", ".name_id.npy", "/nvtx.arrow", "/osrt.arrow", "/memcpy.arrow",
-                  "keys.arrow", "frame.arrow", "_name_id.npy")  # fmt: skip
+                  "/nvtx.arrow", "/osrt.arrow", "/memcpy.arrow", "keys.arrow",
+                  "frame.arrow")  # fmt: skip
 
 
 @st.composite
