@@ -108,8 +108,25 @@ class StringIds:
         return np.flatnonzero(self.values == text)
 
 
+class _Columns:
+    """Column access shared by :class:`EventTable` and :class:`DurationTable`."""
+
+    columns: Mapping[str, np.ndarray]
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.columns[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.columns
+
+    def to_frame(self, columns: list[str] | None = None) -> pd.DataFrame:
+        """Return the table (or some columns) as a DataFrame sharing the arrays where possible."""
+        names = list(self.columns) if columns is None else columns
+        return pd.DataFrame({name: self.columns[name] for name in names}, copy=False)
+
+
 @dataclass(frozen=True)
-class EventTable:
+class EventTable(_Columns):
     """One event kind as read-only NumPy columns of equal length, sorted by (track, start).
 
     Attributes
@@ -148,12 +165,6 @@ class EventTable:
     def __repr__(self) -> str:
         return f"<EventTable {self.kind}: {len(self):,} events, {len(self.track_keys):,} tracks>"
 
-    def __getitem__(self, name: str) -> np.ndarray:
-        return self.columns[name]
-
-    def __contains__(self, name: object) -> bool:
-        return name in self.columns
-
     @property
     def start_ns(self) -> npt.NDArray[np.int64]:
         return self.columns["start_ns"]
@@ -185,14 +196,9 @@ class EventTable:
         hi = int(np.searchsorted(starts, t1_ns, side="left"))
         return slice(rows.start + lo, rows.start + hi)
 
-    def to_frame(self, columns: list[str] | None = None) -> pd.DataFrame:
-        """Return the table (or some columns) as a DataFrame sharing the arrays where possible."""
-        names = list(self.columns) if columns is None else columns
-        return pd.DataFrame({name: self.columns[name] for name in names}, copy=False)
-
 
 @dataclass(frozen=True)
-class DurationTable:
+class DurationTable(_Columns):
     """One event kind read for the duration summaries only: durations and name ids.
 
     What a partial report (:attr:`Report.complete` False, e.g. the lean stats read of
@@ -222,20 +228,9 @@ class DurationTable:
     def __repr__(self) -> str:
         return f"<DurationTable {self.kind}: {len(self):,} events, {sorted(self.columns)}>"
 
-    def __getitem__(self, name: str) -> np.ndarray:
-        return self.columns[name]
-
-    def __contains__(self, name: object) -> bool:
-        return name in self.columns
-
     @property
     def duration_ns(self) -> npt.NDArray[np.int64]:
         return self.columns["duration_ns"]
-
-    def to_frame(self, columns: list[str] | None = None) -> pd.DataFrame:
-        """Return the table (or some columns) as a DataFrame sharing the arrays where possible."""
-        names = list(self.columns) if columns is None else columns
-        return pd.DataFrame({name: self.columns[name] for name in names}, copy=False)
 
 
 @dataclass(frozen=True)
