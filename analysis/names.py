@@ -53,6 +53,7 @@ __all__ = [
     "kernel_name_ids",
     "kernel_variant",
     "memcpy_names",
+    "nvtx_range_texts",
     "pair_names",
     "string_codes",
 ]
@@ -294,3 +295,11 @@ def event_name(report: Report, kind: str, row: int, kernel_name: str = "demangle
         return None
     names = event_names(report, kind, np.array([row]), kernel_name)
     return names.labels[names.codes[0]]
+
+
+def nvtx_range_texts(report: Report) -> set[str]:
+    """Return the texts of the report's NVTX ranges: the names NVTX alignment matches
+    (:func:`analysis.alignment.first_nvtx_start_ns`), marks and empty texts left out."""
+    nvtx = report.tables["nvtx"]
+    ids = np.unique(nvtx["name_id"][range_rows(report)]) if len(nvtx) else np.empty(0, np.int64)
+    return {str(t) for t in report.strings.lookup(ids).tolist() if t}

@@ -9,12 +9,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 from PySide6.QtCore import QObject, Signal
 
 from analysis import Report
 from analysis.alignment import alignment_offsets
 from analysis.errors import StrataError
+from analysis.names import nvtx_range_texts
 from analysis.tracks import Track, build_tracks
 from app.jobs import JobRunner
 from app.loading import ReportList
@@ -318,11 +318,6 @@ def _nvtx_names(reports: tuple[Report, ...]) -> list[str]:
     """Return NVTX range names: those found in every report first, then the rest, by name."""
     counts: Counter[str] = Counter()
     for report in reports:
-        table = report.tables.get("nvtx")
-        if table is None or not len(table) or "name_id" not in table:
-            continue
-        ids = np.unique(table["name_id"])
-        names = report.strings.lookup(ids)
-        counts.update({str(n) for n in names if n})
+        counts.update(nvtx_range_texts(report))
     ordered = sorted(counts, key=lambda n: (-counts[n], n.lower()))
     return ordered[:MAX_NVTX_NAMES]

@@ -11,7 +11,7 @@ import numpy as np
 
 from analysis.model import Report
 from analysis.names import NAMED_KINDS, event_name
-from analysis.schema import pid_of
+from analysis.projection import correlated_row
 from analysis.timefmt import format_duration_ns, format_time_ns
 from analysis.tracks import GPU_TABLES, SliceTable, Track
 
@@ -112,31 +112,16 @@ def pick_event(
 def find_partner(report: Report, tables: dict[str, SliceTable], event: EventRef) -> EventRef | None:
     """Return the correlated partner: CUDA API call ↔ the kernel/memcpy/memset it launched.
 
-    spec: nsys-sqlite.md §1.4 "How CUDA rows relate" — same ``correlationId`` and same PID.
+    The match is :func:`analysis.projection.correlated_row`'s (spec: nsys-sqlite.md §1.4
+    "How CUDA rows relate": same ``correlationId``, same process).
     """
-    if event.source == "cuda_api":
-        api = report.tables["cuda_api"]
-        corr = int(api["correlation_id"][event.source_row])
-        pid = int(pid_of(api["global_tid"][event.source_row]))
-        for kind in GPU_TABLES:
-            gpu = report.tables[kind]
-            if not len(gpu):
-                continue
-            hits = np.flatnonzero(gpu["correlation_id"] == corr)
-            hits = hits[pid_of(gpu["global_pid"][hits]) == pid]
-            if len(hits):
-                return _ref(event.report_index, kind, tables[kind], int(hits[0]), "")
+    if event.source_row < 0:
         return None
-    if event.source in GPU_TABLES:
-        gpu = report.tables[event.source]
-        corr = int(gpu["correlation_id"][event.source_row])
-        pid = int(pid_of(gpu["global_pid"][event.source_row]))
-        api = report.tables["cuda_api"]
-        hits = np.flatnonzero(api["correlation_id"] == corr)
-        hits = hits[pid_of(api["global_tid"][hits]) == pid]
-        if len(hits):
-            return _ref(event.report_index, "cuda_api", tables["cuda_api"], int(hits[0]), "")
-    return None
+    partner = correlated_row(report, event.source, event.source_row, GPU_TABLES)
+    if partner is None:
+        return None
+    table, row = partner
+    return _ref(event.report_index, table, tables[table], row, "")
 
 
 def describe_event(

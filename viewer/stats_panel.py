@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from analysis.outliers import Z_MAD
 from viewer.histogram import DurationHistogramWidget
 from viewer.table_model import SORT_ROLE, Column, DataFrameModel
 
@@ -89,7 +90,7 @@ def columns_for(kind: str, frame: pd.DataFrame, report_labels: list[str]) -> lis
             Column("median_ns", "Median (ns)", "dec1", "The name's median over every report"),
             Column("row", "Row", "text"), Column("start_ns", "Start (ns)"),
             Column("kind", "Kind", "text"),
-            Column("robust_z", "Robust z", "z", "0.6745 × MADs off (Iglewicz–Hoaglin)"),
+            Column("robust_z", "Robust z", "z", f"{Z_MAD} × MADs off (Iglewicz–Hoaglin)"),
         ]  # fmt: skip
     unit = "B" if kind == "memcpy_bytes" else "ns"
     head = [Column("name", "Name", "text"), Column("style", "Style", "text")]
@@ -348,7 +349,7 @@ class StatsPanel(QWidget):
             mad = frame["mad_ns"].to_numpy(float)
             dev = frame["duration_ns"].to_numpy(float) - frame["median_ns"].to_numpy(float)
             # MAD 0: the score used the mean absolute deviation; show it in MAD-like units.
-            by_z = frame["robust_z"].to_numpy(float) / 0.6745
+            by_z = frame["robust_z"].to_numpy(float) / Z_MAD
             frame["mads"] = np.where(mad > 0, dev / np.where(mad > 0, mad, 1.0), by_z)
         self._frames[OUTLIERS_TAB] = frame
         self._outlier_status = status
