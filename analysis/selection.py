@@ -16,8 +16,14 @@ import numpy as np
 import pandas as pd
 
 from analysis.engine import group_stats
-from analysis.errors import AnalysisError
-from analysis.kinds import KindRows, PanelRows, panel_has_style, panel_kinds, panel_rows
+from analysis.kinds import (
+    KindRows,
+    PanelRows,
+    check_panel,
+    panel_has_style,
+    panel_kinds,
+    panel_rows,
+)
 from analysis.model import Report
 from analysis.xp import get_xp
 
@@ -140,8 +146,7 @@ def aggregate(
     AnalysisError
         Unknown kind.
     """
-    if kind not in panel_kinds():
-        raise AnalysisError(f"unknown kind '{kind}'; choose one of {', '.join(panel_kinds())}")
+    check_panel(kind)
     sel = selection or Selection()
     module = xp if xp is not None else get_xp()
     report_list = [reports] if isinstance(reports, Report) else list(reports)

@@ -31,7 +31,7 @@ import pandas as pd
 
 from analysis.engine import reduce_sorted
 from analysis.errors import AnalysisError
-from analysis.kinds import PanelRows, panel_kinds, panel_rows
+from analysis.kinds import PanelRows, check_panel, panel_kinds, panel_rows
 from analysis.model import Report
 from analysis.names import EventNames
 from analysis.outliers import Z_MAD, Z_MEAN_AD
@@ -407,8 +407,7 @@ def build_window_index(
     AnalysisError
         Unknown kind.
     """
-    if kind not in panel_kinds():
-        raise AnalysisError(f"unknown kind '{kind}'; choose one of {', '.join(panel_kinds())}")
+    check_panel(kind)
     xp = np if xp is None else xp
     offsets = [int(o) for o in (offsets_ns or [])] + [0] * len(reports)
     parts = [panel_rows(r, kind) for r in reports]

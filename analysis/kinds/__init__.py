@@ -8,49 +8,7 @@ kinds of an Nsight Systems report. A new kind goes in with one :func:`register` 
 from __future__ import annotations
 
 from analysis.kinds.builtin import BUILTIN_KINDS
-from analysis.kinds.registry import (
-    DURATION,
-    PLACES,
-    EventKind,
-    KindRows,
-    PanelRows,
-    Projector,
-    event_kinds,
-    get_kind,
-    kind_slices,
-    kinds_at,
-    outlier_kinds,
-    panel_has_style,
-    panel_kinds,
-    panel_rows,
-    register,
-    row_labels,
-    string_names,
-    table_rows,
-    table_view,
-    unregister,
-)
+from analysis.kinds.registry import *  # noqa: F403 - the registry's API is the package's
+from analysis.kinds.registry import __all__ as _REGISTRY_NAMES
 
-__all__ = [
-    "BUILTIN_KINDS",
-    "DURATION",
-    "PLACES",
-    "EventKind",
-    "KindRows",
-    "PanelRows",
-    "Projector",
-    "event_kinds",
-    "get_kind",
-    "kind_slices",
-    "kinds_at",
-    "outlier_kinds",
-    "panel_has_style",
-    "panel_kinds",
-    "panel_rows",
-    "register",
-    "row_labels",
-    "string_names",
-    "table_rows",
-    "table_view",
-    "unregister",
-]
+__all__ = ["BUILTIN_KINDS", *_REGISTRY_NAMES]

@@ -29,6 +29,7 @@ __all__ = [
     "KindRows",
     "PanelRows",
     "Projector",
+    "check_panel",
     "event_kinds",
     "get_kind",
     "kind_slices",
@@ -243,6 +244,12 @@ def _panel_members(panel: str) -> list[tuple[EventKind, str]]:
     if not members:
         raise AnalysisError(f"unknown kind '{panel}'; choose one of {', '.join(panel_kinds())}")
     return members
+
+
+def check_panel(panel: str) -> None:
+    """Raise :class:`AnalysisError` (one line naming the choices) unless ``panel`` is one of
+    :func:`panel_kinds`."""
+    _panel_members(panel)
 
 
 def panel_has_style(panel: str) -> bool:
