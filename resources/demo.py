@@ -33,6 +33,7 @@ import numpy as np
 
 from resources import demo_catalog as cat
 from resources.demo_events import STRINGS, THREAD_NAMES
+from resources.demo_rank import RankTrace
 from resources.demo_schema import create_schema
 from resources.demo_trace import (
     PLANTED_SLOW,
@@ -40,7 +41,6 @@ from resources.demo_trace import (
     SLOW_KERNEL_KEY,
     STRAGGLER_FACTOR,
     STRAGGLER_RANK,
-    RankTrace,
     simulate,
 )
 
