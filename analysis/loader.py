@@ -35,6 +35,7 @@ from analysis._strings import StringTable, read_string_table
 from analysis.errors import CancelledError, CorruptReportError, NotAReportError
 from analysis.levels import nesting_levels, order_by_group_start
 from analysis.model import EventTable, Report, StringIds, freeze
+from analysis.progress import Progress
 from analysis.schema import (
     NVTX_MARK_TYPES,
     NVTX_RANGE_TYPES,
@@ -43,9 +44,7 @@ from analysis.schema import (
     pid_of,
 )
 
-__all__ = ["Progress", "check_event_tables", "duration_error", "load_sqlite"]
-
-Progress = Callable[[float, str], None]
+__all__ = ["check_event_tables", "duration_error", "load_sqlite"]
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -18,15 +18,13 @@ from PySide6.QtCore import QObject, Signal
 
 from analysis import Report, find_reports, open_report
 from analysis.errors import StrataError
+from analysis.progress import Progress
 from analysis.recipes.output import is_recipe_output
 from app.jobs import Job, JobRunner
 
 __all__ = ["LOADED", "LOADING", "ReportEntry", "ReportList", "build_demo"]
 
 log = logging.getLogger(__name__)
-
-#: ``progress(fraction, text)``, as analysis functions take it
-Progress = Callable[[float, str], None]
 
 LOADING = "loading"
 LOADED = "loaded"

@@ -45,7 +45,7 @@ from app.event_lookup import (
     track_key,
     with_shared_start,
 )
-from app.stats_jobs import IndexCache, StatsRequest, StatsResult, stats_frame
+from app.stats_jobs import IndexCache, StatsPanelResult, StatsRequest, stats_frame
 from viewer.events import EventRef
 from viewer.stats_panel import OUTLIERS_TAB, Scope, StatsPanel, group_of
 
@@ -222,7 +222,7 @@ class StatsController(QObject):
             if active is not None:
                 active_index = cache.get(request.key, reports, active.kind, offsets, labels)
                 histogram = _histogram(active_index, active, request)
-            return StatsResult(request, frame, events, elapsed, histogram)
+            return StatsPanelResult(request, frame, events, elapsed, histogram)
 
         self._is_running, self._is_dirty = True, False
         if cache.peek(request.key, kind) is None:  # the first request of a kind sorts once
@@ -231,7 +231,7 @@ class StatsController(QObject):
         job.finished.connect(self._on_stats_ready)
         job.failed.connect(self._on_stats_failed)
 
-    def _on_stats_ready(self, result: StatsResult) -> None:
+    def _on_stats_ready(self, result: StatsPanelResult) -> None:
         self._is_running = False
         request = result.request
         # Another tab, report set or scope: drop it. A window that moved on while the job

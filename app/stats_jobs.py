@@ -16,12 +16,12 @@ import pandas as pd
 
 from analysis.engine import sqlite_round
 from analysis.errors import StrataError
-from analysis.stats._base import time_percent
+from analysis.stats import time_percent
 from analysis.window_stats import WindowIndex, build_window_index, pivot_by_report
 from analysis.xp import get_xp
 from viewer.stats_panel import Scope
 
-__all__ = ["IndexCache", "StatsRequest", "StatsResult", "stats_frame"]
+__all__ = ["IndexCache", "StatsRequest", "StatsPanelResult", "stats_frame"]
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +36,7 @@ class StatsRequest:
 
 
 @dataclass(frozen=True)
-class StatsResult:
+class StatsPanelResult:
     """A table for a request, and the active name's histogram for the same window (or None).
 
     ``histogram`` is the controller's own record (``app.stats_controller._Histogram``).

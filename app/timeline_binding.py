@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import QObject, Signal
 
 from analysis import Report
-from analysis.alignment import alignment_offsets
+from analysis.alignment import TimeAlignment
 from analysis.errors import StrataError
 from analysis.tracks import Track, build_tracks
 from app.jobs import JobRunner
@@ -22,7 +22,7 @@ from app.settings import Settings
 from viewer.rows import match_tracks
 from viewer.timeline import TimelineWidget
 
-__all__ = ["Alignment", "TimelineBinding", "TimelineWidget"]
+__all__ = ["TimelineBinding", "TimelineWidget"]
 
 log = logging.getLogger(__name__)
 
@@ -30,20 +30,11 @@ MAX_NVTX_NAMES = 2000
 
 
 @dataclass(frozen=True)
-class Alignment:
-    """How reports are placed on one time axis (see ``analysis.alignment``)."""
-
-    mode: str = "session"
-    nvtx_name: str = ""
-    manual_ns: tuple[int, ...] = field(default=())
-
-
-@dataclass(frozen=True)
 class _Layout:
     reports: tuple[Report, ...]
     tracks: list[Track]
     offsets_ns: list[int]
-    alignment: Alignment
+    alignment: TimeAlignment
     alignment_error: StrataError | None
     nvtx_names: list[str]
 
@@ -84,7 +75,7 @@ class TimelineBinding(QObject):
         # Pins are remembered per *complete* set: a set shown while other reports were still
         # loading is a passing state, not one the user reopens.
         self._is_shown_complete = False
-        self._shown_alignment = Alignment()
+        self._shown_alignment = TimeAlignment()
         self._tracks: list[Track] = []
         self._offsets_ns: list[int] = []
         self._fitted_range: tuple[int, int] | None = None
@@ -122,9 +113,9 @@ class TimelineBinding(QObject):
         """
         return len(match_tracks(self._tracks, pattern))
 
-    def alignment(self) -> Alignment:
-        return Alignment(
-            self._alignment_mode, self._nvtx_name, tuple(self._list.manual_offsets_ns())
+    def alignment(self) -> TimeAlignment:
+        return TimeAlignment(
+            self._alignment_mode, self._nvtx_name or None, tuple(self._list.manual_offsets_ns())
         )
 
     def set_alignment(self, mode: str, nvtx_name: str = "") -> None:
@@ -262,7 +253,7 @@ class TimelineBinding(QObject):
         job.failed.connect(self._on_job_failed)
 
     def _on_offsets_ready(
-        self, reports: tuple[Report, ...], alignment: Alignment, offsets_ns: list[int]
+        self, reports: tuple[Report, ...], alignment: TimeAlignment, offsets_ns: list[int]
     ) -> None:
         if not _same_reports(reports, self._shown):
             return  # a newer layout is on its way
@@ -289,19 +280,11 @@ def _same_reports(a: tuple[Report, ...], b: tuple[Report, ...]) -> bool:
     return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
 
 
-def _offsets(reports: tuple[Report, ...], alignment: Alignment) -> list[int]:
-    return [
-        int(v)
-        for v in alignment_offsets(
-            list(reports),
-            mode=alignment.mode,
-            nvtx_name=alignment.nvtx_name or None,
-            manual_ns=list(alignment.manual_ns),
-        )
-    ]
+def _offsets(reports: tuple[Report, ...], alignment: TimeAlignment) -> list[int]:
+    return [int(v) for v in alignment.offsets(list(reports))]
 
 
-def _layout(reports: tuple[Report, ...], alignment: Alignment) -> _Layout:
+def _layout(reports: tuple[Report, ...], alignment: TimeAlignment) -> _Layout:
     """Build rows and offsets for ``reports`` (runs on a worker)."""
     # The NVTX-on-GPU projection takes seconds on big reports: those rows come in a second job.
     tracks = build_tracks(list(reports), include_projection=False) if reports else []
@@ -310,7 +293,7 @@ def _layout(reports: tuple[Report, ...], alignment: Alignment) -> _Layout:
         offsets = _offsets(reports, alignment) if reports else []
     except StrataError as exc:
         error = exc
-        offsets = _offsets(reports, Alignment("session", "", alignment.manual_ns))
+        offsets = _offsets(reports, TimeAlignment("session", None, alignment.manual_ns))
     return _Layout(reports, tracks, offsets, alignment, error, _nvtx_names(reports))
 
 

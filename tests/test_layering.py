@@ -92,3 +92,26 @@ def test_a_type_checking_cycle_breaks_the_cycle_contract(tmp_path: Path) -> None
     )
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "cycles BROKEN" in proc.stdout, proc.stdout
+
+
+def _public_type_names(path: Path) -> set[str]:
+    """Classes and CapWords type aliases (``Progress = Callable[...]``) a module defines."""
+    names: set[str] = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, ast.Name) and target.id[:1].isupper() and not target.id.isupper():
+                names.add(target.id)
+    return {name for name in names if not name.startswith("_")}
+
+
+def test_each_type_name_is_defined_once() -> None:
+    """One name, one meaning: no two modules define a class or type alias of the same name."""
+    where: dict[str, list[str]] = {}
+    for package in ("analysis", "viewer", "app", "resources"):
+        for path in _modules(package):
+            for name in _public_type_names(path):
+                where.setdefault(name, []).append(str(path.relative_to(ROOT)))
+    assert {name: paths for name, paths in where.items() if len(paths) > 1} == {}

@@ -131,7 +131,7 @@ class StatsRecipe(Recipe):
     # -- reduce -------------------------------------------------------------------------------
     def stats_table(self, merged: MergedGroups, with_files: bool) -> pd.DataFrame:
         """Return the nsys-style statistics of merged groups, sorted by total descending."""
-        from analysis.stats._base import time_percent
+        from analysis.stats import time_percent
 
         total, count, mean, med, lo, hi, std = self.stat_names
         columns: dict[str, object] = {}

@@ -22,8 +22,7 @@ from analysis import AnalysisError, open_report
 from analysis.open import find_nsys
 from analysis.outliers import find_outliers
 from analysis.selection import aggregate
-from analysis.stats import run_report
-from analysis.stats._base import time_percent
+from analysis.stats import run_report, time_percent
 from analysis.window_stats import build_window_index, pivot_by_report
 from app.cli import main as cli_main
 from resources.demo import build_demo_reports
