@@ -36,7 +36,6 @@ from analysis.recipes.base import (
     Recipe,
     RecipeOptions,
     RecipeOutput,
-    register,
 )
 from analysis.recipes.partials import GroupPartial, MergedGroups, merge_partials
 
@@ -404,7 +403,3 @@ class NvtxGpuProjSum(StatsRecipe):
             "Avg Range Lvl": avg("level"),
             "Avg Num Child": avg("num_child"),
         }
-
-
-for _recipe in (CudaGpuKernSum(), NvtxSum(), NvtxGpuProjSum()):
-    register(_recipe)
