@@ -250,13 +250,13 @@ def test_kernel_tab_equals_main_py_stats_csv(qtbot, make_window, tmp_path):
 def test_a_burst_of_selections_ends_on_the_last_one(qtbot, demo, monkeypatch):
     window, controller = demo
     channels = []
-    submit = controller._runner.submit
+    submit = window.runner.submit
 
     def counting_submit(func, channel=None):
         channels.append(channel)
         return submit(func, channel)
 
-    monkeypatch.setattr(controller._runner, "submit", counting_submit)
+    monkeypatch.setattr(window.runner, "submit", counting_submit)
     lo, hi = window.timeline.full_range()
     step = (hi - lo) // 40
     for i in range(12):  # as a drag: each move supersedes the previous request
@@ -264,7 +264,7 @@ def test_a_burst_of_selections_ends_on_the_last_one(qtbot, demo, monkeypatch):
     t0, t1 = lo + 11 * step, lo + 21 * step
     qtbot.waitUntil(
         lambda: (
-            not controller._is_running
+            not controller.table.is_running()
             and controller.panel.current_frame()["count"].sum() == _kernel_count(window, t0, t1)
         ),
         timeout=JOB_TIMEOUT_MS,
@@ -279,7 +279,7 @@ def _kernel_count(window, t0: int, t1: int) -> int:
 
 
 def _histogram_count(controller) -> int:
-    return len(controller._histogram_values)
+    return len(controller.highlighter.histogram_instances())
 
 
 def test_histogram_follows_the_table_as_the_selection_moves(qtbot, demo):
@@ -294,7 +294,7 @@ def test_histogram_follows_the_table_as_the_selection_moves(qtbot, demo):
                    (lo + (hi - lo) // 3, lo + (hi - lo) // 2)]:  # fmt: skip
         with qtbot.waitSignal(controller.table_ready, timeout=JOB_TIMEOUT_MS):
             window.timeline.select_time_range(t0, t1)
-        qtbot.waitUntil(lambda: not controller._is_running, timeout=JOB_TIMEOUT_MS)
+        qtbot.waitUntil(lambda: not controller.table.is_running(), timeout=JOB_TIMEOUT_MS)
         row = controller.panel.current_frame().set_index("name").loc[name]
         kernels = _kernel_frame(window)
         inside = kernels[(kernels["name"] == name) & (kernels["start_ns"] < t1)
