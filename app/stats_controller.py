@@ -16,10 +16,8 @@ and their offsets (``TimelineBinding.layout_changed``) and hands them to its thr
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
-import pandas as pd
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow
 
@@ -47,16 +45,10 @@ class StatsController(QObject):
 
     Signals
     -------
-    table_ready(str)
-        The current tab (this kind) shows a fresh result.
-    outliers_ready(object)
-        :class:`~analysis.outliers.Outliers` of the shown reports are listed and marked.
-    instances_changed(object)
-        The instances Next/Previous step through (a DataFrame as
-        :meth:`WindowIndex.instances`, plus ``shared_start_ns``), after a click or a
-        histogram selection.
+    table_ready(str), outliers_ready(object), instances_changed(object)
+        Relayed from :class:`StatsTable`, :class:`OutlierList` and :class:`NameHighlighter`.
     failed(str)
-        A job failed (one line).
+        A job of any part failed (one line).
     """
 
     table_ready = Signal(str)
@@ -130,31 +122,6 @@ class StatsController(QObject):
     def focus_outlier(self, record: dict) -> None:
         """Show an outlier on the timeline (see :meth:`OutlierList.focus_outlier`)."""
         self.outlier_list.focus_outlier(record)
-
-    def activate_name(
-        self,
-        name: str,
-        kind: str,
-        then: Callable[[], None] | None = None,
-        group: tuple | None = None,
-    ) -> None:
-        """Highlight a name's instances (see :meth:`NameHighlighter.activate_name`)."""
-        self.highlighter.activate_name(name, kind, then, group)
-
-    def zoom_to_longest(self, name: str, kind: str, group: tuple | None = None) -> None:
-        """Zoom the timeline to the longest instance of ``name``."""
-        self.highlighter.zoom_to_longest(name, kind, group)
-
-    def step(self, direction: int) -> None:
-        """Go to the next (+1) or previous (-1) instance in time order and show it."""
-        self.highlighter.step(direction)
-
-    def instances(self) -> pd.DataFrame:
-        """Return the instances Next/Previous step through, in shared-axis time order."""
-        return self.highlighter.instances()
-
-    def position(self) -> int:
-        return self.highlighter.position()
 
     # -- export ---------------------------------------------------------------------------
 

@@ -137,13 +137,13 @@ def test_next_previous_step_through_instances_in_time_order(qtbot, demo):
         starts.append(start)
     assert starts == expected["start_ns"].iloc[:3].tolist()
     controller.panel.prev_button.click()
-    assert controller.position() == 1
+    assert controller.highlighter.position() == 1
 
 
 def test_double_click_zooms_to_the_longest_instance(qtbot, demo):
     window, controller = demo
     with qtbot.waitSignal(controller.instances_changed, timeout=JOB_TIMEOUT_MS):
-        controller.zoom_to_longest(SLOW_KERNEL_NAME, "kernels")
+        controller.highlighter.zoom_to_longest(SLOW_KERNEL_NAME, "kernels")
     kernels = _kernel_frame(window)
     longest = kernels[kernels["name"] == SLOW_KERNEL_NAME]["duration_ns"].max()
     assert window.timeline.selected_event().duration_ns == longest
@@ -189,7 +189,7 @@ def test_selecting_an_outlier_shows_it_with_its_row(qtbot, demo):
 def test_histogram_tail_selects_the_slow_instances(qtbot, demo):
     window, controller = demo
     with qtbot.waitSignal(controller.instances_changed, timeout=JOB_TIMEOUT_MS):
-        controller.activate_name(SLOW_KERNEL_NAME, "kernels")
+        controller.highlighter.activate_name(SLOW_KERNEL_NAME, "kernels")
     kernels = _kernel_frame(window)
     slow = kernels[kernels["name"] == SLOW_KERNEL_NAME]
     cut = slow["duration_ns"].median() * 3
@@ -288,7 +288,7 @@ def test_histogram_follows_the_table_as_the_selection_moves(qtbot, demo):
     window, controller = demo
     name = "ampere_sgemm_128x64_nt"
     with qtbot.waitSignal(controller.instances_changed, timeout=JOB_TIMEOUT_MS):
-        controller.activate_name(name, "kernels")
+        controller.highlighter.activate_name(name, "kernels")
     lo, hi = window.timeline.full_range()
     for t0, t1 in [(lo + (hi - lo) // 3, lo + 3 * (hi - lo) // 4),
                    (lo + (hi - lo) // 3, lo + (hi - lo) // 2)]:  # fmt: skip
