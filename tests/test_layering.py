@@ -8,9 +8,12 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
+from tests.helpers import run_python
 
 FORBIDDEN_IN_VIEWER = {"sqlite3", "adbc_driver_sqlite", "adbc_driver_manager", "subprocess"}
 QT = {"PySide6", "shiboken6", "pyqtgraph"}
+#: viewer modules that hold state and NumPy logic the widgets render: tested without Qt.
+QT_FREE_VIEWER = ("viewer.state", "viewer.rows", "viewer.lod")
 
 
 def _modules(package: str) -> list[Path]:
@@ -45,3 +48,15 @@ def test_viewer_opens_no_files_and_runs_no_sql(path: Path) -> None:
 def test_analysis_never_imports_qt_or_upper_layers(path: Path) -> None:
     imported = _imports(ast.parse(path.read_text()))
     assert not (imported & (QT | {"app", "viewer"}))
+
+
+@pytest.mark.parametrize("module", QT_FREE_VIEWER)
+def test_qt_free_viewer_modules_load_no_qt(module: str) -> None:
+    """Not only their own imports: nothing they import may pull Qt in either."""
+    code = (
+        f"import sys, {module}; "
+        f"print(sorted(m for m in sys.modules if m.split('.')[0] in {sorted(QT)!r}))"
+    )
+    done = run_python("-c", code, timeout_s=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
