@@ -16,6 +16,7 @@ from viewer.events import EventRef
 
 __all__ = [
     "highlight_rows",
+    "instance_refs",
     "scroll_track_into_view",
     "slice_index",
     "slice_indices",
@@ -81,6 +82,22 @@ def slice_indices(report: Report, table: str, rows, starts_ns, ends_ns) -> np.nd
     if table != "nvtx_gpu":
         return rows if table in slice_tables(report) else np.full(len(rows), -1)
     return _projected_indices(report, rows)
+
+
+def instance_refs(
+    report: Report, report_index: int, table: str, rows, starts_ns, ends_ns, names
+) -> list[EventRef]:
+    """EventRefs of analysis rows of one report and table, for the ones the timeline draws
+    (the slice indices are found at once; callers pass at most a few hundred rows)."""
+    starts, ends = np.asarray(starts_ns, np.int64), np.asarray(ends_ns, np.int64)
+    rows = np.asarray(rows, np.int64)
+    found = slice_indices(report, table, rows, starts, ends)
+    source = "" if table == "nvtx_gpu" else table
+    return [
+        EventRef(report_index, table, int(i), source, int(row), "", str(n), int(s), int(e))
+        for i, row, n, s, e in zip(found, rows, names, starts, ends, strict=True)
+        if i >= 0
+    ]
 
 
 def track_key(timeline, report: Report, ref: EventRef) -> str | None:

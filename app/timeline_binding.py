@@ -85,7 +85,7 @@ class TimelineBinding(QObject):
         report_list.reports_changed.connect(self._on_reports_changed)
         report_list.offsets_changed.connect(self._on_offsets_changed)
         report_list.entry_removed.connect(self._on_entry_removed)
-        timeline.pins_changed.connect(self._on_pins_changed)
+        timeline.state.pins_changed.connect(self._on_pins_changed)
         fraction = settings.pinned_fraction()
         if fraction is not None:
             timeline.set_pinned_fraction(fraction)
@@ -129,10 +129,10 @@ class TimelineBinding(QObject):
     def save_view_state(self) -> None:
         """Remember the pins, hidden rows and collapsed groups of the reports shown."""
         if self._shown and self._is_shown_complete:
-            paths = [r.path for r in self._shown]
-            self._settings.set_pinned_keys(paths, self._timeline.pinned_keys())
-            self._settings.set_hidden_keys(paths, self._timeline.hidden_keys())
-            self._settings.set_collapsed_groups(paths, self._timeline.collapsed_groups())
+            paths, state = [r.path for r in self._shown], self._timeline.state
+            self._settings.set_pinned_keys(paths, state.pinned_keys())
+            self._settings.set_hidden_keys(paths, state.hidden_keys())
+            self._settings.set_collapsed_groups(paths, state.collapsed_groups())
 
     # -- reports -> tracks ------------------------------------------------------------------
 
@@ -212,15 +212,13 @@ class TimelineBinding(QObject):
 
     def _restore_view_state(self, paths: list[Path], is_complete: bool) -> None:
         # A set seen before gets its pins back; otherwise the pins made so far stay.
+        state = self._timeline.state
         if is_complete and self._settings.has_pins(paths):
-            self._timeline.set_pinned_keys(self._settings.pinned_keys(paths))
+            state.set_pinned_keys(self._settings.pinned_keys(paths))
         if is_complete and self._settings.has_hidden(paths):
-            self._timeline.set_hidden_keys(self._settings.hidden_keys(paths))
+            state.set_hidden_keys(self._settings.hidden_keys(paths))
         if is_complete and self._settings.has_collapsed(paths):
-            for group in self._timeline.collapsed_groups():
-                self._timeline.set_collapsed(group, False)
-            for group in self._settings.collapsed_groups(paths):
-                self._timeline.set_collapsed(group, True)
+            state.set_collapsed_groups(self._settings.collapsed_groups(paths))
         if is_complete:
             self.save_view_state()
 

@@ -187,7 +187,7 @@ def test_trace_throughput_same_as_nsys(demo_rank, tmp_path, capsys) -> None:
 
 def test_panel_totals_are_exact_past_int64(demo_rank, tmp_path) -> None:
     from app.stats_jobs import StatsRequest, stats_frame
-    from viewer.stats_panel import Scope
+    from viewer.state import Scope
 
     path = _with_huge_kernels(demo_rank, tmp_path, 3)
     report = open_report(path, use_cache=False)
