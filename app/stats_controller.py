@@ -31,8 +31,8 @@ from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow
 
 from analysis.errors import StrataError
 from analysis.model import Report
-from analysis.outliers import DEFAULT_THRESHOLD, Outliers, find_outliers
-from analysis.tracks import report_labels, slice_tables
+from analysis.outliers import DEFAULT_THRESHOLD, Outliers
+from analysis.reportset import ReportSet
 from analysis.window_stats import (
     WindowIndex,
     robust_threshold,
@@ -45,7 +45,7 @@ from app.event_lookup import (
     track_key,
     with_shared_start,
 )
-from app.stats_jobs import IndexCache, StatsRequest, StatsResult, stats_frame
+from app.stats_jobs import StatsRequest, StatsResult, stats_frame, window_index
 from viewer.events import EventRef
 from viewer.stats_panel import OUTLIERS_TAB, Scope, StatsPanel, group_of
 
@@ -125,7 +125,7 @@ class StatsController(QObject):
         self._window, self.panel, self.dock = window, panel, dock
         self._timeline = window.timeline
         self._runner = window.runner
-        self._cache = IndexCache()
+        self._set = ReportSet()  # a snapshot of the window's set: what is shown
         self._reports: tuple[Report, ...] = ()
         self._labels: list[str] = []
         self._offsets: list[int] = []
@@ -173,7 +173,8 @@ class StatsController(QObject):
             self._push_highlights()  # set_data dropped them
             return
         self._reports, self._offsets = reports, offsets
-        self._labels = report_labels(list(reports)) if reports else []
+        self._set = self._window.binding.shown_set()
+        self._labels = self._set.labels
         self._key = (tuple(id(r) for r in reports), tuple(offsets))
         if is_new:
             self.panel.set_reports(self._labels)
@@ -207,11 +208,11 @@ class StatsController(QObject):
             self.panel.show_table(kind, pd.DataFrame(), "Shift-drag on the timeline to select")
             return
         request = StatsRequest(kind, scope, window[0], window[1], self._key)
-        reports, offsets, labels, cache = self._reports, self._offsets, self._labels, self._cache
+        reports, offsets = self._set, self._offsets
         n_reports, active = len(reports), self._active
 
         def work(_progress, cancel):
-            index = cache.get(request.key, reports, kind, offsets, labels)
+            index = window_index(reports, kind, offsets)
             started = time.perf_counter()
             frame = stats_frame(index, request, n_reports)
             elapsed = (time.perf_counter() - started) * 1e3
@@ -220,12 +221,12 @@ class StatsController(QObject):
             # The histogram follows the table's window in the same job: one count.
             histogram = None
             if active is not None:
-                active_index = cache.get(request.key, reports, active.kind, offsets, labels)
+                active_index = window_index(reports, active.kind, offsets)
                 histogram = _histogram(active_index, active, request)
             return StatsResult(request, frame, events, elapsed, histogram)
 
         self._is_running, self._is_dirty = True, False
-        if cache.peek(request.key, kind) is None:  # the first request of a kind sorts once
+        if window_index(reports, kind, offsets, build=False) is None:  # the first sorts once
             self.panel.set_status("Indexing the events (once per set of reports)…")
         job = self._runner.submit(work, channel="stats")
         job.finished.connect(self._on_stats_ready)
@@ -288,13 +289,13 @@ class StatsController(QObject):
     # -- outliers -------------------------------------------------------------------------
 
     def _find_outliers(self) -> None:
-        reports = list(self._reports)
-        if not reports:
+        reports = self._set
+        if not len(reports):
             self.panel.show_outliers(pd.DataFrame())
             return
         self.panel.show_outliers(pd.DataFrame(), "Finding outliers…")
         job = self._runner.submit(
-            lambda _p, _c: find_outliers(reports, DEFAULT_THRESHOLD), channel="outliers"
+            lambda _p, _c: reports.outliers(DEFAULT_THRESHOLD), channel="outliers"
         )
         job.finished.connect(lambda found, key=self._key: self._on_outliers_ready(key, found))
         job.failed.connect(self._on_outliers_failed)
@@ -330,7 +331,7 @@ class StatsController(QObject):
             starts = group["start_ns"].to_numpy(np.int64)
             ends = starts + group["duration_ns"].to_numpy(np.int64)
             rows = group["index"].to_numpy(np.int64)
-            found = slice_indices(self._reports[int(r)], str(table), rows, starts, ends)
+            found = slice_indices(self._set, int(r), str(table), rows, starts, ends)
             source = "" if table == "nvtx_gpu" else str(table)
             marks += [
                 EventRef(int(r), str(table), int(i), source, int(row), "", str(n), int(s), int(e))
@@ -343,7 +344,7 @@ class StatsController(QObject):
         report_index, table = int(record["report_index"]), str(record["table"])
         start = int(record["start_ns"])
         end = start + int(record["duration_ns"])
-        index = slice_index(self._reports[report_index], table, int(record["index"]), start, end)
+        index = slice_index(self._set, report_index, table, int(record["index"]), start, end)
         if index is None:
             return None
         source = "" if table == "nvtx_gpu" else table
@@ -373,7 +374,7 @@ class StatsController(QObject):
     # -- names, instances, highlights -----------------------------------------------------
 
     def _index(self, kind: str) -> WindowIndex | None:
-        return self._cache.peek(self._key, kind)
+        return window_index(self._set, kind, self._offsets, build=False)
 
     def activate_name(
         self,
@@ -391,15 +392,14 @@ class StatsController(QObject):
         """
         if not self._reports:
             return
-        key, reports, offsets, labels = self._key, self._reports, self._offsets, self._labels
+        key, reports, offsets = self._key, self._set, self._offsets
         active = _Active(name, kind, tuple(group) if group is not None else (None, None))
         scope = self.panel.scope()
         window = self._window_ns(scope) or (None, None)
         request = StatsRequest(kind, scope, window[0], window[1], key)
-        cache = self._cache
 
         def work(_progress, _cancel) -> _NameResult:
-            index = cache.get(key, reports, kind, offsets, labels)
+            index = window_index(reports, kind, offsets)
             groups = active.groups_in(index)
             every = with_shared_start(index.instances(groups, report_index=scope.report_index),
                                        offsets)  # fmt: skip
@@ -439,7 +439,7 @@ class StatsController(QObject):
     def _push_highlights(self) -> None:
         if not self._reports:
             return
-        tables = [slice_tables(r) for r in self._reports]
+        tables = [self._set.slice_tables(i) for i in range(len(self._set))]
         rows = {k: v for k, v in self._rows.items() if k[1] in tables[k[0]]}
         try:
             self._timeline.set_highlights(rows, self._marks)
@@ -482,7 +482,7 @@ class StatsController(QObject):
         report_index, table = int(row["report_index"]), str(row["table"])
         start, end = int(row["start_ns"]), int(row["end_ns"])
         name = self._active.name if self._active else ""
-        index = slice_index(self._reports[report_index], table, int(row["row"]), start, end)
+        index = slice_index(self._set, report_index, table, int(row["row"]), start, end)
         if index is None:
             return None
         source = "" if table == "nvtx_gpu" else table
@@ -503,7 +503,7 @@ class StatsController(QObject):
             middle, half = (start + end) // 2, (t1 - t0) // 2
             self._timeline.set_view_range(middle - half, middle + half)
         self._timeline.select_event(ref)
-        key = track_key(self._timeline, self._reports[ref.report_index], ref)
+        key = track_key(self._timeline, self._set, ref)
         if key is not None:
             scroll_track_into_view(self._timeline, key)
 
@@ -535,7 +535,7 @@ class StatsController(QObject):
         chosen = with_shared_start(inst[(values >= lo) & (values <= hi)], self._offsets)
         self._instances, self._position = chosen, -1
         self.panel.set_instance_text(f"{len(chosen):,} instances")
-        self._rows = highlight_rows(self._reports, self._active.kind, chosen)
+        self._rows = highlight_rows(self._set, self._active.kind, chosen)
         self._push_highlights()
         self.instances_changed.emit(self._instances)
 

@@ -1,14 +1,14 @@
 """Worker-side half of the stats panel: per-kind window indexes and the table a request asks.
 
 Runs on :mod:`app.jobs` workers, never on the GUI thread. An index sorts a report set's events
-by name and value once (:func:`analysis.window_stats.build_window_index`); every moving window
-is then answered without sorting again.
+by name and value once (:meth:`analysis.reportset.ReportSet.window_index`, which keeps it);
+every moving window is then answered without sorting again.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,12 +16,13 @@ import pandas as pd
 
 from analysis.engine import sqlite_round
 from analysis.errors import StrataError
+from analysis.reportset import ReportSet
 from analysis.stats._base import time_percent
-from analysis.window_stats import WindowIndex, build_window_index, pivot_by_report
+from analysis.window_stats import WindowIndex, pivot_by_report
 from analysis.xp import get_xp
 from viewer.stats_panel import Scope
 
-__all__ = ["IndexCache", "StatsRequest", "StatsResult", "stats_frame"]
+__all__ = ["StatsRequest", "StatsResult", "stats_frame", "window_index"]
 
 log = logging.getLogger(__name__)
 
@@ -49,34 +50,13 @@ class StatsResult:
     histogram: object = None
 
 
-class IndexCache:
-    """Window indexes per kind for one report set and offsets; thread-safe."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._building: dict[tuple, threading.Lock] = {}
-        self._indexes: dict[tuple, WindowIndex] = {}
-
-    def get(self, key: tuple, reports, kind, offsets, labels) -> WindowIndex:
-        with self._lock:
-            index = self._indexes.get((key, kind))
-            if index is not None:
-                return index
-            build_lock = self._building.setdefault((key, kind), threading.Lock())
-        with build_lock:  # two workers never build the same index twice
-            with self._lock:
-                index = self._indexes.get((key, kind))
-            if index is None:
-                index = build_window_index(reports, kind, offsets, xp=_array_module())
-                index.report_names = list(labels)
-                with self._lock:
-                    self._indexes = {k: v for k, v in self._indexes.items() if k[0] == key}
-                    self._indexes[(key, kind)] = index
-        return index
-
-    def peek(self, key: tuple, kind: str) -> WindowIndex | None:
-        with self._lock:
-            return self._indexes.get((key, kind))
+def window_index(
+    reports: ReportSet, kind: str, offsets_ns: Sequence[int], build: bool = True
+) -> WindowIndex | None:
+    """The set's window index of ``kind`` in the panel's array module (None: not built yet
+    and ``build`` is False). The :class:`ReportSet` keeps it: two workers never build one
+    index twice."""
+    return reports.window_index(kind, offsets_ns, _array_module(), build=build)
 
 
 def _array_module():

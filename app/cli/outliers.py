@@ -17,7 +17,8 @@ import pandas as pd
 
 from analysis.errors import AnalysisError
 from analysis.escape import escape_frame, escape_texts
-from analysis.outliers import DEFAULT_THRESHOLD, OUTLIER_KINDS, find_outliers
+from analysis.outliers import DEFAULT_THRESHOLD, OUTLIER_KINDS
+from analysis.reportset import ReportSet
 from analysis.xp import BACKENDS, get_xp
 from app.cli.common import (
     Skips,
@@ -154,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
     loaded = open_all(paths, not args.no_cache, skips)
     if not loaded:
         return skips.status()
-    found = find_outliers(loaded, threshold=args.threshold, kinds=kinds, xp=xp)
+    found = ReportSet(loaded).outliers(threshold=args.threshold, kinds=kinds, xp=xp)
     instances = found.instances[_INSTANCE_OUT].head(args.top)
     reports = found.reports[_REPORT_OUT].head(args.top)
     limit = f"|robust z| > {args.threshold:g}"
