@@ -46,7 +46,6 @@ __all__ = [
     "find_nsys",
     "find_reports",
     "open_report",
-    "open_reports",
     "sqlite_source",
 ]
 
@@ -248,11 +247,6 @@ def _release_freed_memory() -> None:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):
         log.debug("malloc_trim is not available (not glibc)")
-
-
-def open_reports(paths: Iterable[str | Path], use_cache: bool = True) -> list[Report]:
-    """Open several reports (folders expanded) one after the other."""
-    return [open_report(p, use_cache=use_cache) for p in find_reports(paths)]
 
 
 def _path_digest(path: Path) -> str:

@@ -30,7 +30,7 @@ Vectorised: one :func:`~analysis.engine.group_stats` pass gives the medians, a s
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from types import ModuleType
 
@@ -129,6 +129,12 @@ class Outliers:
     reports: pd.DataFrame
     threshold: float
 
+    def __repr__(self) -> str:
+        return (
+            f"<Outliers |z| > {self.threshold:g}: {len(self.instances):,} instances, "
+            f"{len(self.reports):,} report rows>"
+        )
+
 
 def robust_z(
     values: np.ndarray, median: np.ndarray, mad: np.ndarray, mean_ad: np.ndarray
@@ -195,8 +201,7 @@ def _nvtx(report: Report, i: int) -> _Part:
     return _table_part(report, "nvtx", i, range_rows(report), labels)
 
 
-def _nvtx_gpu(report: Report, i: int) -> _Part:
-    frame = project_nvtx(report)
+def _nvtx_gpu(report: Report, i: int, frame: pd.DataFrame) -> _Part:
     names = pair_names(frame["name"].to_numpy(object), frame["style"].to_numpy(object))
     row_key, tids = pd.factorize(frame["tid"])
     rows = np.array([f"thread {t} NVTX → GPU" for t in tids], dtype=object)
@@ -207,7 +212,8 @@ def _nvtx_gpu(report: Report, i: int) -> _Part:
     )  # fmt: skip
 
 
-_EXTRACT = {"kernels": _kernels, "nvtx": _nvtx, "nvtx_gpu": _nvtx_gpu, "cuda_api": _cuda_api}
+#: Per kind, its instances; ``nvtx_gpu`` is given the projection (:func:`_collect`).
+_EXTRACT = {"kernels": _kernels, "nvtx": _nvtx, "cuda_api": _cuda_api}
 
 
 @dataclass(frozen=True)
@@ -235,8 +241,11 @@ def _none(values: np.ndarray) -> np.ndarray:
     return out
 
 
-def _collect(reports: Sequence[Report], kinds: Iterable[str]) -> _Instances | None:
-    parts = [_EXTRACT[kind](report, i) for kind in kinds for i, report in enumerate(reports)]
+def _collect(
+    reports: Sequence[Report], kinds: Iterable[str], projection: Callable = project_nvtx
+) -> _Instances | None:
+    extract = dict(_EXTRACT, nvtx_gpu=lambda r, i: _nvtx_gpu(r, i, projection(r)))
+    parts = [extract[kind](report, i) for kind in kinds for i, report in enumerate(reports)]
     parts = [p for p in parts if len(p.index)]
     if not parts:
         return None
@@ -375,6 +384,7 @@ def find_outliers(
     threshold: float = DEFAULT_THRESHOLD,
     kinds: Iterable[str] = OUTLIER_KINDS,
     xp: ModuleType | None = None,
+    projection: Callable | None = None,
 ) -> Outliers:
     """Find instances and reports whose durations lie far from their name's typical one.
 
@@ -389,6 +399,9 @@ def find_outliers(
         :func:`analysis.projection.project_nvtx`).
     xp
         ``numpy`` (default) or ``cupy`` for the group reductions; results are NumPy/pandas.
+    projection
+        ``report -> project_nvtx(report)`` (a ReportSet's, computed once; default
+        :func:`analysis.projection.project_nvtx`).
 
     Returns
     -------
@@ -409,7 +422,7 @@ def find_outliers(
     if not threshold >= 0:
         raise AnalysisError(f"threshold must be a non-negative number, not {threshold}")
     xp = np if xp is None else xp
-    inst = _collect(reports, kinds)
+    inst = _collect(reports, kinds, projection if projection is not None else project_nvtx)
     if inst is None:
         return Outliers(
             pd.DataFrame(columns=INSTANCE_COLUMNS), pd.DataFrame(columns=REPORT_COLUMNS), threshold

@@ -8,7 +8,7 @@ machine: ~0.3 s for 10 M kernels with NumPy, the engine's sort being most of it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import ModuleType
 
@@ -20,6 +20,7 @@ from analysis.errors import AnalysisError
 from analysis.model import EventTable, Report
 from analysis.names import MEMSET_NAME, EventNames, event_names, pair_names
 from analysis.nvtx import range_rows
+from analysis.projection import project_nvtx
 from analysis.schema import OSRT_CLASS_CALL
 from analysis.xp import get_xp
 
@@ -35,6 +36,8 @@ AGGREGATE_KINDS = {
     "nvtx_gpu": "nvtx",
     "osrt": "osrt",
 }
+#: ``report -> project_nvtx(report)``, as a ReportSet keeps it.
+Projector = Callable[[Report], pd.DataFrame]
 AGGREGATE_COLUMNS = ["name", "count", "total_ns", "mean_ns", "median_ns", "min_ns", "max_ns",
                      "std_ns"]  # fmt: skip
 
@@ -139,23 +142,8 @@ def _nvtx_rows(report: Report, sel: Selection) -> _Rows:
     return _Rows(event_names(report, "nvtx", rows), nvtx.end_ns[rows] - nvtx.start_ns[rows])
 
 
-_PROJECTIONS: dict[int, tuple[Report, pd.DataFrame]] = {}
-
-
-def _projection_of(report: Report) -> pd.DataFrame:
-    """``project_nvtx(report)``, computed once per report (the panel asks on every move)."""
-    from analysis.projection import project_nvtx
-
-    cached = _PROJECTIONS.get(id(report))
-    if cached is None or cached[0] is not report:
-        if len(_PROJECTIONS) > 8:
-            _PROJECTIONS.clear()
-        cached = _PROJECTIONS[id(report)] = (report, project_nvtx(report))
-    return cached[1]
-
-
-def _nvtx_gpu_rows(report: Report, sel: Selection) -> _Rows:
-    proj = _projection_of(report)
+def _nvtx_gpu_rows(report: Report, sel: Selection, projection: Projector) -> _Rows:
+    proj = projection(report)
     start, end = proj["start_ns"].to_numpy(), proj["end_ns"].to_numpy()
     keep = Selection(sel.t0_ns, sel.t1_ns).rows(report.nvtx, start, end)
     proj = proj[keep]
@@ -167,7 +155,7 @@ def _osrt_rows(report: Report, sel: Selection) -> _Rows:
     return _name_rows(report, "osrt", sel, report.osrt["event_class"] == OSRT_CLASS_CALL)
 
 
-def _rows_of(report: Report, kind: str, sel: Selection) -> _Rows:
+def _rows_of(report: Report, kind: str, sel: Selection, projection: Projector) -> _Rows:
     if kind in ("kernels", "cuda_api"):
         return _name_rows(report, kind, sel)
     if kind in ("memcpy", "memcpy_bytes"):
@@ -175,7 +163,7 @@ def _rows_of(report: Report, kind: str, sel: Selection) -> _Rows:
     if kind == "nvtx":
         return _nvtx_rows(report, sel)
     if kind == "nvtx_gpu":
-        return _nvtx_gpu_rows(report, sel)
+        return _nvtx_gpu_rows(report, sel, projection)
     return _osrt_rows(report, sel)
 
 
@@ -186,6 +174,7 @@ def aggregate(
     xp: ModuleType | None = None,
     by_report: bool = False,
     quantiles: tuple[float, ...] = (),
+    projection: Projector | None = None,
 ) -> pd.DataFrame:
     """Return per-name statistics of the selected events.
 
@@ -205,6 +194,10 @@ def aggregate(
         Group by (report, name) and add a ``report`` column.
     quantiles
         Extra quantiles, returned as ``q<percent>_ns`` columns (e.g. ``q25_ns``).
+    projection
+        ``report -> project_nvtx(report)`` for 'nvtx_gpu': a
+        :meth:`analysis.reportset.ReportSet.projection_of` keeps it computed once; default
+        :func:`analysis.projection.project_nvtx` (computed on every call).
 
     Returns
     -------
@@ -224,7 +217,10 @@ def aggregate(
     sel = selection or Selection()
     module = xp if xp is not None else get_xp()
     report_list = [reports] if isinstance(reports, Report) else list(reports)
-    parts = [(r.name, _rows_of(r, kind, sel)) for r in report_list if sel.includes_report(r)]
+    project = projection if projection is not None else project_nvtx
+    parts = [
+        (r.name, _rows_of(r, kind, sel, project)) for r in report_list if sel.includes_report(r)
+    ]
     has_style = kind in ("nvtx", "nvtx_gpu")
     # Map each report's local label codes into one shared label table.
     keys: list[tuple] = []

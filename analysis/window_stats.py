@@ -34,7 +34,9 @@ from analysis.errors import AnalysisError
 from analysis.model import Report
 from analysis.names import MEMSET_NAME, EventNames, event_names, pair_names
 from analysis.nvtx import range_rows
+from analysis.projection import project_nvtx
 from analysis.schema import OSRT_CLASS_CALL
+from analysis.selection import Projector
 from analysis.xp import to_numpy
 
 __all__ = [
@@ -113,17 +115,14 @@ def _nvtx(report: Report) -> _Extract:
                        np.zeros(len(rows), np.int8), rows)  # fmt: skip
 
 
-def _nvtx_gpu(report: Report) -> _Extract:
-    from analysis.projection import project_nvtx
-
-    proj = project_nvtx(report)
+def _nvtx_gpu(proj: pd.DataFrame) -> _Extract:
     names = pair_names(proj["name"].to_numpy(object), proj["style"].to_numpy(object))
     start, end = proj["start_ns"].to_numpy(np.int64), proj["end_ns"].to_numpy(np.int64)
     return _from_names(names, start, end, end - start, ("nvtx_gpu",),
                        np.zeros(len(proj), np.int8), np.arange(len(proj)))  # fmt: skip
 
 
-def _extract(report: Report, kind: str) -> _Extract:
+def _extract(report: Report, kind: str, projection: Projector) -> _Extract:
     if kind in ("kernels", "cuda_api"):
         return _named(report, kind)
     if kind in ("memcpy", "memcpy_bytes"):
@@ -131,7 +130,7 @@ def _extract(report: Report, kind: str) -> _Extract:
     if kind == "nvtx":
         return _nvtx(report)
     if kind == "nvtx_gpu":
-        return _nvtx_gpu(report)
+        return _nvtx_gpu(projection(report))
     calls = np.flatnonzero(report.tables["osrt"]["event_class"] == OSRT_CLASS_CALL)
     return _named(report, "osrt", calls)
 
@@ -470,6 +469,7 @@ def build_window_index(
     kind: str,
     offsets_ns: Sequence[int] | None = None,
     xp: ModuleType | None = None,
+    projection: Projector | None = None,
 ) -> WindowIndex:
     """Index the events of ``kind`` of ``reports`` for :meth:`WindowIndex.stats`.
 
@@ -483,6 +483,9 @@ def build_window_index(
         Per-report shift onto the shared timeline axis (default 0 each).
     xp
         ``numpy`` (default) or ``cupy``: where the columns are kept and reduced.
+    projection
+        ``report -> project_nvtx(report)`` for 'nvtx_gpu' (a ReportSet's, computed once;
+        default :func:`analysis.projection.project_nvtx`).
 
     Raises
     ------
@@ -493,7 +496,8 @@ def build_window_index(
         raise AnalysisError(f"unknown kind '{kind}'; choose one of {', '.join(WINDOW_KINDS)}")
     xp = np if xp is None else xp
     offsets = [int(o) for o in (offsets_ns or [])] + [0] * len(reports)
-    parts = [_extract(r, kind) for r in reports]
+    project = projection if projection is not None else project_nvtx
+    parts = [_extract(r, kind, project) for r in reports]
     # One group table for every report, keyed by (full name, style); a loop over distinct
     # names, not events.
     index: dict[tuple, int] = {}

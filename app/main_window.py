@@ -65,6 +65,8 @@ class MainWindow(QMainWindow):
         self.settings = settings or Settings()
         self.runner = JobRunner(self)
         self.report_list = ReportList(self.runner, self)
+        #: The one ReportSet of the window: the loaded reports and what is derived from them.
+        self.report_set = self.report_list.report_set
         self.timeline = TimelineWidget(self)
         self.binding = TimelineBinding(
             self.report_list, self.timeline, self.runner, self.settings, self
@@ -407,7 +409,8 @@ class MainWindow(QMainWindow):
         track = next((t for t in self.binding.tracks() if t.key == event.track_key), None)
         row_label = track.path if track is not None else reports[event.report_index].name
         offset_ns = self.binding.offsets_ns()[event.report_index]
-        lines = describe_event(reports[event.report_index], event, row_label, offset_ns)
+        tables = self.binding.shown_set().slice_tables(event.report_index)
+        lines = describe_event(reports[event.report_index], event, row_label, offset_ns, tables)
         self.statusBar().showMessage("   ·   ".join(f"{k}: {v}" for k, v in lines))
 
     def closeEvent(self, event: QCloseEvent) -> None:  # Qt's own name

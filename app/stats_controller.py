@@ -22,9 +22,8 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow
 
 from analysis.outliers import Outliers
-from analysis.tracks import report_labels
 from app.stats_highlight import NameHighlighter
-from app.stats_jobs import IndexCache, ShownReports
+from app.stats_jobs import ShownReports
 from app.stats_outliers import MAX_MARKS, OutlierList
 from app.stats_table import StatsTable
 from viewer.state import Scope
@@ -59,10 +58,8 @@ class StatsController(QObject):
     def __init__(self, window: QMainWindow, panel: StatsPanel, dock: QDockWidget | None = None):
         super().__init__(window)
         self._window, self.panel, self.dock = window, panel, dock
-        cache = IndexCache()
-        self.highlighter = NameHighlighter(panel, window.timeline, window.runner, cache)
-        self.table = StatsTable(panel, window.timeline.state, window.runner, cache,
-                                self.highlighter)  # fmt: skip
+        self.highlighter = NameHighlighter(panel, window.timeline, window.runner)
+        self.table = StatsTable(panel, window.timeline.state, window.runner, self.highlighter)
         self.outlier_list = OutlierList(panel, window.runner, self.highlighter)
         self._shown = ShownReports()
         self._connect()
@@ -97,10 +94,10 @@ class StatsController(QObject):
         if not is_new and offsets == self._shown.offsets:
             self.highlighter.push_highlights()  # set_data dropped them
             return
-        labels = tuple(report_labels(list(reports))) if reports else ()
-        self._shown = ShownReports(reports, offsets, labels)
+        shown = binding.shown_set()
+        self._shown = ShownReports(shown, offsets, tuple(shown.labels))
         if is_new:
-            self.panel.set_reports(list(labels))
+            self.panel.set_reports(list(self._shown.labels))
         self.table.set_shown(self._shown)
         self.highlighter.set_shown(self._shown, is_new)
         self.outlier_list.set_shown(self._shown, is_new)

@@ -15,7 +15,6 @@ import numpy as np
 import pandas as pd
 from PySide6.QtCore import QObject, Signal
 
-from analysis.tracks import slice_tables
 from app.event_lookup import (
     highlight_rows,
     instance_refs,
@@ -26,7 +25,6 @@ from app.event_lookup import (
 from app.jobs import JobRunner
 from app.stats_jobs import (
     Histogram,
-    IndexCache,
     ShownReports,
     StatsRequest,
     error_text,
@@ -70,11 +68,9 @@ class NameHighlighter(QObject):
     instances_changed = Signal(object)
     failed = Signal(str)
 
-    def __init__(
-        self, panel: StatsPanel, timeline: TimelineWidget, runner: JobRunner, cache: IndexCache
-    ) -> None:
+    def __init__(self, panel: StatsPanel, timeline: TimelineWidget, runner: JobRunner) -> None:
         super().__init__(panel)
-        self._panel, self._timeline, self._runner, self._cache = panel, timeline, runner, cache
+        self._panel, self._timeline, self._runner = panel, timeline, runner
         self._state = timeline.state
         self._shown = ShownReports()
         self._marks: list[EventRef] = []
@@ -101,7 +97,7 @@ class NameHighlighter(QObject):
         reports = self._shown.reports
         if not reports:
             return
-        tables = [slice_tables(r) for r in reports]
+        tables = [reports.slice_tables(i) for i in range(len(reports))]
         rows = {k: v for k, v in self._rows.items() if k[1] in tables[k[0]]}
         try:
             self._timeline.set_highlights(rows, self._marks)
@@ -123,7 +119,7 @@ class NameHighlighter(QObject):
         it the group whose full name is ``name`` is meant. ``then`` runs on the GUI thread
         once the instances are shown, before :attr:`instances_changed` is emitted.
         """
-        shown, cache = self._shown, self._cache
+        shown = self._shown
         if not shown.reports:
             return
         active = NameHighlight(name, kind, tuple(group) if group is not None else (None, None))
@@ -132,7 +128,7 @@ class NameHighlighter(QObject):
         request = StatsRequest(kind, scope, window[0], window[1], shown.key)
 
         def work(_progress, _cancel) -> _NameResult:
-            index = shown.index(cache, kind)
+            index = shown.index(kind)
             every = index.instances(name_groups(index, active), report_index=scope.report_index)
             every = with_shared_start(every, list(shown.offsets))
             rows = highlight_rows(shown.reports, kind, every)
@@ -221,7 +217,7 @@ class NameHighlighter(QObject):
         row = self._instances.iloc[position]
         report_index, table = int(row["report_index"]), str(row["table"])
         active = self._state.highlight()
-        refs = instance_refs(self._shown.reports[report_index], report_index, table,
+        refs = instance_refs(self._shown.reports, report_index, table,
                              [row["row"]], [row["start_ns"]], [row["end_ns"]],
                              [active.name if active else ""])  # fmt: skip
         return refs[0] if refs else None
@@ -243,7 +239,7 @@ class NameHighlighter(QObject):
             middle, half = (start + end) // 2, (t1 - t0) // 2
             self._state.set_view_range(middle - half, middle + half)
         self._timeline.select_event(ref)
-        key = track_key(self._timeline, self._shown.reports[ref.report_index], ref)
+        key = track_key(self._timeline, self._shown.reports, ref)
         if key is not None:
             scroll_track_into_view(self._timeline, key)
 

@@ -2,44 +2,39 @@
 a request asks and a name's histogram.
 
 Runs on :mod:`app.jobs` workers, never on the GUI thread. An index sorts a report set's events
-by name and value once (:func:`analysis.window_stats.build_window_index`); every moving window
-is then answered without sorting again. Qt-free; the controllers that use it are
-:mod:`app.stats_table`, :mod:`app.stats_highlight` and :mod:`app.stats_outliers`.
+by name and value once (:meth:`analysis.reportset.ReportSet.window_index`, which keeps it);
+every moving window is then answered without sorting again. Qt-free; the controllers that use
+it are :mod:`app.stats_table`, :mod:`app.stats_highlight` and :mod:`app.stats_outliers`.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from analysis.engine import sqlite_round
 from analysis.errors import StrataError
-from analysis.model import Report
 from analysis.outliers import DEFAULT_THRESHOLD
+from analysis.reportset import ReportSet
 from analysis.stats import time_percent
-from analysis.window_stats import (
-    WindowIndex,
-    build_window_index,
-    pivot_by_report,
-    robust_threshold,
-)
+from analysis.window_stats import WindowIndex, pivot_by_report, robust_threshold
 from analysis.xp import get_xp
 from viewer.state import NameHighlight, Scope
 
 __all__ = [
     "Histogram",
-    "IndexCache",
     "ShownReports",
-    "StatsRequest",
     "StatsPanelResult",
+    "StatsRequest",
     "error_text",
     "histogram_of",
     "name_groups",
     "stats_frame",
+    "window_index",
 ]
 
 log = logging.getLogger(__name__)
@@ -47,12 +42,13 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class ShownReports:
-    """The reports the timeline shows, their offsets (ns) and labels: what every job reads.
+    """The reports the timeline shows (a :class:`ReportSet` snapshot, which keeps what is
+    derived from them), their offsets (ns) and labels: what every job reads.
 
     ``key`` names this set and these offsets; a result computed for another key is dropped.
     """
 
-    reports: tuple[Report, ...] = ()
+    reports: ReportSet = field(default_factory=ReportSet)
     offsets: tuple[int, ...] = ()
     labels: tuple[str, ...] = ()
 
@@ -60,9 +56,10 @@ class ShownReports:
     def key(self) -> tuple:
         return tuple(id(r) for r in self.reports), tuple(self.offsets)
 
-    def index(self, cache: IndexCache, kind: str) -> WindowIndex:
-        """The window index of ``kind`` for these reports (built once, on a worker)."""
-        return cache.get(self.key, self.reports, kind, list(self.offsets), list(self.labels))
+    def index(self, kind: str, build: bool = True) -> WindowIndex | None:
+        """The window index of ``kind`` for these reports (built once, on a worker; None
+        when it is not built yet and ``build`` is False)."""
+        return window_index(self.reports, kind, self.offsets, build=build)
 
 
 @dataclass(frozen=True)
@@ -96,34 +93,13 @@ class StatsPanelResult:
     histogram: Histogram | None = None
 
 
-class IndexCache:
-    """Window indexes per kind for one report set and offsets; thread-safe."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._building: dict[tuple, threading.Lock] = {}
-        self._indexes: dict[tuple, WindowIndex] = {}
-
-    def get(self, key: tuple, reports, kind, offsets, labels) -> WindowIndex:
-        with self._lock:
-            index = self._indexes.get((key, kind))
-            if index is not None:
-                return index
-            build_lock = self._building.setdefault((key, kind), threading.Lock())
-        with build_lock:  # two workers never build the same index twice
-            with self._lock:
-                index = self._indexes.get((key, kind))
-            if index is None:
-                index = build_window_index(reports, kind, offsets, xp=_array_module())
-                index.report_names = list(labels)
-                with self._lock:
-                    self._indexes = {k: v for k, v in self._indexes.items() if k[0] == key}
-                    self._indexes[(key, kind)] = index
-        return index
-
-    def peek(self, key: tuple, kind: str) -> WindowIndex | None:
-        with self._lock:
-            return self._indexes.get((key, kind))
+def window_index(
+    reports: ReportSet, kind: str, offsets_ns: Sequence[int], build: bool = True
+) -> WindowIndex | None:
+    """The set's window index of ``kind`` in the panel's array module (None: not built yet
+    and ``build`` is False). The :class:`ReportSet` keeps it: two workers never build one
+    index twice."""
+    return reports.window_index(kind, offsets_ns, _array_module(), build=build)
 
 
 def _array_module():

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 from PySide6.QtCore import QObject, Signal
 
-from analysis.outliers import DEFAULT_THRESHOLD, Outliers, find_outliers
+from analysis.outliers import DEFAULT_THRESHOLD, Outliers
 from app.event_lookup import instance_refs
 from app.jobs import JobRunner
 from app.stats_highlight import NameHighlighter
@@ -52,13 +52,13 @@ class OutlierList(QObject):
             self._find()
 
     def _find(self) -> None:
-        reports = list(self._shown.reports)
-        if not reports:
+        reports = self._shown.reports
+        if not len(reports):
             self._panel.show_outliers(pd.DataFrame())
             return
         self._panel.show_outliers(pd.DataFrame(), "Finding outliers…")
         job = self._runner.submit(
-            lambda _p, _c: find_outliers(reports, DEFAULT_THRESHOLD), channel="outliers"
+            lambda _p, _c: reports.outliers(DEFAULT_THRESHOLD), channel="outliers"
         )
         job.finished.connect(lambda found, key=self._shown.key: self._on_ready(key, found))
         job.failed.connect(self._on_failed)
@@ -90,7 +90,7 @@ class OutlierList(QObject):
         for (r, table), group in top.groupby(["report_index", "table"], sort=False):
             starts = group["start_ns"].to_numpy(np.int64)
             ends = starts + group["duration_ns"].to_numpy(np.int64)
-            marks += instance_refs(self._shown.reports[int(r)], int(r), str(table),
+            marks += instance_refs(self._shown.reports, int(r), str(table),
                                    group["index"], starts, ends, group["name"])  # fmt: skip
         return marks
 
@@ -98,7 +98,7 @@ class OutlierList(QObject):
         """Centre and zoom the timeline on an outlier, with its report's row in view; its
         name becomes the highlighted one (instances, histogram)."""
         report_index, start = int(record["report_index"]), int(record["start_ns"])
-        refs = instance_refs(self._shown.reports[report_index], report_index,
+        refs = instance_refs(self._shown.reports, report_index,
                              str(record["table"]), [record["index"]], [start],
                              [start + int(record["duration_ns"])], [record["name"]])  # fmt: skip
         if not refs:

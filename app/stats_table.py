@@ -16,7 +16,6 @@ from PySide6.QtCore import QObject, Signal
 from app.jobs import JobRunner
 from app.stats_highlight import NameHighlighter
 from app.stats_jobs import (
-    IndexCache,
     ShownReports,
     StatsPanelResult,
     StatsRequest,
@@ -49,11 +48,10 @@ class StatsTable(QObject):
         panel: StatsPanel,
         state: TimelineState,
         runner: JobRunner,
-        cache: IndexCache,
         highlighter: NameHighlighter,
     ) -> None:
         super().__init__(panel)
-        self._panel, self._state, self._runner, self._cache = panel, state, runner, cache
+        self._panel, self._state, self._runner = panel, state, runner
         self._highlighter = highlighter
         self._shown = ShownReports()
         self._is_running = False
@@ -72,7 +70,7 @@ class StatsTable(QObject):
 
     def request_stats(self) -> None:
         """Recompute the current tab for the current scope (coalesced, on a worker)."""
-        kind, shown, cache = self._panel.kind(), self._shown, self._cache
+        kind, shown = self._panel.kind(), self._shown
         if kind == OUTLIERS_TAB or not shown.reports:
             return
         if self._is_running:
@@ -87,7 +85,7 @@ class StatsTable(QObject):
         active = self._state.highlight()
 
         def work(_progress, _cancel) -> StatsPanelResult:
-            index = shown.index(cache, kind)
+            index = shown.index(kind)
             started = time.perf_counter()
             frame = stats_frame(index, request, len(shown.reports))
             elapsed = (time.perf_counter() - started) * 1e3
@@ -96,11 +94,11 @@ class StatsTable(QObject):
             # The histogram follows the table's window in the same job: one count.
             histogram = None
             if active is not None:
-                histogram = histogram_of(shown.index(cache, active.kind), active, request)
+                histogram = histogram_of(shown.index(active.kind), active, request)
             return StatsPanelResult(request, frame, events, elapsed, histogram)
 
         self._is_running, self._is_dirty = True, False
-        if cache.peek(request.key, kind) is None:  # the first request of a kind sorts once
+        if shown.index(kind, build=False) is None:  # the first request of a kind sorts once
             self._panel.set_status("Indexing the events (once per set of reports)…")
         job = self._runner.submit(work, channel="stats")
         job.finished.connect(self._on_stats_ready)

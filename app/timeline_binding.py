@@ -15,7 +15,8 @@ from PySide6.QtCore import QObject, Signal
 from analysis import Report
 from analysis.alignment import TimeAlignment
 from analysis.errors import StrataError
-from analysis.tracks import Track, build_tracks
+from analysis.reportset import ReportSet
+from analysis.tracks import Track
 from app.jobs import JobRunner
 from app.loading import ReportList
 from app.settings import Settings
@@ -31,6 +32,7 @@ MAX_NVTX_NAMES = 2000
 
 @dataclass(frozen=True)
 class _Layout:
+    report_set: ReportSet  # a snapshot: the reports below, and what is derived from them
     reports: tuple[Report, ...]
     tracks: list[Track]
     offsets_ns: list[int]
@@ -72,6 +74,7 @@ class TimelineBinding(QObject):
         self._alignment_mode = settings.alignment_mode()
         self._nvtx_name = settings.alignment_nvtx_name()
         self._shown: tuple[Report, ...] = ()
+        self._shown_set = ReportSet()
         # Pins are remembered per *complete* set: a set shown while other reports were still
         # loading is a passing state, not one the user reopens.
         self._is_shown_complete = False
@@ -99,6 +102,11 @@ class TimelineBinding(QObject):
 
     def shown_reports(self) -> tuple[Report, ...]:
         return self._shown
+
+    def shown_set(self) -> ReportSet:
+        """Return the shown reports as a :class:`ReportSet` snapshot of the list's set (what
+        is derived from them is computed once, for the timeline, panel and outliers)."""
+        return self._shown_set
 
     def offsets_ns(self) -> list[int]:
         return list(self._offsets_ns)
@@ -143,11 +151,11 @@ class TimelineBinding(QObject):
             self._is_layout_dirty = True
             return
         self.save_view_state()
-        reports = tuple(self._list.reports())
+        snapshot = self._list.report_set.snapshot()
         alignment = self.alignment()
         is_complete = not self._list.is_loading()
         self._is_layout_running, self._is_layout_dirty = True, False
-        job = self._runner.submit(lambda _p, _c: _layout(reports, alignment), channel="tracks")
+        job = self._runner.submit(lambda _p, _c: _layout(snapshot, alignment), channel="tracks")
         job.finished.connect(lambda layout: self._on_layout_ready(layout, is_complete))
         job.failed.connect(self._on_layout_failed)
 
@@ -173,14 +181,15 @@ class TimelineBinding(QObject):
         if layout.alignment != self.alignment():
             self._on_offsets_changed()
         if layout.reports:
-            self._start_projection(layout.reports)
+            self._start_projection(layout.report_set)
 
     def _apply_layout(self, layout: _Layout, is_complete: bool) -> None:
         previous_range = tuple(self._timeline.view_range()) if self._shown else None
         self._is_applying = True
         try:
-            self._timeline.set_data(list(layout.reports), layout.tracks, layout.offsets_ns)
+            self._timeline.set_data(layout.report_set, layout.tracks, layout.offsets_ns)
             self._shown, self._tracks = layout.reports, layout.tracks
+            self._shown_set = layout.report_set
             self._is_shown_complete = is_complete
             self._offsets_ns, self._shown_alignment = layout.offsets_ns, layout.alignment
             if layout.reports:
@@ -194,8 +203,9 @@ class TimelineBinding(QObject):
         self.nvtx_names_changed.emit(layout.nvtx_names)
         self.layout_changed.emit(len(layout.reports), len(layout.tracks))
 
-    def _start_projection(self, reports: tuple[Report, ...]) -> None:
-        job = self._runner.submit(lambda _p, _c: build_tracks(list(reports)), channel="projection")
+    def _start_projection(self, snapshot: ReportSet) -> None:
+        reports = snapshot.reports
+        job = self._runner.submit(lambda _p, _c: snapshot.tracks(), channel="projection")
         job.finished.connect(lambda tracks: self._on_projection_ready(reports, tracks))
         job.failed.connect(self._on_job_failed)
 
@@ -243,10 +253,10 @@ class TimelineBinding(QObject):
     # -- alignment ------------------------------------------------------------------------
 
     def _on_offsets_changed(self) -> None:
-        reports, alignment = self._shown, self.alignment()
+        reports, alignment, snapshot = self._shown, self.alignment(), self._shown_set
         if not reports or len(alignment.manual_ns) != len(reports):
             return  # the pending layout job aligns with the current settings
-        job = self._runner.submit(lambda _p, _c: _offsets(reports, alignment), channel="offsets")
+        job = self._runner.submit(lambda _p, _c: _offsets(snapshot, alignment), channel="offsets")
         job.finished.connect(lambda offsets: self._on_offsets_ready(reports, alignment, offsets))
         job.failed.connect(self._on_job_failed)
 
@@ -278,21 +288,22 @@ def _same_reports(a: tuple[Report, ...], b: tuple[Report, ...]) -> bool:
     return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
 
 
-def _offsets(reports: tuple[Report, ...], alignment: TimeAlignment) -> list[int]:
-    return [int(v) for v in alignment.offsets(list(reports))]
+def _offsets(reports: ReportSet, alignment: TimeAlignment) -> list[int]:
+    return reports.offsets_ns(alignment)
 
 
-def _layout(reports: tuple[Report, ...], alignment: TimeAlignment) -> _Layout:
-    """Build rows and offsets for ``reports`` (runs on a worker)."""
+def _layout(snapshot: ReportSet, alignment: TimeAlignment) -> _Layout:
+    """Build rows and offsets for the reports of ``snapshot`` (runs on a worker)."""
     # The NVTX-on-GPU projection takes seconds on big reports: those rows come in a second job.
-    tracks = build_tracks(list(reports), include_projection=False) if reports else []
+    reports = snapshot.reports
+    tracks = snapshot.tracks(include_projection=False) if reports else []
     error = None
     try:
-        offsets = _offsets(reports, alignment) if reports else []
+        offsets = _offsets(snapshot, alignment) if reports else []
     except StrataError as exc:
         error = exc
-        offsets = _offsets(reports, TimeAlignment("session", None, alignment.manual_ns))
-    return _Layout(reports, tracks, offsets, alignment, error, _nvtx_names(reports))
+        offsets = _offsets(snapshot, TimeAlignment("session", None, alignment.manual_ns))
+    return _Layout(snapshot, reports, tracks, offsets, alignment, error, _nvtx_names(reports))
 
 
 def _nvtx_names(reports: tuple[Report, ...]) -> list[str]:

@@ -28,7 +28,8 @@ from PySide6.QtGui import QKeyEvent, QMouseEvent, QPainter, QWheelEvent
 from PySide6.QtWidgets import QMenu, QToolTip, QWidget
 
 from analysis.model import Report
-from analysis.tracks import SliceTable, Track, slice_tables
+from analysis.reportset import ReportSet
+from analysis.tracks import SliceTable, Track
 from viewer.events import EventRef, describe_event, event_ref, find_partner, pick_event
 from viewer.frame import Frame
 from viewer.painter import TimelinePainter
@@ -94,6 +95,7 @@ class TimelineWidget(QWidget):
         self._thumb_drag: tuple[int, int] | None = None
         self._pinned_fraction = _PINNED_FRACTION
         self._divider_drag = False
+        self._set = ReportSet()
         self._reports: list[Report] = []
         self._tables: list[dict[str, SliceTable]] = []
         self._offsets: list[int] = []
@@ -127,11 +129,19 @@ class TimelineWidget(QWidget):
     # -- data ------------------------------------------------------------------------------
 
     def set_data(
-        self, reports: Sequence[Report], tracks: Sequence[Track], offsets_ns: Sequence[int]
+        self,
+        reports: ReportSet | Sequence[Report],
+        tracks: Sequence[Track],
+        offsets_ns: Sequence[int],
     ) -> None:
-        """Show ``tracks`` of ``reports`` shifted by ``offsets_ns``; fits the view."""
-        self._reports = list(reports)
-        self._tables = [slice_tables(r) for r in self._reports]
+        """Show ``tracks`` of ``reports`` shifted by ``offsets_ns``; fits the view.
+
+        ``reports``: a :class:`ReportSet` (its slice tables are drawn), or reports to put
+        in a new one.
+        """
+        self._set = reports if isinstance(reports, ReportSet) else ReportSet(reports)
+        self._reports = list(self._set.reports)
+        self._tables = [self._set.slice_tables(i) for i in range(len(self._reports))]
         self._offsets = [int(o) for o in offsets_ns] + [0] * (len(reports) - len(offsets_ns))
         self._painter.reset()
         self._tooltips.clear()
@@ -147,6 +157,8 @@ class TimelineWidget(QWidget):
         For adding rows computed later, e.g. ``build_tracks(reports)`` with the NVTX
         projection after a first ``build_tracks(reports, include_projection=False)``.
         """
+        # Rows computed later draw tables derived meanwhile (the projected NVTX ranges).
+        self._tables = [self._set.slice_tables(i) for i in range(len(self._reports))]
         self.state.set_tracks(tracks)
 
     def tracks(self) -> list[Track]:
@@ -166,7 +178,7 @@ class TimelineWidget(QWidget):
     def _update_span(self) -> None:
         lo, hi = [], []
         for tables, offset in zip(self._tables, self._offsets, strict=False):
-            for table in list(tables.values()):  # a worker may add nvtx_gpu meanwhile
+            for table in tables.values():
                 if len(table):
                     lo.append(int(table.start_ns.min()) + offset)
                     hi.append(int(table.end_ns.max()) + offset)
@@ -606,7 +618,8 @@ class TimelineWidget(QWidget):
         if html is None:
             # The partner lookup scans the correlation ids (~5 ms at 5 M kernels): once per event.
             report = self._reports[ref.report_index]
-            lines = describe_event(report, ref, row.track.path, offset)
+            tables = self._tables[ref.report_index]
+            lines = describe_event(report, ref, row.track.path, offset, tables)
             html = (
                 "<table>"
                 + "".join(

@@ -15,7 +15,8 @@ import math
 import pandas as pd
 
 from analysis.errors import AnalysisError
-from analysis.outliers import DEFAULT_THRESHOLD, OUTLIER_KINDS, find_outliers
+from analysis.outliers import DEFAULT_THRESHOLD, OUTLIER_KINDS
+from analysis.reportset import ReportSet
 from analysis.stats import StatsResult
 from analysis.stats.format import format_table, json_value
 from analysis.xp import BACKENDS, get_xp
@@ -126,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
     loaded = open_all(paths, not args.no_cache, skips)
     if not loaded:
         return skips.status()
-    found = find_outliers(loaded, threshold=args.threshold, kinds=kinds, xp=xp)
+    found = ReportSet(loaded).outliers(threshold=args.threshold, kinds=kinds, xp=xp)
     instances = found.instances[_INSTANCE_OUT].head(args.top)
     reports = found.reports[_REPORT_OUT].head(args.top)
     limit = f"|robust z| > {args.threshold:g}"
