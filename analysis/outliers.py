@@ -30,7 +30,7 @@ Vectorised: one :func:`~analysis.engine.group_stats` pass gives the medians, a s
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from types import ModuleType
 
@@ -133,6 +133,12 @@ class Outliers:
     reports: pd.DataFrame
     threshold: float
 
+    def __repr__(self) -> str:
+        return (
+            f"<Outliers |z| > {self.threshold:g}: {len(self.instances):,} instances, "
+            f"{len(self.reports):,} report rows>"
+        )
+
 
 def robust_z(
     values: np.ndarray, median: np.ndarray, mad: np.ndarray, mean_ad: np.ndarray
@@ -162,10 +168,10 @@ class _Part:
     duration_ns: np.ndarray
 
 
-def _part(report: Report, kind: str, i: int) -> _Part:
+def _part(report: Report, kind: str, i: int, projection: Callable = project_nvtx) -> _Part:
     """The instances of ``kind`` in a report, named and grouped as the stats tables."""
     entry = get_kind(kind)
-    rows = entry.rows(report, project_nvtx)
+    rows = entry.rows(report, projection)
     row_key, row_text = row_labels(report, entry, rows)
     track = np.full(len(rows), -1, np.int64) if rows.track_ids is None else rows.track_ids
     return _Part(
@@ -199,8 +205,12 @@ def _none(values: np.ndarray) -> np.ndarray:
     return out
 
 
-def _collect(reports: Sequence[Report], kinds: Iterable[str]) -> _Instances | None:
-    parts = [_part(report, kind, i) for kind in kinds for i, report in enumerate(reports)]
+def _collect(
+    reports: Sequence[Report], kinds: Iterable[str], projection: Callable = project_nvtx
+) -> _Instances | None:
+    parts = [
+        _part(report, kind, i, projection) for kind in kinds for i, report in enumerate(reports)
+    ]
     parts = [p for p in parts if len(p.index)]
     if not parts:
         return None
@@ -339,6 +349,7 @@ def find_outliers(
     threshold: float = DEFAULT_THRESHOLD,
     kinds: Iterable[str] | None = None,
     xp: ModuleType | None = None,
+    projection: Callable | None = None,
 ) -> Outliers:
     """Find instances and reports whose durations lie far from their name's typical one.
 
@@ -353,6 +364,9 @@ def find_outliers(
         ``nvtx_gpu``: the ranges of :func:`analysis.projection.project_nvtx`).
     xp
         ``numpy`` (default) or ``cupy`` for the group reductions; results are NumPy/pandas.
+    projection
+        ``report -> project_nvtx(report)`` (a ReportSet's, computed once; default
+        :func:`analysis.projection.project_nvtx`).
 
     Returns
     -------
@@ -374,7 +388,7 @@ def find_outliers(
     if not threshold >= 0:
         raise AnalysisError(f"threshold must be a non-negative number, not {threshold}")
     xp = np if xp is None else xp
-    inst = _collect(reports, kinds)
+    inst = _collect(reports, kinds, projection if projection is not None else project_nvtx)
     if inst is None:
         return Outliers(
             pd.DataFrame(columns=INSTANCE_COLUMNS), pd.DataFrame(columns=REPORT_COLUMNS), threshold

@@ -19,12 +19,14 @@ from analysis.engine import group_stats
 from analysis.kinds import (
     KindRows,
     PanelRows,
+    Projector,
     check_panel,
     panel_has_style,
     panel_kinds,
     panel_rows,
 )
 from analysis.model import Report
+from analysis.projection import project_nvtx
 from analysis.xp import get_xp
 
 __all__ = ["AGGREGATE_KINDS", "AGGREGATE_COLUMNS", "Selection", "aggregate"]
@@ -87,23 +89,8 @@ class Selection:
         return keep
 
 
-_PROJECTIONS: dict[int, tuple[Report, pd.DataFrame]] = {}
-
-
-def _projection_of(report: Report) -> pd.DataFrame:
-    """``project_nvtx(report)``, computed once per report (the panel asks on every move)."""
-    from analysis.projection import project_nvtx
-
-    cached = _PROJECTIONS.get(id(report))
-    if cached is None or cached[0] is not report:
-        if len(_PROJECTIONS) > 8:
-            _PROJECTIONS.clear()
-        cached = _PROJECTIONS[id(report)] = (report, project_nvtx(report))
-    return cached[1]
-
-
-def _rows_of(report: Report, kind: str, sel: Selection) -> PanelRows:
-    return panel_rows(report, kind, sel.mask, _projection_of)
+def _rows_of(report: Report, kind: str, sel: Selection, projection: Projector) -> PanelRows:
+    return panel_rows(report, kind, sel.mask, projection)
 
 
 def aggregate(
@@ -113,6 +100,7 @@ def aggregate(
     xp: ModuleType | None = None,
     by_report: bool = False,
     quantiles: tuple[float, ...] = (),
+    projection: Projector | None = None,
 ) -> pd.DataFrame:
     """Return per-name statistics of the selected events.
 
@@ -132,6 +120,10 @@ def aggregate(
         Group by (report, name) and add a ``report`` column.
     quantiles
         Extra quantiles, returned as ``q<percent>_ns`` columns (e.g. ``q25_ns``).
+    projection
+        ``report -> project_nvtx(report)`` for 'nvtx_gpu': a
+        :meth:`analysis.reportset.ReportSet.projection_of` keeps it computed once; default
+        :func:`analysis.projection.project_nvtx` (computed on every call).
 
     Returns
     -------
@@ -150,7 +142,10 @@ def aggregate(
     sel = selection or Selection()
     module = xp if xp is not None else get_xp()
     report_list = [reports] if isinstance(reports, Report) else list(reports)
-    parts = [(r.name, _rows_of(r, kind, sel)) for r in report_list if sel.includes_report(r)]
+    project = projection if projection is not None else project_nvtx
+    parts = [
+        (r.name, _rows_of(r, kind, sel, project)) for r in report_list if sel.includes_report(r)
+    ]
     has_style = panel_has_style(kind)
     # Map each report's local label codes into one shared label table.
     keys: list[tuple] = []

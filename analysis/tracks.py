@@ -4,7 +4,8 @@ A :class:`Track` is a view, not a copy: a stable key, a label, a group path for 
 and the ``(table, track_id)`` parts it draws. A part names a :class:`SliceTable` of the
 report — a thin, read-only wrapper over an event table of the report (kernels, CUDA API,
 NVTX...) or over derived data (CPU-core intervals, NVTX projected onto the GPU). Slice
-tables are built once per report, cached, and share the report's arrays where they can.
+tables share the report's arrays where they can; they are built here and kept by the
+:class:`analysis.reportset.ReportSet` that owns the report (no cache in this module).
 
 Derived data are computed vectorised; the only Python loops run over tracks, never events.
 """
@@ -12,8 +13,6 @@ Derived data are computed vectorised; the only Python loops run over tracks, nev
 from __future__ import annotations
 
 import logging
-import threading
-import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,10 +30,10 @@ __all__ = [
     "SliceTable",
     "Track",
     "alignment_offsets",
+    "build_slice_tables",
     "build_tracks",
-    "projected_slices",
+    "projected_slice_table",
     "report_labels",
-    "slice_tables",
 ]
 
 log = logging.getLogger(__name__)
@@ -82,34 +81,18 @@ class Track:
 
 
 # ---------------------------------------------------------------------------------------
-# Slice tables, cached per report
+# Slice tables of one report (built here, owned and kept by analysis.reportset.ReportSet)
 
 
-_CACHE: dict[int, tuple[weakref.ref, dict[str, SliceTable]]] = {}
-_CACHE_LOCK = threading.Lock()
-
-
-def slice_tables(report: Report) -> dict[str, SliceTable]:
-    """Return the slice tables of ``report`` by name (built once, cached while it lives).
+def build_slice_tables(report: Report) -> dict[str, SliceTable]:
+    """Build the slice tables of ``report`` by name (uncached: a ReportSet keeps them).
 
     Names: ``kernels``, ``memcpy``, ``memset``, ``cuda_api``, ``osrt``, ``nvtx``, ``samples``
-    (views of the report's tables), ``cpu`` (per-core run intervals from SCHED_EVENTS) and,
-    once :func:`projected_slices` ran, ``nvtx_gpu``.
+    (views of the report's tables) and ``cpu`` (per-core run intervals from SCHED_EVENTS).
+    The projected NVTX ranges are :func:`projected_slice_table`.
     """
-    key = id(report)
-    with _CACHE_LOCK:
-        entry = _CACHE.get(key)
-        if entry is not None and entry[0]() is report:
-            return entry[1]
-    tables = _build_slice_tables(report)
-    with _CACHE_LOCK:
-        _CACHE[key] = (weakref.ref(report, lambda _r, k=key: _CACHE.pop(k, None)), tables)
-    return tables
-
-
-def _build_slice_tables(report: Report) -> dict[str, SliceTable]:
     # What each kind draws and how its boxes are labelled is its registry entry's
-    # (analysis.kinds); the projection waits for projected_slices.
+    # (analysis.kinds); the projection waits for projected_slice_table.
     return {
         kind.drawn_as: kind_slices(report, kind)
         for kind in event_kinds()
@@ -117,23 +100,18 @@ def _build_slice_tables(report: Report) -> dict[str, SliceTable]:
     }
 
 
-def projected_slices(report: Report) -> SliceTable | None:
-    """Return (and cache in :func:`slice_tables`) the NVTX ranges projected onto the GPU.
+def projected_slice_table(report: Report, projection: pd.DataFrame) -> SliceTable | None:
+    """Return the slice table of ``projection`` (``project_nvtx(report)``), or None if empty.
 
-    Separate from :func:`slice_tables` because the projection costs seconds on 10 M-event
+    Separate from :func:`build_slice_tables` because the projection costs seconds on 10 M-event
     reports (measured: 4 s at 5 M kernels) while every other slice table is a view.
     """
-    tables = slice_tables(report)
-    if "nvtx_gpu" not in tables:
-        projected = _nvtx_gpu_slices(report)
-        if projected is None:
-            return None
-        tables["nvtx_gpu"] = projected
-    return tables["nvtx_gpu"]
+    return _nvtx_gpu_slices(report, projection)
 
 
-def _nvtx_gpu_slices(report: Report) -> SliceTable | None:
-    return get_kind("nvtx_gpu").slices(report)
+def _nvtx_gpu_slices(report: Report, frame: pd.DataFrame) -> SliceTable | None:
+    # The projected kind's slice builder takes the projection its caller keeps.
+    return get_kind("nvtx_gpu").slices(report, frame)
 
 
 # ---------------------------------------------------------------------------------------
@@ -158,7 +136,9 @@ def report_labels(reports: list[Report]) -> list[str]:
     return unique
 
 
-def build_tracks(reports: list[Report], include_projection: bool = True) -> list[Track]:
+def build_tracks(
+    reports: list[Report], tables: list[dict[str, SliceTable]], labels: list[str] | None = None
+) -> list[Track]:
     """Return every timeline row of ``reports``, in display order.
 
     Per report: CPU cores (when SCHED_EVENTS has rows), then processes → threads (CUDA API,
@@ -170,22 +150,22 @@ def build_tracks(reports: list[Report], include_projection: bool = True) -> list
     ----------
     reports
         Loaded reports; ``Track.report_index`` indexes this list.
-    include_projection
-        Add the NVTX-projected-onto-GPU rows (computes the projection, seconds on huge
-        reports; without it the other rows are ready in tens of ms).
+    tables
+        Per report, its slice tables (:meth:`analysis.reportset.ReportSet.slice_tables`);
+        the NVTX-projected-onto-GPU rows are added where ``nvtx_gpu`` is among them.
+    labels
+        Per report, the label its rows are grouped under (default :func:`report_labels`).
 
     Returns
     -------
     list of Track
     """
     tracks: list[Track] = []
-    for index, (report, label) in enumerate(zip(reports, report_labels(reports), strict=False)):
-        tables = slice_tables(report)
-        if include_projection:
-            projected_slices(report)
-        tracks += _cpu_tracks(report, index, label, tables)
-        tracks += _thread_tracks(report, index, label, tables)
-        tracks += _gpu_tracks(report, index, label, tables)
+    labels = report_labels(reports) if labels is None else labels
+    for index, (report, label, own) in enumerate(zip(reports, labels, tables, strict=True)):
+        tracks += _cpu_tracks(report, index, label, own)
+        tracks += _thread_tracks(report, index, label, own)
+        tracks += _gpu_tracks(report, index, label, own)
     return tracks
 
 

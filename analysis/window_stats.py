@@ -31,10 +31,11 @@ import pandas as pd
 
 from analysis.engine import reduce_sorted
 from analysis.errors import AnalysisError
-from analysis.kinds import PanelRows, check_panel, panel_kinds, panel_rows
+from analysis.kinds import PanelRows, Projector, check_panel, panel_kinds, panel_rows
 from analysis.model import Report
 from analysis.names import EventNames
 from analysis.outliers import Z_MAD, Z_MEAN_AD
+from analysis.projection import project_nvtx
 from analysis.xp import to_numpy
 
 __all__ = [
@@ -388,6 +389,7 @@ def build_window_index(
     kind: str,
     offsets_ns: Sequence[int] | None = None,
     xp: ModuleType | None = None,
+    projection: Projector | None = None,
 ) -> WindowIndex:
     """Index the events of ``kind`` of ``reports`` for :meth:`WindowIndex.stats`.
 
@@ -401,6 +403,9 @@ def build_window_index(
         Per-report shift onto the shared timeline axis (default 0 each).
     xp
         ``numpy`` (default) or ``cupy``: where the columns are kept and reduced.
+    projection
+        ``report -> project_nvtx(report)`` for 'nvtx_gpu' (a ReportSet's, computed once;
+        default :func:`analysis.projection.project_nvtx`).
 
     Raises
     ------
@@ -410,7 +415,8 @@ def build_window_index(
     check_panel(kind)
     xp = np if xp is None else xp
     offsets = [int(o) for o in (offsets_ns or [])] + [0] * len(reports)
-    parts = [panel_rows(r, kind) for r in reports]
+    project = projection if projection is not None else project_nvtx
+    parts = [panel_rows(r, kind, None, project) for r in reports]
     # One group table for every report, keyed by (full name, style); a loop over distinct
     # names, not events.
     index: dict[tuple, int] = {}

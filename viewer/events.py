@@ -125,9 +125,16 @@ def find_partner(report: Report, tables: dict[str, SliceTable], event: EventRef)
 
 
 def describe_event(
-    report: Report, event: EventRef, row_label: str, offset_ns: int = 0
+    report: Report,
+    event: EventRef,
+    row_label: str,
+    offset_ns: int = 0,
+    tables: dict[str, SliceTable] | None = None,
 ) -> list[tuple[str, str]]:
-    """Return (field, value) lines for a tooltip: name, start, duration, row, GPU details."""
+    """Return (field, value) lines for a tooltip: name, start, duration, row, GPU details.
+
+    ``tables``: the report's slice tables (its ReportSet's); built afresh when omitted.
+    """
     lines = [
         ("Name", _shown_name(report, event) or "(unnamed)"),
         ("Start", format_time_ns(event.start_ns + offset_ns)),
@@ -149,12 +156,12 @@ def describe_event(
             lines.append(("Bytes", f"{size:,}"))
             if event.source == "memcpy" and event.duration_ns > 0:
                 lines.append(("Throughput", f"{size / event.duration_ns:.2f} GB/s"))
-        partner = find_partner(report, _tables_for(report), event)
+        partner = find_partner(report, _tables_for(report, tables), event)
         if partner is not None:
             when = format_duration_ns(partner.start_ns + offset_ns)
             lines.append(("Launched by", f"{_shown_name(report, partner)} at {when}"))
     elif event.source == "cuda_api" and row >= 0:
-        partner = find_partner(report, _tables_for(report), event)
+        partner = find_partner(report, _tables_for(report, tables), event)
         if partner is not None:
             lines.append(("Launched", _shown_name(report, partner) or "(unnamed)"))
     return lines
@@ -170,7 +177,7 @@ def _shown_name(report: Report, event: EventRef) -> str:
     return event.name
 
 
-def _tables_for(report: Report) -> dict[str, SliceTable]:
-    from analysis.tracks import slice_tables
+def _tables_for(report: Report, tables: dict[str, SliceTable] | None) -> dict[str, SliceTable]:
+    from analysis.tracks import build_slice_tables
 
-    return slice_tables(report)
+    return tables if tables is not None else build_slice_tables(report)

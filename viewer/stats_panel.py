@@ -10,7 +10,6 @@ runs the aggregation on a worker and calls :meth:`StatsPanel.show_table` /
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -41,13 +40,13 @@ from PySide6.QtWidgets import (
 
 from analysis.outliers import Z_MAD
 from viewer.histogram import DurationHistogramWidget
+from viewer.state import Scope
 from viewer.table_model import SORT_ROLE, Column, DataFrameModel
 
 __all__ = [
     "OUTLIERS_TAB",
     "RANGE_SCOPES",
     "TABS",
-    "Scope",
     "StatsPanel",
     "columns_for",
     "group_of",
@@ -65,18 +64,9 @@ TABS = (
     ("outliers", "Outliers"),
 )
 OUTLIERS_TAB = "outliers"
-#: Time scopes: whole run, the visible range, the Shift-drag selection.
+#: Time scopes (:attr:`viewer.state.Scope.range_mode`): whole run, the visible range, the
+#: Shift-drag selection.
 RANGE_SCOPES = (("all", "Whole run"), ("visible", "Visible range"), ("selection", "Selection"))
-
-
-@dataclass(frozen=True)
-class Scope:
-    """What the user asked to summarise: ``range_mode`` (a key of :data:`RANGE_SCOPES`),
-    ``report_index`` (None = every report), ``by_report`` (one column group per report)."""
-
-    range_mode: str = "all"
-    report_index: int | None = None
-    by_report: bool = False
 
 
 def columns_for(kind: str, frame: pd.DataFrame, report_labels: list[str]) -> list[Column]:

@@ -138,11 +138,14 @@ def _cpu_slices(report: Report) -> SliceTable:
     return table
 
 
-def _nvtx_gpu_slices(report: Report) -> SliceTable | None:
-    from analysis.projection import project_nvtx
+def _nvtx_gpu_slices(report: Report, frame: pd.DataFrame | None = None) -> SliceTable | None:
+    """The projected ranges' boxes; ``frame``: ``project_nvtx(report)`` when the caller
+    keeps it (a ReportSet), else computed here."""
+    if frame is None:
+        from analysis.projection import project_nvtx
 
-    frame = project_nvtx(report)
-    if frame.empty:
+        frame = project_nvtx(report)
+    if frame is None or frame.empty:
         return None
     # Ranges unreachable from a root have no level (spec §4.1 twins): not drawn.
     drawn = np.flatnonzero(frame["level"].notna().to_numpy())

@@ -22,9 +22,9 @@ from analysis.kinds import (
 from analysis.model import EVENT_TABLES, EventTable, Report
 from analysis.names import event_name
 from analysis.outliers import find_outliers
+from analysis.reportset import ReportSet
 from analysis.selection import aggregate
 from analysis.stats import run_report
-from analysis.tracks import build_tracks, slice_tables
 from analysis.window_stats import build_window_index
 from resources.demo import build_demo_reports
 
@@ -93,9 +93,9 @@ def test_a_registered_kind_reaches_the_window_stats(toy) -> None:
 
 def test_a_registered_kind_reaches_the_timeline(toy) -> None:
     report, kind = toy
-    tables = slice_tables(report)
-    assert len(tables["toy"]) == _TOY_COUNT
-    rows = [t for t in build_tracks([report], include_projection=False) if t.kind == "toy"]
+    reports = ReportSet([report])
+    assert len(reports.slice_tables(0)["toy"]) == _TOY_COUNT
+    rows = [t for t in reports.tracks(include_projection=False) if t.kind == "toy"]
     assert [(t.label, t.parts) for t in rows] == [(kind.label, (("toy", 0),))]
     assert rows[0].group[1] == "Processes"
 
@@ -133,7 +133,7 @@ def test_memory_labels_are_the_same_in_every_view(demo: Report) -> None:
     its tooltip, in the panel and its histogram instances, and in cuda_gpu_trace."""
     assert len(demo.tables["memcpy"])
     assert len(demo.tables["memset"])
-    tables = slice_tables(demo)
+    tables = ReportSet([demo]).slice_tables(0)
     boxes = {(t, i): tables[t].labels[tables[t].label_ids[i]] for t, i in _memory_rows(demo)}
     tooltips = {(t, i): event_name(demo, t, i) for t, i in _memory_rows(demo)}
     assert boxes == tooltips
