@@ -23,7 +23,7 @@ from app.stats_jobs import (
     histogram_of,
     stats_frame,
 )
-from viewer.state import Scope, Selection, TimelineState, scope_window
+from viewer.state import Scope, TimelineSelection, TimelineState, scope_window
 from viewer.stats_panel import OUTLIERS_TAB, StatsPanel
 
 __all__ = ["StatsTable"]
@@ -141,7 +141,7 @@ class StatsTable(QObject):
         if self._panel.scope().range_mode == "visible":
             self.request_stats()
 
-    def _on_selection_changed(self, selection: Selection | None) -> None:
+    def _on_selection_changed(self, selection: TimelineSelection | None) -> None:
         # A new selection switches the scope to it; clearing it switches back.
         scope = self._panel.scope()
         if selection is not None and scope.range_mode != "selection":

@@ -110,11 +110,7 @@ def _public_type_names(path: Path) -> set[str]:
 
 
 #: Left to rename, with why: remove an entry once its name is defined once.
-_KNOWN_TWICE = {
-    # viewer.state's is the timeline's drag (t0, t1, rows); analysis.selection's is an
-    # aggregation request (window, reports, tracks per kind). Issue #12 follow-up.
-    "Selection",
-}
+_KNOWN_TWICE: set[str] = set()
 
 
 def test_each_type_name_is_defined_once() -> None:

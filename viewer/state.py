@@ -19,7 +19,7 @@ __all__ = [
     "NameHighlight",
     "Notifier",
     "Scope",
-    "Selection",
+    "TimelineSelection",
     "TimelineState",
     "scope_window",
 ]
@@ -50,7 +50,7 @@ class Notifier:
 
 
 @dataclass(frozen=True)
-class Selection:
+class TimelineSelection:
     """A Shift-drag selection: ``[t0_ns, t1_ns)`` on the shared axis, over ``rows`` (track
     keys; empty means every row)."""
 
@@ -102,7 +102,7 @@ class TimelineState:
         The pinned track keys, in order.
     view_range_changed(t0_ns, t1_ns)
         The visible time range (shared-axis ns).
-    selection_changed(Selection | None)
+    selection_changed(TimelineSelection | None)
         The selection, or ``None`` when cleared.
     highlight_changed(NameHighlight | None)
         The highlighted name, or ``None``.
@@ -120,7 +120,7 @@ class TimelineState:
         self._collapsed: set[tuple[str, ...]] = set()
         self._span = (0, 1)
         self._t0, self._t1 = 0, 1
-        self._selection: Selection | None = None
+        self._selection: TimelineSelection | None = None
         self._highlight: NameHighlight | None = None
 
     # -- rows --------------------------------------------------------------------------
@@ -266,7 +266,7 @@ class TimelineState:
 
     # -- selection and highlight -------------------------------------------------------
 
-    def selection(self) -> Selection | None:
+    def selection(self) -> TimelineSelection | None:
         """Return the selection, or None."""
         return self._selection
 
@@ -279,7 +279,7 @@ class TimelineState:
         selection = None
         if t0_ns is not None and t1_ns is not None:
             t0, t1 = int(min(t0_ns, t1_ns)), int(max(t0_ns, t1_ns))
-            selection = Selection(t0, t1, tuple(rows))
+            selection = TimelineSelection(t0, t1, tuple(rows))
         if selection == self._selection:
             return
         self._selection = selection

@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 from analysis.tracks import Track
-from viewer.state import MIN_SPAN_NS, NameHighlight, Scope, Selection, TimelineState, scope_window
+from viewer.state import (
+    MIN_SPAN_NS,
+    NameHighlight,
+    Scope,
+    TimelineSelection,
+    TimelineState,
+    scope_window,
+)
 
 HEIGHTS = (26, 22, 20)
 
@@ -152,11 +159,11 @@ def test_fit_shows_the_full_range_with_a_margin() -> None:
 def test_selection_changes_notify_listeners_once() -> None:
     state, seen = _state()
     state.select(300, 100)
-    assert state.selection() == Selection(100, 300)
+    assert state.selection() == TimelineSelection(100, 300)
     assert state.time_selection() == (100, 300)
     state.select(100, 300)
     state.select(300, 100)
-    assert seen.calls == [("selection_changed", (Selection(100, 300),))]
+    assert seen.calls == [("selection_changed", (TimelineSelection(100, 300),))]
     state.select(100, 300, rows=[TRACKS[0].key])
     assert state.selection().rows == (TRACKS[0].key,)
     state.select(None)
