@@ -14,7 +14,8 @@ from analysis.errors import (
     UnsupportedVersionError,
 )
 from analysis.model import EVENT_TABLES, EventTable, Report, ReportInfo, StringIds
-from analysis.open import find_reports, open_report, open_reports
+from analysis.open import find_reports, open_report
+from analysis.reportset import ReportSet, open_reports
 
 __all__ = [
     "__version__",
@@ -28,6 +29,7 @@ __all__ = [
     "Report",
     "ReportError",
     "ReportInfo",
+    "ReportSet",
     "StrataError",
     "StringIds",
     "UnsupportedVersionError",

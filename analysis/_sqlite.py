@@ -231,7 +231,6 @@ class ReportDatabase:
             elif kind == "table":
                 self.tables.add(name)
         self._columns: dict[str, tuple[str, ...]] = {}
-        self._adbc = None
         self._local = threading.local()
         self._opened: list = []
         # Guards the one sqlite3 connection: reader threads use it too (the fallback read,
@@ -383,27 +382,6 @@ class ReportDatabase:
         return found
 
     # -- column reads -----------------------------------------------------------------------
-    def read_arrow(self, sql: str) -> pa.Table:
-        """Run ``sql`` and return its result as an Arrow table (ADBC, else sqlite3)."""
-        try:
-            return self._read_adbc(sql)
-        except ImportError:
-            return self._read_sqlite3(sql)
-        except Exception as exc:  # noqa: BLE001 - ADBC raises its own error family
-            # ADBC infers a column's type from the first rows; mixed-type or invalid-UTF-8
-            # columns make it fail. The slower sqlite3 path handles both.
-            log.debug("ADBC read failed for %s (%s); using sqlite3", self.path, exc)
-            return self._read_sqlite3(sql)
-
-    def _read_adbc(self, sql: str) -> pa.Table:
-        import adbc_driver_sqlite.dbapi as adbc
-
-        if self._adbc is None:
-            self._adbc = adbc.connect(self._uri)
-        with self._adbc.cursor() as cur:
-            cur.execute(sql)
-            return cur.fetch_arrow_table()
-
     def _read_sqlite3(self, sql: str) -> pa.Table:
         try:
             with self._lock:
@@ -530,9 +508,6 @@ class ReportDatabase:
         return results
 
     def close(self) -> None:
-        if self._adbc is not None:
-            self._adbc.close()
-            self._adbc = None
         for con in self._opened:
             con.close()
         self._opened.clear()

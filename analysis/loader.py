@@ -35,6 +35,7 @@ from analysis._strings import StringTable, read_string_table
 from analysis.errors import CancelledError, CorruptReportError, NotAReportError
 from analysis.levels import nesting_levels, order_by_group_start
 from analysis.model import EventTable, Report, StringIds, freeze
+from analysis.progress import Progress
 from analysis.schema import (
     NVTX_MARK_TYPES,
     NVTX_RANGE_TYPES,
@@ -43,9 +44,7 @@ from analysis.schema import (
     pid_of,
 )
 
-__all__ = ["Progress", "check_event_tables", "duration_error", "load_sqlite"]
-
-Progress = Callable[[float, str], None]
+__all__ = ["check_event_tables", "duration_error", "load_sqlite"]
 
 
 @dataclass(frozen=True)
@@ -240,6 +239,10 @@ def load_sqlite(
         strings = read_string_table(db)
         builder = _TableBuilder(db, strings, table_sink)
         _read_events(db, builder, report_progress, cancel, kinds)
+        if kinds is not None:
+            # A partial model still refuses what a full one refuses (recipes and stats go
+            # through the same validation as info): the tables not read are checked in SQLite.
+            check_event_tables(db, strings, skip=kinds)
         _check_cancel(cancel)
         report_progress(0.9, "tracks")
         tables = builder.tables()
@@ -448,7 +451,10 @@ def _validate(path: Path, kind: str, data: dict[str, np.ndarray]) -> None:
 
 
 def check_event_tables(
-    db: ReportDatabase, strings: StringTable, checked: Mapping[str, Collection[str]] | None = None
+    db: ReportDatabase,
+    strings: StringTable,
+    checked: Mapping[str, Collection[str]] | None = None,
+    skip: Collection[str] = (),
 ) -> None:
     """Refuse what :func:`load_sqlite` refuses in the event tables, without loading them.
 
@@ -469,6 +475,8 @@ def check_event_tables(
         Per kind, the source columns the caller has already read and checked as the loader
         does (start and end together: present, integer, not NULL, ``end >= start``, no
         overflowing duration; a name column: integer, in StringIds).
+    skip
+        Kinds read whole and checked by the caller.
 
     Raises
     ------
@@ -479,7 +487,7 @@ def check_event_tables(
     plans = {
         kind: _column_read(db, kind, strings)
         for kind in _READ_ORDER
-        if db.columns(_SPECS[kind][0])  # a view named like an nsys table raises
+        if kind not in skip and db.columns(_SPECS[kind][0])  # a view named like nsys's raises
     }
     for kind, read in plans.items():
         where = _suspect_rows(db, kind, strings, set(checked.get(kind, ())))

@@ -7,6 +7,7 @@ track is (a thread and nesting level, a GPU stream, a CPU core...).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -73,6 +74,8 @@ class StringIds:
 
     def __init__(self, values: npt.NDArray[np.object_]) -> None:
         self.values = freeze(np.asarray(values, dtype=object))
+        self._text_codes: tuple[np.ndarray, np.ndarray, bool] | None = None
+        self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self.values)
@@ -106,6 +109,27 @@ class StringIds:
     def find(self, text: str) -> npt.NDArray[np.int64]:
         """Return every id whose string equals ``text``."""
         return np.flatnonzero(self.values == text)
+
+    def text_codes(self) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.object_], bool]:
+        """Return ``(code per id, text per code, whether codes are the ids)``, computed once.
+
+        Ids with one text share a code (nsys groups by text); the id -1 (NULL) maps to the
+        last code, whose text is None. A function of the immutable pool, so it is kept with
+        it (a memo, not a change: the pool reads the same before and after).
+        """
+        with self._lock:
+            if self._text_codes is None:
+                codes, uniques = pd.factorize(
+                    pd.Series(self.values, dtype=object), use_na_sentinel=False
+                )
+                labels = np.append(np.asarray(uniques, dtype=object), None)
+                labels[pd.isna(labels)] = None
+                lookup = freeze(np.append(codes, len(uniques)).astype(np.int32))
+                is_identity = len(uniques) == len(self.values) and bool(
+                    np.array_equal(codes, np.arange(len(self.values)))
+                )
+                self._text_codes = (lookup, freeze(labels), is_identity)
+            return self._text_codes
 
 
 class _Columns:

@@ -53,6 +53,7 @@ __all__ = [
     "kernel_name_ids",
     "kernel_variant",
     "memcpy_names",
+    "nvtx_range_texts",
     "pair_names",
     "string_codes",
 ]
@@ -177,33 +178,15 @@ def memcpy_names(report: Report, copy_kinds: npt.ArrayLike | None = None) -> np.
     return table[inverse.ravel()]
 
 
-_POOL_CODES: dict[int, tuple[object, np.ndarray, np.ndarray, bool]] = {}
-
-
 def string_codes(report: Report, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Return (group code per row, label per code) grouping StringIds ids by their *text*.
 
     nsys groups kernels by name string (spec §3.2), so two ids with one text are one group.
     nsys writes each string once, so the ids usually are the codes already (no pass over the
     rows); otherwise a lookup table maps them. NULL ids (-1) get the last code, labelled
-    None. The pool's factorisation is cached per string pool.
+    None. The pool's factorisation is computed once (:meth:`StringIds.text_codes`).
     """
-    pool = report.strings
-    cached = _POOL_CODES.get(id(pool))
-    if cached is None or cached[0] is not pool:
-        codes_of_pool, uniques = pd.factorize(
-            pd.Series(pool.values, dtype=object), use_na_sentinel=False
-        )
-        labels = np.append(np.asarray(uniques, dtype=object), None)
-        labels[pd.isna(labels)] = None
-        lookup = np.append(codes_of_pool, len(uniques)).astype(np.int32)
-        is_identity = len(uniques) == len(pool.values) and bool(
-            np.array_equal(codes_of_pool, np.arange(len(pool.values)))
-        )
-        if len(_POOL_CODES) > 16:
-            _POOL_CODES.clear()
-        cached = _POOL_CODES[id(pool)] = (pool, lookup, labels, is_identity)
-    _, lookup, labels, is_identity = cached
+    lookup, labels, is_identity = report.strings.text_codes()
     if is_identity and (len(ids) == 0 or int(ids.min()) >= 0):
         return ids, labels
     return lookup[ids], labels
@@ -294,3 +277,11 @@ def event_name(report: Report, kind: str, row: int, kernel_name: str = "demangle
         return None
     names = event_names(report, kind, np.array([row]), kernel_name)
     return names.labels[names.codes[0]]
+
+
+def nvtx_range_texts(report: Report) -> set[str]:
+    """Return the texts of the report's NVTX ranges: the names NVTX alignment matches
+    (:func:`analysis.alignment.first_nvtx_start_ns`), marks and empty texts left out."""
+    nvtx = report.tables["nvtx"]
+    ids = np.unique(nvtx["name_id"][range_rows(report)]) if len(nvtx) else np.empty(0, np.int64)
+    return {str(t) for t in report.strings.lookup(ids).tolist() if t}

@@ -23,7 +23,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import replace
 from pathlib import Path
 
@@ -38,6 +38,7 @@ from analysis.errors import (
 )
 from analysis.loader import load_sqlite
 from analysis.model import EventTable, Report
+from analysis.progress import Progress
 
 __all__ = [
     "REPORT_SUFFIXES",
@@ -45,7 +46,6 @@ __all__ = [
     "find_nsys",
     "find_reports",
     "open_report",
-    "open_reports",
     "sqlite_source",
 ]
 
@@ -57,8 +57,6 @@ _NSYS_REP_MAGIC = b"NVIDIA"  # "NVIDIA Tegra Profiler Report ..." (MANIFEST §3)
 #: nsys 2023.4 exports ~1 M events a minute on the 2-core reference machine, so 30 minutes
 #: covers reports far larger than Strata opens comfortably.
 EXPORT_TIMEOUT_S = 1800.0
-
-Progress = Callable[[float, str], None]
 
 
 def find_nsys() -> str | None:
@@ -249,11 +247,6 @@ def _release_freed_memory() -> None:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):
         log.debug("malloc_trim is not available (not glibc)")
-
-
-def open_reports(paths: Iterable[str | Path], use_cache: bool = True) -> list[Report]:
-    """Open several reports (folders expanded) one after the other."""
-    return [open_report(p, use_cache=use_cache) for p in find_reports(paths)]
 
 
 def _path_digest(path: Path) -> str:

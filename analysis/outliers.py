@@ -30,7 +30,7 @@ Vectorised: one :func:`~analysis.engine.group_stats` pass gives the medians, a s
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from types import ModuleType
 
@@ -38,29 +38,33 @@ import numpy as np
 import pandas as pd
 
 from analysis.engine import group_stats
+from analysis.kinds import get_kind, outlier_kinds, row_labels
 from analysis.model import Report
-from analysis.names import EventNames, event_names, pair_names
-from analysis.nvtx import range_rows
+from analysis.names import EventNames
 from analysis.projection import project_nvtx
-from analysis.schema import tid_of
 
 __all__ = [
     "DEFAULT_THRESHOLD",
     "INSTANCE_COLUMNS",
     "OUTLIER_KINDS",
     "REPORT_COLUMNS",
+    "Z_MAD",
+    "Z_MEAN_AD",
     "Outliers",
     "find_outliers",
     "robust_z",
 ]
 
 DEFAULT_THRESHOLD = 3.5
-#: What can be scored: kernels, NVTX ranges (CPU), NVTX ranges projected on the GPU, CUDA API.
-OUTLIER_KINDS = ("kernels", "nvtx", "nvtx_gpu", "cuda_api")
+#: What can be scored (the registry's outlier kinds: kernels, CUDA API, NVTX ranges on the
+#: CPU and projected on the GPU; a kind registered later is scored too).
+OUTLIER_KINDS = outlier_kinds()
 
-_Z_MAD = 0.6745  # Φ⁻¹(0.75): MAD of a normal distribution in standard deviations
-_Z_MEAN_AD = 1.253314  # √(π/2): standard deviation / mean absolute deviation, normal
-_SIGMA_PER_MAD = 1.4826  # 1 / 0.6745
+#: Φ⁻¹(0.75): the MAD of a normal distribution in standard deviations.
+Z_MAD = 0.6745
+#: √(π/2): standard deviation / mean absolute deviation, normal distribution.
+Z_MEAN_AD = 1.253314
+_SIGMA_PER_MAD = 1.4826  # ≈ 1 / Z_MAD (the rounded value of the literature, kept as published)
 _MEDIAN_SE = 1.2533  # standard error of a median, in σ/√n
 
 INSTANCE_COLUMNS = [
@@ -129,6 +133,12 @@ class Outliers:
     reports: pd.DataFrame
     threshold: float
 
+    def __repr__(self) -> str:
+        return (
+            f"<Outliers |z| > {self.threshold:g}: {len(self.instances):,} instances, "
+            f"{len(self.reports):,} report rows>"
+        )
+
 
 def robust_z(
     values: np.ndarray, median: np.ndarray, mad: np.ndarray, mean_ad: np.ndarray
@@ -136,8 +146,8 @@ def robust_z(
     """Return the robust z-score of each value given its group's median, MAD and MeanAD."""
     dev = values - median
     with np.errstate(divide="ignore", invalid="ignore"):
-        by_mad = _Z_MAD * dev / mad
-        by_mean = dev / (_Z_MEAN_AD * mean_ad)
+        by_mad = Z_MAD * dev / mad
+        by_mean = dev / (Z_MEAN_AD * mean_ad)
     z = np.where(mad > 0, by_mad, np.where(mean_ad > 0, by_mean, 0.0))
     return z.astype(np.float64)
 
@@ -158,56 +168,16 @@ class _Part:
     duration_ns: np.ndarray
 
 
-def _gpu_rows(keys: pd.DataFrame) -> np.ndarray:
-    return ("GPU " + keys["device_id"].astype(str) + " stream " + keys["stream_id"].astype(str)
-            ).to_numpy(object)  # fmt: skip
-
-
-def _thread_rows(keys: pd.DataFrame, what: str) -> np.ndarray:
-    tid = pd.Series(tid_of(keys["global_tid"].to_numpy())).astype(str)
-    return ("thread " + tid + f" {what} L" + keys["level"].astype(str)).to_numpy(object)
-
-
-def _table_part(report: Report, kind: str, i: int, rows: np.ndarray, labels: np.ndarray) -> _Part:
-    """Instances of ``rows`` of a report table, named and grouped as the stats tables."""
-    table = report.tables[kind]
-    track = table["track_id"][rows]
+def _part(report: Report, kind: str, i: int, projection: Callable = project_nvtx) -> _Part:
+    """The instances of ``kind`` in a report, named and grouped as the stats tables."""
+    entry = get_kind(kind)
+    rows = entry.rows(report, projection)
+    row_key, row_text = row_labels(report, entry, rows)
+    track = np.full(len(rows), -1, np.int64) if rows.track_ids is None else rows.track_ids
     return _Part(
-        kind, i, event_names(report, kind, rows).compact(), track, labels, rows,
-        track.astype(np.int64), table.start_ns[rows], table.duration_ns[rows],
+        kind, i, entry.event_names(report, rows).compact(), row_key, row_text, rows.rows,
+        track.astype(np.int64), rows.start_ns, rows.end_ns - rows.start_ns,
     )  # fmt: skip
-
-
-def _kernels(report: Report, i: int) -> _Part:
-    table = report.tables["kernels"]
-    return _table_part(report, "kernels", i, np.arange(len(table)), _gpu_rows(table.track_keys))
-
-
-def _cuda_api(report: Report, i: int) -> _Part:
-    table = report.tables["cuda_api"]
-    labels = _thread_rows(table.track_keys, "CUDA API")
-    return _table_part(report, "cuda_api", i, np.arange(len(table)), labels)
-
-
-def _nvtx(report: Report, i: int) -> _Part:
-    """NVTX ranges as nvtx_sum sees them: ``domain:text`` (2023.4), grouped with the style."""
-    labels = _thread_rows(report.tables["nvtx"].track_keys, "NVTX")
-    return _table_part(report, "nvtx", i, range_rows(report), labels)
-
-
-def _nvtx_gpu(report: Report, i: int) -> _Part:
-    frame = project_nvtx(report)
-    names = pair_names(frame["name"].to_numpy(object), frame["style"].to_numpy(object))
-    row_key, tids = pd.factorize(frame["tid"])
-    rows = np.array([f"thread {t} NVTX → GPU" for t in tids], dtype=object)
-    return _Part(
-        "nvtx_gpu", i, names, row_key, rows, np.arange(len(frame)),
-        np.full(len(frame), -1, dtype=np.int64), frame["start_ns"].to_numpy(np.int64),
-        (frame["end_ns"] - frame["start_ns"]).to_numpy(np.int64),
-    )  # fmt: skip
-
-
-_EXTRACT = {"kernels": _kernels, "nvtx": _nvtx, "nvtx_gpu": _nvtx_gpu, "cuda_api": _cuda_api}
 
 
 @dataclass(frozen=True)
@@ -235,8 +205,12 @@ def _none(values: np.ndarray) -> np.ndarray:
     return out
 
 
-def _collect(reports: Sequence[Report], kinds: Iterable[str]) -> _Instances | None:
-    parts = [_EXTRACT[kind](report, i) for kind in kinds for i, report in enumerate(reports)]
+def _collect(
+    reports: Sequence[Report], kinds: Iterable[str], projection: Callable = project_nvtx
+) -> _Instances | None:
+    parts = [
+        _part(report, kind, i, projection) for kind in kinds for i, report in enumerate(reports)
+    ]
     parts = [p for p in parts if len(p.index)]
     if not parts:
         return None
@@ -303,7 +277,7 @@ def _score_reports(inst: _Instances, spread: tuple, n_reports: int, xp: ModuleTy
     medians = np.full((len(inst.code_name), n_reports), np.nan)
     medians[name, rep] = stats.median
     _, mad_all, mean_ad_all = spread
-    sigma_all = np.where(mad_all > 0, _SIGMA_PER_MAD * mad_all, _Z_MEAN_AD * mean_ad_all)
+    sigma_all = np.where(mad_all > 0, _SIGMA_PER_MAD * mad_all, Z_MEAN_AD * mean_ad_all)
     others_median = np.empty(len(name))
     others_mad = np.empty(len(name))
     for r in range(n_reports):  # a loop over reports, not events
@@ -373,8 +347,9 @@ def _worst_first(frame: pd.DataFrame, threshold: float, columns: list[str]) -> p
 def find_outliers(
     reports: Sequence[Report],
     threshold: float = DEFAULT_THRESHOLD,
-    kinds: Iterable[str] = OUTLIER_KINDS,
+    kinds: Iterable[str] | None = None,
     xp: ModuleType | None = None,
+    projection: Callable | None = None,
 ) -> Outliers:
     """Find instances and reports whose durations lie far from their name's typical one.
 
@@ -385,10 +360,13 @@ def find_outliers(
     threshold
         Keep rows with ``|robust_z|`` above this (default 3.5, Iglewicz and Hoaglin).
     kinds
-        Which of :data:`OUTLIER_KINDS` to score (``nvtx_gpu``: the ranges of
-        :func:`analysis.projection.project_nvtx`).
+        Which of the registry's outlier kinds to score (default: all of them;
+        ``nvtx_gpu``: the ranges of :func:`analysis.projection.project_nvtx`).
     xp
         ``numpy`` (default) or ``cupy`` for the group reductions; results are NumPy/pandas.
+    projection
+        ``report -> project_nvtx(report)`` (a ReportSet's, computed once; default
+        :func:`analysis.projection.project_nvtx`).
 
     Returns
     -------
@@ -402,14 +380,15 @@ def find_outliers(
     """
     from analysis.errors import AnalysisError
 
-    kinds = tuple(kinds)
-    unknown = [k for k in kinds if k not in OUTLIER_KINDS]
+    known = outlier_kinds()
+    kinds = known if kinds is None else tuple(kinds)
+    unknown = [k for k in kinds if k not in known]
     if unknown:
-        raise AnalysisError(f"unknown outlier kind {unknown[0]!r}; use {', '.join(OUTLIER_KINDS)}")
+        raise AnalysisError(f"unknown outlier kind {unknown[0]!r}; use {', '.join(known)}")
     if not threshold >= 0:
         raise AnalysisError(f"threshold must be a non-negative number, not {threshold}")
     xp = np if xp is None else xp
-    inst = _collect(reports, kinds)
+    inst = _collect(reports, kinds, projection if projection is not None else project_nvtx)
     if inst is None:
         return Outliers(
             pd.DataFrame(columns=INSTANCE_COLUMNS), pd.DataFrame(columns=REPORT_COLUMNS), threshold

@@ -175,11 +175,18 @@ def check_file_target(output: str | Path, option: str = "output") -> Path:
             return out
         raise AnalysisError(f"{option} {shown}: file is read-only")
     parent = out.parent
-    if not parent.is_dir():
-        raise AnalysisError(f"{option} {shown}: folder {escape_text(str(parent))} does not exist")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise AnalysisError(f"{option} {shown}: cannot write into {escape_text(str(parent))}")
+    _check_writable(
+        parent, f"{option} {shown}", f"folder {escape_text(str(parent))} does not exist"
+    )
     return out
+
+
+def _check_writable(folder: Path, what: str, not_a_folder: str) -> None:
+    """Refuse ``what`` unless ``folder`` is a folder we may create files in."""
+    if not folder.is_dir():
+        raise AnalysisError(f"{what}: {not_a_folder}")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise AnalysisError(f"{what}: cannot write into {escape_text(str(folder))}")
 
 
 def check_folder_target(folder: str | Path, option: str = "output") -> Path:
@@ -200,10 +207,7 @@ def check_folder_target(folder: str | Path, option: str = "output") -> Path:
     base = out.parent
     while not base.exists() and base != base.parent:
         base = base.parent
-    if not base.is_dir():
-        raise AnalysisError(f"{option} {shown}: {escape_text(str(base))} is not a folder")
-    if not os.access(base, os.W_OK | os.X_OK):
-        raise AnalysisError(f"{option} {shown}: cannot write into {escape_text(str(base))}")
+    _check_writable(base, f"{option} {shown}", f"{escape_text(str(base))} is not a folder")
     return out
 
 

@@ -23,10 +23,23 @@ from analysis.model import Report
 from analysis.nvtx import contained_pairs, range_labels, range_rows, range_styles
 from analysis.schema import global_pid_of, pid_of, tid_of
 
-__all__ = ["PROJECTION_COLUMNS", "Projection", "project_nvtx", "projection_details"]
+__all__ = [
+    "PROJECTION_COLUMNS",
+    "Projection",
+    "api_index_of",
+    "api_matches",
+    "correlated_row",
+    "project_nvtx",
+    "projection_details",
+    "range_levels",
+    "range_parents",
+    "range_stacks",
+]
 
 _I64_MAX = np.iinfo(np.int64).max
 _I64_MIN = np.iinfo(np.int64).min
+#: The GPU ops a CUDA API call launches (spec §4.1: kernels, memcpy and memset).
+_OP_TABLES = ("kernels", "memcpy", "memset")
 
 #: Columns of :func:`project_nvtx`.
 PROJECTION_COLUMNS = [
@@ -98,8 +111,8 @@ def projection_details(report: Report) -> Projection:
     nops = per_range["count"]
     has_ops = nops > 0
     num_child = np.bincount(parent[(parent >= 0) & has_ops], minlength=len(rows))
-    level = _levels(parent)
-    stacks = _stacks(parent, level, ranges["row_id"], has_ops)
+    level = range_levels(parent)
+    stacks = range_stacks(parent, level, ranges["row_id"], has_ops)
     out = np.flatnonzero(has_ops)
     out = out[np.argsort(ranges["row_id"][out], kind="stable")]
     nvtx = report.nvtx
@@ -151,7 +164,7 @@ def _range_arrays(report: Report, rows: np.ndarray) -> dict[str, np.ndarray]:
 
 def _launches(report: Report) -> dict[str, np.ndarray]:
     """Return the CUDA API calls that launched GPU ops, with their ops' first start/last end."""
-    ops = [report.tables[k] for k in ("kernels", "memcpy", "memset")]
+    ops = [report.tables[k] for k in _OP_TABLES]
     op_start = np.concatenate([t.start_ns for t in ops])
     op_end = np.concatenate([t.end_ns for t in ops])
     op_idx, op_api = api_matches(
@@ -184,6 +197,34 @@ def api_index_of(
     out = np.full(len(correlation_ids), -1, dtype=np.int64)
     out[op_idx[::-1]] = api_idx[::-1]
     return out
+
+
+def correlated_row(
+    report: Report, table: str, row: int, op_tables: tuple[str, ...] = _OP_TABLES
+) -> tuple[str, int] | None:
+    """Return the correlated partner of one event, by :func:`api_matches`'s join rule.
+
+    For a GPU op (row ``row`` of table ``table``, one of ``op_tables``), the first CUDA API
+    call that launched it: ``("cuda_api", api row)``; for a CUDA API call, the first op it
+    launched, looking in ``op_tables`` in order. None when there is none. One scan of the
+    correlation ids (a tooltip's cost), not the whole join.
+    """
+    api = report.cuda_api
+    if table == "cuda_api":
+        corr, gtid = api["correlation_id"][row], api["global_tid"][row]
+        for name in op_tables:
+            ops = report.tables[name]
+            hits = np.flatnonzero(ops["correlation_id"] == corr)
+            hits = hits[ops["global_pid"][hits] == global_pid_of(gtid)]
+            if len(hits):
+                return name, int(hits[0])
+        return None
+    if table not in op_tables:
+        return None
+    ops = report.tables[table]
+    hits = np.flatnonzero(api["correlation_id"] == ops["correlation_id"][row])
+    hits = hits[global_pid_of(api["global_tid"][hits]) == ops["global_pid"][row]]
+    return ("cuda_api", int(hits[0])) if len(hits) else None
 
 
 def api_matches(
@@ -461,7 +502,7 @@ def _exact_parents(s: np.ndarray, e: np.ndarray, row_id: np.ndarray) -> np.ndarr
     return out
 
 
-def _levels(parent: np.ndarray) -> npt.NDArray[np.int64]:
+def range_levels(parent: np.ndarray) -> npt.NDArray[np.int64]:
     """Depth from a root (-1 where a cycle of twins makes the range unreachable).
 
     Pointer doubling: each round adds the distance to the current ancestor and jumps to its
@@ -486,7 +527,7 @@ def _levels(parent: np.ndarray) -> npt.NDArray[np.int64]:
 _MAX_STACK_CHARS = 1 << 30
 
 
-def _stacks(
+def range_stacks(
     parent: np.ndarray,
     level: np.ndarray,
     row_id: np.ndarray,

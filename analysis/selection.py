@@ -16,25 +16,24 @@ import numpy as np
 import pandas as pd
 
 from analysis.engine import group_stats
-from analysis.errors import AnalysisError
-from analysis.model import EventTable, Report
-from analysis.names import MEMSET_NAME, EventNames, event_names, pair_names
-from analysis.nvtx import range_rows
-from analysis.schema import OSRT_CLASS_CALL
+from analysis.kinds import (
+    KindRows,
+    PanelRows,
+    Projector,
+    check_panel,
+    panel_has_style,
+    panel_kinds,
+    panel_rows,
+)
+from analysis.model import Report
+from analysis.projection import project_nvtx
 from analysis.xp import get_xp
 
 __all__ = ["AGGREGATE_KINDS", "AGGREGATE_COLUMNS", "Selection", "aggregate"]
 
-#: kind -> the event table it reads ("nvtx_gpu" reads the NVTX projection).
-AGGREGATE_KINDS = {
-    "kernels": "kernels",
-    "cuda_api": "cuda_api",
-    "memcpy": "memcpy",
-    "memcpy_bytes": "memcpy",
-    "nvtx": "nvtx",
-    "nvtx_gpu": "nvtx",
-    "osrt": "osrt",
-}
+#: What can be aggregated: the panel kinds of :mod:`analysis.kinds` (the built-in ones; a
+#: kind registered later can be aggregated too).
+AGGREGATE_KINDS = panel_kinds()
 AGGREGATE_COLUMNS = ["name", "count", "total_ns", "mean_ns", "median_ns", "min_ns", "max_ns",
                      "std_ns"]  # fmt: skip
 
@@ -66,13 +65,16 @@ class Selection:
     def includes_report(self, report: Report) -> bool:
         return self.report_names is None or report.name in self.report_names
 
-    def rows(self, table: EventTable, start_ns: np.ndarray, end_ns: np.ndarray):
-        """Return a boolean mask of rows in the window and on the selected tracks.
+    def mask(self, rows: KindRows) -> np.ndarray | slice:
+        """Return a boolean mask of the events of ``rows`` in the window and on the selected
+        tracks of their tables (derived rows, without tracks, take the window only).
 
         Returns ``slice(None)`` when nothing is filtered (no copy of 10 M values).
         """
-        tracks = (self.track_ids or {}).get(table.kind)
-        if self.t0_ns is None and self.t1_ns is None and tracks is None:
+        start_ns, end_ns = rows.start_ns, rows.end_ns
+        picked = self.track_ids or {}
+        tracks = [picked.get(t) for t in rows.tables] if rows.track_ids is not None else []
+        if self.t0_ns is None and self.t1_ns is None and all(t is None for t in tracks):
             return slice(None)
         keep = np.ones(len(start_ns), dtype=bool)
         if self.t1_ns is not None:
@@ -80,103 +82,15 @@ class Selection:
         if self.t0_ns is not None:
             # Zero-length events at t0 count as inside.
             keep &= (end_ns > self.t0_ns) | (start_ns >= self.t0_ns)
-        if tracks is not None and len(table) == len(start_ns):
-            on_track = np.zeros(len(start_ns), dtype=bool)
-            offsets = table.track_offsets
-            for track in tracks:
-                if 0 <= track < len(offsets) - 1:
-                    on_track[offsets[track] : offsets[track + 1]] = True
-            keep &= on_track
+        for code, wanted in enumerate(tracks):
+            if wanted is not None:
+                on_track = np.isin(rows.track_ids, np.asarray(wanted, dtype=np.int64))
+                keep &= on_track | (rows.table_codes != code)
         return keep
 
 
-class _Rows:
-    """Per-report rows to group: their names (:mod:`analysis.names`) and values."""
-
-    def __init__(self, names: EventNames, values: np.ndarray) -> None:
-        self.codes = names.codes
-        self.keys = names.keys
-        self.labels = names.labels
-        self.styles = names.styles
-        self.values = values
-
-
-def _name_rows(report: Report, kind: str, sel: Selection, only: np.ndarray | None = None):
-    # CUDA API calls group by their full name, as cuda_api_sum groups by name id (spec §3.3):
-    # a report with both cudaMalloc and cudaMalloc_v3020 gets two rows, both cudaMalloc.
-    table = report.tables[kind]
-    mask = np.zeros(len(table), dtype=bool)
-    mask[sel.rows(table, table.start_ns, table.end_ns)] = True
-    if only is not None:
-        mask &= only
-    picked = np.flatnonzero(mask)
-    return _Rows(event_names(report, kind, picked), table.duration_ns[picked])
-
-
-def _memory_rows(report: Report, sel: Selection, by_bytes: bool) -> _Rows:
-    memcpy, memset = report.memcpy, report.memset
-    keep = sel.rows(memcpy, memcpy.start_ns, memcpy.end_ns)
-    picked = np.arange(len(memcpy))[keep]
-    names = event_names(report, "memcpy", picked)
-    # As cuda_gpu_mem_*_sum: a copy kind nsys has no name for is left out (spec §3.6).
-    named = names.labels[names.codes] != None  # noqa: E711
-    memset_values = (memset["bytes"] if by_bytes else memset.duration_ns)[
-        sel.rows(memset, memset.start_ns, memset.end_ns)
-    ]
-    copy_values = (memcpy["bytes"] if by_bytes else memcpy.duration_ns)[picked]
-    keys = np.append(names.keys, MEMSET_NAME)
-    codes = np.concatenate([names.codes[named], np.full(len(memset_values), len(names.keys))])
-    merged = EventNames(codes.astype(np.int64), keys, keys.copy())
-    return _Rows(merged, np.concatenate([copy_values[named], memset_values]))
-
-
-def _nvtx_rows(report: Report, sel: Selection) -> _Rows:
-    nvtx = report.nvtx
-    rows = range_rows(report)
-    keep = sel.rows(nvtx, nvtx.start_ns, nvtx.end_ns)
-    if not isinstance(keep, slice):
-        rows = rows[keep[rows]]
-    return _Rows(event_names(report, "nvtx", rows), nvtx.end_ns[rows] - nvtx.start_ns[rows])
-
-
-_PROJECTIONS: dict[int, tuple[Report, pd.DataFrame]] = {}
-
-
-def _projection_of(report: Report) -> pd.DataFrame:
-    """``project_nvtx(report)``, computed once per report (the panel asks on every move)."""
-    from analysis.projection import project_nvtx
-
-    cached = _PROJECTIONS.get(id(report))
-    if cached is None or cached[0] is not report:
-        if len(_PROJECTIONS) > 8:
-            _PROJECTIONS.clear()
-        cached = _PROJECTIONS[id(report)] = (report, project_nvtx(report))
-    return cached[1]
-
-
-def _nvtx_gpu_rows(report: Report, sel: Selection) -> _Rows:
-    proj = _projection_of(report)
-    start, end = proj["start_ns"].to_numpy(), proj["end_ns"].to_numpy()
-    keep = Selection(sel.t0_ns, sel.t1_ns).rows(report.nvtx, start, end)
-    proj = proj[keep]
-    names = pair_names(proj["name"].to_numpy(object), proj["style"].to_numpy(object))
-    return _Rows(names, (proj["end_ns"] - proj["start_ns"]).to_numpy(np.int64))
-
-
-def _osrt_rows(report: Report, sel: Selection) -> _Rows:
-    return _name_rows(report, "osrt", sel, report.osrt["event_class"] == OSRT_CLASS_CALL)
-
-
-def _rows_of(report: Report, kind: str, sel: Selection) -> _Rows:
-    if kind in ("kernels", "cuda_api"):
-        return _name_rows(report, kind, sel)
-    if kind in ("memcpy", "memcpy_bytes"):
-        return _memory_rows(report, sel, kind == "memcpy_bytes")
-    if kind == "nvtx":
-        return _nvtx_rows(report, sel)
-    if kind == "nvtx_gpu":
-        return _nvtx_gpu_rows(report, sel)
-    return _osrt_rows(report, sel)
+def _rows_of(report: Report, kind: str, sel: Selection, projection: Projector) -> PanelRows:
+    return panel_rows(report, kind, sel.mask, projection)
 
 
 def aggregate(
@@ -186,6 +100,7 @@ def aggregate(
     xp: ModuleType | None = None,
     by_report: bool = False,
     quantiles: tuple[float, ...] = (),
+    projection: Projector | None = None,
 ) -> pd.DataFrame:
     """Return per-name statistics of the selected events.
 
@@ -205,6 +120,10 @@ def aggregate(
         Group by (report, name) and add a ``report`` column.
     quantiles
         Extra quantiles, returned as ``q<percent>_ns`` columns (e.g. ``q25_ns``).
+    projection
+        ``report -> project_nvtx(report)`` for 'nvtx_gpu': a
+        :meth:`analysis.reportset.ReportSet.projection_of` keeps it computed once; default
+        :func:`analysis.projection.project_nvtx` (computed on every call).
 
     Returns
     -------
@@ -219,13 +138,15 @@ def aggregate(
     AnalysisError
         Unknown kind.
     """
-    if kind not in AGGREGATE_KINDS:
-        raise AnalysisError(f"unknown kind '{kind}'; choose one of {', '.join(AGGREGATE_KINDS)}")
+    check_panel(kind)
     sel = selection or Selection()
     module = xp if xp is not None else get_xp()
     report_list = [reports] if isinstance(reports, Report) else list(reports)
-    parts = [(r.name, _rows_of(r, kind, sel)) for r in report_list if sel.includes_report(r)]
-    has_style = kind in ("nvtx", "nvtx_gpu")
+    project = projection if projection is not None else project_nvtx
+    parts = [
+        (r.name, _rows_of(r, kind, sel, project)) for r in report_list if sel.includes_report(r)
+    ]
+    has_style = panel_has_style(kind)
     # Map each report's local label codes into one shared label table.
     keys: list[tuple] = []
     index: dict[tuple, int] = {}

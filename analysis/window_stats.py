@@ -31,10 +31,11 @@ import pandas as pd
 
 from analysis.engine import reduce_sorted
 from analysis.errors import AnalysisError
+from analysis.kinds import PanelRows, Projector, check_panel, panel_kinds, panel_rows
 from analysis.model import Report
-from analysis.names import MEMSET_NAME, EventNames, event_names, pair_names
-from analysis.nvtx import range_rows
-from analysis.schema import OSRT_CLASS_CALL
+from analysis.names import EventNames
+from analysis.outliers import Z_MAD, Z_MEAN_AD
+from analysis.projection import project_nvtx
 from analysis.xp import to_numpy
 
 __all__ = [
@@ -46,94 +47,12 @@ __all__ = [
     "robust_threshold",
 ]
 
-#: What can be indexed, as :data:`analysis.selection.AGGREGATE_KINDS`.
-WINDOW_KINDS = ("kernels", "cuda_api", "memcpy", "memcpy_bytes", "nvtx", "nvtx_gpu", "osrt")
+#: What can be indexed: the panel kinds of :mod:`analysis.kinds` (the built-in ones; a kind
+#: registered later is indexed too).
+WINDOW_KINDS = panel_kinds()
 STAT_COLUMNS = ["count", "total_ns", "mean_ns", "median_ns", "min_ns", "max_ns", "std_ns"]
 #: Below this fraction of the rows, a window's rows are found by binary search in start order.
 _GATHER_FRACTION = 1 / 16
-_Z_MAD = 0.6745  # as analysis.outliers: Φ⁻¹(0.75)
-_Z_MEAN_AD = 1.253314  # as analysis.outliers: √(π/2)
-
-
-@dataclass
-class _Extract:
-    """One report's rows of one kind, in table order, named by :mod:`analysis.names`."""
-
-    keys: np.ndarray  # object, the group key (full name) of each local code
-    labels: np.ndarray  # object, the name shown for each local code
-    styles: np.ndarray | None  # object, one per local code (NVTX kinds)
-    codes: np.ndarray  # int64 local code per row
-    values: np.ndarray  # int64 duration (or bytes) per row
-    start_ns: np.ndarray
-    end_ns: np.ndarray
-    tables: tuple[str, ...]
-    table_codes: np.ndarray  # int8 index into tables per row
-    rows: np.ndarray  # int64 row of that table
-
-
-def _from_names(names: EventNames, start, end, values, tables, table_codes, rows) -> _Extract:
-    return _Extract(names.keys, names.labels, names.styles, names.codes,
-                    np.asarray(values, dtype=np.int64), start, end, tables, table_codes,
-                    rows)  # fmt: skip
-
-
-def _named(report: Report, kind: str, rows: np.ndarray | None = None) -> _Extract:
-    # CUDA API calls group by their full name, as cuda_api_sum groups by name id, and show
-    # nsys's spelling (two groups can show as one name: analysis.names).
-    table = report.tables[kind]
-    rows = np.arange(len(table)) if rows is None else rows
-    start, end = table.start_ns[rows], table.end_ns[rows]
-    return _from_names(event_names(report, kind, rows), start, end, end - start, (kind,),
-                       np.zeros(len(rows), np.int8), rows)  # fmt: skip
-
-
-def _memory(report: Report, by_bytes: bool) -> _Extract:
-    memcpy, memset = report.tables["memcpy"], report.tables["memset"]
-    names = event_names(report, "memcpy")
-    # As cuda_gpu_mem_*_sum: a copy kind nsys has no name for is left out (spec §3.6).
-    kept = np.flatnonzero(names.labels[names.codes] != None)  # noqa: E711
-    memset_code = len(names.keys)
-    codes = np.concatenate([names.codes[kept], np.full(len(memset), memset_code)])
-    keys = np.append(names.keys, MEMSET_NAME)
-    start = np.concatenate([memcpy.start_ns[kept], memset.start_ns])
-    end = np.concatenate([memcpy.end_ns[kept], memset.end_ns])
-    size = np.concatenate([memcpy["bytes"][kept], memset["bytes"]])
-    return _Extract(keys, keys.copy(), None, codes.astype(np.int64),
-                    (size if by_bytes else end - start).astype(np.int64), start, end,
-                    ("memcpy", "memset"),
-                    np.repeat(np.array([0, 1], np.int8), [len(kept), len(memset)]),
-                    np.concatenate([kept, np.arange(len(memset))]))  # fmt: skip
-
-
-def _nvtx(report: Report) -> _Extract:
-    nvtx = report.tables["nvtx"]
-    rows = range_rows(report)
-    start, end = nvtx.start_ns[rows], nvtx.end_ns[rows]
-    return _from_names(event_names(report, "nvtx", rows), start, end, end - start, ("nvtx",),
-                       np.zeros(len(rows), np.int8), rows)  # fmt: skip
-
-
-def _nvtx_gpu(report: Report) -> _Extract:
-    from analysis.projection import project_nvtx
-
-    proj = project_nvtx(report)
-    names = pair_names(proj["name"].to_numpy(object), proj["style"].to_numpy(object))
-    start, end = proj["start_ns"].to_numpy(np.int64), proj["end_ns"].to_numpy(np.int64)
-    return _from_names(names, start, end, end - start, ("nvtx_gpu",),
-                       np.zeros(len(proj), np.int8), np.arange(len(proj)))  # fmt: skip
-
-
-def _extract(report: Report, kind: str) -> _Extract:
-    if kind in ("kernels", "cuda_api"):
-        return _named(report, kind)
-    if kind in ("memcpy", "memcpy_bytes"):
-        return _memory(report, kind == "memcpy_bytes")
-    if kind == "nvtx":
-        return _nvtx(report)
-    if kind == "nvtx_gpu":
-        return _nvtx_gpu(report)
-    calls = np.flatnonzero(report.tables["osrt"]["event_class"] == OSRT_CLASS_CALL)
-    return _named(report, "osrt", calls)
 
 
 @dataclass
@@ -177,7 +96,7 @@ class WindowIndex:
     """
 
     def __init__(self, kind: str, report_names: list[str], offsets_ns: list[int],
-                 names: EventNames, tables: tuple[str, ...], parts: list[_Extract],
+                 names: EventNames, tables: tuple[str, ...], parts: list[PanelRows],
                  xp: ModuleType) -> None:  # fmt: skip
         self.kind = kind
         self.report_names = report_names
@@ -470,6 +389,7 @@ def build_window_index(
     kind: str,
     offsets_ns: Sequence[int] | None = None,
     xp: ModuleType | None = None,
+    projection: Projector | None = None,
 ) -> WindowIndex:
     """Index the events of ``kind`` of ``reports`` for :meth:`WindowIndex.stats`.
 
@@ -483,17 +403,20 @@ def build_window_index(
         Per-report shift onto the shared timeline axis (default 0 each).
     xp
         ``numpy`` (default) or ``cupy``: where the columns are kept and reduced.
+    projection
+        ``report -> project_nvtx(report)`` for 'nvtx_gpu' (a ReportSet's, computed once;
+        default :func:`analysis.projection.project_nvtx`).
 
     Raises
     ------
     AnalysisError
         Unknown kind.
     """
-    if kind not in WINDOW_KINDS:
-        raise AnalysisError(f"unknown kind '{kind}'; choose one of {', '.join(WINDOW_KINDS)}")
+    check_panel(kind)
     xp = np if xp is None else xp
     offsets = [int(o) for o in (offsets_ns or [])] + [0] * len(reports)
-    parts = [_extract(r, kind) for r in reports]
+    project = projection if projection is not None else project_nvtx
+    parts = [panel_rows(r, kind, None, project) for r in reports]
     # One group table for every report, keyed by (full name, style); a loop over distinct
     # names, not events.
     index: dict[tuple, int] = {}
@@ -537,10 +460,10 @@ def robust_threshold(values: np.ndarray, threshold: float) -> tuple[float, float
     dev = np.abs(values - median)
     mad = float(np.median(dev))
     if mad > 0:
-        return median, median + threshold * mad / _Z_MAD
+        return median, median + threshold * mad / Z_MAD
     mean_ad = float(dev.mean())
     if mean_ad > 0:
-        return median, median + threshold * _Z_MEAN_AD * mean_ad
+        return median, median + threshold * Z_MEAN_AD * mean_ad
     return median, float("inf")
 
 

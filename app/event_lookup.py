@@ -10,12 +10,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.model import Report
-from analysis.tracks import projected_slices, slice_tables
+from analysis.reportset import ReportSet
 from viewer.events import EventRef
 
 __all__ = [
     "highlight_rows",
+    "instance_refs",
     "scroll_track_into_view",
     "slice_index",
     "slice_indices",
@@ -34,7 +34,7 @@ def with_shared_start(instances: pd.DataFrame, offsets_ns: list[int]) -> pd.Data
     return out
 
 
-def highlight_rows(reports, kind: str, instances: pd.DataFrame) -> dict:
+def highlight_rows(reports: ReportSet, kind: str, instances: pd.DataFrame) -> dict:
     """``(report_index, slice table) -> rows`` to emphasise; other rows of the kind dim.
 
     Exactly the given instances (rows of a :meth:`WindowIndex.instances` frame): a name's
@@ -49,16 +49,18 @@ def highlight_rows(reports, kind: str, instances: pd.DataFrame) -> dict:
         for t in tables:
             mine = source_rows[(report_index == r) & (table == t)]
             if t == "nvtx_gpu":
-                found = _projected_indices(reports[r], mine)
+                found = _projected_indices(reports, r, mine)
                 rows[(r, t)] = np.sort(found[found >= 0])
             else:
                 rows[(r, t)] = mine
     return rows
 
 
-def _projected_indices(report: Report, projection_rows: np.ndarray) -> np.ndarray:
+def _projected_indices(
+    reports: ReportSet, report_index: int, projection_rows: np.ndarray
+) -> np.ndarray:
     """Slice indices of ``project_nvtx`` rows on the projected rows (-1: not drawn)."""
-    sliced = projected_slices(report)
+    sliced = reports.projected_slices(report_index)
     if sliced is None:
         return np.full(len(projection_rows), -1)
     drawn = sliced._cache["projection_rows"]
@@ -67,25 +69,46 @@ def _projected_indices(report: Report, projection_rows: np.ndarray) -> np.ndarra
     return where[projection_rows] if len(projection_rows) else np.empty(0, np.int64)
 
 
-def slice_index(report: Report, table: str, row: int, start_ns: int, end_ns: int) -> int | None:
+def slice_index(
+    reports: ReportSet, report_index: int, table: str, row: int, start_ns: int, end_ns: int
+) -> int | None:
     """Return the slice-table index that draws ``row`` of ``table`` (None if not drawn)."""
-    found = slice_indices(report, table, np.array([row]), np.array([start_ns]),
-                           np.array([end_ns]))  # fmt: skip
+    found = slice_indices(reports, report_index, table, np.array([row]), np.array([start_ns]),
+                          np.array([end_ns]))  # fmt: skip
     return None if found[0] < 0 else int(found[0])
 
 
-def slice_indices(report: Report, table: str, rows, starts_ns, ends_ns) -> np.ndarray:
+def slice_indices(
+    reports: ReportSet, report_index: int, table: str, rows, starts_ns, ends_ns
+) -> np.ndarray:
     """Vectorised :func:`slice_index`: -1 where not drawn. Projected NVTX ranges (rows of
     ``project_nvtx``) are reordered on the timeline: looked up through that order."""
     rows = np.asarray(rows, dtype=np.int64)
     if table != "nvtx_gpu":
-        return rows if table in slice_tables(report) else np.full(len(rows), -1)
-    return _projected_indices(report, rows)
+        tables = reports.slice_tables(report_index)
+        return rows if table in tables else np.full(len(rows), -1)
+    return _projected_indices(reports, report_index, rows)
 
 
-def track_key(timeline, report: Report, ref: EventRef) -> str | None:
+def instance_refs(
+    reports: ReportSet, report_index: int, table: str, rows, starts_ns, ends_ns, names
+) -> list[EventRef]:
+    """EventRefs of analysis rows of one report and table, for the ones the timeline draws
+    (the slice indices are found at once; callers pass at most a few hundred rows)."""
+    starts, ends = np.asarray(starts_ns, np.int64), np.asarray(ends_ns, np.int64)
+    rows = np.asarray(rows, np.int64)
+    found = slice_indices(reports, report_index, table, rows, starts, ends)
+    source = "" if table == "nvtx_gpu" else table
+    return [
+        EventRef(report_index, table, int(i), source, int(row), "", str(n), int(s), int(e))
+        for i, row, n, s, e in zip(found, rows, names, starts, ends, strict=True)
+        if i >= 0
+    ]
+
+
+def track_key(timeline, reports: ReportSet, ref: EventRef) -> str | None:
     """Return the key of the stream/thread row that draws ``ref`` (not 'All streams')."""
-    table = slice_tables(report).get(ref.table)
+    table = reports.slice_tables(ref.report_index).get(ref.table)
     if table is None:
         return None
     track_id = int(np.searchsorted(table.track_offsets, ref.index, side="right")) - 1

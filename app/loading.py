@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -18,15 +18,14 @@ from PySide6.QtCore import QObject, Signal
 
 from analysis import Report, find_reports, open_report
 from analysis.errors import StrataError
+from analysis.progress import Progress
 from analysis.recipes.output import is_recipe_output
+from analysis.reportset import ReportSet
 from app.jobs import Job, JobRunner
 
 __all__ = ["LOADED", "LOADING", "ReportEntry", "ReportList", "build_demo"]
 
 log = logging.getLogger(__name__)
-
-#: ``progress(fraction, text)``, as analysis functions take it
-Progress = Callable[[float, str], None]
 
 LOADING = "loading"
 LOADED = "loaded"
@@ -79,7 +78,8 @@ class ReportList(QObject):
     entry_removed(ReportEntry)
         A report was closed (or its load was cancelled).
     reports_changed()
-        The list of *loaded* reports changed (a load finished or a loaded report closed).
+        The list of *loaded* reports changed (a load finished or a loaded report closed);
+        :attr:`report_set` holds them already.
     duplicate_ignored(Path)
         A path was not added because it is already open.
     offsets_changed()
@@ -104,6 +104,8 @@ class ReportList(QObject):
         self._runner = runner
         self._use_cache = use_cache
         self._entries: list[ReportEntry] = []
+        #: The loaded reports and everything derived from them: the window's one set.
+        self.report_set = ReportSet()
 
     def entries(self) -> list[ReportEntry]:
         """Return every entry, loading or loaded, in the order they were added."""
@@ -177,6 +179,7 @@ class ReportList(QObject):
         self._entries.remove(entry)
         self.entry_removed.emit(entry)
         if was_loaded:
+            self.report_set.set_reports(self.reports())
             self.reports_changed.emit()
         return True
 
@@ -205,6 +208,7 @@ class ReportList(QObject):
             return
         entry.report, entry.state, entry.fraction, entry.text = report, LOADED, 1.0, "loaded"
         entry.job = None
+        self.report_set.set_reports(self.reports())
         self.report_loaded.emit(entry)
         self.reports_changed.emit()
 

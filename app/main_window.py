@@ -65,6 +65,8 @@ class MainWindow(QMainWindow):
         self.settings = settings or Settings()
         self.runner = JobRunner(self)
         self.report_list = ReportList(self.runner, self)
+        #: The one ReportSet of the window: the loaded reports and what is derived from them.
+        self.report_set = self.report_list.report_set
         self.timeline = TimelineWidget(self)
         self.binding = TimelineBinding(
             self.report_list, self.timeline, self.runner, self.settings, self
@@ -331,13 +333,13 @@ class MainWindow(QMainWindow):
     def pin_by_name(self, pattern: str) -> int:
         """Pin every row whose name matches ``pattern`` (case-insensitive regular expression)."""
         self._pin_pattern = pattern
-        count = self.timeline.pin_matching(f"(?i){pattern}")
+        count = self.timeline.state.pin_matching(f"(?i){pattern}")
         self.statusBar().showMessage(f"Pinned {count} row{'s' if count != 1 else ''}", 5000)
         return count
 
     def unpin_all(self) -> None:
         """Unpin every row."""
-        self.timeline.set_pinned_keys([])
+        self.timeline.state.set_pinned_keys([])
 
     def collapse_all_groups(self) -> None:
         """Fold every report down to its sections."""
@@ -353,16 +355,16 @@ class MainWindow(QMainWindow):
 
     def set_groups_collapsed(self, collapsed: bool) -> None:
         """Collapse every report's sections (CPU, processes, CUDA HW), or expand every group."""
+        state = self.timeline.state
         if collapsed:
-            paths = sorted({t.group[:2] for t in self.binding.tracks() if len(t.group) >= 2})
+            sections = {t.group[:2] for t in self.binding.tracks() if len(t.group) >= 2}
+            state.set_collapsed_groups(sections | set(state.collapsed_groups()))
         else:
-            paths = self.timeline.collapsed_groups()
-        for path in paths:
-            self.timeline.set_collapsed(path, collapsed)
+            state.set_collapsed_groups([])
 
     def show_hidden_rows(self) -> None:
         """Show every hidden row again."""
-        self.timeline.set_hidden_keys([])
+        self.timeline.state.set_hidden_keys([])
         self.binding.save_view_state()
 
     def show_shortcuts(self) -> None:
@@ -407,7 +409,8 @@ class MainWindow(QMainWindow):
         track = next((t for t in self.binding.tracks() if t.key == event.track_key), None)
         row_label = track.path if track is not None else reports[event.report_index].name
         offset_ns = self.binding.offsets_ns()[event.report_index]
-        lines = describe_event(reports[event.report_index], event, row_label, offset_ns)
+        tables = self.binding.shown_set().slice_tables(event.report_index)
+        lines = describe_event(reports[event.report_index], event, row_label, offset_ns, tables)
         self.statusBar().showMessage("   ·   ".join(f"{k}: {v}" for k, v in lines))
 
     def closeEvent(self, event: QCloseEvent) -> None:  # Qt's own name

@@ -10,7 +10,6 @@ its window (the recipe may have been run again).
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from PySide6.QtCore import QObject, QSize, Qt, Signal
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QMainWindow, QWidget
 
+from analysis.progress import Progress
 from analysis.recipes.output import load_manifest, load_output
 from app.jobs import JobRunner
 from viewer.recipe_view import RecipeOutputContent, RecipeOutputWidget
@@ -29,7 +29,7 @@ _WINDOW_SIZE = QSize(1200, 800)
 
 def read_recipe_output(
     folder: Path,
-    progress: Callable[[float, str], None] | None = None,
+    progress: Progress | None = None,
     cancel: threading.Event | None = None,
 ) -> RecipeOutputContent:
     """Read everything a recipe output folder shows (runs on a worker: QImage, not QPixmap).

@@ -1,118 +1,53 @@
-"""Wire the stats panel to the reports, the timeline and the job runner.
+"""Wire the stats panel to the reports, the timeline state and the job runner.
 
 ``install_stats_panel(window)`` docks a :class:`~viewer.stats_panel.StatsPanel` on the right
-of the main window and returns the :class:`StatsController` that
+of the main window and returns the :class:`StatsController`, which follows the shown reports
+and their offsets (``TimelineBinding.layout_changed``) and hands them to its three parts:
 
-* follows the shown reports and their offsets (``TimelineBinding.layout_changed``), the
-  visible range and the Shift-drag selection of the timeline;
-* computes the current tab's table on a worker through a per-kind
-  :class:`~analysis.window_stats.WindowIndex` (built once per report set and offsets; with
-  CuPy its columns stay on the GPU), coalescing requests: while one job runs, newer requests
-  only mark the table dirty, and the latest scope runs next (a result computed for a scope
-  that has changed meanwhile is dropped);
-* finds outliers once per report set, lists them and marks them on the timeline;
-* pushes highlights back: a clicked name's instances stand out (others dimmed), Next /
-  Previous step through them in time order, a double-click zooms to the longest, the
-  histogram's region selects instances by duration.
+* :class:`~app.stats_table.StatsTable` — the current tab's table for the current scope (whole
+  run, visible range, the timeline state's selection), on a worker through a per-kind
+  :class:`~analysis.window_stats.WindowIndex` (built once per report set and offsets);
+* :class:`~app.stats_highlight.NameHighlighter` — a clicked name's instances stand out (others
+  dimmed), Next / Previous step through them, a double-click zooms to the longest, the
+  histogram's region selects instances by duration;
+* :class:`~app.stats_outliers.OutlierList` — outliers found once per report set, listed and
+  marked on the timeline.
 """
 
 from __future__ import annotations
 
-import logging
-import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow
 
-from analysis.errors import StrataError
-from analysis.model import Report
-from analysis.outliers import DEFAULT_THRESHOLD, Outliers, find_outliers
-from analysis.tracks import report_labels, slice_tables
-from analysis.window_stats import (
-    WindowIndex,
-    robust_threshold,
-)
-from app.event_lookup import (
-    highlight_rows,
-    scroll_track_into_view,
-    slice_index,
-    slice_indices,
-    track_key,
-    with_shared_start,
-)
-from app.stats_jobs import IndexCache, StatsRequest, StatsResult, stats_frame
-from viewer.events import EventRef
-from viewer.stats_panel import OUTLIERS_TAB, Scope, StatsPanel, group_of
+from analysis.outliers import Outliers
+from app.stats_highlight import NameHighlighter
+from app.stats_jobs import ShownReports
+from app.stats_outliers import MAX_MARKS, OutlierList
+from app.stats_table import StatsTable
+from viewer.state import Scope
+from viewer.stats_panel import StatsPanel
 
 __all__ = ["MAX_MARKS", "StatsController", "install_stats_panel"]
 
-log = logging.getLogger(__name__)
-
-#: Outlier instances marked on the timeline (the worst ones; the tab lists them all).
-MAX_MARKS = 500
 _DOCK_WIDTH_PX = 560
 
 
-@dataclass(frozen=True)
-class _Active:
-    """The name whose instances are highlighted: what it is called and which group it is.
-
-    ``group`` is ``(key, style)`` (:meth:`WindowIndex.groups`): two CUDA API groups can be
-    shown by one name (``cudaMalloc``, ``cudaMalloc_v3020``), two NVTX groups differ by
-    their style only; the highlights and the histogram follow the group, as the table row.
-    """
-
-    name: str
-    kind: str
-    group: tuple = (None, None)
-
-    def groups_in(self, index: WindowIndex) -> np.ndarray:
-        key, style = self.group
-        return index.groups(self.name if key is None else key, style)
-
-
-@dataclass(frozen=True)
-class _Histogram:
-    """The histogram of the active name: its instances in one scope (a worker computes it
-    with the same index, window and report as the table's counts)."""
-
-    active: _Active
-    in_scope: pd.DataFrame
-    median: float
-    threshold: float
-
-
-@dataclass(frozen=True)
-class _NameResult:
-    """What a click on a name needs, gathered on a worker."""
-
-    active: _Active
-    key: tuple
-    instances: pd.DataFrame  # whole run, shared-time order, with shared_start_ns
-    histogram: _Histogram
-    rows: dict
-
-
 class StatsController(QObject):
-    """Keep a :class:`StatsPanel` in step with a main window's reports and timeline.
+    """Keep a :class:`StatsPanel` in step with a main window's reports and timeline state.
+
+    Attributes
+    ----------
+    table, highlighter, outlier_list
+        The parts (see the module docstring).
 
     Signals
     -------
-    table_ready(str)
-        The current tab (this kind) shows a fresh result.
-    outliers_ready(object)
-        :class:`~analysis.outliers.Outliers` of the shown reports are listed and marked.
-    instances_changed(object)
-        The instances Next/Previous step through (a DataFrame as
-        :meth:`WindowIndex.instances`, plus ``shared_start_ns``), after a click or a
-        histogram selection.
+    table_ready(str), outliers_ready(object), instances_changed(object)
+        Relayed from :class:`StatsTable`, :class:`OutlierList` and :class:`NameHighlighter`.
     failed(str)
-        A job failed (one line).
+        A job of any part failed (one line).
     """
 
     table_ready = Signal(str)
@@ -123,421 +58,67 @@ class StatsController(QObject):
     def __init__(self, window: QMainWindow, panel: StatsPanel, dock: QDockWidget | None = None):
         super().__init__(window)
         self._window, self.panel, self.dock = window, panel, dock
-        self._timeline = window.timeline
-        self._runner = window.runner
-        self._cache = IndexCache()
-        self._reports: tuple[Report, ...] = ()
-        self._labels: list[str] = []
-        self._offsets: list[int] = []
-        self._key: tuple = ()
-        self._is_running = False
-        self._is_dirty = False
-        self._previous_range_mode = "all"
-        self._outliers: Outliers | None = None
-        self._marks: list[EventRef] = []
-        self._rows: dict[tuple[int, str], np.ndarray] = {}
-        self._active: _Active | None = None
-        self._instances = pd.DataFrame()
-        self._position = -1
-        self._histogram_values: pd.DataFrame = pd.DataFrame()
+        self.highlighter = NameHighlighter(panel, window.timeline, window.runner)
+        self.table = StatsTable(panel, window.timeline.state, window.runner, self.highlighter)
+        self.outlier_list = OutlierList(panel, window.runner, self.highlighter)
+        self._shown = ShownReports()
         self._connect()
 
     def _connect(self) -> None:
-        window, panel, timeline = self._window, self.panel, self._timeline
-        window.binding.layout_changed.connect(self._on_layout_changed)
-        timeline.view_range_changed.connect(self._on_view_range_changed)
-        timeline.selection_changed.connect(self._on_selection_changed)
+        panel, table, highlighter = self.panel, self.table, self.highlighter
+        self._window.binding.layout_changed.connect(self._on_layout_changed)
         panel.scope_changed.connect(self._on_scope_changed)
-        panel.kind_changed.connect(self._on_kind_changed)
+        panel.kind_changed.connect(lambda _kind: table.request_stats())
         panel.name_activated.connect(
-            lambda name, kind, group: self.activate_name(name, kind, group=group)
+            lambda name, kind, group: highlighter.activate_name(name, kind, group=group)
         )
-        panel.name_double_clicked.connect(self.zoom_to_longest)
-        panel.instance_step.connect(self.step)
-        panel.outlier_selected.connect(self.focus_outlier)
+        panel.name_double_clicked.connect(highlighter.zoom_to_longest)
+        panel.instance_step.connect(highlighter.step)
+        panel.outlier_selected.connect(self.outlier_list.focus_outlier)
         panel.export_requested.connect(self._on_export_requested)
-        panel.histogram.range_selected.connect(self.select_durations)
-
-    # -- reports --------------------------------------------------------------------------
-
-    def reports(self) -> tuple[Report, ...]:
-        return self._reports
+        panel.histogram.range_selected.connect(highlighter.select_durations)
+        table.table_ready.connect(self.table_ready)
+        highlighter.instances_changed.connect(self.instances_changed)
+        self.outlier_list.outliers_ready.connect(self.outliers_ready)
+        for part in (table, highlighter, self.outlier_list):
+            part.failed.connect(self.failed)
 
     def _on_layout_changed(self, *_args) -> None:
-        reports = tuple(self._window.binding.shown_reports())
-        offsets = [int(o) for o in self._window.binding.offsets_ns()]
-        is_new = len(reports) != len(self._reports) or any(
-            a is not b for a, b in zip(reports, self._reports, strict=False)
+        binding = self._window.binding
+        reports = tuple(binding.shown_reports())
+        offsets = tuple(int(o) for o in binding.offsets_ns())
+        old = self._shown.reports
+        is_new = len(reports) != len(old) or any(
+            a is not b for a, b in zip(reports, old, strict=False)
         )
-        if not is_new and offsets == self._offsets:
-            self._push_highlights()  # set_data dropped them
+        if not is_new and offsets == self._shown.offsets:
+            self.highlighter.push_highlights()  # set_data dropped them
             return
-        self._reports, self._offsets = reports, offsets
-        self._labels = report_labels(list(reports)) if reports else []
-        self._key = (tuple(id(r) for r in reports), tuple(offsets))
+        shown = binding.shown_set()
+        self._shown = ShownReports(shown, offsets, tuple(shown.labels))
         if is_new:
-            self.panel.set_reports(self._labels)
-            self._outliers, self._marks, self._rows, self._active = None, [], {}, None
-            self._instances = pd.DataFrame()
-            self.panel.histogram.clear()
-            self._find_outliers()
-        self.request_stats()
+            self.panel.set_reports(list(self._shown.labels))
+        self.table.set_shown(self._shown)
+        self.highlighter.set_shown(self._shown, is_new)
+        self.outlier_list.set_shown(self._shown, is_new)
+        self.table.request_stats()
 
-    # -- stats jobs -----------------------------------------------------------------------
+    def _on_scope_changed(self, _scope: Scope) -> None:
+        self.highlighter.refresh()
+        self.table.request_stats()
 
-    def _window_ns(self, scope: Scope) -> tuple[int | None, int | None] | None:
-        if scope.range_mode == "visible":
-            return tuple(int(t) for t in self._timeline.view_range())
-        if scope.range_mode == "selection":
-            selection = self._timeline.time_selection()
-            return None if selection is None else (int(selection[0]), int(selection[1]))
-        return None, None
+    # -- what app/ and the tests ask --------------------------------------------------------
 
     def request_stats(self) -> None:
         """Recompute the current tab for the current scope (coalesced, on a worker)."""
-        kind = self.panel.kind()
-        if kind == OUTLIERS_TAB or not self._reports:
-            return
-        if self._is_running:
-            self._is_dirty = True
-            return
-        scope = self.panel.scope()
-        window = self._window_ns(scope)
-        if window is None:
-            self.panel.show_table(kind, pd.DataFrame(), "Shift-drag on the timeline to select")
-            return
-        request = StatsRequest(kind, scope, window[0], window[1], self._key)
-        reports, offsets, labels, cache = self._reports, self._offsets, self._labels, self._cache
-        n_reports, active = len(reports), self._active
-
-        def work(_progress, cancel):
-            index = cache.get(request.key, reports, kind, offsets, labels)
-            started = time.perf_counter()
-            frame = stats_frame(index, request, n_reports)
-            elapsed = (time.perf_counter() - started) * 1e3
-            counts = [c for c in frame.columns if c == "count" or c.endswith("|count")]
-            events = int(frame[counts].to_numpy().sum()) if counts else 0
-            # The histogram follows the table's window in the same job: one count.
-            histogram = None
-            if active is not None:
-                active_index = cache.get(request.key, reports, active.kind, offsets, labels)
-                histogram = _histogram(active_index, active, request)
-            return StatsResult(request, frame, events, elapsed, histogram)
-
-        self._is_running, self._is_dirty = True, False
-        if cache.peek(request.key, kind) is None:  # the first request of a kind sorts once
-            self.panel.set_status("Indexing the events (once per set of reports)…")
-        job = self._runner.submit(work, channel="stats")
-        job.finished.connect(self._on_stats_ready)
-        job.failed.connect(self._on_stats_failed)
-
-    def _on_stats_ready(self, result: StatsResult) -> None:
-        self._is_running = False
-        request = result.request
-        # Another tab, report set or scope: drop it. A window that moved on while the job
-        # ran is still shown (the panel follows a drag live), then the latest one runs.
-        is_stale = (
-            request.key != self._key
-            or request.kind != self.panel.kind()
-            or request.scope != self.panel.scope()
-        )
-        if not is_stale:
-            reports = "1 report" if len(self._reports) == 1 else f"{len(self._reports)} reports"
-            status = f"{result.events:,} events · {reports} · {result.elapsed_ms:,.0f} ms"
-            self.panel.show_table(request.kind, result.frame, status)
-            histogram = result.histogram
-            if histogram is not None and histogram.active == self._active:
-                self._show_histogram(histogram)
-        if self._is_dirty or is_stale:
-            self._is_dirty = False
-            self.request_stats()
-        elif not is_stale:
-            self.table_ready.emit(request.kind)
-
-    def _on_stats_failed(self, error: Exception) -> None:
-        self._is_running = False
-        text = _error_text(error)
-        self.panel.set_status(f"Failed: {text}")
-        self.failed.emit(text)
-        if self._is_dirty:
-            self._is_dirty = False
-            self.request_stats()
-
-    def _on_scope_changed(self, _scope: Scope) -> None:
-        self._refresh_histogram()
-        self.request_stats()
-
-    def _on_kind_changed(self, _kind: str) -> None:
-        self.request_stats()
-
-    def _on_view_range_changed(self, *_range) -> None:
-        if self.panel.scope().range_mode == "visible":
-            self.request_stats()
-
-    def _on_selection_changed(self, selection) -> None:
-        scope = self.panel.scope()
-        if selection is not None and scope.range_mode != "selection":
-            self._previous_range_mode = scope.range_mode
-            self.panel.set_scope(Scope("selection", scope.report_index, scope.by_report))
-        elif selection is None and scope.range_mode == "selection":
-            self.panel.set_scope(Scope(self._previous_range_mode, scope.report_index,
-                                       scope.by_report))  # fmt: skip
-        elif scope.range_mode == "selection":
-            self.request_stats()
-
-    # -- outliers -------------------------------------------------------------------------
-
-    def _find_outliers(self) -> None:
-        reports = list(self._reports)
-        if not reports:
-            self.panel.show_outliers(pd.DataFrame())
-            return
-        self.panel.show_outliers(pd.DataFrame(), "Finding outliers…")
-        job = self._runner.submit(
-            lambda _p, _c: find_outliers(reports, DEFAULT_THRESHOLD), channel="outliers"
-        )
-        job.finished.connect(lambda found, key=self._key: self._on_outliers_ready(key, found))
-        job.failed.connect(self._on_outliers_failed)
-
-    def _on_outliers_failed(self, error: Exception) -> None:
-        text = _error_text(error)
-        self.panel.show_outliers(pd.DataFrame(), f"Outliers failed: {text}")
-        self.failed.emit(text)
+        self.table.request_stats()
 
     def outliers(self) -> Outliers | None:
-        return self._outliers
-
-    def _on_outliers_ready(self, key: tuple, found: Outliers) -> None:
-        if key[0] != self._key[0]:
-            return
-        self._outliers = found
-        instances = found.instances.copy()
-        if len(instances):
-            instances["report"] = np.asarray(self._labels, dtype=object)[
-                instances["report_index"].to_numpy(np.int64)
-            ]
-        status = f"{len(instances):,} outlier instances (|robust z| > {found.threshold:g})"
-        status += _slow_reports_text(found.reports, self._labels)
-        self.panel.show_outliers(instances, status)
-        self._marks = self._outlier_marks(instances.head(MAX_MARKS))
-        self._push_highlights()
-        self.outliers_ready.emit(found)
-
-    def _outlier_marks(self, top: pd.DataFrame) -> list[EventRef]:
-        """EventRefs of outlier rows (slice indices found per report and table at once)."""
-        marks = []
-        for (r, table), group in top.groupby(["report_index", "table"], sort=False):
-            starts = group["start_ns"].to_numpy(np.int64)
-            ends = starts + group["duration_ns"].to_numpy(np.int64)
-            rows = group["index"].to_numpy(np.int64)
-            found = slice_indices(self._reports[int(r)], str(table), rows, starts, ends)
-            source = "" if table == "nvtx_gpu" else str(table)
-            marks += [
-                EventRef(int(r), str(table), int(i), source, int(row), "", str(n), int(s), int(e))
-                for i, row, n, s, e in zip(found, rows, group["name"], starts, ends, strict=True)
-                if i >= 0
-            ]  # a loop over at most MAX_MARKS outliers
-        return marks
-
-    def _outlier_ref(self, record: dict) -> EventRef | None:
-        report_index, table = int(record["report_index"]), str(record["table"])
-        start = int(record["start_ns"])
-        end = start + int(record["duration_ns"])
-        index = slice_index(self._reports[report_index], table, int(record["index"]), start, end)
-        if index is None:
-            return None
-        source = "" if table == "nvtx_gpu" else table
-        return EventRef(report_index, table, index, source, int(record["index"]), "",
-                        str(record["name"]), start, end)  # fmt: skip
+        return self.outlier_list.outliers()
 
     def focus_outlier(self, record: dict) -> None:
-        """Centre and zoom the timeline on an outlier, with its report's row in view; its
-        name becomes the active one (highlighted, in the histogram)."""
-        ref = self._outlier_ref(record)
-        if ref is None:
-            return
-        self._focus(ref, zoom=True)
-
-        def point_at_it() -> None:
-            inst = self._instances
-            here = np.flatnonzero(
-                (inst["report_index"].to_numpy() == ref.report_index)
-                & (inst["start_ns"].to_numpy() == ref.start_ns)
-            )
-            if len(here):
-                self._position = int(here[0])
-                self.panel.set_instance_text(f"{self._position + 1:,} / {len(inst):,}")
-
-        self.activate_name(str(record["name"]), str(record["kind"]), point_at_it, group_of(record))
-
-    # -- names, instances, highlights -----------------------------------------------------
-
-    def _index(self, kind: str) -> WindowIndex | None:
-        return self._cache.peek(self._key, kind)
-
-    def activate_name(
-        self,
-        name: str,
-        kind: str,
-        then: Callable[[], None] | None = None,
-        group: tuple | None = None,
-    ) -> None:
-        """Highlight every instance of a name (others dimmed) and show its histogram.
-
-        ``group`` is the table row's ``(key, style)`` (see :class:`_Active`); without it the
-        group whose full name is ``name`` is meant. The instances are gathered on a worker
-        (a name can have millions); ``then`` runs on the GUI thread once they are shown,
-        before :attr:`instances_changed` is emitted.
-        """
-        if not self._reports:
-            return
-        key, reports, offsets, labels = self._key, self._reports, self._offsets, self._labels
-        active = _Active(name, kind, tuple(group) if group is not None else (None, None))
-        scope = self.panel.scope()
-        window = self._window_ns(scope) or (None, None)
-        request = StatsRequest(kind, scope, window[0], window[1], key)
-        cache = self._cache
-
-        def work(_progress, _cancel) -> _NameResult:
-            index = cache.get(key, reports, kind, offsets, labels)
-            groups = active.groups_in(index)
-            every = with_shared_start(index.instances(groups, report_index=scope.report_index),
-                                       offsets)  # fmt: skip
-            rows = highlight_rows(reports, kind, every)
-            return _NameResult(active, key, every, _histogram(index, active, request), rows)
-
-        job = self._runner.submit(work, channel="instances")
-        job.finished.connect(lambda result: self._on_name_ready(result, then))
-        job.failed.connect(self._on_job_failed)
-
-    def _on_name_ready(self, result: _NameResult, then: Callable[[], None] | None) -> None:
-        if result.key != self._key:
-            return
-        self._active = result.active
-        self._instances, self._position = result.instances, -1
-        self.panel.set_instance_text(f"{len(result.instances):,} instances")
-        self._rows = result.rows
-        self._push_highlights()
-        self._show_histogram(result.histogram)
-        if then is not None:
-            then()
-        self.instances_changed.emit(self._instances)
-
-    def _on_job_failed(self, error: Exception) -> None:
-        text = _error_text(error)
-        self.panel.set_status(f"Failed: {text}")
-        self.failed.emit(text)
-
-    def instances(self) -> pd.DataFrame:
-        """Return the instances Next/Previous step through, in shared-axis time order."""
-        return self._instances
-
-    def clear_highlights(self) -> None:
-        self._rows, self._active = {}, None
-        self._push_highlights()
-
-    def _push_highlights(self) -> None:
-        if not self._reports:
-            return
-        tables = [slice_tables(r) for r in self._reports]
-        rows = {k: v for k, v in self._rows.items() if k[1] in tables[k[0]]}
-        try:
-            self._timeline.set_highlights(rows, self._marks)
-        except (IndexError, KeyError) as exc:  # the timeline shows another report set
-            log.debug("highlights not applied: %s", exc)
-
-    def step(self, direction: int) -> None:
-        """Go to the next (+1) or previous (-1) instance in time order and show it."""
-        if not len(self._instances):
-            return
-        count = len(self._instances)
-        self._position = (
-            (0 if direction > 0 else count - 1)
-            if self._position < 0
-            else (self._position + direction) % count
-        )
-        self.panel.set_instance_text(f"{self._position + 1:,} / {count:,}")
-        self._focus(self._instance_ref(self._position), zoom=False)
-
-    def position(self) -> int:
-        return self._position
-
-    def zoom_to_longest(self, name: str, kind: str, group: tuple | None = None) -> None:
-        """Zoom the timeline to the longest instance of ``name`` (of ``group``, as
-        :meth:`activate_name`)."""
-        wanted = _Active(name, kind, tuple(group) if group is not None else (None, None))
-        if self._active != wanted:
-            self.activate_name(name, kind, lambda: self.zoom_to_longest(name, kind, group), group)
-            return
-        if not len(self._instances):
-            return
-        inst = self._instances
-        duration = (inst["end_ns"] - inst["start_ns"]).to_numpy()
-        self._position = int(np.argmax(duration))
-        self.panel.set_instance_text(f"{self._position + 1:,} / {len(inst):,}")
-        self._focus(self._instance_ref(self._position), zoom=True)
-
-    def _instance_ref(self, position: int) -> EventRef | None:
-        row = self._instances.iloc[position]
-        report_index, table = int(row["report_index"]), str(row["table"])
-        start, end = int(row["start_ns"]), int(row["end_ns"])
-        name = self._active.name if self._active else ""
-        index = slice_index(self._reports[report_index], table, int(row["row"]), start, end)
-        if index is None:
-            return None
-        source = "" if table == "nvtx_gpu" else table
-        return EventRef(report_index, table, index, source, int(row["row"]), "", name, start,
-                        end)  # fmt: skip
-
-    def _focus(self, ref: EventRef | None, zoom: bool) -> None:
-        if ref is None:
-            return
-        offset = self._offsets[ref.report_index] if ref.report_index < len(self._offsets) else 0
-        start, end = ref.start_ns + offset, ref.end_ns + offset
-        duration = max(end - start, 1)
-        t0, t1 = self._timeline.view_range()
-        if zoom or duration > (t1 - t0) * 0.8:
-            pad = max(duration, 200)
-            self._timeline.set_view_range(start - pad, end + pad)
-        else:
-            middle, half = (start + end) // 2, (t1 - t0) // 2
-            self._timeline.set_view_range(middle - half, middle + half)
-        self._timeline.select_event(ref)
-        key = track_key(self._timeline, self._reports[ref.report_index], ref)
-        if key is not None:
-            scroll_track_into_view(self._timeline, key)
-
-    # -- histogram ------------------------------------------------------------------------
-
-    def _refresh_histogram(self) -> None:
-        """Recompute the active name for a new scope (its instances follow the report)."""
-        if self._active is not None:
-            active = self._active
-            self.activate_name(active.name, active.kind, group=active.group)
-
-    def _show_histogram(self, histogram: _Histogram) -> None:
-        inst = histogram.in_scope
-        self._histogram_values = inst
-        report_index = inst["report_index"].to_numpy()
-        values = inst["value"].to_numpy()
-        series = {self._labels[r]: values[report_index == r]
-                  for r in np.unique(report_index).tolist() if r < len(self._labels)}  # fmt: skip
-        unit = "B" if histogram.active.kind == "memcpy_bytes" else "ns"
-        title = f"{histogram.active.name}  ({len(inst):,} instances)"
-        self.panel.histogram.set_data(title, series, histogram.median, histogram.threshold, unit)
-
-    def select_durations(self, lo: float, hi: float) -> None:
-        """Make the instances whose value lies in ``[lo, hi]`` the highlighted ones."""
-        inst = self._histogram_values
-        if self._active is None or not len(inst):
-            return
-        values = inst["value"].to_numpy()
-        chosen = with_shared_start(inst[(values >= lo) & (values <= hi)], self._offsets)
-        self._instances, self._position = chosen, -1
-        self.panel.set_instance_text(f"{len(chosen):,} instances")
-        self._rows = highlight_rows(self._reports, self._active.kind, chosen)
-        self._push_highlights()
-        self.instances_changed.emit(self._instances)
+        """Show an outlier on the timeline (see :meth:`OutlierList.focus_outlier`)."""
+        self.outlier_list.focus_outlier(record)
 
     # -- export ---------------------------------------------------------------------------
 
@@ -556,33 +137,6 @@ class StatsController(QObject):
                 self.export_csv(path)
             except OSError as exc:
                 self.panel.set_status(f"Could not write {path}: {exc.strerror or exc}")
-
-
-def _histogram(index: WindowIndex, active: _Active, request: StatsRequest) -> _Histogram:
-    """The active name's instances in the request's window and report (on a worker)."""
-    scope = request.scope
-    in_scope = index.instances(active.groups_in(index), request.t0_ns, request.t1_ns,
-                               scope.report_index)  # fmt: skip
-    median, threshold = robust_threshold(in_scope["value"].to_numpy(), DEFAULT_THRESHOLD)
-    return _Histogram(active, in_scope, median, threshold)
-
-
-def _error_text(error: Exception) -> str:
-    """One line for a failed job: our own message, or the type and text of a bug."""
-    return str(error) if isinstance(error, StrataError) else f"{type(error).__name__}: {error}"
-
-
-def _slow_reports_text(reports: pd.DataFrame, labels: list[str]) -> str:
-    """' · slow: rank2 (41 names, ×1.30)' — reports whose medians exceed the others'."""
-    if reports is None or not len(reports) or len(labels) < 2:
-        return ""
-    slow = reports[reports["robust_z"] > 0]
-    if not len(slow):
-        return ""
-    per = slow.groupby("report_index").agg(names=("name", "size"), ratio=("ratio", "median"))
-    per = per.sort_values("names", ascending=False).head(2)
-    parts = [f"{labels[int(i)]} ({int(r.names)} names, ×{r.ratio:.2f})" for i, r in per.iterrows()]
-    return " · slower: " + ", ".join(parts)
 
 
 def install_stats_panel(window: QMainWindow) -> StatsController:

@@ -1,29 +1,76 @@
-"""Worker-side half of the stats panel: per-kind window indexes and the table a request asks.
+"""Worker-side half of the stats panel: the shown reports, per-kind window indexes, the table
+a request asks and a name's histogram.
 
 Runs on :mod:`app.jobs` workers, never on the GUI thread. An index sorts a report set's events
-by name and value once (:func:`analysis.window_stats.build_window_index`); every moving window
-is then answered without sorting again.
+by name and value once (:meth:`analysis.reportset.ReportSet.window_index`, which keeps it);
+every moving window is then answered without sorting again. Qt-free; the controllers that use
+it are :mod:`app.stats_table`, :mod:`app.stats_highlight` and :mod:`app.stats_outliers`.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from analysis.engine import sqlite_round
 from analysis.errors import StrataError
-from analysis.stats._base import time_percent
-from analysis.window_stats import WindowIndex, build_window_index, pivot_by_report
+from analysis.outliers import DEFAULT_THRESHOLD
+from analysis.reportset import ReportSet
+from analysis.stats import time_percent
+from analysis.window_stats import WindowIndex, pivot_by_report, robust_threshold
 from analysis.xp import get_xp
-from viewer.stats_panel import Scope
+from viewer.state import NameHighlight, Scope
 
-__all__ = ["IndexCache", "StatsRequest", "StatsResult", "stats_frame"]
+__all__ = [
+    "Histogram",
+    "ShownReports",
+    "StatsPanelResult",
+    "StatsRequest",
+    "error_text",
+    "histogram_of",
+    "name_groups",
+    "stats_frame",
+    "window_index",
+]
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ShownReports:
+    """The reports the timeline shows (a :class:`ReportSet` snapshot, which keeps what is
+    derived from them), their offsets (ns) and labels: what every job reads.
+
+    ``key`` names this set and these offsets; a result computed for another key is dropped.
+    """
+
+    reports: ReportSet = field(default_factory=ReportSet)
+    offsets: tuple[int, ...] = ()
+    labels: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> tuple:
+        return tuple(id(r) for r in self.reports), tuple(self.offsets)
+
+    def index(self, kind: str, build: bool = True) -> WindowIndex | None:
+        """The window index of ``kind`` for these reports (built once, on a worker; None
+        when it is not built yet and ``build`` is False)."""
+        return window_index(self.reports, kind, self.offsets, build=build)
+
+
+@dataclass(frozen=True)
+class Histogram:
+    """The highlighted name's instances in one scope (a worker computes it with the same
+    index, window and report as the table's counts)."""
+
+    active: NameHighlight
+    in_scope: pd.DataFrame
+    median: float
+    threshold: float
 
 
 @dataclass(frozen=True)
@@ -36,47 +83,23 @@ class StatsRequest:
 
 
 @dataclass(frozen=True)
-class StatsResult:
-    """A table for a request, and the active name's histogram for the same window (or None).
-
-    ``histogram`` is the controller's own record (``app.stats_controller._Histogram``).
-    """
+class StatsPanelResult:
+    """A table for a request, and the highlighted name's histogram for the same window."""
 
     request: StatsRequest
     frame: pd.DataFrame
     events: int
     elapsed_ms: float
-    histogram: object = None
+    histogram: Histogram | None = None
 
 
-class IndexCache:
-    """Window indexes per kind for one report set and offsets; thread-safe."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._building: dict[tuple, threading.Lock] = {}
-        self._indexes: dict[tuple, WindowIndex] = {}
-
-    def get(self, key: tuple, reports, kind, offsets, labels) -> WindowIndex:
-        with self._lock:
-            index = self._indexes.get((key, kind))
-            if index is not None:
-                return index
-            build_lock = self._building.setdefault((key, kind), threading.Lock())
-        with build_lock:  # two workers never build the same index twice
-            with self._lock:
-                index = self._indexes.get((key, kind))
-            if index is None:
-                index = build_window_index(reports, kind, offsets, xp=_array_module())
-                index.report_names = list(labels)
-                with self._lock:
-                    self._indexes = {k: v for k, v in self._indexes.items() if k[0] == key}
-                    self._indexes[(key, kind)] = index
-        return index
-
-    def peek(self, key: tuple, kind: str) -> WindowIndex | None:
-        with self._lock:
-            return self._indexes.get((key, kind))
+def window_index(
+    reports: ReportSet, kind: str, offsets_ns: Sequence[int], build: bool = True
+) -> WindowIndex | None:
+    """The set's window index of ``kind`` in the panel's array module (None: not built yet
+    and ``build`` is False). The :class:`ReportSet` keeps it: two workers never build one
+    index twice."""
+    return reports.window_index(kind, offsets_ns, _array_module(), build=build)
 
 
 def _array_module():
@@ -100,3 +123,23 @@ def stats_frame(index: WindowIndex, request: StatsRequest, n_reports: int) -> pd
         for column in ("mean_ns", "median_ns", "std_ns"):
             frame[column] = sqlite_round(frame[column].to_numpy())
     return frame
+
+
+def name_groups(index: WindowIndex, active: NameHighlight) -> np.ndarray:
+    """The index's groups of a highlighted name (its table row's group, or all by that name)."""
+    key, style = active.group
+    return index.groups(active.name if key is None else key, style)
+
+
+def histogram_of(index: WindowIndex, active: NameHighlight, request: StatsRequest) -> Histogram:
+    """The highlighted name's instances in the request's window and report (on a worker)."""
+    scope = request.scope
+    in_scope = index.instances(name_groups(index, active), request.t0_ns, request.t1_ns,
+                               scope.report_index)  # fmt: skip
+    median, threshold = robust_threshold(in_scope["value"].to_numpy(), DEFAULT_THRESHOLD)
+    return Histogram(active, in_scope, median, threshold)
+
+
+def error_text(error: Exception) -> str:
+    """One line for a failed job: our own message, or the type and text of a bug."""
+    return str(error) if isinstance(error, StrataError) else f"{type(error).__name__}: {error}"

@@ -6,23 +6,24 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 from PySide6.QtCore import QObject, Signal
 
 from analysis import Report
-from analysis.alignment import alignment_offsets
+from analysis.alignment import TimeAlignment
 from analysis.errors import StrataError
-from analysis.tracks import Track, build_tracks
+from analysis.names import nvtx_range_texts
+from analysis.reportset import ReportSet
+from analysis.tracks import Track
 from app.jobs import JobRunner
 from app.loading import ReportList
 from app.settings import Settings
 from viewer.rows import match_tracks
 from viewer.timeline import TimelineWidget
 
-__all__ = ["Alignment", "TimelineBinding", "TimelineWidget"]
+__all__ = ["TimelineBinding", "TimelineWidget"]
 
 log = logging.getLogger(__name__)
 
@@ -30,20 +31,12 @@ MAX_NVTX_NAMES = 2000
 
 
 @dataclass(frozen=True)
-class Alignment:
-    """How reports are placed on one time axis (see ``analysis.alignment``)."""
-
-    mode: str = "session"
-    nvtx_name: str = ""
-    manual_ns: tuple[int, ...] = field(default=())
-
-
-@dataclass(frozen=True)
 class _Layout:
+    report_set: ReportSet  # a snapshot: the reports below, and what is derived from them
     reports: tuple[Report, ...]
     tracks: list[Track]
     offsets_ns: list[int]
-    alignment: Alignment
+    alignment: TimeAlignment
     alignment_error: StrataError | None
     nvtx_names: list[str]
 
@@ -81,10 +74,11 @@ class TimelineBinding(QObject):
         self._alignment_mode = settings.alignment_mode()
         self._nvtx_name = settings.alignment_nvtx_name()
         self._shown: tuple[Report, ...] = ()
+        self._shown_set = ReportSet()
         # Pins are remembered per *complete* set: a set shown while other reports were still
         # loading is a passing state, not one the user reopens.
         self._is_shown_complete = False
-        self._shown_alignment = Alignment()
+        self._shown_alignment = TimeAlignment()
         self._tracks: list[Track] = []
         self._offsets_ns: list[int] = []
         self._fitted_range: tuple[int, int] | None = None
@@ -94,7 +88,7 @@ class TimelineBinding(QObject):
         report_list.reports_changed.connect(self._on_reports_changed)
         report_list.offsets_changed.connect(self._on_offsets_changed)
         report_list.entry_removed.connect(self._on_entry_removed)
-        timeline.pins_changed.connect(self._on_pins_changed)
+        timeline.state.pins_changed.connect(self._on_pins_changed)
         fraction = settings.pinned_fraction()
         if fraction is not None:
             timeline.set_pinned_fraction(fraction)
@@ -109,6 +103,11 @@ class TimelineBinding(QObject):
     def shown_reports(self) -> tuple[Report, ...]:
         return self._shown
 
+    def shown_set(self) -> ReportSet:
+        """Return the shown reports as a :class:`ReportSet` snapshot of the list's set (what
+        is derived from them is computed once, for the timeline, panel and outliers)."""
+        return self._shown_set
+
     def offsets_ns(self) -> list[int]:
         return list(self._offsets_ns)
 
@@ -122,9 +121,9 @@ class TimelineBinding(QObject):
         """
         return len(match_tracks(self._tracks, pattern))
 
-    def alignment(self) -> Alignment:
-        return Alignment(
-            self._alignment_mode, self._nvtx_name, tuple(self._list.manual_offsets_ns())
+    def alignment(self) -> TimeAlignment:
+        return TimeAlignment(
+            self._alignment_mode, self._nvtx_name or None, tuple(self._list.manual_offsets_ns())
         )
 
     def set_alignment(self, mode: str, nvtx_name: str = "") -> None:
@@ -138,10 +137,10 @@ class TimelineBinding(QObject):
     def save_view_state(self) -> None:
         """Remember the pins, hidden rows and collapsed groups of the reports shown."""
         if self._shown and self._is_shown_complete:
-            paths = [r.path for r in self._shown]
-            self._settings.set_pinned_keys(paths, self._timeline.pinned_keys())
-            self._settings.set_hidden_keys(paths, self._timeline.hidden_keys())
-            self._settings.set_collapsed_groups(paths, self._timeline.collapsed_groups())
+            paths, state = [r.path for r in self._shown], self._timeline.state
+            self._settings.set_pinned_keys(paths, state.pinned_keys())
+            self._settings.set_hidden_keys(paths, state.hidden_keys())
+            self._settings.set_collapsed_groups(paths, state.collapsed_groups())
 
     # -- reports -> tracks ------------------------------------------------------------------
 
@@ -152,11 +151,11 @@ class TimelineBinding(QObject):
             self._is_layout_dirty = True
             return
         self.save_view_state()
-        reports = tuple(self._list.reports())
+        snapshot = self._list.report_set.snapshot()
         alignment = self.alignment()
         is_complete = not self._list.is_loading()
         self._is_layout_running, self._is_layout_dirty = True, False
-        job = self._runner.submit(lambda _p, _c: _layout(reports, alignment), channel="tracks")
+        job = self._runner.submit(lambda _p, _c: _layout(snapshot, alignment), channel="tracks")
         job.finished.connect(lambda layout: self._on_layout_ready(layout, is_complete))
         job.failed.connect(self._on_layout_failed)
 
@@ -182,14 +181,15 @@ class TimelineBinding(QObject):
         if layout.alignment != self.alignment():
             self._on_offsets_changed()
         if layout.reports:
-            self._start_projection(layout.reports)
+            self._start_projection(layout.report_set)
 
     def _apply_layout(self, layout: _Layout, is_complete: bool) -> None:
         previous_range = tuple(self._timeline.view_range()) if self._shown else None
         self._is_applying = True
         try:
-            self._timeline.set_data(list(layout.reports), layout.tracks, layout.offsets_ns)
+            self._timeline.set_data(layout.report_set, layout.tracks, layout.offsets_ns)
             self._shown, self._tracks = layout.reports, layout.tracks
+            self._shown_set = layout.report_set
             self._is_shown_complete = is_complete
             self._offsets_ns, self._shown_alignment = layout.offsets_ns, layout.alignment
             if layout.reports:
@@ -203,8 +203,9 @@ class TimelineBinding(QObject):
         self.nvtx_names_changed.emit(layout.nvtx_names)
         self.layout_changed.emit(len(layout.reports), len(layout.tracks))
 
-    def _start_projection(self, reports: tuple[Report, ...]) -> None:
-        job = self._runner.submit(lambda _p, _c: build_tracks(list(reports)), channel="projection")
+    def _start_projection(self, snapshot: ReportSet) -> None:
+        reports = snapshot.reports
+        job = self._runner.submit(lambda _p, _c: snapshot.tracks(), channel="projection")
         job.finished.connect(lambda tracks: self._on_projection_ready(reports, tracks))
         job.failed.connect(self._on_job_failed)
 
@@ -221,15 +222,13 @@ class TimelineBinding(QObject):
 
     def _restore_view_state(self, paths: list[Path], is_complete: bool) -> None:
         # A set seen before gets its pins back; otherwise the pins made so far stay.
+        state = self._timeline.state
         if is_complete and self._settings.has_pins(paths):
-            self._timeline.set_pinned_keys(self._settings.pinned_keys(paths))
+            state.set_pinned_keys(self._settings.pinned_keys(paths))
         if is_complete and self._settings.has_hidden(paths):
-            self._timeline.set_hidden_keys(self._settings.hidden_keys(paths))
+            state.set_hidden_keys(self._settings.hidden_keys(paths))
         if is_complete and self._settings.has_collapsed(paths):
-            for group in self._timeline.collapsed_groups():
-                self._timeline.set_collapsed(group, False)
-            for group in self._settings.collapsed_groups(paths):
-                self._timeline.set_collapsed(group, True)
+            state.set_collapsed_groups(self._settings.collapsed_groups(paths))
         if is_complete:
             self.save_view_state()
 
@@ -254,15 +253,15 @@ class TimelineBinding(QObject):
     # -- alignment ------------------------------------------------------------------------
 
     def _on_offsets_changed(self) -> None:
-        reports, alignment = self._shown, self.alignment()
+        reports, alignment, snapshot = self._shown, self.alignment(), self._shown_set
         if not reports or len(alignment.manual_ns) != len(reports):
             return  # the pending layout job aligns with the current settings
-        job = self._runner.submit(lambda _p, _c: _offsets(reports, alignment), channel="offsets")
+        job = self._runner.submit(lambda _p, _c: _offsets(snapshot, alignment), channel="offsets")
         job.finished.connect(lambda offsets: self._on_offsets_ready(reports, alignment, offsets))
         job.failed.connect(self._on_job_failed)
 
     def _on_offsets_ready(
-        self, reports: tuple[Report, ...], alignment: Alignment, offsets_ns: list[int]
+        self, reports: tuple[Report, ...], alignment: TimeAlignment, offsets_ns: list[int]
     ) -> None:
         if not _same_reports(reports, self._shown):
             return  # a newer layout is on its way
@@ -289,40 +288,28 @@ def _same_reports(a: tuple[Report, ...], b: tuple[Report, ...]) -> bool:
     return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
 
 
-def _offsets(reports: tuple[Report, ...], alignment: Alignment) -> list[int]:
-    return [
-        int(v)
-        for v in alignment_offsets(
-            list(reports),
-            mode=alignment.mode,
-            nvtx_name=alignment.nvtx_name or None,
-            manual_ns=list(alignment.manual_ns),
-        )
-    ]
+def _offsets(reports: ReportSet, alignment: TimeAlignment) -> list[int]:
+    return reports.offsets_ns(alignment)
 
 
-def _layout(reports: tuple[Report, ...], alignment: Alignment) -> _Layout:
-    """Build rows and offsets for ``reports`` (runs on a worker)."""
+def _layout(snapshot: ReportSet, alignment: TimeAlignment) -> _Layout:
+    """Build rows and offsets for the reports of ``snapshot`` (runs on a worker)."""
     # The NVTX-on-GPU projection takes seconds on big reports: those rows come in a second job.
-    tracks = build_tracks(list(reports), include_projection=False) if reports else []
+    reports = snapshot.reports
+    tracks = snapshot.tracks(include_projection=False) if reports else []
     error = None
     try:
-        offsets = _offsets(reports, alignment) if reports else []
+        offsets = _offsets(snapshot, alignment) if reports else []
     except StrataError as exc:
         error = exc
-        offsets = _offsets(reports, Alignment("session", "", alignment.manual_ns))
-    return _Layout(reports, tracks, offsets, alignment, error, _nvtx_names(reports))
+        offsets = _offsets(snapshot, TimeAlignment("session", None, alignment.manual_ns))
+    return _Layout(snapshot, reports, tracks, offsets, alignment, error, _nvtx_names(reports))
 
 
 def _nvtx_names(reports: tuple[Report, ...]) -> list[str]:
     """Return NVTX range names: those found in every report first, then the rest, by name."""
     counts: Counter[str] = Counter()
     for report in reports:
-        table = report.tables.get("nvtx")
-        if table is None or not len(table) or "name_id" not in table:
-            continue
-        ids = np.unique(table["name_id"])
-        names = report.strings.lookup(ids)
-        counts.update({str(n) for n in names if n})
+        counts.update(nvtx_range_texts(report))
     ordered = sorted(counts, key=lambda n: (-counts[n], n.lower()))
     return ordered[:MAX_NVTX_NAMES]

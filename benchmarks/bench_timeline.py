@@ -37,7 +37,8 @@ from PySide6.QtGui import QColor, QImage, QPainter  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from analysis import open_report  # noqa: E402
-from analysis.tracks import alignment_offsets, build_tracks, slice_tables  # noqa: E402
+from analysis.reportset import ReportSet  # noqa: E402
+from analysis.tracks import alignment_offsets  # noqa: E402
 from viewer.timeline import TimelineWidget  # noqa: E402
 
 LEVELS = (1.0, 0.1, 0.01, 0.001, 0.00001)
@@ -66,7 +67,7 @@ def _visible_events(widget: TimelineWidget) -> int:
     for track in widget.tracks():
         if track.kind == "gpu_all":
             continue
-        tables = slice_tables(widget._reports[track.report_index])
+        tables = widget._tables[track.report_index]
         for name, track_id in track.parts:
             lo, hi = tables[name].window(track_id, t0, t1)
             count += hi - lo
@@ -154,11 +155,11 @@ def main(argv: list[str] | None = None) -> int:
     app.processEvents()
     t = time.perf_counter()
     reports = [report]
-    widget.set_data(reports, build_tracks(reports, include_projection=False), [0])
+    widget.set_data(reports, ReportSet(reports).tracks(include_projection=False), [0])
     widget.repaint()
     first_s = time.perf_counter() - t
     t = time.perf_counter()
-    tracks = build_tracks(reports)
+    tracks = ReportSet(reports).tracks()
     projection_s = time.perf_counter() - t
     widget.set_data(reports, tracks, alignment_offsets(reports))
     widget.repaint()

@@ -30,9 +30,11 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+from sqlite_utils import Database
 
 from resources import demo_catalog as cat
 from resources.demo_events import STRINGS, THREAD_NAMES
+from resources.demo_rank import RankTrace
 from resources.demo_schema import create_schema
 from resources.demo_trace import (
     PLANTED_SLOW,
@@ -40,7 +42,6 @@ from resources.demo_trace import (
     SLOW_KERNEL_KEY,
     STRAGGLER_FACTOR,
     STRAGGLER_RANK,
-    RankTrace,
     simulate,
 )
 
@@ -150,7 +151,7 @@ def _nullable(values: np.ndarray, sentinel: int = -1) -> list:
 _NULLABLE = {"mangledName", "rangeId", "color", "textId"}
 
 
-def _insert(conn: sqlite3.Connection, table: str, cols: dict[str, np.ndarray]) -> None:
+def _insert(db: Database, table: str, cols: dict[str, np.ndarray]) -> None:
     order = np.argsort(cols["start"], kind="stable")
     cols = {name: col[order] for name, col in cols.items()}
     if table == "COMPOSITE_EVENTS":
@@ -160,8 +161,10 @@ def _insert(conn: sqlite3.Connection, table: str, cols: dict[str, np.ndarray]) -
         _nullable(cols[n]) if n in _NULLABLE or cols[n].dtype.kind in "fO" else cols[n].tolist()
         for n in names
     ]
+    # The event tables hold most rows: one executemany, not sqlite-utils' per-value checks
+    # (which tripled the demo's build time); the small named-column tables go through it.
     sql = f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})"
-    conn.executemany(sql, zip(*lists, strict=True))
+    db.conn.executemany(sql, zip(*lists, strict=True))
 
 
 def _utc_text(utc_ns: int) -> str:
@@ -169,7 +172,7 @@ def _utc_text(utc_ns: int) -> str:
     return when.strftime("%Y-%m-%dT%H:%M:%S")
 
 
-def _metadata(conn: sqlite3.Connection, tr: RankTrace, steps: int) -> None:
+def _metadata(db: Database, tr: RankTrace, steps: int) -> None:
     utc_ns = _SESSION_START_UTC_NS + tr.offset_ns
     utc = _utc_text(utc_ns)
     duration = int(tr.end_ns) + 2_000_000
@@ -189,7 +192,7 @@ def _metadata(conn: sqlite3.Connection, tr: RankTrace, steps: int) -> None:
         ("EXPORT_PARAM_LAZY", "true"),
         ("EXPORT_PARAM_TIME_NORMALIZE", "false"),
     ]
-    conn.executemany("INSERT INTO META_DATA_EXPORT VALUES (?, ?)", export)
+    db["META_DATA_EXPORT"].insert_all({"name": k, "value": v} for k, v in export)
     capture = [("CAPTURE_EVENT_TYPE", t) for t in ("Cuda", "NvtxEvents", "OSRuntime")]
     capture += [
         ("PROCESS_0:COMMAND", "python3"),
@@ -200,16 +203,18 @@ def _metadata(conn: sqlite3.Connection, tr: RankTrace, steps: int) -> None:
         ("RATE_HZ", "1000"),
         ("RUN_DURATION_MS", str(duration // 1_000_000)),
     ]
-    conn.executemany("INSERT INTO META_DATA_CAPTURE VALUES (?, ?)", capture)
-    conn.execute("INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (?, ?, ?)", (utc_ns, utc, utc))
-    start = 1_862_004_117 + tr.offset_ns
-    conn.execute(
-        "INSERT INTO ANALYSIS_DETAILS VALUES (?, ?, ?, ?)",
-        (1 << 48, duration, start, start + duration),
+    db["META_DATA_CAPTURE"].insert_all({"name": k, "value": v} for k, v in capture)
+    db["TARGET_INFO_SESSION_START_TIME"].insert(
+        {"utcEpochNs": utc_ns, "utcTime": utc, "localTime": utc}
     )
+    start = 1_862_004_117 + tr.offset_ns
+    db["ANALYSIS_DETAILS"].insert(
+        {"globalVid": 1 << 48, "duration": duration, "startTime": start,
+         "stopTime": start + duration}
+    )  # fmt: skip
 
 
-def _target_info(conn: sqlite3.Connection, tr: RankTrace) -> None:
+def _target_info(db: Database, tr: RankTrace) -> None:
     gpu = {
         "vmId": 0, "id": tr.rank, "name": _GPU_NAME,
         "busLocation": f"0000:{0x18 + 0x11 * tr.rank:02x}:00.0",
@@ -223,26 +228,23 @@ def _target_info(conn: sqlite3.Connection, tr: RankTrace) -> None:
         "maxWarpsPerSm": 64, "maxBlocksPerSm": 32, "maxThreadsPerBlock": 1024,
         "computeMajor": 9, "computeMinor": 0, "smMajor": 9, "smMinor": 0,
     }  # fmt: skip
-    names = ", ".join(gpu)
-    conn.execute(f"INSERT INTO TARGET_INFO_GPU ({names}) VALUES ({', '.join('?' * len(gpu))})",
-                 tuple(gpu.values()))  # fmt: skip
+    db["TARGET_INFO_GPU"].insert(gpu)
     streams = [(cat.STREAM_COMPUTE, 0, 1), (cat.STREAM_BACKWARD, 0, 2), (cat.STREAM_NCCL, -1, 2)]
-    conn.executemany(
-        "INSERT INTO TARGET_INFO_CUDA_STREAM VALUES (?, 0, 0, ?, 1, ?, ?)",
-        [(s, tr.pid, prio, flag) for s, prio, flag in streams],
-    )
-    conn.execute(
-        "INSERT INTO TARGET_INFO_CUDA_CONTEXT_INFO VALUES (?, 0, 0, ?, ?, 1, NULL, 0)",
-        (cat.STREAM_COMPUTE, tr.pid, tr.rank),
-    )
-    conn.execute("INSERT INTO PROCESSES VALUES (?, ?, ?)", (tr.gpid, tr.pid, "python3"))
-    conn.executemany(
-        "INSERT INTO StringIds VALUES (?, ?)", [(i + 1, s) for i, s in enumerate(STRINGS)]
-    )
+    db["TARGET_INFO_CUDA_STREAM"].insert_all(
+        {"streamId": s, "hwId": 0, "vmId": 0, "processId": tr.pid, "contextId": 1,
+         "priority": prio, "flag": flag}
+        for s, prio, flag in streams
+    )  # fmt: skip
+    db["TARGET_INFO_CUDA_CONTEXT_INFO"].insert(
+        {"nullStreamId": cat.STREAM_COMPUTE, "hwId": 0, "vmId": 0, "processId": tr.pid,
+         "deviceId": tr.rank, "contextId": 1, "parentContextId": None, "isGreenContext": 0}
+    )  # fmt: skip
+    db["PROCESSES"].insert({"globalPid": tr.gpid, "pid": tr.pid, "name": "python3"})
+    db["StringIds"].insert_all({"id": i + 1, "value": s} for i, s in enumerate(STRINGS))
     tids = (tr.main_tid, tr.loader_tid, tr.nccl_tid)
-    conn.executemany(
-        "INSERT INTO ThreadNames VALUES (?, 20, ?)",
-        [(STRINGS.index(name) + 1, tr.gtid(t)) for name, t in zip(THREAD_NAMES, tids, strict=True)],
+    db["ThreadNames"].insert_all(
+        {"nameId": STRINGS.index(name) + 1, "priority": 20, "globalTid": tr.gtid(t)}
+        for name, t in zip(THREAD_NAMES, tids, strict=True)
     )
 
 
@@ -255,10 +257,11 @@ def _write_report(path: Path, tr: RankTrace, steps: int) -> None:
         conn.execute("PRAGMA synchronous = OFF")
         with conn:
             create_schema(conn)
-            _metadata(conn, tr, steps)
-            _target_info(conn, tr)
+            db = Database(conn)
+            _metadata(db, tr, steps)
+            _target_info(db, tr)
             for table, cols in tr.columns.items():
-                _insert(conn, table, cols)
+                _insert(db, table, cols)
     finally:
         conn.close()
 

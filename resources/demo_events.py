@@ -7,14 +7,11 @@ columns hold integer ids and are built with lookup arrays, not per-event Python.
 from __future__ import annotations
 
 from functools import cache
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from resources import demo_catalog as cat
-
-if TYPE_CHECKING:
-    from resources.demo_trace import RankTrace, _Simulator, _StepState
+from resources.demo_rank import RankTrace, SimulatorState, StepState
 
 __all__ = ["STRINGS", "finish", "nccl_init", "record_step", "startup", "string_id"]
 
@@ -113,7 +110,7 @@ def _sequence(rng: np.random.Generator, t0: float, n: int, dur_us, gap_us) -> tu
 
 
 # --------------------------------------------------------------------------- start-up
-def startup(sim: _Simulator, tr: RankTrace) -> float:
+def startup(sim: SimulatorState, tr: RankTrace) -> float:
     """Record process start-up (files, CUDA context, allocations, weight upload).
 
     Returns the global time at which the rank enters NCCL initialisation.
@@ -145,7 +142,7 @@ def startup(sim: _Simulator, tr: RankTrace) -> float:
     return gpu_e + 200 * _US
 
 
-def nccl_init(sim: _Simulator, tr: RankTrace, enter: float, done: float) -> float:
+def nccl_init(sim: SimulatorState, tr: RankTrace, enter: float, done: float) -> float:
     """Record NCCL communicator set-up, which ends on every rank when the last one joins.
 
     Returns the global time of the rank's first training step.
@@ -173,7 +170,7 @@ def _memcpy(tr: RankTrace, start, end, corr, nbytes, copy_kind, src_kind, stream
     )  # fmt: skip
 
 
-def _gpu_rows(tr: RankTrace, sim: _Simulator, st: _StepState, corr: np.ndarray) -> None:
+def _gpu_rows(tr: RankTrace, sim: SimulatorState, st: StepState, corr: np.ndarray) -> None:
     tpl = sim.tpl
     k = np.flatnonzero(tpl.op == cat.OP_KERNEL)
     kernel = tpl.kernel[k]
@@ -207,7 +204,7 @@ _COLORS = {"train_step": 0xFF76B900, "forward": 0xFF1F77B4, "backward": 0xFFFF7F
 _COLORS |= {"allreduce": 0xFFD62728, "optimizer": 0xFF9467BD}
 
 
-def _step_nvtx(tr: RankTrace, sim: _Simulator, st: _StepState, step_end: float) -> None:
+def _step_nvtx(tr: RankTrace, sim: SimulatorState, st: StepState, step_end: float) -> None:
     tpl = sim.tpl
     main = tr.main_tid
     _nvtx(tr, main, st.t0, step_end, ["train_step"], color=_COLORS["train_step"])
@@ -230,7 +227,7 @@ def _step_nvtx(tr: RankTrace, sim: _Simulator, st: _StepState, step_end: float) 
           text_id=_ID["ncclAllReduce"], domain_id=1)  # fmt: skip
 
 
-def _data_loading(tr: RankTrace, rng: np.random.Generator, st: _StepState) -> None:
+def _data_loading(tr: RankTrace, rng: np.random.Generator, st: StepState) -> None:
     """The main thread waits for the batch; the loader thread reads it and signals."""
     wait_start = st.t0 + 8 * _US
     _osrt(tr, tr.main_tid, "pthread_cond_wait", wait_start, wait_start + st.wait_ns)
@@ -247,7 +244,9 @@ def _data_loading(tr: RankTrace, rng: np.random.Generator, st: _StepState) -> No
     tr.loader_runs.append((load_start, signal_end + 2 * _US))
 
 
-def record_step(sim: _Simulator, tr: RankTrace, step: int, st: _StepState, step_end: float) -> None:
+def record_step(
+    sim: SimulatorState, tr: RankTrace, step: int, st: StepState, step_end: float
+) -> None:
     """Record one training step of one rank."""
     rng = sim.rngs[tr.rank]
     corr = _api(tr, np.array([_ID[n] for n in cat.API_NAMES])[sim.tpl.api], st.a, st.api_end)
@@ -296,7 +295,7 @@ def _complement(start: float, end: float, gaps: np.ndarray) -> np.ndarray:
     return np.column_stack([lo, hi])[hi > lo]
 
 
-def finish(sim: _Simulator, tr: RankTrace, end_ns: float) -> None:
+def finish(sim: SimulatorState, tr: RankTrace, end_ns: float) -> None:
     """Record whole-run rows (epoch range, NCCL progress thread, CPU), then shift to local time."""
     rng = sim.rngs[tr.rank]
     first, last = tr.step_spans[0][0], tr.step_spans[-1][1]

@@ -13,12 +13,11 @@ end_{i-1} + gap)``, solved without a loop over kernels as
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from resources import demo_catalog as cat
 from resources import demo_events as ev
+from resources.demo_rank import RankTrace, StepState
 
 __all__ = [
     "PLANTED_SLOW",
@@ -26,7 +25,6 @@ __all__ = [
     "SLOW_KERNEL_KEY",
     "STRAGGLER_FACTOR",
     "STRAGGLER_RANK",
-    "RankTrace",
     "simulate",
 ]
 
@@ -43,88 +41,6 @@ _JITTER_SIGMA = 0.04
 _NCCL_TRANSFER_NS = 3_500_000
 
 
-def _is_array(value: object) -> bool:
-    return isinstance(value, list) or (isinstance(value, np.ndarray) and value.ndim > 0)
-
-
-@dataclass
-class _Columns:
-    """Appends column chunks; a scalar stands for a chunk of that value."""
-
-    chunks: dict[str, list] = field(default_factory=dict)
-
-    def add(self, **cols) -> None:
-        n = max(len(v) if _is_array(v) else 1 for v in cols.values())
-        for name, value in cols.items():
-            chunk = value if _is_array(value) else (value, n)
-            self.chunks.setdefault(name, []).append(chunk)
-
-    def finish(self) -> dict[str, np.ndarray]:
-        out = {}
-        for name, parts in self.chunks.items():
-            arrays = [np.full(p[1], p[0]) if isinstance(p, tuple) else np.asarray(p) for p in parts]
-            out[name] = np.concatenate(arrays)
-        return out
-
-
-@dataclass
-class RankTrace:
-    """One rank's events, by SQLite table, columns named as nsys names them.
-
-    String columns hold the strings themselves (``name``, ``text``...); the writer interns
-    them. Times are global ns until :func:`simulate` shifts them to the rank's clock.
-    """
-
-    rank: int
-    pid: int
-    offset_ns: int
-    tables: dict[str, _Columns] = field(default_factory=dict)
-    gpu_slow: list[tuple[float, float]] = field(default_factory=list)
-    step_spans: list[tuple[float, float]] = field(default_factory=list)
-    main_sleeps: list[tuple[float, float]] = field(default_factory=list)
-    loader_runs: list[tuple[float, float]] = field(default_factory=list)
-    next_correlation: int = 1
-    next_grid: int = 1
-    nccl_start_ns: float = 0.0
-    end_ns: float = 0.0
-    columns: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
-
-    def shift(self, offset_ns: int) -> None:
-        """Freeze the columns and move every time from the global clock to the rank's own."""
-        for name, table in self.tables.items():
-            cols = table.finish()
-            for col in ("start", "end"):
-                if col in cols:
-                    t = np.round(cols[col] - offset_ns)
-                    cols[col] = t if np.isnan(t).any() else t.astype(np.int64)
-            self.columns[name] = cols
-        self.gpu_slow = [(round(s - offset_ns), round(e - offset_ns)) for s, e in self.gpu_slow]
-        self.step_spans = [(round(s - offset_ns), round(e - offset_ns)) for s, e in self.step_spans]
-        self.end_ns -= offset_ns
-
-    def table(self, name: str) -> _Columns:
-        return self.tables.setdefault(name, _Columns())
-
-    @property
-    def main_tid(self) -> int:
-        return self.pid
-
-    def gtid(self, tid: int) -> int:
-        return (1 << 48) | (self.pid << 24) | tid
-
-    @property
-    def gpid(self) -> int:
-        return (1 << 48) | (self.pid << 24)
-
-    @property
-    def loader_tid(self) -> int:
-        return self.pid + 37
-
-    @property
-    def nccl_tid(self) -> int:
-        return self.pid + 52
-
-
 def _chain(arrive: np.ndarray, dur: np.ndarray, gap: np.ndarray, free_ns: float):
     """Start and end of work queued on one stream, in order (module docstring)."""
     arrive = arrive.astype(np.float64)
@@ -133,19 +49,6 @@ def _chain(arrive: np.ndarray, dur: np.ndarray, gap: np.ndarray, free_ns: float)
     prefix = np.concatenate([[0.0], np.cumsum(inc)[:-1]])
     start = prefix + np.maximum.accumulate(arrive - prefix)
     return start, start + dur
-
-
-@dataclass
-class _StepState:
-    """Per-rank arrays of one step, CPU and GPU times of every template entry."""
-
-    t0: float
-    wait_ns: float
-    a: np.ndarray
-    api_end: np.ndarray
-    gpu_start: np.ndarray
-    gpu_end: np.ndarray
-    ready_ns: float = 0.0
 
 
 class _Simulator:
@@ -201,7 +104,7 @@ class _Simulator:
         return np.where(self.is_gpu, np.round(dur), 0.0)
 
     # ----------------------------------------------------------------- one step
-    def _before_allreduce(self, rank: int, step: int, t0: float) -> _StepState:
+    def _before_allreduce(self, rank: int, step: int, t0: float) -> StepState:
         rng, tpl = self.rngs[rank], self.tpl
         slow_batch = rng.random() < 0.06
         wait = rng.uniform(2.0, 5.0) * _MS if slow_batch else rng.uniform(30, 400) * _US
@@ -215,13 +118,13 @@ class _Simulator:
         i13 = self.s13
         arrive = np.maximum(a[i13] + lat[i13], ge[tpl.depends_on[i13]] + 1.5 * _US)
         gs[i13], ge[i13] = _chain(arrive, dur[i13], gap[i13], self.free[rank, 1] + _US)
-        state = _StepState(t0, wait, a, a + api_dur, gs, ge)
+        state = StepState(t0, wait, a, a + api_dur, gs, ge)
         n = self.nccl_idx
         state.ready_ns = max(a[n] + lat[n], ge[i7].max(), ge[i13].max(), self.free[rank, 2])
         state.ready_ns += rng.uniform(3, 9) * _US
         return state
 
-    def _after_allreduce(self, rank: int, st: _StepState, nccl_end: float) -> float:
+    def _after_allreduce(self, rank: int, st: StepState, nccl_end: float) -> float:
         rng, tpl = self.rngs[rank], self.tpl
         n = self.nccl_idx
         st.gpu_start[n], st.gpu_end[n] = st.ready_ns, nccl_end + rng.uniform(0, 6) * _US

@@ -11,7 +11,7 @@ import numpy as np
 
 from analysis.model import Report
 from analysis.names import NAMED_KINDS, event_name
-from analysis.schema import pid_of
+from analysis.projection import correlated_row
 from analysis.timefmt import format_duration_ns, format_time_ns
 from analysis.tracks import GPU_TABLES, SliceTable, Track
 
@@ -112,37 +112,29 @@ def pick_event(
 def find_partner(report: Report, tables: dict[str, SliceTable], event: EventRef) -> EventRef | None:
     """Return the correlated partner: CUDA API call ↔ the kernel/memcpy/memset it launched.
 
-    spec: nsys-sqlite.md §1.4 "How CUDA rows relate" — same ``correlationId`` and same PID.
+    The match is :func:`analysis.projection.correlated_row`'s (spec: nsys-sqlite.md §1.4
+    "How CUDA rows relate": same ``correlationId``, same process).
     """
-    if event.source == "cuda_api":
-        api = report.tables["cuda_api"]
-        corr = int(api["correlation_id"][event.source_row])
-        pid = int(pid_of(api["global_tid"][event.source_row]))
-        for kind in GPU_TABLES:
-            gpu = report.tables[kind]
-            if not len(gpu):
-                continue
-            hits = np.flatnonzero(gpu["correlation_id"] == corr)
-            hits = hits[pid_of(gpu["global_pid"][hits]) == pid]
-            if len(hits):
-                return _ref(event.report_index, kind, tables[kind], int(hits[0]), "")
+    if event.source_row < 0:
         return None
-    if event.source in GPU_TABLES:
-        gpu = report.tables[event.source]
-        corr = int(gpu["correlation_id"][event.source_row])
-        pid = int(pid_of(gpu["global_pid"][event.source_row]))
-        api = report.tables["cuda_api"]
-        hits = np.flatnonzero(api["correlation_id"] == corr)
-        hits = hits[pid_of(api["global_tid"][hits]) == pid]
-        if len(hits):
-            return _ref(event.report_index, "cuda_api", tables["cuda_api"], int(hits[0]), "")
-    return None
+    partner = correlated_row(report, event.source, event.source_row, GPU_TABLES)
+    if partner is None:
+        return None
+    table, row = partner
+    return _ref(event.report_index, table, tables[table], row, "")
 
 
 def describe_event(
-    report: Report, event: EventRef, row_label: str, offset_ns: int = 0
+    report: Report,
+    event: EventRef,
+    row_label: str,
+    offset_ns: int = 0,
+    tables: dict[str, SliceTable] | None = None,
 ) -> list[tuple[str, str]]:
-    """Return (field, value) lines for a tooltip: name, start, duration, row, GPU details."""
+    """Return (field, value) lines for a tooltip: name, start, duration, row, GPU details.
+
+    ``tables``: the report's slice tables (its ReportSet's); built afresh when omitted.
+    """
     lines = [
         ("Name", _shown_name(report, event) or "(unnamed)"),
         ("Start", format_time_ns(event.start_ns + offset_ns)),
@@ -164,12 +156,12 @@ def describe_event(
             lines.append(("Bytes", f"{size:,}"))
             if event.source == "memcpy" and event.duration_ns > 0:
                 lines.append(("Throughput", f"{size / event.duration_ns:.2f} GB/s"))
-        partner = find_partner(report, _tables_for(report), event)
+        partner = find_partner(report, _tables_for(report, tables), event)
         if partner is not None:
             when = format_duration_ns(partner.start_ns + offset_ns)
             lines.append(("Launched by", f"{_shown_name(report, partner)} at {when}"))
     elif event.source == "cuda_api" and row >= 0:
-        partner = find_partner(report, _tables_for(report), event)
+        partner = find_partner(report, _tables_for(report, tables), event)
         if partner is not None:
             lines.append(("Launched", _shown_name(report, partner) or "(unnamed)"))
     return lines
@@ -185,7 +177,7 @@ def _shown_name(report: Report, event: EventRef) -> str:
     return event.name
 
 
-def _tables_for(report: Report) -> dict[str, SliceTable]:
-    from analysis.tracks import slice_tables
+def _tables_for(report: Report, tables: dict[str, SliceTable] | None) -> dict[str, SliceTable]:
+    from analysis.tracks import build_slice_tables
 
-    return slice_tables(report)
+    return tables if tables is not None else build_slice_tables(report)

@@ -23,7 +23,6 @@ __all__ = [
     "merge_strips",
     "pixel_edges_ns",
     "row_strip",
-    "visible_rows",
 ]
 
 #: Least opacity of a pixel that any event touches (measured: readable on both themes).
@@ -49,11 +48,6 @@ def pixel_edges_ns(t0_ns: int, ns_per_px: float, width_px: int) -> npt.NDArray[n
     return offsets + np.int64(t0_ns)
 
 
-def visible_rows(table: SliceTable, track_id: int, t0_ns: int, t1_ns: int) -> tuple[int, int]:
-    """Return the ``[lo, hi)`` rows of one track that may intersect ``[t0_ns, t1_ns)``."""
-    return table.window(track_id, t0_ns, t1_ns)
-
-
 def row_strip(
     table: SliceTable, lo: int, hi: int, edges_ns: npt.NDArray[np.int64], part: int = 0
 ) -> RowStrip:
@@ -64,7 +58,7 @@ def row_strip(
     table
         The slice table; its busy prefix sum is computed once and cached.
     lo, hi
-        The visible rows of one track (from :func:`visible_rows`).
+        The visible rows of one track (``SliceTable.window``).
     edges_ns
         Pixel edges (from :func:`pixel_edges_ns`), ascending.
     part

@@ -9,7 +9,8 @@ from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication
 
 from analysis.model import Report
-from analysis.tracks import Track, build_tracks
+from analysis.reportset import ReportSet
+from analysis.tracks import Track
 from viewer.timeline import TimelineWidget
 
 __all__ = ["ensure_application", "render_to_image"]
@@ -44,10 +45,11 @@ def render_to_image(
     else:
         reports, tracks, offsets = widget_or_data
         widget, owned = TimelineWidget(), True
+        reports = reports if isinstance(reports, ReportSet) else ReportSet(reports)
         if tracks is None:
-            tracks = build_tracks(list(reports))
+            tracks = reports.tracks()
         widget.resize(width, height)
-        widget.set_data(list(reports), list(tracks), list(offsets))
+        widget.set_data(reports, list(tracks), list(offsets))
     old_size = widget.size()
     view = widget.view_range()
     widget.resize(width, height)

@@ -10,7 +10,6 @@ runs the aggregation on a worker and calls :meth:`StatsPanel.show_table` /
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -39,14 +38,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from analysis.outliers import Z_MAD
 from viewer.histogram import DurationHistogramWidget
+from viewer.state import Scope
 from viewer.table_model import SORT_ROLE, Column, DataFrameModel
 
 __all__ = [
     "OUTLIERS_TAB",
     "RANGE_SCOPES",
     "TABS",
-    "Scope",
     "StatsPanel",
     "columns_for",
     "group_of",
@@ -64,18 +64,9 @@ TABS = (
     ("outliers", "Outliers"),
 )
 OUTLIERS_TAB = "outliers"
-#: Time scopes: whole run, the visible range, the Shift-drag selection.
+#: Time scopes (:attr:`viewer.state.Scope.range_mode`): whole run, the visible range, the
+#: Shift-drag selection.
 RANGE_SCOPES = (("all", "Whole run"), ("visible", "Visible range"), ("selection", "Selection"))
-
-
-@dataclass(frozen=True)
-class Scope:
-    """What the user asked to summarise: ``range_mode`` (a key of :data:`RANGE_SCOPES`),
-    ``report_index`` (None = every report), ``by_report`` (one column group per report)."""
-
-    range_mode: str = "all"
-    report_index: int | None = None
-    by_report: bool = False
 
 
 def columns_for(kind: str, frame: pd.DataFrame, report_labels: list[str]) -> list[Column]:
@@ -89,7 +80,7 @@ def columns_for(kind: str, frame: pd.DataFrame, report_labels: list[str]) -> lis
             Column("median_ns", "Median (ns)", "dec1", "The name's median over every report"),
             Column("row", "Row", "text"), Column("start_ns", "Start (ns)"),
             Column("kind", "Kind", "text"),
-            Column("robust_z", "Robust z", "z", "0.6745 × MADs off (Iglewicz–Hoaglin)"),
+            Column("robust_z", "Robust z", "z", f"{Z_MAD} × MADs off (Iglewicz–Hoaglin)"),
         ]  # fmt: skip
     unit = "B" if kind == "memcpy_bytes" else "ns"
     head = [Column("name", "Name", "text"), Column("style", "Style", "text")]
@@ -348,7 +339,7 @@ class StatsPanel(QWidget):
             mad = frame["mad_ns"].to_numpy(float)
             dev = frame["duration_ns"].to_numpy(float) - frame["median_ns"].to_numpy(float)
             # MAD 0: the score used the mean absolute deviation; show it in MAD-like units.
-            by_z = frame["robust_z"].to_numpy(float) / 0.6745
+            by_z = frame["robust_z"].to_numpy(float) / Z_MAD
             frame["mads"] = np.where(mad > 0, dev / np.where(mad > 0, mad, 1.0), by_z)
         self._frames[OUTLIERS_TAB] = frame
         self._outlier_status = status

@@ -11,8 +11,11 @@ W/S zoom, A/D pan, F or double-click fits, Shift-drag selects a time range (Z zo
 Esc clears; Shift+wheel, the scroll bar, a wheel over the row headers, the arrow and page keys
 scroll rows.
 
-(~600 lines, one class: its state, the API app/ codes against, and the input handlers that
-change that state belong together; all painting lives in painter.py and chrome.py.)
+What the timeline shows (rows, pins, hidden and collapsed rows, view range, selection) lives
+in a Qt-free :class:`~viewer.state.TimelineState`, :attr:`TimelineWidget.state`: the widget
+renders it, its input handlers change it, and its signals relay the state's notifications.
+The methods below that read or change that state are kept for app/ and delegate to it.
+(All painting lives in painter.py and chrome.py.)
 """
 
 from __future__ import annotations
@@ -25,18 +28,19 @@ from PySide6.QtGui import QKeyEvent, QMouseEvent, QPainter, QWheelEvent
 from PySide6.QtWidgets import QMenu, QToolTip, QWidget
 
 from analysis.model import Report
-from analysis.tracks import SliceTable, Track, slice_tables
+from analysis.reportset import ReportSet
+from analysis.tracks import SliceTable, Track
 from viewer.events import EventRef, describe_event, event_ref, find_partner, pick_event
 from viewer.frame import Frame
 from viewer.painter import TimelinePainter
-from viewer.rows import Row, RowLayout, layout_rows, match_tracks
+from viewer.rows import Row, RowLayout
+from viewer.state import TimelineState
 from viewer.style import DARK, Theme
 
 __all__ = ["TimelineWidget"]
 
 _ZOOM_STEP = 1.25
 _PAN_FRACTION = 0.15
-_MIN_SPAN_NS = 50
 #: Share of the row area the pinned rows may take: at first, and at most after dragging
 #: the divider below them (the scrolling rows keep the rest).
 _PINNED_FRACTION = 0.45
@@ -69,9 +73,16 @@ class TimelineWidget(QWidget):
     #: The user dragged the divider below the pinned rows: the new :meth:`pinned_fraction`.
     pinned_fraction_changed = Signal(float)
 
-    def __init__(self, parent: QWidget | None = None, theme: Theme = DARK) -> None:
+    def __init__(
+        self,
+        parent: QWidget | None = None,
+        theme: Theme = DARK,
+        state: TimelineState | None = None,
+    ) -> None:
         super().__init__(parent)
         self.theme = theme
+        #: What the timeline shows; change it here or through the methods below.
+        self.state = state if state is not None else TimelineState()
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setMouseTracking(True)
         # The paint covers every pixel: skip Qt's background erase.
@@ -84,18 +95,12 @@ class TimelineWidget(QWidget):
         self._thumb_drag: tuple[int, int] | None = None
         self._pinned_fraction = _PINNED_FRACTION
         self._divider_drag = False
+        self._set = ReportSet()
         self._reports: list[Report] = []
-        self._tracks: list[Track] = []
         self._tables: list[dict[str, SliceTable]] = []
         self._offsets: list[int] = []
-        self._span = (0, 1)
-        self._t0, self._t1 = 0, 1
-        self._pinned: list[str] = []
-        self._hidden: set[str] = set()
-        self._collapsed: set[tuple[str, ...]] = set()
         self._pinned_layout = RowLayout((), np.zeros(0, np.int64))
         self._layout = RowLayout((), np.zeros(0, np.int64))
-        self._selection: tuple[int, int] | None = None
         self._selected: EventRef | None = None
         self._partner: EventRef | None = None
         self._highlights: dict[tuple[int, str], np.ndarray] = {}
@@ -104,25 +109,46 @@ class TimelineWidget(QWidget):
         self._dragged = False
         self._hover_x: float | None = None
         self._tooltips: dict[tuple[EventRef, int], str] = {}
+        self._connect_state()
+
+    def _connect_state(self) -> None:
+        state = self.state
+        state.rows_changed.connect(self._relayout)
+        state.pins_changed.connect(self.pins_changed.emit)
+        state.view_range_changed.connect(self._on_view_range_changed)
+        state.selection_changed.connect(self._on_selection_changed)
+
+    def _on_view_range_changed(self, t0_ns: int, t1_ns: int) -> None:
+        self.update()
+        self.view_range_changed.emit(t0_ns, t1_ns)
+
+    def _on_selection_changed(self, selection) -> None:
+        self.update()
+        self.selection_changed.emit(None if selection is None else selection.time_range)
 
     # -- data ------------------------------------------------------------------------------
 
     def set_data(
-        self, reports: Sequence[Report], tracks: Sequence[Track], offsets_ns: Sequence[int]
+        self,
+        reports: ReportSet | Sequence[Report],
+        tracks: Sequence[Track],
+        offsets_ns: Sequence[int],
     ) -> None:
-        """Show ``tracks`` of ``reports`` shifted by ``offsets_ns``; fits the view."""
-        self._reports = list(reports)
-        self._tracks = list(tracks)
-        self._tables = [slice_tables(r) for r in self._reports]
+        """Show ``tracks`` of ``reports`` shifted by ``offsets_ns``; fits the view.
+
+        ``reports``: a :class:`ReportSet` (its slice tables are drawn), or reports to put
+        in a new one.
+        """
+        self._set = reports if isinstance(reports, ReportSet) else ReportSet(reports)
+        self._reports = list(self._set.reports)
+        self._tables = [self._set.slice_tables(i) for i in range(len(self._reports))]
         self._offsets = [int(o) for o in offsets_ns] + [0] * (len(reports) - len(offsets_ns))
         self._painter.reset()
         self._tooltips.clear()
         self._selected = self._partner = None
         self._highlights, self._marks = {}, []
-        keys = {t.key for t in self._tracks}
-        self._pinned = [k for k in self._pinned if k in keys]
+        self.state.reset_tracks(tracks)  # lays the rows out
         self._update_span()
-        self._relayout()
         self.fit()
 
     def set_tracks(self, tracks: Sequence[Track]) -> None:
@@ -131,12 +157,13 @@ class TimelineWidget(QWidget):
         For adding rows computed later, e.g. ``build_tracks(reports)`` with the NVTX
         projection after a first ``build_tracks(reports, include_projection=False)``.
         """
-        self._tracks = list(tracks)
-        self._relayout()
+        # Rows computed later draw tables derived meanwhile (the projected NVTX ranges).
+        self._tables = [self._set.slice_tables(i) for i in range(len(self._reports))]
+        self.state.set_tracks(tracks)
 
     def tracks(self) -> list[Track]:
         """Return every track given to :meth:`set_data`."""
-        return list(self._tracks)
+        return self.state.tracks()
 
     def set_offsets(self, offsets_ns: Sequence[int]) -> None:
         """Shift each report by ``offsets_ns`` (ns); keeps the view range."""
@@ -151,73 +178,52 @@ class TimelineWidget(QWidget):
     def _update_span(self) -> None:
         lo, hi = [], []
         for tables, offset in zip(self._tables, self._offsets, strict=False):
-            for table in list(tables.values()):  # a worker may add nvtx_gpu meanwhile
+            for table in tables.values():
                 if len(table):
                     lo.append(int(table.start_ns.min()) + offset)
                     hi.append(int(table.end_ns.max()) + offset)
-        self._span = (min(lo), max(hi)) if lo else (0, 1_000_000)
-        if self._span[1] <= self._span[0]:
-            self._span = (self._span[0], self._span[0] + 1000)
+        self.state.set_full_range(*((min(lo), max(hi)) if lo else (0, 1_000_000)))
 
     def full_range(self) -> tuple[int, int]:
         """Return the span of every event of every report on the shared axis."""
-        return self._span
+        return self.state.full_range()
 
     # -- view range ------------------------------------------------------------------------
 
     def view_range(self) -> tuple[int, int]:
         """Return the visible time range ``(t0_ns, t1_ns)`` on the shared axis."""
-        return self._t0, self._t1
+        return self.state.view_range()
 
     def set_view_range(self, t0_ns: int, t1_ns: int) -> None:
         """Show ``[t0_ns, t1_ns)``; the span is kept at least 50 ns."""
-        t0, t1 = int(min(t0_ns, t1_ns)), int(max(t0_ns, t1_ns))
-        if t1 - t0 < _MIN_SPAN_NS:
-            mid = (t0 + t1) // 2
-            t0, t1 = mid - _MIN_SPAN_NS // 2, mid + _MIN_SPAN_NS // 2
-        if (t0, t1) == (self._t0, self._t1):
-            return
-        self._t0, self._t1 = t0, t1
-        self.update()
-        self.view_range_changed.emit(t0, t1)
+        self.state.set_view_range(t0_ns, t1_ns)
 
     def fit(self) -> None:
         """Show every event, with a small margin."""
-        lo, hi = self._span
-        margin = max((hi - lo) // 50, 1)
-        self.set_view_range(lo - margin, hi + margin)
+        self.state.fit()
 
     def zoom(self, factor: float, anchor_x: float | None = None) -> None:
         """Zoom by ``factor`` (> 1 zooms in) about ``anchor_x`` (widget px; centre if None)."""
-        frame_x, width = self.theme.header_width_px, self._data_width()
-        fraction = 0.5 if anchor_x is None else min(max((anchor_x - frame_x) / width, 0.0), 1.0)
-        span = self._t1 - self._t0
-        anchor = self._t0 + span * fraction
-        new_span = max(span / factor, _MIN_SPAN_NS)
-        t0 = int(round(anchor - new_span * fraction))
-        self.set_view_range(t0, t0 + int(round(new_span)))
+        fraction = (
+            0.5
+            if anchor_x is None
+            else (anchor_x - self.theme.header_width_px) / (self._data_width())
+        )
+        self.state.zoom(factor, fraction)
 
     def pan(self, fraction: float) -> None:
         """Move the view by ``fraction`` of its span (positive = later)."""
-        shift = int(round((self._t1 - self._t0) * fraction))
-        self.set_view_range(self._t0 + shift, self._t1 + shift)
+        self.state.pan(fraction)
 
     # -- selection -------------------------------------------------------------------------
 
     def select_time_range(self, t0_ns: int | None, t1_ns: int | None = None) -> None:
         """Select ``[t0_ns, t1_ns)`` (shared axis), or clear with ``None``."""
-        selection = (
-            None if t0_ns is None or t1_ns is None else (min(t0_ns, t1_ns), max(t0_ns, t1_ns))
-        )
-        if selection == self._selection:
-            return
-        self._selection = selection
-        self.update()
-        self.selection_changed.emit(selection)
+        self.state.select(t0_ns, t1_ns)
 
     def time_selection(self) -> tuple[int, int] | None:
         """Return the selected time range ``(t0_ns, t1_ns)``, or None."""
-        return self._selection
+        return self.state.time_selection()
 
     def selected_event(self) -> EventRef | None:
         """Return the event picked last, or None."""
@@ -240,57 +246,42 @@ class TimelineWidget(QWidget):
 
     def pinned_keys(self) -> list[str]:
         """Return the pinned track keys, in the order pinned."""
-        return list(self._pinned)
+        return self.state.pinned_keys()
 
     def set_pinned_keys(self, keys: Sequence[str]) -> None:
         """Pin exactly ``keys`` (unknown keys are kept for when their report is loaded)."""
-        keys = list(dict.fromkeys(keys))
-        if keys == self._pinned:
-            return
-        self._pinned = keys
-        self._relayout()
-        self.pins_changed.emit(list(self._pinned))
+        self.state.set_pinned_keys(keys)
 
     def pin(self, key: str) -> None:
         """Pin the track ``key`` below those already pinned."""
-        if key not in self._pinned:
-            self.set_pinned_keys([*self._pinned, key])
+        self.state.pin(key)
 
     def unpin(self, key: str) -> None:
         """Unpin the track ``key``."""
-        if key in self._pinned:
-            self.set_pinned_keys([k for k in self._pinned if k != key])
+        self.state.unpin(key)
 
     def pin_matching(self, pattern: str) -> int:
         """Pin every track that ``pattern`` names (see :func:`viewer.rows.match_tracks`).
 
         Returns the number of newly pinned tracks. Raises ``re.error`` for a bad pattern.
         """
-        new = [t.key for t in match_tracks(self._tracks, pattern) if t.key not in self._pinned]
-        if new:
-            self.set_pinned_keys(self._pinned + new)
-        return len(new)
+        return self.state.pin_matching(pattern)
 
     def hidden_keys(self) -> list[str]:
         """Return the keys of hidden tracks."""
-        return sorted(self._hidden)
+        return self.state.hidden_keys()
 
     def set_hidden_keys(self, keys: Sequence[str]) -> None:
         """Hide exactly the tracks ``keys``."""
-        self._hidden = set(keys)
-        self._relayout()
+        self.state.set_hidden_keys(keys)
 
     def collapsed_groups(self) -> list[tuple[str, ...]]:
         """Return the group paths that are collapsed."""
-        return sorted(self._collapsed)
+        return self.state.collapsed_groups()
 
     def set_collapsed(self, path: tuple[str, ...], collapsed: bool) -> None:
         """Collapse or expand the group at ``path``."""
-        if collapsed:
-            self._collapsed.add(tuple(path))
-        else:
-            self._collapsed.discard(tuple(path))
-        self._relayout()
+        self.state.set_collapsed(path, collapsed)
 
     def set_highlights(
         self,
@@ -326,9 +317,7 @@ class TimelineWidget(QWidget):
     def _relayout(self) -> None:
         t = self.theme
         heights = (t.report_height_px, t.group_height_px, t.row_height_px)
-        self._pinned_layout, self._layout = layout_rows(
-            self._tracks, self._collapsed, self._hidden, self._pinned, heights
-        )
+        self._pinned_layout, self._layout = self.state.layout(heights)
         self._set_scroll(self._scroll_px)
         self.update()
 
@@ -437,18 +426,19 @@ class TimelineWidget(QWidget):
 
     def time_at(self, x_px: float) -> int:
         """Return the shared-axis time under widget x ``x_px``."""
-        span = self._t1 - self._t0
-        return int(self._t0 + (x_px - self.theme.header_width_px) * span / self._data_width())
+        t0, t1 = self.state.view_range()
+        return int(t0 + (x_px - self.theme.header_width_px) * (t1 - t0) / self._data_width())
 
     # -- painting --------------------------------------------------------------------------
 
     def _frame(self) -> Frame:
+        t0, t1 = self.state.view_range()
         return Frame(
             width=self.width(),
             height=self.height(),
             theme=self.theme,
-            t0_ns=self._t0,
-            t1_ns=self._t1,
+            t0_ns=t0,
+            t1_ns=t1,
             pinned=self._pinned_layout,
             rows=self._layout,
             scroll_px=self._scroll_px,
@@ -457,7 +447,7 @@ class TimelineWidget(QWidget):
             pinned_height_px=self._pinned_height(),
             scrollbar_px=_SCROLLBAR_PX,
             thumb=self._thumb() if self._max_scroll() else None,
-            selection=self._selection,
+            selection=self.state.time_selection(),
             selected=self._selected,
             partner=self._partner,
             highlights=self._highlights,
@@ -491,8 +481,8 @@ class TimelineWidget(QWidget):
             self.pan(_PAN_FRACTION)
         elif key == Qt.Key.Key_F:
             self.fit()
-        elif key == Qt.Key.Key_Z and self._selection is not None:
-            self.set_view_range(*self._selection)
+        elif key == Qt.Key.Key_Z and self.state.selection() is not None:
+            self.set_view_range(*self.state.time_selection())
         elif key == Qt.Key.Key_Escape:
             self.select_time_range(None)
             self.select_event(None)
@@ -534,7 +524,7 @@ class TimelineWidget(QWidget):
             self._divider_drag = True
             return
         shift = bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
-        self._press = (pos, self._t0, self._t1, shift)
+        self._press = (pos, *self.state.view_range(), shift)
         self._dragged = False
 
     def mouseMoveEvent(self, event: QMouseEvent) -> None:  # Qt override
@@ -569,7 +559,7 @@ class TimelineWidget(QWidget):
             shift_ns = int((start.x() - pos.x()) * (t1 - t0) / self._data_width())
             self.set_view_range(t0 + shift_ns, t1 + shift_ns)
             self.scroll_rows(start.y() - pos.y())
-            self._press = (pos, self._t0, self._t1, shift)
+            self._press = (pos, *self.state.view_range(), shift)
 
     def _press_scrollbar(self, y_px: int) -> None:
         thumb_top, thumb_h = self._thumb()
@@ -609,7 +599,8 @@ class TimelineWidget(QWidget):
             return None
         track = hit[0].track
         offset = self._offsets[track.report_index]
-        ns_per_px = (self._t1 - self._t0) / self._data_width()
+        t0, t1 = self.state.view_range()
+        ns_per_px = (t1 - t0) / self._data_width()
         t = self.time_at(x_px) - offset
         return pick_event(self._tables[track.report_index], track, t, int(3 * ns_per_px))
 
@@ -627,7 +618,8 @@ class TimelineWidget(QWidget):
         if html is None:
             # The partner lookup scans the correlation ids (~5 ms at 5 M kernels): once per event.
             report = self._reports[ref.report_index]
-            lines = describe_event(report, ref, row.track.path, offset)
+            tables = self._tables[ref.report_index]
+            lines = describe_event(report, ref, row.track.path, offset, tables)
             html = (
                 "<table>"
                 + "".join(
@@ -656,18 +648,17 @@ class TimelineWidget(QWidget):
         menu = QMenu(self)
         if row.track is not None:
             key = row.track.key
-            if key in self._pinned:
+            if self.state.is_pinned(key):
                 menu.addAction("Unpin", lambda: self.unpin(key))
             else:
                 menu.addAction("Pin", lambda: self.pin(key))
-            menu.addAction("Hide row", lambda: self.set_hidden_keys([*self._hidden, key]))
+            menu.addAction("Hide row", lambda: self.state.hide(key))
         else:
             label = "Expand" if row.is_collapsed else "Collapse"
             menu.addAction(label, lambda: self.set_collapsed(row.path, not row.is_collapsed))
-        if self._hidden:
-            menu.addAction(
-                f"Show {len(self._hidden)} hidden rows", lambda: self.set_hidden_keys([])
-            )
+        hidden = self.state.hidden_keys()
+        if hidden:
+            menu.addAction(f"Show {len(hidden)} hidden rows", lambda: self.set_hidden_keys([]))
         menu.popup(self.mapToGlobal(pos))
 
 

@@ -5,7 +5,7 @@ process pool or on Dask; ``write_output`` writes its tables (Parquet + CSV), plo
 summary into a folder that ``load_output`` reads back.
 """
 
-from analysis.recipes import diff, gaps, histogram, pace, summaries  # noqa: F401 - registers
+from analysis.recipes import diff, gaps, histogram, pace, summaries
 from analysis.recipes.base import (
     RECIPES,
     FilePartial,
@@ -15,6 +15,7 @@ from analysis.recipes.base import (
     RecipeOutput,
     get_recipe,
     recipe_names,
+    register,
 )
 from analysis.recipes.output import is_recipe_output, load_manifest, load_output, write_output
 from analysis.recipes.runner import MODES, RecipeRun, ReportFailure, run_recipe
@@ -37,3 +38,16 @@ __all__ = [
     "run_recipe",
     "write_output",
 ]
+
+# Every recipe, registered in one place (a worker process imports this package too).
+for _recipe in (
+    summaries.CudaGpuKernSum(),
+    summaries.NvtxSum(),
+    summaries.NvtxGpuProjSum(),
+    histogram.CudaGpuKernHist(),
+    pace.CudaGpuKernPace(),
+    gaps.GpuGaps(),
+    gaps.GpuTimeUtil(),
+    diff.Diff(),
+):
+    register(_recipe)

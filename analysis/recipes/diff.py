@@ -28,7 +28,6 @@ from analysis.recipes.base import (
     Recipe,
     RecipeOptions,
     RecipeOutput,
-    register,
 )
 from analysis.recipes.output import load_manifest, load_output
 from analysis.recipes.partials import merge_partials
@@ -231,6 +230,3 @@ def _top_lines(table: pd.DataFrame, recipe: StatsRecipe, n: int = 3) -> list[str
                 f"{int(row['Total Delta']):+,d} ns"
             )
     return lines
-
-
-register(Diff())

@@ -33,7 +33,6 @@ from analysis.recipes.base import (
     Recipe,
     RecipeOptions,
     RecipeOutput,
-    register,
     table_or_empty,
 )
 from analysis.recipes.summaries import files_table
@@ -412,7 +411,3 @@ class GpuTimeUtil(Recipe):
             summary=summary,
             files=[p.file for p in partials],
         )
-
-
-register(GpuGaps())
-register(GpuTimeUtil())

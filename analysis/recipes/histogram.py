@@ -26,7 +26,6 @@ from analysis.recipes.base import (
     Recipe,
     RecipeOptions,
     RecipeOutput,
-    register,
 )
 from analysis.recipes.summaries import files_table
 
@@ -174,6 +173,3 @@ class CudaGpuKernHist(Recipe):
         if by_file:
             columns.append("File")
         return table.sort_values(by, kind="stable")[columns].reset_index(drop=True)
-
-
-register(CudaGpuKernHist())

@@ -33,7 +33,6 @@ from analysis.recipes.base import (
     Recipe,
     RecipeOptions,
     RecipeOutput,
-    register,
 )
 from analysis.recipes.summaries import files_table
 
@@ -223,6 +222,3 @@ class CudaGpuKernPace(Recipe):
             f"{stats['Median']:,.1f} ns, max {stats['Max']:,.0f} ns"
         )
         return RecipeOutput(self.name, tables, plots, summary, files)
-
-
-register(CudaGpuKernPace())

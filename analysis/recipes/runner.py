@@ -47,6 +47,7 @@ from typing import Any
 from analysis._sqlite import limit_read_threads, usable_cores
 from analysis.errors import AnalysisError, ReportError, StrataError
 from analysis.open import find_reports
+from analysis.progress import ItemProgress
 from analysis.recipes._procs import pool_context
 from analysis.recipes.base import FilePartial, RecipeOptions, RecipeOutput, get_recipe
 
@@ -54,7 +55,6 @@ __all__ = [
     "MODES",
     "MapResult",
     "NoReportError",
-    "Progress",
     "RecipeRun",
     "ReportFailure",
     "check_numbers",
@@ -68,9 +68,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 MODES = ("serial", "processes", "dask")
-
-#: ``progress(done, total, label)`` after each report's map step finishes (any mode).
-Progress = Callable[[int, int, str], None]
 
 
 @dataclass(frozen=True)
@@ -293,7 +290,7 @@ def run_recipe(
     workers: int | None = None,
     scheduler: str | None = None,
     scheduler_file: str | Path | None = None,
-    progress: Progress | None = None,
+    progress: ItemProgress | None = None,
 ) -> RecipeRun:
     """Map a recipe over every report of ``inputs`` and reduce the partials.
 
@@ -392,7 +389,7 @@ def _nothing_message(name: str, failures: list[ReportFailure], no_data: list[str
     return f"no report gave data for recipe {name!r}: " + "; ".join(parts)
 
 
-def _ticker(labels: Sequence[str], progress: Progress | None) -> Callable[[int], None]:
+def _ticker(labels: Sequence[str], progress: ItemProgress | None) -> Callable[[int], None]:
     done = 0
 
     def tick(index: int) -> None:

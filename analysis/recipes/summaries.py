@@ -36,7 +36,6 @@ from analysis.recipes.base import (
     Recipe,
     RecipeOptions,
     RecipeOutput,
-    register,
 )
 from analysis.recipes.partials import GroupPartial, MergedGroups, merge_partials
 
@@ -131,7 +130,7 @@ class StatsRecipe(Recipe):
     # -- reduce -------------------------------------------------------------------------------
     def stats_table(self, merged: MergedGroups, with_files: bool) -> pd.DataFrame:
         """Return the nsys-style statistics of merged groups, sorted by total descending."""
-        from analysis.stats._base import time_percent
+        from analysis.stats import time_percent
 
         total, count, mean, med, lo, hi, std = self.stat_names
         columns: dict[str, object] = {}
@@ -407,7 +406,3 @@ class NvtxGpuProjSum(StatsRecipe):
             "Avg Range Lvl": avg("level"),
             "Avg Num Child": avg("num_child"),
         }
-
-
-for _recipe in (CudaGpuKernSum(), NvtxSum(), NvtxGpuProjSum()):
-    register(_recipe)

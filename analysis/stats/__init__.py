@@ -40,11 +40,19 @@ import pandas as pd
 
 from analysis.model import Report
 from analysis.stats import cuda, nvtx_reports, trace  # noqa: F401 - they register reports
-from analysis.stats._base import REGISTRY, SkipReport, StatsResult, parse_spec
+from analysis.stats._base import REGISTRY, SkipReport, StatsResult, parse_spec, time_percent
 from analysis.stats.format import FORMATS, format_results
 from analysis.xp import get_xp
 
-__all__ = ["FORMATS", "REPORT_NAMES", "StatsResult", "format_results", "run_report"]
+__all__ = [
+    "FORMATS",
+    "REPORT_NAMES",
+    "StatsResult",
+    "format_results",
+    "parse_spec",
+    "run_report",
+    "time_percent",
+]
 
 #: Every supported report name (arguments such as ``:base`` come after a colon).
 REPORT_NAMES: tuple[str, ...] = tuple(sorted(REGISTRY))

@@ -17,8 +17,9 @@ import pandas as pd
 
 from analysis import names as names_mod
 from analysis.engine import group_stats
+from analysis.kinds import panel_rows
 from analysis.model import Report
-from analysis.names import MEMSET_NAME, api_display_names, memcpy_names, string_codes
+from analysis.names import api_display_names, string_codes
 from analysis.nvtx import contained_pairs, range_rows, range_texts
 from analysis.projection import api_index_of, api_matches
 from analysis.schema import pid_of, tid_of
@@ -200,28 +201,16 @@ def memory_op_names(report: Report) -> tuple[np.ndarray, np.ndarray, np.ndarray,
     Raises SkipReport as nsys 2023.4 does when the memcpy table exists without the
     ``ENUM_CUDA_MEMCPY_OPER`` table (exports older than 2023).
     """
-    names, durs, sizes, is_set = [], [], [], []
-    if report.has_source(_MEMCPY):
-        if not report.has_source("ENUM_CUDA_MEMCPY_OPER"):
-            raise SkipReport(f"{report.name} does not contain ENUM_CUDA_MEMCPY_OPER table.")
-        memcpy = report.memcpy
-        # Inner join on copyKind: a kind without a label drops the row (spec §3.6).
-        n = memcpy_names(report)
-        keep = n != None  # noqa: E711
-        names.append(n[keep])
-        durs.append(memcpy.duration_ns[keep])
-        sizes.append(memcpy["bytes"][keep])
-        is_set.append(np.zeros(int(keep.sum()), dtype=bool))
-    if report.has_source(_MEMSET):
-        memset = report.memset
-        names.append(np.full(len(memset), MEMSET_NAME, dtype=object))
-        durs.append(memset.duration_ns)
-        sizes.append(memset["bytes"])
-        is_set.append(np.ones(len(memset), dtype=bool))
-    if not names:
+    has_memcpy = report.has_source(_MEMCPY)
+    if has_memcpy and not report.has_source("ENUM_CUDA_MEMCPY_OPER"):
+        raise SkipReport(f"{report.name} does not contain ENUM_CUDA_MEMCPY_OPER table.")
+    if not has_memcpy and not report.has_source(_MEMSET):
         raise SkipReport(f"{report.name} does not contain GPU memory data.")
-    return (np.concatenate(names), np.concatenate(durs), np.concatenate(sizes),
-            np.concatenate(is_set))  # fmt: skip
+    # The memory kinds' events as the panel pools them (analysis.kinds): memcpy rows whose
+    # copy kind has a label (an inner join, spec §3.6), then memsets.
+    ops = panel_rows(report, "memcpy_bytes")
+    is_set = np.asarray(ops.tables, dtype=object)[ops.table_codes] == "memset"
+    return (ops.labels[ops.codes], ops.end_ns - ops.start_ns, ops.values, is_set)
 
 
 @register("cuda_gpu_mem_time_sum", "CUDA GPU MemOps Summary (by Time)")

@@ -32,6 +32,7 @@ __all__ = [
     "format_results",
     "format_table",
     "header_of",
+    "json_value",
     "parse_timeunit",
     "table_strings",
 ]
@@ -253,13 +254,17 @@ def _section(report_name: str, result, fmt: str, timeunit: str) -> str:
     return f"{head}\n\n ** {result.title} ({result.base_name}):\n\n{body}\n\n"
 
 
-def _json_value(value: object) -> object:
+def json_value(value: object) -> object:
+    """One cell as JSON: missing is null, NumPy scalars are Python numbers, ±inf is a string.
+
+    An infinity as text (``"inf"``) keeps the output strict JSON, which has no number for it.
+    """
     if _is_missing(value):
         return None
     if isinstance(value, np.integer):
         return int(value)
-    if isinstance(value, np.floating):
-        return float(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value) if math.isfinite(value) else str(float(value))
     return value
 
 
@@ -291,7 +296,7 @@ def format_results(
                     "report": report_name, "name": res.name, "title": res.title,
                     "skipped": res.skipped, "columns": list(frame.columns),
                     "units": {c: res.units.get(c) for c in frame.columns},
-                    "rows": [[_json_value(v) for v in row]
+                    "rows": [[json_value(v) for v in row]
                              for row in frame.itertuples(index=False, name=None)],
                 })  # fmt: skip
         return json.dumps(out, indent=1) + "\n"

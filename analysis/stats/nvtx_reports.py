@@ -263,7 +263,7 @@ def nvtx_pushpop_trace(report: Report, args: tuple[str, ...], xp: ModuleType):
     ``DurChild`` sums the children's durations, and ranges not reachable from a root
     (identical twins point at each other) are not listed.
     """
-    from analysis.projection import _levels, _stacks, range_parents
+    from analysis.projection import range_levels, range_parents, range_stacks
 
     require(report, report.has_source(_NVTX), _NVTX_MISSING)
     nvtx = report.nvtx
@@ -280,8 +280,8 @@ def nvtx_pushpop_trace(report: Report, args: tuple[str, ...], xp: ModuleType):
     has_parent = parent >= 0
     child_dur = _child_sums(parent, duration, len(rows))
     num_child = np.bincount(parent[has_parent], minlength=len(rows))
-    level = _levels(parent)
-    stacks = _stacks(parent, level, row_id)
+    level = range_levels(parent)
+    stacks = range_stacks(parent, level, row_id)
     labels = range_labels(report, rows)
     shown = np.flatnonzero(level >= 0)
     shown = shown[np.lexsort((duration[shown], start[shown]))]

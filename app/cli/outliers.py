@@ -12,12 +12,13 @@ import argparse
 import json
 import math
 
-import numpy as np
 import pandas as pd
 
 from analysis.errors import AnalysisError
-from analysis.escape import escape_frame, escape_texts
-from analysis.outliers import DEFAULT_THRESHOLD, OUTLIER_KINDS, find_outliers
+from analysis.outliers import DEFAULT_THRESHOLD, OUTLIER_KINDS
+from analysis.reportset import ReportSet
+from analysis.stats import StatsResult
+from analysis.stats.format import format_table, json_value
 from analysis.xp import BACKENDS, get_xp
 from app.cli.common import (
     Skips,
@@ -35,7 +36,7 @@ _INSTANCE_OUT = ["robust_z", "duration_ns", "median_ns", "start_ns", "kind", "re
 _INSTANCE_OUT += ["index", "name"]
 _REPORT_OUT = ["robust_z", "ratio", "median_ns", "others_median_ns", "count", "kind", "report"]
 _REPORT_OUT += ["name"]
-_NAME_WIDTH = 100  # column format truncates names like nsys stats does
+_DIGITS = {"robust_z": 1, "ratio": 3}  # decimals the column format shows
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -70,43 +71,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--backend", choices=BACKENDS, default=None, help="array backend")
 
 
-def _column_table(frame: pd.DataFrame) -> str:
-    """Right-aligned numbers, left-aligned text, one header and a dash rule."""
-    cells, numeric = {}, {}
-    for col in frame.columns:
-        values = frame[col]
-        numeric[col] = pd.api.types.is_numeric_dtype(values)
-        if pd.api.types.is_float_dtype(values):
-            digits = 3 if col == "ratio" else 1
-            cells[col] = [f"{v:.{digits}f}" for v in values]
-        else:
-            text = pd.Series(escape_texts(values.astype(str).tolist()), index=values.index)
-            if col == "name":
-                text = text.where(text.str.len() <= _NAME_WIDTH, text.str[: _NAME_WIDTH - 1] + "…")
-            cells[col] = list(text)
-    widths = {c: max([len(c), *map(len, cells[c])]) for c in frame.columns}
-
-    def line(values: dict[str, str]) -> str:
-        parts = [
-            values[c].rjust(widths[c]) if numeric[c] else values[c].ljust(widths[c])
-            for c in frame.columns
-        ]
-        return "  ".join(parts).rstrip()
-
-    rows = [line({c: c for c in frame.columns}), line({c: "-" * widths[c] for c in frame.columns})]
-    rows += [line({c: cells[c][i] for c in frame.columns}) for i in range(len(frame))]
-    return "\n".join(rows)
+def _table(frame: pd.DataFrame, fmt: str, title: str) -> str:
+    """One ranked table through the stats printer (same null, CSV and column conventions)."""
+    if not len(frame):  # the csv header alone, so that both tables stay parseable
+        return ",".join(frame.columns) if fmt == "csv" else "(none)"
+    if fmt == "column":  # a readable number of digits on screen; csv keeps them all
+        frame = frame.round(_DIGITS)
+    return format_table(StatsResult(name="outliers", title=title, frame=frame), fmt)
 
 
 def _json_rows(frame: pd.DataFrame) -> list[dict]:
-    out = frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
-    for row in out:
-        for key, value in row.items():
-            if isinstance(value, np.generic):
-                row[key] = value.item()
-            if isinstance(row[key], float) and not np.isfinite(row[key]):
-                row[key] = str(row[key])
-    return out
+    columns = list(frame.columns)
+    return [
+        dict(zip(columns, map(json_value, row), strict=True))
+        for row in frame.itertuples(index=False, name=None)
+    ]
 
 
 def format_outliers(
@@ -116,18 +95,12 @@ def format_outliers(
     if fmt == "json":
         return json.dumps({"instances": _json_rows(instances), "reports": _json_rows(reports)},
                           indent=1) + "\n"  # fmt: skip
+    first, second = _table(instances, fmt, "instances"), _table(reports, fmt, "reports")
     if fmt == "csv":
-        return (
-            escape_frame(instances).to_csv(index=False)
-            + "\n"
-            + escape_frame(reports).to_csv(index=False)
-        )
+        return f"{first}\n\n{second}\n"
     return (
-        f" ** Outlying instances ({notes[0]}):\n\n"
-        + (_column_table(instances) if len(instances) else "(none)")
-        + f"\n\n ** Reports whose median differs from the others' ({notes[1]}):\n\n"
-        + (_column_table(reports) if len(reports) else "(none)")
-        + "\n"
+        f" ** Outlying instances ({notes[0]}):\n\n{first}\n\n"
+        f" ** Reports whose median differs from the others' ({notes[1]}):\n\n{second}\n"
     )
 
 
@@ -154,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
     loaded = open_all(paths, not args.no_cache, skips)
     if not loaded:
         return skips.status()
-    found = find_outliers(loaded, threshold=args.threshold, kinds=kinds, xp=xp)
+    found = ReportSet(loaded).outliers(threshold=args.threshold, kinds=kinds, xp=xp)
     instances = found.instances[_INSTANCE_OUT].head(args.top)
     reports = found.reports[_REPORT_OUT].head(args.top)
     limit = f"|robust z| > {args.threshold:g}"

@@ -6,7 +6,9 @@ import argparse
 import os
 import re
 
+from analysis.alignment import TimeAlignment
 from analysis.errors import StrataError
+from analysis.reportset import ReportSet
 from app.cli.common import (
     Skips,
     add_report_args,
@@ -114,18 +116,18 @@ def run(args: argparse.Namespace) -> int:
     if not reports:
         return skips.status()
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from analysis.tracks import alignment_offsets, build_tracks
     from viewer.render import ensure_application, render_to_image
     from viewer.timeline import TimelineWidget
 
     ensure_application()
     widget = TimelineWidget()
     widget.resize(*size)
+    report_set = ReportSet(reports)
     if args.align_nvtx:
-        offsets = alignment_offsets(reports, "nvtx", args.align_nvtx)
+        offsets = report_set.offsets_ns(TimeAlignment("nvtx", args.align_nvtx))
     else:
-        offsets = alignment_offsets(reports, args.align)
-    widget.set_data(reports, build_tracks(reports), offsets)
+        offsets = report_set.offsets_ns(TimeAlignment(args.align))
+    widget.set_data(report_set, report_set.tracks(), offsets)
     if view is not None:
         _check_view(view, widget.full_range(), args.range)
     for pattern in args.pin:

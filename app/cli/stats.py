@@ -10,8 +10,7 @@ from __future__ import annotations
 import argparse
 
 from analysis.errors import AnalysisError
-from analysis.stats import FORMATS, REPORT_NAMES, format_results, run_report
-from analysis.stats._base import parse_spec
+from analysis.stats import FORMATS, REPORT_NAMES, format_results, parse_spec, run_report
 from analysis.stats.format import parse_timeunit
 from analysis.stats.lean import open_for_stats, wait_for_cache_writes
 from analysis.xp import BACKENDS, get_xp

@@ -28,7 +28,7 @@ from analysis.errors import (
     ReportError,
     UnsupportedVersionError,
 )
-from analysis.projection import _levels, project_nvtx
+from analysis.projection import project_nvtx, range_levels
 from analysis.stats import run_report
 from analysis.stats.lean import open_for_stats
 from resources import demo
@@ -320,7 +320,7 @@ def test_levels_by_pointer_doubling_match_a_walk() -> None:
             seen.add(node)
             node, depth = int(parent[node]), depth + 1
         walk[i] = -1 if parent[node] >= 0 else depth
-    assert _levels(parent).tolist() == walk.tolist()
+    assert range_levels(parent).tolist() == walk.tolist()
 
 
 def test_200k_nested_cuda_api_calls_get_one_level_each(hostile: Make) -> None:

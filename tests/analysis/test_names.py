@@ -11,9 +11,10 @@ import pytest
 
 from analysis.names import api_display_names, event_name
 from analysis.outliers import find_outliers
+from analysis.reportset import ReportSet
 from analysis.selection import aggregate
 from analysis.stats import run_report
-from analysis.tracks import build_tracks, slice_tables
+from analysis.tracks import build_slice_tables
 from analysis.window_stats import build_window_index
 from tests.conftest import REAL_DIR, requires_shared
 from tests.helpers import sql_rows
@@ -65,7 +66,7 @@ def test_cuda_api_spelled_and_grouped_as_cuda_api_sum_everywhere(path, load_repo
     assert len(found)
     assert set(zip(found["name"], found["median_ns"], strict=True)) <= rows
     # Timeline boxes and tooltips.
-    sliced = slice_tables(report)["cuda_api"]
+    sliced = build_slice_tables(report)["cuda_api"]
     assert set(sliced.labels[sliced.label_ids]) == set(nsys["Name"])
     shown = dict(zip(*_raw_and_shown(path)[::2], strict=True))
     row_ids = report.cuda_api["row_id"]
@@ -93,7 +94,7 @@ def test_kernels_memops_and_nvtx_spelled_as_their_summaries(load_report) -> None
     base = run_report(report, "cuda_gpu_kern_sum:base", xp=np).frame
     panel = build_window_index([report], "kernels").stats()
     assert _pairs(panel, "name", "count") == _pairs(kern, "Name", "Instances")
-    kernels = slice_tables(report)["kernels"]  # boxes: the short name, as the nsys GUI
+    kernels = build_slice_tables(report)["kernels"]  # boxes: the short name, as the nsys GUI
     assert set(kernels.labels[kernels.label_ids]) == set(base["Name"])
     (demangled,) = sql_rows(
         DLPROF,
@@ -115,9 +116,9 @@ def test_nvtx_tooltip_says_the_domain_label_of_nvtx_sum(load_report) -> None:
     ranges = run_report(report, "nvtx_sum", xp=np).frame
     domain_ranges = [r for r in ranges["Range"] if ":" in r]
     assert domain_ranges  # this report's ranges live in a named domain
-    tracks = [t for t in build_tracks([report], include_projection=False) if t.kind == "nvtx"]
+    tracks = [t for t in ReportSet([report]).tracks(include_projection=False) if t.kind == "nvtx"]
     table, track_id = tracks[0].parts[0]
-    row = slice_tables(report)[table].bounds(track_id)[0]
+    row = build_slice_tables(report)[table].bounds(track_id)[0]
     name = dict(describe_event(report, _ref(report, "nvtx", row), "r"))["Name"]
     assert name in domain_ranges
 
@@ -129,6 +130,6 @@ def test_memory_operations_spelled_as_the_memory_summary(load_report) -> None:
     assert mem["Operation"].str.startswith("[CUDA memcpy Unified").any()
     panel = build_window_index([report], "memcpy").stats()
     assert _pairs(panel, "name", "count") == _pairs(mem, "Operation", "Count")
-    memcpy = slice_tables(report)["memcpy"]
+    memcpy = build_slice_tables(report)["memcpy"]
     assert set(memcpy.labels[memcpy.label_ids]) | {"[CUDA memset]"} >= set(mem["Operation"])
     assert event_name(report, "memcpy", 0) in set(mem["Operation"])

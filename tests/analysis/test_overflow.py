@@ -22,8 +22,7 @@ from analysis import AnalysisError, open_report
 from analysis.open import find_nsys
 from analysis.outliers import find_outliers
 from analysis.selection import aggregate
-from analysis.stats import run_report
-from analysis.stats._base import time_percent
+from analysis.stats import run_report, time_percent
 from analysis.window_stats import build_window_index, pivot_by_report
 from app.cli import main as cli_main
 from resources.demo import build_demo_reports
@@ -188,7 +187,7 @@ def test_trace_throughput_same_as_nsys(demo_rank, tmp_path, capsys) -> None:
 
 def test_panel_totals_are_exact_past_int64(demo_rank, tmp_path) -> None:
     from app.stats_jobs import StatsRequest, stats_frame
-    from viewer.stats_panel import Scope
+    from viewer.state import Scope
 
     path = _with_huge_kernels(demo_rank, tmp_path, 3)
     report = open_report(path, use_cache=False)

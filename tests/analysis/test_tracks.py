@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from analysis.cpu import core_intervals
-from analysis.tracks import build_tracks, report_labels, slice_tables
+from analysis.reportset import ReportSet
+from analysis.tracks import build_slice_tables, report_labels
 from tests.conftest import REAL_DIR, requires_shared
 from tests.helpers import sql_rows
 
@@ -19,7 +20,7 @@ CLOVERLEAF = REAL_DIR / "hpcgroup__pipit__perlmutter-cloverleaf-cuda.sqlite"
 @pytest.mark.parametrize("path", [CONCURRENT, SERIAL, CLOVERLEAF], ids=lambda p: p.stem[:30])
 def test_one_row_per_gpu_stream_in_the_data(load_report, path) -> None:
     report = load_report(path)
-    tracks = build_tracks([report])
+    tracks = ReportSet([report]).tracks()
     streams = sql_rows(
         path,
         "SELECT DISTINCT deviceId, streamId FROM CUPTI_ACTIVITY_KIND_KERNEL "
@@ -34,8 +35,8 @@ def test_one_row_per_gpu_stream_in_the_data(load_report, path) -> None:
 @requires_shared
 def test_stream_rows_draw_every_kernel_once(load_report) -> None:
     report = load_report(CONCURRENT)
-    tables = slice_tables(report)
-    tracks = [t for t in build_tracks([report]) if t.kind == "gpu_stream"]
+    tables = build_slice_tables(report)
+    tracks = [t for t in ReportSet([report]).tracks() if t.kind == "gpu_stream"]
     drawn = sum(
         np.subtract(*tables[name].bounds(track_id)[::-1])
         for t in tracks
@@ -48,7 +49,7 @@ def test_stream_rows_draw_every_kernel_once(load_report) -> None:
 @requires_shared
 def test_nvtx_rows_one_per_nesting_level(load_report) -> None:
     report = load_report(SERIAL)
-    tracks = build_tracks([report])
+    tracks = ReportSet([report]).tracks()
     nvtx = [t for t in tracks if t.kind == "nvtx"]
     # Nesting by containment, computed here with a plain stack on the push/pop ranges.
     ranges = sql_rows(
@@ -68,7 +69,7 @@ def test_nvtx_rows_one_per_nesting_level(load_report) -> None:
     )
     for track in nvtx:
         ((name, track_id),) = track.parts
-        lo, hi = slice_tables(report)[name].bounds(track_id)
+        lo, hi = build_slice_tables(report)[name].bounds(track_id)
         starts = report.tables["nvtx"]["start_ns"][lo:hi]
         ends = report.tables["nvtx"]["end_ns"][lo:hi]
         assert (starts[1:] >= ends[:-1]).all(), "intervals on one NVTX row overlap"
@@ -86,7 +87,7 @@ def test_cpu_core_rows_match_sched_events(load_report) -> None:
     runs = core_intervals(report)
     cores, counts = np.unique(runs.cpu, return_counts=True)
     assert list(zip(cores.tolist(), counts.tolist(), strict=True)) == expected
-    rows = [t for t in build_tracks([report]) if t.kind == "cpu"]
+    rows = [t for t in ReportSet([report]).tracks() if t.kind == "cpu"]
     assert [t.label for t in rows] == [f"Core {c}" for c, _n in expected]
     same_core = runs.cpu[1:] == runs.cpu[:-1]
     assert (runs.start_ns[1:][same_core] >= runs.end_ns[:-1][same_core]).all()
@@ -95,11 +96,11 @@ def test_cpu_core_rows_match_sched_events(load_report) -> None:
 @requires_shared
 def test_keys_unique_and_stable_across_reports(load_report) -> None:
     reports = [load_report(CONCURRENT), load_report(SERIAL), load_report(CONCURRENT)]
-    tracks = build_tracks(reports)
+    tracks = ReportSet(reports).tracks()
     assert len({t.key for t in tracks}) == len(tracks)
     labels = report_labels(reports)
     assert len(set(labels)) == 3
-    again = build_tracks(reports)
+    again = ReportSet(reports).tracks()
     assert [t.key for t in again] == [t.key for t in tracks]
     assert {t.report_index for t in tracks} == {0, 1, 2}
 
@@ -110,6 +111,6 @@ def test_thread_rows_sit_under_their_process(load_report) -> None:
     pid = sql_rows(
         SERIAL, "SELECT DISTINCT globalTid / 16777216 % 16777216 FROM CUPTI_ACTIVITY_KIND_RUNTIME"
     )
-    api = [t for t in build_tracks([report]) if t.kind == "cuda_api"]
+    api = [t for t in ReportSet([report]).tracks() if t.kind == "cuda_api"]
     assert api
     assert all(t.group[1] == "Processes" and t.group[2].endswith(f"[{pid[0][0]}]") for t in api)

@@ -8,8 +8,7 @@ import numpy as np
 
 from analysis import open_report
 from analysis.projection import project_nvtx
-from analysis.tracks import projected_slices
-from analysis.window_stats import build_window_index
+from analysis.reportset import ReportSet
 from app.event_lookup import highlight_rows, slice_indices
 from resources.demo import build_demo_reports
 from tests.helpers import mutate_sqlite
@@ -23,17 +22,18 @@ def test_projected_highlights_are_the_rows_instances_only(tmp_path) -> None:
     mutate_sqlite(path, "UPDATE NVTX_EVENTS SET eventType = 60 WHERE eventType = 59 AND "
                         "rowid % 2 = 0")  # fmt: skip
     report = open_report(path, use_cache=False)
-    index = build_window_index([report], "nvtx_gpu")
+    reports = ReportSet([report])
+    index = reports.window_index("nvtx_gpu")
     frame = index.stats()
     twins = frame[frame.duplicated("name", keep=False)]
     assert len(twins) >= 2
     proj = project_nvtx(report)
-    sliced = projected_slices(report)
+    sliced = reports.projected_slices(report)
     for row in twins.itertuples(index=False):
         inst = index.instances(index.groups(row.key, row.style))
-        lit = highlight_rows([report], "nvtx_gpu", inst)[(0, "nvtx_gpu")]
+        lit = highlight_rows(reports, "nvtx_gpu", inst)[(0, "nvtx_gpu")]
         assert len(lit) == row.count
-        shown = slice_indices(report, "nvtx_gpu", inst["row"], inst["start_ns"], inst["end_ns"])
+        shown = slice_indices(reports, 0, "nvtx_gpu", inst["row"], inst["start_ns"], inst["end_ns"])
         np.testing.assert_array_equal(np.sort(shown), lit)
         # The lit ranges are this row's: its name and style, drawn where they start.
         picked = proj.iloc[inst["row"].to_numpy()]

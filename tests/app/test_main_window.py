@@ -356,10 +356,10 @@ def test_a_bug_while_laying_out_rows_is_reported_and_the_shown_reports_stay(
     window.open_paths([small_real(0)])
     wait_idle(qtbot, window)
 
-    def broken(reports, include_projection=True):
+    def broken(self, include_projection=True):
         raise ValueError("synthetic bug")
 
-    monkeypatch.setattr("app.timeline_binding.build_tracks", broken)
+    monkeypatch.setattr("analysis.reportset.ReportSet.tracks", broken)
     window.open_paths([small_real(1)])
     wait_idle(qtbot, window)
     assert _names(window) == [small_real(0).name]

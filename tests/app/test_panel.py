@@ -137,13 +137,13 @@ def test_next_previous_step_through_instances_in_time_order(qtbot, demo):
         starts.append(start)
     assert starts == expected["start_ns"].iloc[:3].tolist()
     controller.panel.prev_button.click()
-    assert controller.position() == 1
+    assert controller.highlighter.position() == 1
 
 
 def test_double_click_zooms_to_the_longest_instance(qtbot, demo):
     window, controller = demo
     with qtbot.waitSignal(controller.instances_changed, timeout=JOB_TIMEOUT_MS):
-        controller.zoom_to_longest(SLOW_KERNEL_NAME, "kernels")
+        controller.highlighter.zoom_to_longest(SLOW_KERNEL_NAME, "kernels")
     kernels = _kernel_frame(window)
     longest = kernels[kernels["name"] == SLOW_KERNEL_NAME]["duration_ns"].max()
     assert window.timeline.selected_event().duration_ns == longest
@@ -189,7 +189,7 @@ def test_selecting_an_outlier_shows_it_with_its_row(qtbot, demo):
 def test_histogram_tail_selects_the_slow_instances(qtbot, demo):
     window, controller = demo
     with qtbot.waitSignal(controller.instances_changed, timeout=JOB_TIMEOUT_MS):
-        controller.activate_name(SLOW_KERNEL_NAME, "kernels")
+        controller.highlighter.activate_name(SLOW_KERNEL_NAME, "kernels")
     kernels = _kernel_frame(window)
     slow = kernels[kernels["name"] == SLOW_KERNEL_NAME]
     cut = slow["duration_ns"].median() * 3
@@ -250,13 +250,13 @@ def test_kernel_tab_equals_main_py_stats_csv(qtbot, make_window, tmp_path):
 def test_a_burst_of_selections_ends_on_the_last_one(qtbot, demo, monkeypatch):
     window, controller = demo
     channels = []
-    submit = controller._runner.submit
+    submit = window.runner.submit
 
     def counting_submit(func, channel=None):
         channels.append(channel)
         return submit(func, channel)
 
-    monkeypatch.setattr(controller._runner, "submit", counting_submit)
+    monkeypatch.setattr(window.runner, "submit", counting_submit)
     lo, hi = window.timeline.full_range()
     step = (hi - lo) // 40
     for i in range(12):  # as a drag: each move supersedes the previous request
@@ -264,7 +264,7 @@ def test_a_burst_of_selections_ends_on_the_last_one(qtbot, demo, monkeypatch):
     t0, t1 = lo + 11 * step, lo + 21 * step
     qtbot.waitUntil(
         lambda: (
-            not controller._is_running
+            not controller.table.is_running()
             and controller.panel.current_frame()["count"].sum() == _kernel_count(window, t0, t1)
         ),
         timeout=JOB_TIMEOUT_MS,
@@ -279,7 +279,7 @@ def _kernel_count(window, t0: int, t1: int) -> int:
 
 
 def _histogram_count(controller) -> int:
-    return len(controller._histogram_values)
+    return len(controller.highlighter.histogram_instances())
 
 
 def test_histogram_follows_the_table_as_the_selection_moves(qtbot, demo):
@@ -288,13 +288,13 @@ def test_histogram_follows_the_table_as_the_selection_moves(qtbot, demo):
     window, controller = demo
     name = "ampere_sgemm_128x64_nt"
     with qtbot.waitSignal(controller.instances_changed, timeout=JOB_TIMEOUT_MS):
-        controller.activate_name(name, "kernels")
+        controller.highlighter.activate_name(name, "kernels")
     lo, hi = window.timeline.full_range()
     for t0, t1 in [(lo + (hi - lo) // 3, lo + 3 * (hi - lo) // 4),
                    (lo + (hi - lo) // 3, lo + (hi - lo) // 2)]:  # fmt: skip
         with qtbot.waitSignal(controller.table_ready, timeout=JOB_TIMEOUT_MS):
             window.timeline.select_time_range(t0, t1)
-        qtbot.waitUntil(lambda: not controller._is_running, timeout=JOB_TIMEOUT_MS)
+        qtbot.waitUntil(lambda: not controller.table.is_running(), timeout=JOB_TIMEOUT_MS)
         row = controller.panel.current_frame().set_index("name").loc[name]
         kernels = _kernel_frame(window)
         inside = kernels[(kernels["name"] == name) & (kernels["start_ns"] < t1)

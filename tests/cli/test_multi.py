@@ -10,9 +10,9 @@ import pytest
 
 import app.gui
 from app.cli import main
-from tests.cli.conftest import snapshot
+from tests.cli.conftest import plant, snapshot
 from tests.conftest import FIXTURES_DIR, requires_fixtures
-from tests.helpers import run_cli
+from tests.helpers import mutate_sqlite, run_cli
 
 SKIPPED = ("bad.sqlite", "trunc.sqlite")
 
@@ -174,3 +174,33 @@ def test_quiet_silences_the_progress_bar(where: str, inputs: Path, tmp_path: Pat
     argv = ["-q", *argv] if where == "before" else [*argv, "-q"]
     assert main(argv) == 0
     assert capsys.readouterr().err == ""
+
+
+# -- one validation for every command -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("damage", "argv"),
+    [
+        # The NVTX table is damaged; these commands read only the kernels.
+        ("UPDATE NVTX_EVENTS SET start = 'soon'", ["stats", "-r", "cuda_gpu_kern_sum"]),
+        ("UPDATE NVTX_EVENTS SET start = 'soon'", ["recipe", "cuda_gpu_kern_sum"]),
+        # The kernel table is damaged; these read only the NVTX ranges.
+        ('UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET "end" = start - 5', ["stats", "-r", "nvtx_sum"]),
+        ('UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET "end" = start - 5', ["recipe", "nvtx_sum"]),
+    ],
+)
+def test_a_table_a_command_does_not_read_is_still_validated_as_info_does(
+    damage: str, argv: list[str], tmp_path: Path, capsys
+) -> None:
+    """stats and recipe refuse what info refuses, with info's words, whatever they read."""
+    report = plant(tmp_path / "r.sqlite")
+    mutate_sqlite(report, damage)
+    assert main(["info", "--no-cache", str(report)]) == 2
+    want = capsys.readouterr().err.strip()
+    assert want.startswith(f"strata: {report}: "), want
+    if argv[0] == "recipe":
+        argv = [*argv, "-q", "--mode", "serial", "--output", str(tmp_path / "out"), "--input"]
+    assert main([*argv, str(report)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[0] == want

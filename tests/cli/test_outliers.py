@@ -5,10 +5,15 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
+from analysis.stats import StatsResult
+from analysis.stats.format import format_table
+from app.cli.outliers import format_outliers
 from resources import demo
 from tests.helpers import run_cli
 
@@ -80,3 +85,22 @@ def test_bad_arguments_exit_2_with_one_line(demo_dir: Path, args: tuple[str, ...
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1
     assert proc.stderr.startswith("strata: ")
+
+
+def test_missing_and_infinite_values_print_as_stats_prints_them() -> None:
+    """One printer: a missing ratio is an empty cell (null in JSON), never "nan"."""
+    reports = pd.DataFrame(
+        {"robust_z": [math.inf, 2.25], "ratio": [math.nan, 1.5], "name": ["a", "b,c"]}
+    )
+    result = StatsResult(name="outliers", title="t", frame=reports)
+    csv_text = format_outliers(reports.iloc[:0], reports, "csv")
+    assert csv_text == "robust_z,ratio,name\n\n" + format_table(result, "csv") + "\n"
+    assert csv_text.splitlines()[-2:] == ["inf,,a", '2.25,1.5,"b,c"']
+    column = format_outliers(reports.iloc[:0], reports, "column").splitlines()
+    assert "nan" not in "\n".join(column)
+    assert column[2] == "(none)"
+    assert column[-2].split() == ["inf", "a"]
+    assert column[-1].split() == ["2.2", "1.5", "b,c"]  # on screen: robust z to 1 decimal
+    data = json.loads(format_outliers(reports, reports.iloc[:0], "json"))
+    assert data["instances"][0] == {"robust_z": "inf", "ratio": None, "name": "a"}
+    assert data["reports"] == []

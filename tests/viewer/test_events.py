@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import sqlite3
 
+from analysis.reportset import ReportSet
 from analysis.timefmt import format_duration_ns
-from analysis.tracks import build_tracks, slice_tables
+from analysis.tracks import build_slice_tables
 from tests.conftest import REAL_DIR, requires_shared
 from viewer.events import describe_event, find_partner, pick_event
 
@@ -39,10 +40,10 @@ def test_memcpy_tooltip_has_bytes_stream_and_launch_call(load_report) -> None:
     )
     track = next(
         t
-        for t in build_tracks([report])
+        for t in ReportSet([report]).tracks()
         if t.kind == "gpu_stream" and t.label == f"Stream {stream}"
     )
-    event = pick_event(slice_tables(report), track, (start + end) // 2, 0)
+    event = pick_event(build_slice_tables(report), track, (start + end) // 2, 0)
     assert event is not None
     assert event.source == "memcpy"
     assert (event.start_ns, event.end_ns) == (start, end)
@@ -60,10 +61,10 @@ def test_kernel_grid_block_and_partner(load_report) -> None:
         "SELECT start, gridX, gridY, gridZ, blockX, blockY, blockZ, streamId, correlationId "
         "FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY start LIMIT 1"
     )
-    tables = slice_tables(report)
+    tables = build_slice_tables(report)
     track = next(
         t
-        for t in build_tracks([report])
+        for t in ReportSet([report]).tracks()
         if t.kind == "gpu_stream" and t.label == f"Stream {stream}"
     )
     event = pick_event(tables, track, start, 0)

@@ -8,7 +8,8 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from viewer.stats_panel import Scope, StatsPanel
+from viewer.state import Scope
+from viewer.stats_panel import StatsPanel
 from viewer.table_model import format_cell
 
 

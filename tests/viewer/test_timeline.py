@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QPoint, Qt
 
-from analysis.tracks import alignment_offsets, build_tracks
+from analysis.reportset import ReportSet
+from analysis.tracks import alignment_offsets
 from tests.conftest import REAL_DIR, real_reports, requires_shared
 from tests.helpers import sql_rows
 from viewer.render import render_to_image
@@ -26,7 +27,7 @@ def make_timeline(qtbot, load_report):
         widget = TimelineWidget()
         qtbot.addWidget(widget)
         widget.resize(*size)
-        widget.set_data(reports, build_tracks(reports), alignment_offsets(reports))
+        widget.set_data(reports, ReportSet(reports).tracks(), alignment_offsets(reports))
         with qtbot.waitExposed(widget):
             widget.show()
         return widget
@@ -278,7 +279,7 @@ def test_hover_shows_a_tooltip_with_name_and_duration(make_timeline, qtbot) -> N
 @pytest.mark.parametrize("path", real_reports(), ids=lambda p: p.stem[:40])
 def test_every_real_report_renders_with_its_rows(path, load_report) -> None:
     report = load_report(path)
-    tracks = build_tracks([report])
+    tracks = ReportSet([report]).tracks()
     image = render_to_image(([report], tracks, [0]), (640, 400))
     assert (image.width(), image.height()) == (640, 400)
     assert len({t.key for t in tracks}) == len(tracks)

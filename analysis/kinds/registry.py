@@ -1,0 +1,450 @@
+"""The kind registry: what an event kind is, and how its rows become columns for every view.
+
+An :class:`EventKind` says where a kind's events come from (report tables), which rows of
+them count (``locate``), how they are named and grouped (``names``, :mod:`analysis.names`),
+how the timeline draws them (``slices`` and ``place``), and which panel tabs, outliers and
+nsys summaries they feed. Window stats, the one-shot aggregate, outliers and the timeline
+rows loop over the registry; none of them names a table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from analysis.errors import AnalysisError
+from analysis.model import EventTable, Report
+from analysis.names import EventNames, string_codes
+from analysis.schema import tid_of
+from analysis.slices import SliceTable
+
+__all__ = [
+    "DURATION",
+    "PLACES",
+    "EventKind",
+    "KindRows",
+    "PanelRows",
+    "Projector",
+    "check_panel",
+    "event_kinds",
+    "get_kind",
+    "kind_slices",
+    "kinds_at",
+    "outlier_kinds",
+    "panel_has_style",
+    "panel_kinds",
+    "panel_rows",
+    "register",
+    "row_labels",
+    "string_names",
+    "table_rows",
+    "table_view",
+    "unregister",
+]
+
+#: Where a kind's timeline rows go: GPU stream rows, thread rows (by nesting level), CPU
+#: core rows, projected rows under a GPU, or nowhere ('').
+PLACES = ("gpu", "thread", "cpu", "gpu_projected", "")
+#: The panel value of a kind's events that is their duration (else a column name: 'bytes').
+DURATION = "duration"
+
+#: ``project_nvtx``-like: a report's NVTX projection (a caller with a cache passes its own).
+Projector = Callable[[Report], pd.DataFrame]
+
+
+@dataclass(frozen=True)
+class KindRows:
+    """The events of one kind in one report, as columns in the kind's row order.
+
+    Attributes
+    ----------
+    tables
+        Names of the tables ``rows`` index (report tables, or a derived name such as
+        ``nvtx_gpu`` for rows of the NVTX projection).
+    table_codes
+        Per event, its index into ``tables`` (int8).
+    rows
+        Per event, its row of that table (int64).
+    start_ns, end_ns
+        Bounds (int64, the report's own time base).
+    track_ids
+        Per event, its ``track_id`` in its table; None for derived rows without tracks.
+    columns
+        Extra per-event columns a derived kind names its rows by (e.g. ``name``, ``style``,
+        ``tid`` of projected ranges).
+    """
+
+    tables: tuple[str, ...]
+    table_codes: npt.NDArray[np.int8]
+    rows: npt.NDArray[np.int64]
+    start_ns: npt.NDArray[np.int64]
+    end_ns: npt.NDArray[np.int64]
+    track_ids: np.ndarray | None = None
+    columns: Mapping[str, np.ndarray] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def take(self, positions: np.ndarray) -> KindRows:
+        """Return the events at ``positions`` (int indices), in that order."""
+        return KindRows(
+            self.tables, self.table_codes[positions], self.rows[positions],
+            self.start_ns[positions], self.end_ns[positions],
+            None if self.track_ids is None else self.track_ids[positions],
+            {name: column[positions] for name, column in self.columns.items()},
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class EventKind:
+    """One event kind: its sources, its rows, its names, and the views it feeds.
+
+    Attributes
+    ----------
+    name
+        Registry key; for a kind read from one report table, that table's name.
+    label
+        What the kind is called on screen ("CUDA API", "OS runtime"...): thread rows'
+        headers and outliers' row texts.
+    tables
+        The report tables its events come from (:attr:`analysis.model.Report.tables`).
+    locate
+        ``locate(report, project) -> KindRows``: the events that count (default: every row
+        of ``tables[0]``). ``project`` gives the NVTX projection to derived kinds.
+    names
+        ``names(report, rows) -> EventNames``: one group per event, as :mod:`analysis.names`
+        spells and groups them (default: the ``name_id`` string). None: not summarised.
+    slices
+        ``slices(report) -> SliceTable``: what the timeline draws (default: a view of
+        ``tables[0]`` labelled by ``names``); None for kinds not drawn.
+    place
+        One of :data:`PLACES`.
+    slice_name
+        The slice table's name ('' = ``name``): the ``(table, track)`` parts of a track.
+    panels
+        ``(panel kind, value)`` pairs: the live panel / aggregate tabs its events pool into,
+        with :data:`DURATION` or a column of the table as the value.
+    outliers
+        Whether :func:`analysis.outliers.find_outliers` scores it.
+    has_style
+        Whether its groups carry an NVTX style (PushPop / StartEnd).
+    named_only
+        Summaries leave out events without a name (memcpy kinds nsys has no label for).
+    lazy_slices
+        Its slices cost seconds (the projection): built on demand, not with the others.
+    where
+        ``where(report, rows) -> (codes, labels)``: the timeline row of each event as text
+        (outliers' ``row``); default: by ``place``.
+    summaries
+        The nsys stats reports computed from it (documentation, and what a test checks).
+    """
+
+    name: str
+    label: str
+    tables: tuple[str, ...]
+    locate: Callable[[Report, Projector], KindRows] | None = None
+    names: Callable[[Report, KindRows], EventNames] | None = None
+    slices: Callable[[Report], SliceTable] | None = None
+    place: str = ""
+    slice_name: str = ""
+    panels: tuple[tuple[str, str], ...] = ()
+    outliers: bool = False
+    has_style: bool = False
+    named_only: bool = False
+    lazy_slices: bool = False
+    where: Callable[[Report, KindRows], tuple[np.ndarray, np.ndarray]] | None = None
+    summaries: tuple[str, ...] = ()
+
+    def rows(self, report: Report, project: Projector | None = None) -> KindRows:
+        """Return the events of this kind in ``report`` (:attr:`locate`)."""
+        if self.locate is not None:
+            return self.locate(report, project or _project_nvtx)
+        return table_rows(report, self.tables[0])
+
+    def event_names(self, report: Report, rows: KindRows) -> EventNames:
+        """Return the names and groups of ``rows`` (:attr:`names`)."""
+        if self.names is not None:
+            return self.names(report, rows)
+        return string_names(report, rows)
+
+    @property
+    def drawn_as(self) -> str:
+        """The slice-table name its events are drawn from."""
+        return self.slice_name or self.name
+
+
+_KINDS: dict[str, EventKind] = {}
+
+
+def register(kind: EventKind) -> EventKind:
+    """Add ``kind`` to the registry (after the kinds already there) and return it.
+
+    Raises
+    ------
+    AnalysisError
+        A kind of that name is registered already, or ``place`` is not one of
+        :data:`PLACES`.
+    """
+    if kind.name in _KINDS:
+        raise AnalysisError(f"event kind {kind.name!r} is registered already")
+    if kind.place not in PLACES:
+        raise AnalysisError(f"unknown place {kind.place!r}; use one of {', '.join(PLACES)}")
+    _KINDS[kind.name] = kind
+    return kind
+
+
+def unregister(name: str) -> None:
+    """Remove the kind ``name`` from the registry (a no-op when absent)."""
+    _KINDS.pop(name, None)
+
+
+def event_kinds() -> tuple[EventKind, ...]:
+    """Return every registered kind, in registration order."""
+    return tuple(_KINDS.values())
+
+
+def get_kind(name: str) -> EventKind:
+    """Return the registered kind ``name``.
+
+    Raises
+    ------
+    AnalysisError
+        No kind of that name.
+    """
+    kind = _KINDS.get(name)
+    if kind is None:
+        raise AnalysisError(f"unknown event kind {name!r}; use {', '.join(_KINDS)}")
+    return kind
+
+
+def kinds_at(place: str) -> tuple[EventKind, ...]:
+    """Return the kinds drawn at ``place`` (one of :data:`PLACES`), in registry order."""
+    return tuple(k for k in _KINDS.values() if k.place == place)
+
+
+def outlier_kinds() -> tuple[str, ...]:
+    """Return the names of the kinds outliers score."""
+    return tuple(k.name for k in _KINDS.values() if k.outliers)
+
+
+def panel_kinds() -> tuple[str, ...]:
+    """Return the panel (window-stats / aggregate) kinds, in registry order."""
+    seen: dict[str, None] = {}
+    for kind in _KINDS.values():
+        seen.update(dict.fromkeys(panel for panel, _ in kind.panels))
+    return tuple(seen)
+
+
+def _panel_members(panel: str) -> list[tuple[EventKind, str]]:
+    members = [(k, v) for k in _KINDS.values() for p, v in k.panels if p == panel]
+    if not members:
+        raise AnalysisError(f"unknown kind '{panel}'; choose one of {', '.join(panel_kinds())}")
+    return members
+
+
+def check_panel(panel: str) -> None:
+    """Raise :class:`AnalysisError` (one line naming the choices) unless ``panel`` is one of
+    :func:`panel_kinds`."""
+    _panel_members(panel)
+
+
+def panel_has_style(panel: str) -> bool:
+    """Whether the groups of ``panel`` carry an NVTX style."""
+    return any(kind.has_style for kind, _ in _panel_members(panel))
+
+
+# --------------------------------------------------------------------------- defaults
+def _project_nvtx(report: Report) -> pd.DataFrame:
+    from analysis.projection import project_nvtx
+
+    return project_nvtx(report)
+
+
+def table_rows(report: Report, table: str, rows: np.ndarray | None = None) -> KindRows:
+    """Return rows ``rows`` (default: all) of ``report.tables[table]`` as :class:`KindRows`."""
+    events = report.tables[table]
+    if rows is None:
+        rows = np.arange(len(events))
+    rows = np.asarray(rows, dtype=np.int64)
+    return KindRows(
+        (table,), np.zeros(len(rows), np.int8), rows, events.start_ns[rows],
+        events.end_ns[rows], events["track_id"][rows],
+    )  # fmt: skip
+
+
+def string_names(report: Report, rows: KindRows) -> EventNames:
+    """Name rows of a one-table kind by their ``name_id`` string, grouped by the text."""
+    ids = report.tables[rows.tables[0]]["name_id"][rows.rows]
+    codes, texts = string_codes(report, ids)
+    return EventNames(np.asarray(codes, dtype=np.int64), texts, texts)
+
+
+def table_view(
+    kind: str,
+    table: EventTable,
+    label_ids: np.ndarray,
+    labels: np.ndarray,
+    argb: np.ndarray | None = None,
+) -> SliceTable:
+    """Return a :class:`SliceTable` sharing the columns of a report table."""
+    return SliceTable(
+        kind=kind,
+        start_ns=table["start_ns"],
+        end_ns=table["end_ns"],
+        track_offsets=table.track_offsets,
+        label_ids=np.asarray(label_ids, dtype=np.int32),
+        labels=labels,
+        argb=argb,
+        source=kind,
+    )
+
+
+def kind_slices(report: Report, kind: EventKind) -> SliceTable:
+    """Return what the timeline draws for ``kind`` (:attr:`EventKind.slices`, or a view of its
+    table labelled by its names)."""
+    if kind.slices is not None:
+        return kind.slices(report)
+    table = report.tables[kind.tables[0]]
+    names = kind.event_names(report, table_rows(report, kind.tables[0]))
+    return table_view(kind.name, table, names.codes, names.labels)
+
+
+def row_labels(report: Report, kind: EventKind, rows: KindRows) -> tuple[np.ndarray, np.ndarray]:
+    """Return (code per event, label per code): the timeline row each event is on, as text.
+
+    GPU kinds: ``GPU 0 stream 7``; thread kinds: ``thread 1234 <label> L<level>``.
+    """
+    if kind.where is not None:
+        return kind.where(report, rows)
+    track = np.zeros(len(rows), np.int64) if rows.track_ids is None else rows.track_ids
+    keys = report.tables[rows.tables[0]].track_keys
+    if kind.place == "gpu":
+        text = "GPU " + keys["device_id"].astype(str) + " stream " + keys["stream_id"].astype(str)
+    elif "global_tid" in keys:
+        tid = pd.Series(tid_of(keys["global_tid"].to_numpy())).astype(str)
+        level = keys["level"].astype(str) if "level" in keys else "0"
+        text = "thread " + tid + f" {kind.label} L" + level
+    else:
+        text = pd.Series([kind.label] * len(keys), dtype=object)
+    return track, text.to_numpy(object)
+
+
+# --------------------------------------------------------------------------- panels
+@dataclass
+class PanelRows:
+    """One report's events of one panel kind: every member kind pooled, named and valued.
+
+    Attributes
+    ----------
+    keys, labels, styles
+        Per group: key (full name), shown name, NVTX style (None when the panel has none).
+    codes
+        Per event, its group (int64).
+    values
+        Per event, its duration or its value column (int64).
+    start_ns, end_ns, tables, table_codes, rows
+        As :class:`KindRows`, pooled over the member kinds.
+    """
+
+    keys: np.ndarray
+    labels: np.ndarray
+    styles: np.ndarray | None
+    codes: np.ndarray
+    values: np.ndarray
+    start_ns: np.ndarray
+    end_ns: np.ndarray
+    tables: tuple[str, ...]
+    table_codes: np.ndarray
+    rows: np.ndarray
+
+
+def _values(report: Report, rows: KindRows, value: str) -> np.ndarray:
+    if value == DURATION:
+        return np.asarray(rows.end_ns - rows.start_ns, dtype=np.int64)
+    out = np.empty(len(rows), dtype=np.int64)
+    for code, table in enumerate(rows.tables):
+        mine = rows.table_codes == code
+        out[mine] = report.tables[table][value][rows.rows[mine]]
+    return out
+
+
+def _member(report: Report, kind: EventKind, value: str, select, project) -> tuple:
+    rows = kind.rows(report, project)
+    if select is not None:
+        keep = select(rows)
+        if not isinstance(keep, slice):
+            rows = rows.take(np.flatnonzero(keep))
+    names = kind.event_names(report, rows)
+    if kind.named_only:
+        # As cuda_gpu_mem_*_sum: a copy kind nsys has no name for is left out (spec §3.6).
+        named = np.flatnonzero(names.labels[names.codes] != None)  # noqa: E711
+        rows = rows.take(named)
+        names = EventNames(names.codes[named], names.keys, names.labels, names.styles)
+    return rows, names, _values(report, rows, value)
+
+
+def panel_rows(
+    report: Report,
+    panel: str,
+    select: Callable[[KindRows], np.ndarray | slice] | None = None,
+    project: Projector | None = None,
+) -> PanelRows:
+    """Return the events of ``report`` that panel kind ``panel`` pools, named and valued.
+
+    Parameters
+    ----------
+    report
+        A loaded report.
+    panel
+        One of :func:`panel_kinds`.
+    select
+        ``select(rows) -> mask``: keep only these events of each member kind (before they
+        are named: a selection names only what it keeps); ``slice(None)`` keeps all.
+    project
+        Where derived kinds get the NVTX projection (default
+        :func:`analysis.projection.project_nvtx`).
+
+    Raises
+    ------
+    AnalysisError
+        Unknown panel kind.
+    """
+    members = _panel_members(panel)
+    has_style = any(kind.has_style for kind, _ in members)
+    parts = [_member(report, kind, value, select, project) for kind, value in members]
+    if len(parts) == 1:
+        rows, names, values = parts[0]
+        return PanelRows(names.keys, names.labels, names.styles if has_style else None,
+                         names.codes, values, rows.start_ns, rows.end_ns, rows.tables,
+                         rows.table_codes, rows.rows)  # fmt: skip
+    return _pool(parts, has_style)
+
+
+def _pool(parts: list[tuple], has_style: bool) -> PanelRows:
+    """Concatenate member kinds' events: their groups side by side, codes shifted."""
+    group_at = np.cumsum([0] + [len(names.keys) for _, names, _ in parts])
+    table_at = np.cumsum([0] + [len(rows.tables) for rows, _, _ in parts])
+
+    def joined(f) -> np.ndarray:
+        return np.concatenate([f(j, rows, names) for j, (rows, names, _) in enumerate(parts)])
+
+    styles = None
+    if has_style:
+        styles = joined(lambda _j, _r, n: n.styles if n.styles is not None
+                        else np.full(len(n.keys), None, dtype=object))  # fmt: skip
+    return PanelRows(
+        keys=joined(lambda _j, _r, n: np.asarray(n.keys, dtype=object)),
+        labels=joined(lambda _j, _r, n: np.asarray(n.labels, dtype=object)),
+        styles=styles,
+        codes=joined(lambda j, _r, n: n.codes + group_at[j]).astype(np.int64),
+        values=np.concatenate([values for _, _, values in parts]),
+        start_ns=joined(lambda _j, r, _n: r.start_ns),
+        end_ns=joined(lambda _j, r, _n: r.end_ns),
+        tables=tuple(t for rows, _, _ in parts for t in rows.tables),
+        table_codes=joined(lambda j, r, _n: r.table_codes + table_at[j]).astype(np.int8),
+        rows=joined(lambda _j, r, _n: r.rows),
+    )

@@ -1,0 +1,521 @@
+"""The loaded reports and everything derived from them, each computed once, lazily, thread-safely.
+
+A :class:`ReportSet` owns its reports and every table derived from them: report labels, time
+offsets, timeline slice tables, the NVTX → GPU projection, timeline rows, window indexes and
+outliers. Nothing derived lives in a module global and nothing is written into a
+:class:`~analysis.model.Report` (frozen by contract). The GUI holds one set, the CLI builds
+one, and a notebook gets one from :func:`open_reports`::
+
+    from analysis import open_reports
+    rs = open_reports(["a.sqlite", "runs/"])
+    rs.events("kernel")             # one row per kernel, named
+    rs.stats("cuda_gpu_kern_sum")   # the table `strata stats -f csv` prints
+    rs.outliers().instances         # robust z-score outliers
+    rs.window(0, 10_000_000)        # per-name statistics of a time window
+
+Per-report values (slice tables, projection) are kept while the report stays in the set;
+values over the whole set (labels, offsets, rows, window indexes, outliers) belong to one
+membership and are dropped when a report is added or removed. Two threads asking for the
+same value wait for one computation; different values are computed in parallel.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pandas as pd
+
+from analysis import projection as _projection
+from analysis.alignment import TimeAlignment
+from analysis.errors import AnalysisError
+from analysis.model import Report
+from analysis.open import find_reports, open_report
+
+__all__ = ["EVENT_KINDS", "ReportSet", "open_reports"]
+
+#: What :meth:`ReportSet.events` lists (``kernel`` is accepted for ``kernels``).
+EVENT_KINDS = ("kernels", "memcpy", "memset", "cuda_api", "nvtx", "nvtx_gpu", "osrt")
+_KIND_ALIASES = {"kernel": "kernels", "api": "cuda_api", "runtime": "cuda_api"}
+
+
+class _Memo:
+    """Values computed once per key: a thread asking for a value being computed waits for it.
+
+    ``keep()`` (asked under the lock after computing) says whether the value may still be
+    stored: a report removed meanwhile must not come back through a late result.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._values: dict[Hashable, object] = {}
+        self._gates: dict[Hashable, threading.Lock] = {}
+
+    def get(self, key: Hashable, compute: Callable[[], object], keep=lambda: True) -> object:
+        with self._lock:
+            if key in self._values:
+                return self._values[key]
+            gate = self._gates.setdefault(key, threading.Lock())
+        with gate:
+            with self._lock:
+                if key in self._values:
+                    return self._values[key]
+            try:
+                value = compute()
+            finally:
+                with self._lock:
+                    if self._gates.get(key) is gate:
+                        del self._gates[key]
+            with self._lock:
+                if keep():
+                    self._values[key] = value
+        return value
+
+    def peek(self, key: Hashable, default: object = None) -> object:
+        with self._lock:
+            return self._values.get(key, default)
+
+    def discard(self, match: Callable[[Hashable], bool]) -> None:
+        with self._lock:
+            for key in [k for k in self._values if match(k)]:
+                del self._values[key]
+
+
+class _Store:
+    """The per-report values of a live set and its snapshots, keyed by report identity."""
+
+    def __init__(self) -> None:
+        self.memo = _Memo()
+        self.live: dict[int, Report] = {}  # id -> report, of the live set's reports
+        self.lock = threading.Lock()
+
+    def is_live(self, report: Report) -> bool:
+        with self.lock:
+            return self.live.get(id(report)) is report
+
+
+class ReportSet:
+    """Loaded reports, in order, and the data derived from them.
+
+    Parameters
+    ----------
+    reports
+        Loaded reports (:func:`analysis.open_report`); their order is the view order.
+    alignment
+        How the reports share one time axis (default: every session starts at 0).
+
+    Notes
+    -----
+    Thread-safe: any method may be called from any thread. A worker that must see one
+    membership throughout takes :meth:`snapshot` on the thread that changes the set.
+    """
+
+    def __init__(
+        self, reports: Iterable[Report] = (), alignment: TimeAlignment | None = None
+    ) -> None:
+        self._lock = threading.Lock()
+        self._store = _Store()
+        self._alignment = alignment or TimeAlignment()
+        self._is_frozen = False
+        self._reports: tuple[Report, ...] = ()
+        self._memo = _Memo()
+        self.set_reports(reports)
+
+    # -- membership -----------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._reports)
+
+    def __iter__(self) -> Iterator[Report]:
+        return iter(self._reports)
+
+    def __getitem__(self, index: int) -> Report:
+        return self._reports[index]
+
+    def __contains__(self, report: object) -> bool:
+        return any(r is report for r in self._reports)
+
+    def __repr__(self) -> str:
+        names = ", ".join(self.labels[:3]) + (", …" if len(self) > 3 else "")
+        events = sum(r.event_count for r in self._reports)
+        count = "1 report" if len(self) == 1 else f"{len(self)} reports"
+        return f"<ReportSet: {count} ({names}), {events:,} events>"
+
+    @property
+    def reports(self) -> tuple[Report, ...]:
+        """The reports, in view order."""
+        return self._reports
+
+    def index(self, report: Report | int) -> int:
+        """Return the position of ``report`` (a report of the set, or an index)."""
+        reports = self._reports
+        if isinstance(report, (int, np.integer)):
+            if not 0 <= int(report) < len(reports):
+                raise AnalysisError(f"no report #{int(report)}; {len(reports)} in the set")
+            return int(report)
+        for i, r in enumerate(reports):
+            if r is report:
+                return i
+        raise AnalysisError(f"{getattr(report, 'name', report)} is not in this report set")
+
+    def set_reports(self, reports: Iterable[Report]) -> None:
+        """Make ``reports`` the set's reports, in that order.
+
+        Values derived from a report that stays are kept; those of reports that leave, and
+        every value over the whole set, are dropped.
+        """
+        if self._is_frozen:
+            raise AnalysisError("a report set snapshot cannot change; change the live set")
+        new = tuple(reports)
+        for report in new:
+            if not isinstance(report, Report):
+                raise AnalysisError(
+                    f"a ReportSet holds loaded reports, not {type(report).__name__}"
+                )
+        with self._lock:
+            if len(new) == len(self._reports) and all(
+                a is b for a, b in zip(new, self._reports, strict=True)
+            ):
+                return
+            self._reports, self._memo = new, _Memo()
+        store = self._store
+        with store.lock:
+            store.live = {id(r): r for r in new}
+            live = dict(store.live)
+        store.memo.discard(lambda key: live.get(key[0]) is None)
+
+    def add(self, report: Report) -> None:
+        """Append ``report`` (no effect when it is in the set already)."""
+        if report not in self:
+            self.set_reports((*self._reports, report))
+
+    def remove(self, report: Report | int) -> None:
+        """Remove ``report`` (a report of the set, or its index)."""
+        i = self.index(report)
+        self.set_reports(self._reports[:i] + self._reports[i + 1 :])
+
+    def snapshot(self) -> ReportSet:
+        """Return a set that keeps this membership, sharing every value computed for it.
+
+        For a worker: what it computes from the snapshot belongs to the reports it was given,
+        even if the live set changes meanwhile (values of a report that left are not kept).
+        """
+        snap = ReportSet.__new__(ReportSet)
+        snap._lock = threading.Lock()
+        with self._lock:
+            snap._reports, snap._memo = self._reports, self._memo
+        snap._store, snap._alignment, snap._is_frozen = self._store, self._alignment, True
+        return snap
+
+    def _set_value(self, key: tuple, compute: Callable[[ReportSet], object]) -> object:
+        # Computed from a snapshot: the value belongs to the membership whose memo holds it.
+        snap = self if self._is_frozen else self.snapshot()
+        return snap._memo.get(key, lambda: compute(snap))
+
+    def _report_value(self, report: Report, what: Hashable, compute: Callable[[], object]):
+        store = self._store
+        return store.memo.get((id(report), what), compute, lambda: store.is_live(report))
+
+    # -- time axis ------------------------------------------------------------------------
+
+    @property
+    def alignment(self) -> TimeAlignment:
+        """How the reports share one time axis (see :mod:`analysis.alignment`)."""
+        return self._alignment
+
+    def set_alignment(self, alignment: TimeAlignment) -> None:
+        """Use ``alignment`` for :meth:`offsets_ns` and the windows from now on."""
+        if self._is_frozen:
+            raise AnalysisError("a report set snapshot cannot change; change the live set")
+        self._alignment = alignment
+
+    @property
+    def labels(self) -> list[str]:
+        """One unique, readable label per report (file name; parent folder if needed)."""
+        from analysis.tracks import report_labels
+
+        return list(self._set_value(("labels",), lambda s: report_labels(list(s.reports))))
+
+    def offsets_ns(self, alignment: TimeAlignment | None = None) -> list[int]:
+        """Return per report the ns added to its times on the shared axis.
+
+        Raises
+        ------
+        AnalysisError
+            The alignment is impossible (e.g. no report has the NVTX range it names).
+        """
+        align = alignment or self._alignment
+        return list(self._set_value(("offsets", align), lambda s: align.offsets(s.reports)))
+
+    # -- per report -----------------------------------------------------------------------
+
+    def projection(self, report: Report | int) -> pd.DataFrame:
+        """Return :func:`analysis.projection.project_nvtx` of one report, computed once."""
+        report = self._reports[self.index(report)]
+        return self._report_value(report, "projection", lambda: _projection.project_nvtx(report))
+
+    def projection_of(self, report: Report) -> pd.DataFrame:
+        """As :meth:`projection`, for a report that may have left the set (not kept then)."""
+        if report in self or self._store.is_live(report):
+            return self._report_value(
+                report, "projection", lambda: _projection.project_nvtx(report)
+            )
+        return _projection.project_nvtx(report)
+
+    def slice_tables(self, report: Report | int) -> dict:
+        """Return the timeline slice tables of one report by name (a new dict each call).
+
+        ``nvtx_gpu`` is in it once :meth:`projected_slices` has run for the report.
+        """
+        from analysis.tracks import build_slice_tables
+
+        report = self._reports[self.index(report)]
+        tables = dict(self._report_value(report, "slices", lambda: build_slice_tables(report)))
+        projected = self._store.memo.peek((id(report), "nvtx_gpu"))
+        if projected is not None:
+            tables["nvtx_gpu"] = projected
+        return tables
+
+    def projected_slices(self, report: Report | int):
+        """Return the slice table of the NVTX ranges projected onto the GPU, or None."""
+        from analysis.tracks import projected_slice_table
+
+        report = self._reports[self.index(report)]
+        projection = self.projection(report)
+        return self._report_value(
+            report, "nvtx_gpu", lambda: projected_slice_table(report, projection)
+        )
+
+    # -- over the set ---------------------------------------------------------------------
+
+    def tracks(self, include_projection: bool = True) -> list:
+        """Return every timeline row (:class:`analysis.tracks.Track`), in display order.
+
+        ``include_projection``: add the NVTX-on-GPU rows (computes the projection, seconds
+        on huge reports; without it the rows are ready in tens of ms).
+        """
+        from analysis.tracks import build_tracks
+
+        def compute(snap: ReportSet) -> list:
+            if include_projection:
+                for report in snap.reports:
+                    snap.projected_slices(report)
+            tables = [snap.slice_tables(r) for r in snap.reports]
+            return build_tracks(list(snap.reports), tables, snap.labels)
+
+        return list(self._set_value(("tracks", include_projection), compute))
+
+    def window_index(
+        self,
+        kind: str,
+        offsets_ns: Sequence[int] | None = None,
+        xp: ModuleType | None = None,
+        build: bool = True,
+    ):
+        """Return the :class:`~analysis.window_stats.WindowIndex` of ``kind``, built once.
+
+        Its ``report_names`` are :attr:`labels`; ``offsets_ns`` default to
+        :meth:`offsets_ns`; ``xp`` is ``numpy`` (default) or ``cupy``. With ``build``
+        False, None unless it was built already.
+        """
+        from analysis.window_stats import build_window_index
+
+        offsets = tuple(int(o) for o in (self.offsets_ns() if offsets_ns is None else offsets_ns))
+        module = np if xp is None else xp
+        key = ("window", kind, offsets, module.__name__)
+
+        def compute(snap: ReportSet):
+            index = build_window_index(list(snap.reports), kind, offsets, module,
+                                       projection=snap.projection_of)  # fmt: skip
+            index.report_names = snap.labels
+            # One alignment at a time: an index for other offsets is memory, not speed.
+            snap._memo.discard(lambda k: k[0] == "window" and k[1:] != key[1:])
+            return index
+
+        if not build:
+            return self._memo.peek(key)
+        return self._set_value(key, compute)
+
+    def outliers(self, threshold: float | None = None, kinds: Iterable[str] | None = None,
+                 xp: ModuleType | None = None):  # fmt: skip
+        """Return the :class:`~analysis.outliers.Outliers` of the set (computed once).
+
+        Parameters
+        ----------
+        threshold
+            Keep rows with ``|robust_z|`` above it (default 3.5).
+        kinds
+            Which of :data:`analysis.outliers.OUTLIER_KINDS` to score (default: all).
+        xp
+            ``numpy`` (default) or ``cupy`` for the group reductions.
+        """
+        from analysis.outliers import DEFAULT_THRESHOLD, OUTLIER_KINDS, find_outliers
+
+        limit = DEFAULT_THRESHOLD if threshold is None else float(threshold)
+        wanted = OUTLIER_KINDS if kinds is None else tuple(kinds)
+        module = np if xp is None else xp
+        return self._set_value(
+            ("outliers", limit, wanted, module.__name__),
+            lambda snap: find_outliers(
+                list(snap.reports), limit, wanted, module, projection=snap.projection_of
+            ),  # fmt: skip
+        )
+
+    # -- the notebook API -----------------------------------------------------------------
+
+    def events(self, kind: str = "kernels") -> pd.DataFrame:
+        """Return every event of ``kind`` of every report, one row each, named.
+
+        Parameters
+        ----------
+        kind
+            One of :data:`EVENT_KINDS` (``kernel`` means ``kernels``).
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``report`` (str, :attr:`labels`), ``name`` (str, spelled as the stats tables
+            spell it), ``start``, ``end``, ``duration`` (int64 ns, the report's own time
+            base), then the kind's columns: ``device``, ``stream``, ``context``, ``pid``,
+            ``correlation_id``… for GPU work; ``pid``, ``tid`` for CPU-side events; ids of
+            names are resolved to strings. In report order, then time order.
+
+        Raises
+        ------
+        AnalysisError
+            Unknown kind.
+        """
+        from analysis.event_frames import event_frame
+
+        wanted = _KIND_ALIASES.get(kind, kind)
+        if wanted not in EVENT_KINDS:
+            raise AnalysisError(f"unknown event kind {kind!r}; use one of {', '.join(EVENT_KINDS)}")
+        snap = self.snapshot()
+        frames = [
+            event_frame(r, wanted, snap.projection(r) if wanted == "nvtx_gpu" else None)
+            for r in snap.reports
+        ]
+        return _with_report(frames, snap.labels, always=True)
+
+    def stats(self, name: str, timeunit: str = "nsec") -> pd.DataFrame:
+        """Return an nsys stats summary, as ``strata stats -f csv -r NAME`` prints it.
+
+        Parameters
+        ----------
+        name
+            A summary and its options, e.g. ``cuda_gpu_kern_sum`` or ``cuda_gpu_kern_sum:base``
+            (``strata stats --help`` lists them).
+        timeunit
+            ``nsec`` (default), ``usec``, ``msec`` or ``seconds``, as ``--timeunit``.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The columns and values of the CSV (headers with their units, e.g.
+            ``Total Time (ns)``; sizes in MB); with several reports, a ``report`` column
+            first. A report that lacks the data gives no rows (``frame.attrs["skipped"]``
+            holds nsys's reason per report).
+
+        Raises
+        ------
+        AnalysisError
+            Unknown summary, option or time unit.
+        """
+        from analysis.stats import run_report
+        from analysis.stats.format import parse_timeunit
+
+        unit = parse_timeunit(timeunit)
+        snap = self.snapshot()
+        frames, skipped = [], {}
+        for report, label in zip(snap.reports, snap.labels, strict=True):
+            result = run_report(report, name)
+            if result.skipped:
+                skipped[label] = result.skipped
+            frames.append(_csv_frame(result, unit))
+        frame = _with_report(frames, snap.labels, always=False)
+        frame.attrs["skipped"] = skipped
+        return frame
+
+    def window(
+        self, start_ns: int | None, end_ns: int | None, kind: str = "kernels",
+        by_report: bool | None = None,
+    ) -> pd.DataFrame:  # fmt: skip
+        """Return per-name statistics of the events overlapping ``[start_ns, end_ns)``.
+
+        Parameters
+        ----------
+        start_ns, end_ns
+            The window on the shared axis (report time + :meth:`offsets_ns`; with the
+            default alignment, each report's own time); None is unbounded.
+        kind
+            One of :data:`analysis.window_stats.WINDOW_KINDS` (``kernel`` means ``kernels``).
+        by_report
+            One row per (report, name); default: when the set holds several reports.
+
+        Returns
+        -------
+        pandas.DataFrame
+            [``report``], ``name``, [``style``, NVTX kinds], ``count``, ``total_ns``,
+            ``mean_ns``, ``median_ns``, ``min_ns``, ``max_ns``, ``std_ns``: every event that
+            overlaps the window counts whole; sorted by ``total_ns`` descending.
+        """
+        split = len(self) > 1 if by_report is None else bool(by_report)
+        index = self.window_index(_KIND_ALIASES.get(kind, kind))
+        frame = index.stats(start_ns, end_ns, by_report=split)
+        return frame.drop(columns=["group", "key"], errors="ignore")
+
+
+def _with_report(frames: list[pd.DataFrame], labels: list[str], always: bool) -> pd.DataFrame:
+    """Stack per-report frames; a ``report`` column first when ``always`` or several."""
+    if not frames:
+        return pd.DataFrame({"report": pd.Series(dtype=object)}) if always else pd.DataFrame()
+    if not always and len(frames) == 1:
+        return frames[0]
+    parts = [f.assign(report=label) for f, label in zip(frames, labels, strict=True)]
+    stacked = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+    return stacked[["report", *[c for c in stacked.columns if c != "report"]]]
+
+
+def _csv_frame(result, timeunit: str) -> pd.DataFrame:
+    """A summary's frame as its CSV shows it: printed headers, sizes in MB, chosen time unit."""
+    from analysis.stats.format import column_strings, header_of
+
+    visible = [c for c in result.frame.columns if not str(c).startswith("_")]
+    out = {}
+    for column in visible:
+        unit = result.units.get(column)
+        values = result.frame[column]
+        if unit in ("mem", "thru") or (unit in ("dur", "ts") and timeunit != "nsec"):
+            # Scaled and rounded as printed (column_strings is the CSV's own formatter).
+            texts = column_strings(result.frame[[column]], result.units, timeunit)[0]
+            values = pd.Series([float(t) if t else np.nan for t in texts], dtype=np.float64)
+        out[header_of(column, unit, timeunit)] = values.reset_index(drop=True)
+    return pd.DataFrame(out)
+
+
+def open_reports(paths: str | Path | Iterable[str | Path], use_cache: bool = True) -> ReportSet:
+    """Open reports and folders of reports into a :class:`ReportSet`.
+
+    Parameters
+    ----------
+    paths
+        Report files (``.sqlite``; ``.nsys-rep`` when ``nsys`` is installed) and folders
+        (every report inside them, sorted); one path or several.
+    use_cache
+        Use (and fill) the columnar cache that makes the second open near-instant.
+
+    Returns
+    -------
+    ReportSet
+
+    Raises
+    ------
+    ReportError
+        A path is not a report, is damaged, or cannot be read (the message says which).
+    """
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    return ReportSet(open_report(p, use_cache=use_cache) for p in find_reports(paths))

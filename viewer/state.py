@@ -1,0 +1,306 @@
+"""The timeline's state without Qt: rows, pins, hidden and collapsed rows, view range,
+selection and highlighted name, with listeners told of each change.
+
+The widgets render a :class:`TimelineState` and change it through its methods; the Qt side
+connects its signals to the state's :class:`Notifier` attributes. Tests drive it with no
+``QApplication`` (``tests/test_layering.py`` keeps this module free of Qt).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from analysis.tracks import Track
+from viewer.rows import RowLayout, layout_rows, match_tracks
+
+__all__ = [
+    "MIN_SPAN_NS",
+    "NameHighlight",
+    "Notifier",
+    "Scope",
+    "TimelineSelection",
+    "TimelineState",
+    "scope_window",
+]
+
+#: The narrowest view range (ns): zooming further in keeps this span about the middle.
+MIN_SPAN_NS = 50
+
+
+class Notifier:
+    """A Qt-free signal: callbacks called in the order connected, with the same arguments."""
+
+    def __init__(self) -> None:
+        self._callbacks: list[Callable[..., object]] = []
+
+    def connect(self, callback: Callable[..., object]) -> None:
+        """Call ``callback(*args)`` on every :meth:`emit`."""
+        self._callbacks.append(callback)
+
+    def disconnect(self, callback: Callable[..., object]) -> None:
+        """Stop calling ``callback`` (a callback never connected is ignored)."""
+        if callback in self._callbacks:
+            self._callbacks.remove(callback)
+
+    def emit(self, *args: object) -> None:
+        """Call every connected callback with ``args``."""
+        for callback in list(self._callbacks):  # a callback may disconnect itself
+            callback(*args)
+
+
+@dataclass(frozen=True)
+class TimelineSelection:
+    """A Shift-drag selection: ``[t0_ns, t1_ns)`` on the shared axis, over ``rows`` (track
+    keys; empty means every row)."""
+
+    t0_ns: int
+    t1_ns: int
+    rows: tuple[str, ...] = ()
+
+    @property
+    def time_range(self) -> tuple[int, int]:
+        """``(t0_ns, t1_ns)``."""
+        return self.t0_ns, self.t1_ns
+
+
+@dataclass(frozen=True)
+class NameHighlight:
+    """The name whose instances stand out: what it is called, its kind and its group.
+
+    ``group`` is ``(key, style)`` as :meth:`analysis.window_stats.WindowIndex.groups` takes
+    it: two CUDA API groups can be shown by one name (``cudaMalloc``, ``cudaMalloc_v3020``),
+    two NVTX groups differ by their style only. ``(None, None)``: the group named ``name``.
+    """
+
+    name: str
+    kind: str
+    group: tuple = (None, None)
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What the user asked the stats panel to summarise: ``range_mode`` (``all``,
+    ``visible`` or ``selection``), ``report_index`` (None = every report), ``by_report``
+    (one column group per report)."""
+
+    range_mode: str = "all"
+    report_index: int | None = None
+    by_report: bool = False
+
+
+class TimelineState:
+    """What the timeline shows, apart from pixels: the one place that changes it.
+
+    Every setter notifies only when the value actually changes, once per call.
+
+    Notifiers
+    ---------
+    rows_changed()
+        The tracks, pins, hidden rows or collapsed groups changed: the rows need a new layout.
+    pins_changed(list)
+        The pinned track keys, in order.
+    view_range_changed(t0_ns, t1_ns)
+        The visible time range (shared-axis ns).
+    selection_changed(TimelineSelection | None)
+        The selection, or ``None`` when cleared.
+    highlight_changed(NameHighlight | None)
+        The highlighted name, or ``None``.
+    """
+
+    def __init__(self) -> None:
+        self.rows_changed = Notifier()
+        self.pins_changed = Notifier()
+        self.view_range_changed = Notifier()
+        self.selection_changed = Notifier()
+        self.highlight_changed = Notifier()
+        self._tracks: list[Track] = []
+        self._pinned: list[str] = []
+        self._hidden: set[str] = set()
+        self._collapsed: set[tuple[str, ...]] = set()
+        self._span = (0, 1)
+        self._t0, self._t1 = 0, 1
+        self._selection: TimelineSelection | None = None
+        self._highlight: NameHighlight | None = None
+
+    # -- rows --------------------------------------------------------------------------
+
+    def tracks(self) -> list[Track]:
+        """Return every track, in display order."""
+        return list(self._tracks)
+
+    def reset_tracks(self, tracks: Sequence[Track]) -> None:
+        """Show the tracks of a new set of reports: pins of rows that are gone are dropped
+        (silently: the caller restores the pins it keeps for that set)."""
+        self._tracks = list(tracks)
+        keys = {t.key for t in self._tracks}
+        self._pinned = [k for k in self._pinned if k in keys]
+        self.rows_changed.emit()
+
+    def set_tracks(self, tracks: Sequence[Track]) -> None:
+        """Replace the rows of the same reports, keeping pins, hidden rows and groups."""
+        self._tracks = list(tracks)
+        self.rows_changed.emit()
+
+    def layout(self, heights: tuple[int, int, int]) -> tuple[RowLayout, RowLayout]:
+        """Return (pinned rows, scrolling rows) with ``heights`` (report, group, track px)."""
+        return layout_rows(self._tracks, self._collapsed, self._hidden, self._pinned, heights)
+
+    def pinned_keys(self) -> list[str]:
+        """Return the pinned track keys, in the order pinned."""
+        return list(self._pinned)
+
+    def is_pinned(self, key: str) -> bool:
+        """Whether the track ``key`` is pinned."""
+        return key in self._pinned
+
+    def set_pinned_keys(self, keys: Sequence[str]) -> None:
+        """Pin exactly ``keys`` (unknown keys are kept for when their report is loaded)."""
+        keys = list(dict.fromkeys(keys))
+        if keys == self._pinned:
+            return
+        self._pinned = keys
+        self.rows_changed.emit()
+        self.pins_changed.emit(list(self._pinned))
+
+    def pin(self, key: str) -> None:
+        """Pin the track ``key`` below those already pinned."""
+        if key not in self._pinned:
+            self.set_pinned_keys([*self._pinned, key])
+
+    def unpin(self, key: str) -> None:
+        """Unpin the track ``key``."""
+        if key in self._pinned:
+            self.set_pinned_keys([k for k in self._pinned if k != key])
+
+    def pin_matching(self, pattern: str) -> int:
+        """Pin every track that ``pattern`` names (see :func:`viewer.rows.match_tracks`).
+
+        Returns the number of newly pinned tracks. Raises ``re.error`` for a bad pattern.
+        """
+        new = [t.key for t in match_tracks(self._tracks, pattern) if t.key not in self._pinned]
+        if new:
+            self.set_pinned_keys(self._pinned + new)
+        return len(new)
+
+    def hidden_keys(self) -> list[str]:
+        """Return the keys of hidden tracks, sorted."""
+        return sorted(self._hidden)
+
+    def set_hidden_keys(self, keys: Iterable[str]) -> None:
+        """Hide exactly the tracks ``keys``."""
+        hidden = set(keys)
+        if hidden != self._hidden:
+            self._hidden = hidden
+            self.rows_changed.emit()
+
+    def hide(self, key: str) -> None:
+        """Hide the track ``key`` too."""
+        self.set_hidden_keys(self._hidden | {key})
+
+    def collapsed_groups(self) -> list[tuple[str, ...]]:
+        """Return the group paths that are collapsed, sorted."""
+        return sorted(self._collapsed)
+
+    def set_collapsed(self, path: Sequence[str], collapsed: bool) -> None:
+        """Collapse or expand the group at ``path``."""
+        path = tuple(path)
+        if collapsed:
+            self.set_collapsed_groups(self._collapsed | {path})
+        else:
+            self.set_collapsed_groups(self._collapsed - {path})
+
+    def set_collapsed_groups(self, paths: Iterable[Sequence[str]]) -> None:
+        """Collapse exactly the groups ``paths`` (every other group is expanded)."""
+        collapsed = {tuple(p) for p in paths}
+        if collapsed != self._collapsed:
+            self._collapsed = collapsed
+            self.rows_changed.emit()
+
+    # -- view range --------------------------------------------------------------------
+
+    def full_range(self) -> tuple[int, int]:
+        """Return the span of every event on the shared axis (set by the owner of the data)."""
+        return self._span
+
+    def set_full_range(self, lo_ns: int, hi_ns: int) -> None:
+        """Set the span :meth:`fit` shows; an empty or reversed one becomes 1 µs long."""
+        lo_ns, hi_ns = int(lo_ns), int(hi_ns)
+        self._span = (lo_ns, hi_ns) if hi_ns > lo_ns else (lo_ns, lo_ns + 1000)
+
+    def view_range(self) -> tuple[int, int]:
+        """Return the visible time range ``(t0_ns, t1_ns)`` on the shared axis."""
+        return self._t0, self._t1
+
+    def set_view_range(self, t0_ns: int, t1_ns: int) -> None:
+        """Show ``[t0_ns, t1_ns)``; a span under :data:`MIN_SPAN_NS` widens about its middle."""
+        t0, t1 = int(min(t0_ns, t1_ns)), int(max(t0_ns, t1_ns))
+        if t1 - t0 < MIN_SPAN_NS:
+            mid = (t0 + t1) // 2
+            t0, t1 = mid - MIN_SPAN_NS // 2, mid + MIN_SPAN_NS // 2
+        if (t0, t1) == (self._t0, self._t1):
+            return
+        self._t0, self._t1 = t0, t1
+        self.view_range_changed.emit(t0, t1)
+
+    def fit(self) -> None:
+        """Show every event, with a small margin."""
+        lo, hi = self._span
+        margin = max((hi - lo) // 50, 1)
+        self.set_view_range(lo - margin, hi + margin)
+
+    def zoom(self, factor: float, fraction: float = 0.5) -> None:
+        """Zoom by ``factor`` (> 1 zooms in) about the point ``fraction`` (0 to 1) across
+        the view, which stays where it is."""
+        fraction = min(max(fraction, 0.0), 1.0)
+        span = self._t1 - self._t0
+        anchor = self._t0 + span * fraction
+        new_span = max(span / factor, MIN_SPAN_NS)
+        t0 = int(round(anchor - new_span * fraction))
+        self.set_view_range(t0, t0 + int(round(new_span)))
+
+    def pan(self, fraction: float) -> None:
+        """Move the view by ``fraction`` of its span (positive = later)."""
+        shift = int(round((self._t1 - self._t0) * fraction))
+        self.set_view_range(self._t0 + shift, self._t1 + shift)
+
+    # -- selection and highlight -------------------------------------------------------
+
+    def selection(self) -> TimelineSelection | None:
+        """Return the selection, or None."""
+        return self._selection
+
+    def time_selection(self) -> tuple[int, int] | None:
+        """Return the selected time range ``(t0_ns, t1_ns)``, or None."""
+        return None if self._selection is None else self._selection.time_range
+
+    def select(self, t0_ns: int | None, t1_ns: int | None = None, rows: Sequence[str] = ()) -> None:
+        """Select ``[t0_ns, t1_ns)`` (either order) over ``rows``, or clear with ``None``."""
+        selection = None
+        if t0_ns is not None and t1_ns is not None:
+            t0, t1 = int(min(t0_ns, t1_ns)), int(max(t0_ns, t1_ns))
+            selection = TimelineSelection(t0, t1, tuple(rows))
+        if selection == self._selection:
+            return
+        self._selection = selection
+        self.selection_changed.emit(selection)
+
+    def highlight(self) -> NameHighlight | None:
+        """Return the highlighted name, or None."""
+        return self._highlight
+
+    def set_highlight(self, highlight: NameHighlight | None) -> None:
+        """Highlight ``highlight``'s instances (None: no name)."""
+        if highlight != self._highlight:
+            self._highlight = highlight
+            self.highlight_changed.emit(highlight)
+
+
+def scope_window(scope: Scope, state: TimelineState) -> tuple[int | None, int | None] | None:
+    """The time window ``scope`` means now: ``(None, None)`` for the whole run, the view
+    range, or the selection (``None`` when nothing is selected)."""
+    if scope.range_mode == "visible":
+        return state.view_range()
+    if scope.range_mode == "selection":
+        return state.time_selection()
+    return None, None
