@@ -27,6 +27,7 @@ __all__ = [
     "StatsResult",
     "register",
     "checked_totals",
+    "overflow_error",
     "stat_block",
     "string_codes",
     "strip_api_version",
@@ -98,15 +99,20 @@ def register(name: str, title: str, args: tuple[str, ...] = ()) -> Callable:
             try:
                 return func(report, spec_args, xp)
             except TotalOverflowError as exc:
-                raise AnalysisError(
-                    f"{report.name}: {name}: {exc} (nsys stats stops on the same 'integer "
-                    "overflow'); the report's durations look damaged"
-                ) from exc
+                raise overflow_error(report.name, name, exc) from exc
 
         REGISTRY[name] = ReportSpec(name, title, args, guarded)
         return func
 
     return wrap
+
+
+def overflow_error(report_name: str, name: str, exc: TotalOverflowError) -> AnalysisError:
+    """The error summary ``name`` of a report ends with when a total passes int64."""
+    return AnalysisError(
+        f"{report_name}: {name}: {exc} (nsys stats stops on the same 'integer overflow'); "
+        "the report's durations look damaged"
+    )
 
 
 class TotalOverflowError(AnalysisError):

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import names as names_mod
-from analysis.engine import group_stats
+from analysis.engine import GroupStats, group_stats
 from analysis.kinds import panel_rows
 from analysis.model import Report
 from analysis.names import api_display_names, string_codes
@@ -35,7 +35,14 @@ from analysis.stats._base import (
     timed_block,
 )
 
-__all__ = ["kernel_names", "memory_op_names"]
+__all__ = [
+    "calls_frame",
+    "kernel_frame",
+    "kernel_names",
+    "memory_op_names",
+    "memory_size_frame",
+    "memory_time_frame",
+]
 
 _KERNEL = "CUPTI_ACTIVITY_KIND_KERNEL"
 _RUNTIME = "CUPTI_ACTIVITY_KIND_RUNTIME"
@@ -102,6 +109,11 @@ def _kernel_summary(report: Report, args: tuple[str, ...], xp: ModuleType, gb: b
         labels, stats = grouped(names, dur, xp)
     else:
         labels, stats = _group_by_string_ids(report, kernel_name_ids(report, args), dur, xp)
+    return kernel_frame(labels, stats)
+
+
+def kernel_frame(labels: np.ndarray, stats: GroupStats):
+    """cuda_gpu_kern_sum's (frame, units) from one name and statistics per group."""
     frame = pd.DataFrame({**timed_block(stats, labels=labels), "Name": labels})
     frame = order_rows(frame, ["Total Time", "Instances", "Name"], [False, True, True])
     return frame, _units(frame)
@@ -177,6 +189,11 @@ def cuda_api_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
     # Grouped by string id, *then* the version suffix is dropped (spec §3.3).
     stats = group_stats(_null_last(api["name_id"], report), durations(api), xp)
     names = api_display_names(report.strings.lookup(_null_back(stats.keys, report)))
+    return calls_frame(names, stats)
+
+
+def calls_frame(names: np.ndarray, stats: GroupStats):
+    """cuda_api_sum's and osrt_sum's (frame, units): groups in name-id order, NULL last."""
     frame = pd.DataFrame(
         {**timed_block(stats, count_name="Num Calls", labels=names), "Name": names}
     )  # fmt: skip
@@ -216,7 +233,11 @@ def memory_op_names(report: Report) -> tuple[np.ndarray, np.ndarray, np.ndarray,
 @register("cuda_gpu_mem_time_sum", "CUDA GPU MemOps Summary (by Time)")
 def cuda_gpu_mem_time_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
     names, durs, _, _ = memory_op_names(report)
-    labels, stats = grouped(names, durs, xp)
+    return memory_time_frame(*grouped(names, durs, xp))
+
+
+def memory_time_frame(labels: np.ndarray, stats: GroupStats):
+    """cuda_gpu_mem_time_sum's (frame, units) from one operation name per group."""
     frame = pd.DataFrame(
         {**timed_block(stats, count_name="Count", labels=labels), "Operation": labels}
     )  # fmt: skip
@@ -227,7 +248,11 @@ def cuda_gpu_mem_time_sum(report: Report, args: tuple[str, ...], xp: ModuleType)
 @register("cuda_gpu_mem_size_sum", "CUDA GPU MemOps Summary (by Size)")
 def cuda_gpu_mem_size_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
     names, _, sizes, _ = memory_op_names(report)
-    labels, stats = grouped(names, sizes, xp)
+    return memory_size_frame(*grouped(names, sizes, xp))
+
+
+def memory_size_frame(labels: np.ndarray, stats: GroupStats):
+    """cuda_gpu_mem_size_sum's (frame, units) from one operation name per group."""
     # spec §3.7: no rounding in the SQL; the formatter shows MB with 3 decimals.
     block = stat_block(stats, count_name="Count", total_name="Total", rounded=False,
                        labels=labels)  # fmt: skip

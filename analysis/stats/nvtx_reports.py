@@ -35,7 +35,7 @@ from analysis.stats._base import (
     stat_block,
     timed_block,
 )
-from analysis.stats.cuda import kernel_names
+from analysis.stats.cuda import calls_frame, kernel_names
 
 __all__: list[str] = []
 
@@ -99,11 +99,7 @@ def osrt_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
     codes = np.where(ids >= 0, ids, len(report.strings)).astype(np.int64)
     stats = group_stats(codes, osrt.duration_ns[calls], xp)
     names = report.strings.lookup(np.where(stats.keys == len(report.strings), -1, stats.keys))
-    frame = pd.DataFrame(
-        {**timed_block(stats, count_name="Num Calls", labels=names), "Name": names}
-    )  # fmt: skip
-    frame = order_rows(frame, ["Total Time"], [False])
-    return frame, _dur_units(frame)
+    return calls_frame(names, stats)
 
 
 @register("nvtx_kern_sum", "NVTX Range Kernel Summary", ("base", "mangled"))

@@ -10,9 +10,10 @@ from __future__ import annotations
 import argparse
 
 from analysis.errors import AnalysisError
-from analysis.stats import FORMATS, REPORT_NAMES, format_results, parse_spec, run_report
+from analysis.stats import FORMATS, REPORT_NAMES, format_results, parse_spec
+from analysis.stats.compute import summarize
 from analysis.stats.format import parse_timeunit
-from analysis.stats.lean import open_for_stats, wait_for_cache_writes
+from analysis.stats.lean import wait_for_cache_writes
 from analysis.xp import BACKENDS, get_xp
 from app.cli.common import (
     Skips,
@@ -84,15 +85,14 @@ def run(args: argparse.Namespace) -> int:
     paths = expand_reports(args.reports, skips)
     check_output_file(args.output, args.reports, paths)
 
-    def summarize(path):
-        # Only the columns the asked summaries read, unless the full model is cached.
-        report = open_for_stats(path, specs, use_cache=not args.no_cache)
-        return report, [run_report(report, spec, xp) for spec in specs]
+    def compute(path):
+        # Inside SQLite for a small report, else only the columns the summaries read.
+        return summarize(path, specs, xp, use_cache=not args.no_cache)
 
     results = {}
-    for path, (report, tables) in open_each(paths, summarize, skips):
+    for path, (report_name, tables) in open_each(paths, compute, skips):
         # Two reports with one file name (other folders) are told apart by their path.
-        name = report.name if report.name not in results else str(path)
+        name = report_name if report_name not in results else str(path)
         results[name] = tables
     if results:
         text = format_results(results, args.fmt, timeunit)
