@@ -58,7 +58,9 @@ sys.stdout.write(format_results(results, "column", "nsec"))
 
 def _run_step(step: str, report: Path, cache: Path) -> str:
     """Run one step in a fresh process with the cache folder ``cache``; return its stdout."""
-    env = {**os.environ, "STRATA_CACHE_DIR": str(cache)}
+    # The column path: the one that writes and reads cache entries (a small report would
+    # otherwise be computed through SQLite, analysis.stats.compute).
+    env = {**os.environ, "STRATA_CACHE_DIR": str(cache), "STRATA_STATS_PATH": "columns"}
     if step == GUI:
         proc = run_python("-c", _GUI_SCRIPT, str(report), ALL_SPECS, env=env)
     else:

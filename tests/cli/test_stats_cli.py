@@ -103,7 +103,12 @@ def test_lean_columns_give_the_full_model_numbers(tmp_path: Path) -> None:
     # ways.
     source = REAL_DIR / "ayush-os__nsight-systems-deep-dive__vector_add_profile_v3.sqlite"
     names = "cuda_gpu_kern_sum,cuda_gpu_kern_sum:base,cuda_api_sum"
-    env = {**os.environ, "STRATA_CACHE_DIR": str(tmp_path / "cache")}
+    # The column path (a report this small would otherwise be computed through SQLite).
+    env = {
+        **os.environ,
+        "STRATA_CACHE_DIR": str(tmp_path / "cache"),
+        "STRATA_STATS_PATH": "columns",
+    }
     cold = run_cli("stats", str(source), "-r", names, "-f", "csv", env=env)
     warm = run_cli("stats", str(source), "-r", names, "-f", "csv", env=env)
     full = run_cli("stats", str(source), "-r", names + ",nvtx_sum", "-f", "csv", "--no-cache")

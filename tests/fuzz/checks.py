@@ -2,7 +2,8 @@
 
 * :func:`check_report` -- a mutated report: (a) only clean errors, (b) bounded time (the
   runner kills a job past its limit), (c) inputs unchanged, (d) every cached command gives
-  what ``--no-cache`` gives, for a sequence of commands sharing one cache;
+  what ``--no-cache`` gives (the column path; the cached runs take the SQL path where
+  :mod:`analysis.stats.compute` chooses it), for a sequence of commands sharing one cache;
   (e) every CSV kernel or CUDA API summary printed with exit 0 agrees with plain SQL
   (:mod:`tests.fuzz.oracle`), and (f) ``stats`` accepts the report exactly when ``info``
   does (one validation, whichever summaries run);
@@ -17,6 +18,7 @@ import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
+from analysis.stats.sql import SQL_REPORTS
 from tests.fuzz import oracle
 from tests.fuzz.harness import (
     FuzzFailure,
@@ -74,12 +76,35 @@ def _truths(runner: Runner, commands: Sequence[Command], report: Path, work: Pat
     """Run each distinct command with --no-cache; return command -> StepResult."""
     distinct = list(dict.fromkeys(commands))
     probe = work / "no-cache-dir"
-    job = runner.run([argv(c, report, True) for c in distinct], {"STRATA_CACHE_DIR": str(probe)})
+    # The truth is the column path; the cached runs choose (the SQL path for a small report
+    # without a cache entry), so that every mutated report compares the two paths too.
+    env = {"STRATA_CACHE_DIR": str(probe), "STRATA_STATS_PATH": "columns"}
+    job = runner.run([argv(c, report, True) for c in distinct], env)
     steps = _steps(job, ctx + " (uncached)")
     if cache_files(probe):
         written = [str(p.relative_to(probe)) for p in cache_files(probe)]
         raise failure("NoCacheWroteCache", f"[{ctx}] --no-cache wrote {written[:5]}")
-    return dict(zip(distinct, steps, strict=True))
+    truth = dict(zip(distinct, steps, strict=True))
+    # The SQL path, wherever it can answer: the same bytes, the same refusals.
+    stats = [c for c in distinct if _sql_served(c)]
+    job = runner.run([argv(c, report, True) for c in stats], {**env, "STRATA_STATS_PATH": "sql"})
+    for command, step in zip(stats, _steps(job, ctx + " (SQL path)"), strict=True):
+        check_same(step, truth[command], ctx + " (SQL path)")
+        if step.err != truth[command].err:
+            raise failure(
+                "SqlPathMessageDiffers",
+                f"{step.where()}  [{ctx}]: the SQL path says {step.err.strip()[-300:]!r}, "
+                f"the column path {truth[command].err.strip()[-300:]!r}",
+            )
+    return truth
+
+
+def _sql_served(command: Command) -> bool:
+    """Whether ``command`` is a ``stats`` run the SQL path may answer (its summaries)."""
+    if command[0] != "stats" or "-r" not in command:
+        return False
+    specs = command[command.index("-r") + 1].split(",")
+    return all(s.strip() in SQL_REPORTS for s in specs if s.strip())
 
 
 def check_report(
@@ -187,8 +212,8 @@ def check_cache(
     cache = work / "cache"
     env = {"STRATA_CACHE_DIR": str(cache)}
     ctx = f"{seed!r}; cache primed by {list(priming)!r}"
-    for command in priming:
-        _steps(runner.run([argv(command, report)], env), ctx)
+    for command in priming:  # the column path: the one that writes cache entries
+        _steps(runner.run([argv(command, report)], {**env, "STRATA_STATS_PATH": "columns"}), ctx)
     pristine = work / "undamaged-cache"
     if cache.is_dir():
         shutil.copytree(cache, pristine)

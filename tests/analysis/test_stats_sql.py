@@ -1,0 +1,128 @@
+"""The SQL path of ``stats`` (analysis.stats.sql) against the column path: the same bytes in
+every format on every real report and fixture, the same refusals on hostile reports, and the
+choice between them (analysis.stats.compute)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from analysis.errors import AnalysisError, StrataError
+from analysis.stats import FORMATS, format_results, run_report
+from analysis.stats import compute as compute_mod
+from analysis.stats.compute import PATH_ENV, choose_path, summarize
+from analysis.stats.lean import open_for_stats
+from analysis.stats.sql import SQL_REPORTS, NotServed, sql_summaries
+from tests.conftest import fixture_reports, real_reports, requires_shared
+from tests.fuzz.cases import REPORT_CLASSES
+from tests.fuzz.checks import NotApplicable, prepare
+from tests.fuzz.mutations import introspect
+from tests.helpers import run_cli
+
+#: The lean reader's summaries (the column path reads two tables), then all of them (the
+#: column path loads the whole model).
+SPEC_SETS = (
+    ("cuda_gpu_kern_sum", "cuda_gpu_kern_sum:base", "cuda_gpu_kern_sum:mangled", "cuda_api_sum"),
+    tuple(sorted(SQL_REPORTS)),
+)
+
+
+def _columns(path: Path, specs: tuple[str, ...]):
+    report = open_for_stats(path, specs, use_cache=False)
+    return report.name, [run_report(report, spec) for spec in specs]
+
+
+def _texts(name: str, results) -> list[str]:
+    return [
+        format_results({name: results}, fmt, unit) for fmt in FORMATS for unit in ("nsec", "msec")
+    ]
+
+
+def _outcome(run) -> tuple:
+    """('ok', every printed text) or ('error', type, message)."""
+    try:
+        return ("ok", _texts(*run()))
+    except StrataError as exc:
+        return ("error", type(exc).__name__, str(exc))
+
+
+@requires_shared
+@pytest.mark.parametrize("specs", SPEC_SETS, ids=["lean", "all"])
+@pytest.mark.parametrize("path", real_reports() + fixture_reports(), ids=lambda p: p.name)
+def test_sql_path_prints_the_column_paths_bytes(path: Path, specs) -> None:
+    want = _outcome(lambda: _columns(path, specs))
+    try:
+        got = sql_summaries(path, specs)
+    except NotServed:
+        # Only a report the column path refuses is left to it (one fixture names a string
+        # id its StringIds lacks).
+        assert want[0] == "error"
+        return
+    assert _texts(*got) == want[1]
+
+
+@pytest.fixture(scope="module")
+def demo_seed(tmp_path_factory: pytest.TempPathFactory):
+    from resources.demo import build_demo_reports
+
+    (path,) = build_demo_reports(tmp_path_factory.mktemp("sql-demo"), ranks=1, steps=2)
+    return introspect(f"demo/{path.name}", path)
+
+
+@pytest.mark.parametrize("label", list(REPORT_CLASSES))
+def test_hostile_report_same_answer_or_refusal(
+    label: str, demo_seed, tmp_path: Path, monkeypatch
+) -> None:
+    try:
+        path = prepare(demo_seed, REPORT_CLASSES[label](demo_seed), tmp_path)
+    except NotApplicable as exc:
+        pytest.skip(str(exc))
+    monkeypatch.setenv("STRATA_CACHE_DIR", str(tmp_path / "cache"))
+    specs = SPEC_SETS[1]
+    monkeypatch.setenv(PATH_ENV, "columns")
+    want = _outcome(lambda: summarize(path, specs, use_cache=False))
+    monkeypatch.setenv(PATH_ENV, "sql")
+    assert _outcome(lambda: summarize(path, specs, use_cache=False)) == want
+
+
+def test_overflowing_total_is_the_column_paths_error(demo_seed, tmp_path: Path) -> None:
+    path = prepare(
+        demo_seed, REPORT_CLASSES["sum of durations overflows int64"](demo_seed), tmp_path
+    )
+    with pytest.raises(NotServed):
+        sql_summaries(path, ["cuda_gpu_kern_sum"])
+    with pytest.raises(AnalysisError, match="cuda_gpu_kern_sum: integer overflow: the total"):
+        summarize(path, ["cuda_gpu_kern_sum"], use_cache=False)
+
+
+def test_choice(demo_seed, tmp_path: Path, monkeypatch) -> None:
+    path = demo_seed.path
+    monkeypatch.setenv("STRATA_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv(PATH_ENV, raising=False)
+    assert choose_path(path, ["cuda_api_sum"]) == "sql"
+    assert choose_path(path, ["cuda_api_sum", "nvtx_pushpop_trace"]) == "columns"
+    monkeypatch.setattr(compute_mod, "SQL_MAX_BYTES", path.stat().st_size - 1)
+    assert choose_path(path, ["cuda_api_sum"]) == "columns"
+    monkeypatch.setenv(PATH_ENV, "sql")
+    assert choose_path(path, ["cuda_api_sum"]) == "sql"
+    monkeypatch.setenv(PATH_ENV, "fast")
+    with pytest.raises(AnalysisError, match="use sql, columns or auto"):
+        choose_path(path, ["cuda_api_sum"])
+
+
+def test_cache_entry_wins_and_sql_path_writes_none(demo_seed, tmp_path: Path, monkeypatch) -> None:
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("STRATA_CACHE_DIR", str(cache))
+    monkeypatch.delenv(PATH_ENV, raising=False)
+    env = dict(os.environ)
+    args = ("stats", "-f", "csv", "-r", "cuda_gpu_kern_sum,osrt_sum", str(demo_seed.path))
+    first = run_cli(*args, env=env)
+    assert first.returncode == 0, first.stderr
+    assert not (cache / "reports").exists() or not any((cache / "reports").iterdir())
+    assert choose_path(demo_seed.path, ["cuda_gpu_kern_sum"]) == "sql"
+    columns = run_cli(*args, env={**env, PATH_ENV: "columns"})  # writes the entry
+    assert columns.stdout == first.stdout
+    assert choose_path(demo_seed.path, ["cuda_gpu_kern_sum"]) == "columns"
+    assert run_cli(*args, env=env).stdout == first.stdout
