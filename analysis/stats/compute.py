@@ -3,9 +3,9 @@
 One place decides (:func:`choose_path`), per report:
 
 * a valid cache entry for the report: the column path (mapping the entry beats any query);
-* otherwise a report of at most :data:`SQL_MAX_BYTES` whose summaries are all in
-  :data:`~analysis.stats.sql.SQL_REPORTS`: the SQL path (:mod:`analysis.stats.sql`), which
-  writes no cache entry;
+* otherwise a report with at most :data:`SQL_MAX_ROWS` events in the tables the summaries
+  read, all of them in :data:`~analysis.stats.sql.SQL_REPORTS`: the SQL path
+  (:mod:`analysis.stats.sql`), which writes no cache entry;
 * otherwise the column path, which reads what the summaries need and caches it.
 
 ``$STRATA_STATS_PATH`` forces one: ``sql`` (where the SQL path can answer at all),
@@ -15,24 +15,38 @@ One place decides (:func:`choose_path`), per report:
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 
 from analysis import cache
+from analysis._sqlite import _ro_uri, quote_ident
 from analysis.errors import AnalysisError, StrataError
 from analysis.stats import run_report
 from analysis.stats._base import StatsResult
 from analysis.stats.lean import _is_sqlite, open_for_stats
 from analysis.stats.sql import SQL_REPORTS, NotServed, normal_spec, sql_summaries
 
-__all__ = ["PATH_ENV", "SQL_MAX_BYTES", "choose_path", "summarize"]
+__all__ = ["PATH_ENV", "SQL_MAX_BYTES", "SQL_MAX_ROWS", "choose_path", "summarize"]
 
 PATH_ENV = "STRATA_STATS_PATH"
-#: Reports up to this size go the SQL path when no cache entry holds them. Measured with
-#: benchmarks/bench_sql_path.py (see its docstring): the SQL path beats a cold column read
-#: up to ~TODO and costs more above.
-SQL_MAX_BYTES = 16 * 2**20
+#: The SQL path is taken for at most this many rows in the tables the summaries read (their
+#: largest rowids: one B-tree descent each), in a file of at most :data:`SQL_MAX_BYTES`.
+#: benchmarks/bench_sql_path.py, kernel and API summaries, imports done, 2-core machine
+#: shared with other jobs: 1,025 rows 5.7 ms against 11.6 ms for a cold column read; 9,700
+#: rows 12.4 ms against 11.7 ms; 33,700 rows 33 ms against 20 ms (ADBC's columnar read wins
+#: from there on); a cache entry maps in 2-9 ms at every size, so it is always preferred.
+SQL_MAX_ROWS = 8_000
+SQL_MAX_BYTES = 64 * 2**20
+#: The tables each summary of the SQL path reads.
+_TABLES = {
+    "cuda_gpu_kern_sum": ("CUPTI_ACTIVITY_KIND_KERNEL",),
+    "cuda_api_sum": ("CUPTI_ACTIVITY_KIND_RUNTIME",),
+    "osrt_sum": ("OSRT_API",),
+    "cuda_gpu_mem_time_sum": ("CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"),
+    "cuda_gpu_mem_size_sum": ("CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"),
+}
 
 
 def choose_path(path: str | Path, specs: Sequence[str], use_cache: bool = True) -> str:
@@ -53,7 +67,9 @@ def choose_path(path: str | Path, specs: Sequence[str], use_cache: bool = True) 
         return "sql"
     if use_cache and _has_cache_entry(path):
         return "columns"
-    return "sql" if path.stat().st_size <= SQL_MAX_BYTES else "columns"
+    if path.stat().st_size > SQL_MAX_BYTES:
+        return "columns"
+    return "sql" if _event_rows(path, specs) <= SQL_MAX_ROWS else "columns"
 
 
 def summarize(
@@ -83,6 +99,29 @@ def _sql_can_serve(path: Path, specs: Sequence[str]) -> bool:
         )
     except (OSError, StrataError):
         return False  # the column path says what is wrong
+
+
+def _event_rows(path: Path, specs: Sequence[str]) -> int:
+    """The rows of the tables ``specs`` read (largest rowids); past the limit when unsure."""
+    tables = {t for s in specs for t in _TABLES[normal_spec(s).split(":")[0]]}
+    try:
+        con = sqlite3.connect(_ro_uri(path), uri=True)
+        try:
+            present = {
+                r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            }
+            return sum(
+                int(
+                    con.execute(f"SELECT coalesce(max(rowid), 0) FROM {quote_ident(t)}").fetchone()[
+                        0
+                    ]
+                )
+                for t in tables & present
+            )
+        finally:
+            con.close()
+    except (sqlite3.Error, TypeError, ValueError, OverflowError):
+        return SQL_MAX_ROWS + 1  # the column path says what is wrong
 
 
 def _has_cache_entry(path: Path) -> bool:

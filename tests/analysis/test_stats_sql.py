@@ -103,7 +103,7 @@ def test_choice(demo_seed, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.delenv(PATH_ENV, raising=False)
     assert choose_path(path, ["cuda_api_sum"]) == "sql"
     assert choose_path(path, ["cuda_api_sum", "nvtx_pushpop_trace"]) == "columns"
-    monkeypatch.setattr(compute_mod, "SQL_MAX_BYTES", path.stat().st_size - 1)
+    monkeypatch.setattr(compute_mod, "SQL_MAX_ROWS", 0)
     assert choose_path(path, ["cuda_api_sum"]) == "columns"
     monkeypatch.setenv(PATH_ENV, "sql")
     assert choose_path(path, ["cuda_api_sum"]) == "sql"
