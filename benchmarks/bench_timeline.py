@@ -154,14 +154,14 @@ def main(argv: list[str] | None = None) -> int:
     widget.show()
     app.processEvents()
     t = time.perf_counter()
-    reports = [report]
-    widget.set_data(reports, ReportSet(reports).tracks(include_projection=False), [0])
+    reports = ReportSet([report])  # one set: the widget draws the tables it derives
+    widget.set_data(reports, reports.tracks(include_projection=False), [0])
     widget.repaint()
     first_s = time.perf_counter() - t
     t = time.perf_counter()
-    tracks = ReportSet(reports).tracks()
+    tracks = reports.tracks()
     projection_s = time.perf_counter() - t
-    widget.set_data(reports, tracks, alignment_offsets(reports))
+    widget.set_data(reports, tracks, alignment_offsets(list(reports)))
     widget.repaint()
     print(
         f"loaded data -> first frame: {first_s:.2f} s  (target <= 1.5 s; "
