@@ -105,13 +105,7 @@ def _summary(label: str, ms: list[float], peer: list[float] | None) -> str:
 
 def _open(report_path: Path, n_reports: int) -> tuple[list, dict]:
     if n_reports > 1:
-        reports, mem = open_together(report_copies(report_path, n_reports))
-        print(
-            f"{n_reports} x {report_path.name}: {mem['events']:,} events, opened together "
-            f"from the cache in {mem['seconds']:.2f} s (a cold first open of one, own "
-            f"process: {mem['cold_seconds']:.1f} s, peak {mem['cold_peak_per_event']:.1f} B/event)"
-        )
-        return reports, mem
+        return open_together(report_copies(report_path, n_reports))
     before, started = rss_bytes(), time.perf_counter()
     report = open_report(report_path)
     n = len(report.kernels)

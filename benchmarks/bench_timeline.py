@@ -138,11 +138,6 @@ def _open(path: Path, n: int) -> tuple[list, dict, float]:
     entries, prepared in separate processes); return (reports, memory info, seconds)."""
     if n > 1:
         reports, mem = open_together(report_copies(path, n))
-        print(
-            f"{n} reports: {mem['events']:,} events, opened together from the cache in "
-            f"{mem['seconds']:.2f} s (a cold first open of one, own process: "
-            f"{mem['cold_seconds']:.1f} s, peak {mem['cold_peak_per_event']:.1f} B/event)"
-        )
         return reports, mem, mem["seconds"]
     before = rss_bytes()
     t = time.perf_counter()
