@@ -140,8 +140,8 @@ class WindowIndex:
         n_names = max(self.name_count, 1)
         group = np.concatenate(
             [p.codes + (i * n_names if by_report else 0) for i, p in enumerate(self._parts)]
-        ).astype(np.int64)
-        values = np.concatenate([p.values for p in self._parts]).astype(np.int64)
+        ).astype(np.int64, copy=False)
+        values = np.concatenate([p.values for p in self._parts]).astype(np.int64, copy=False)
         n_groups = n_names * (len(self._parts) if by_report else 1)
         order = _group_value_order(group, values, n_groups)
         shifted = [
@@ -353,8 +353,13 @@ def _group_value_order(group: np.ndarray, values: np.ndarray, n_groups: int) -> 
     vmin = int(values.min())
     bits = max(int(values.max()) - vmin, 1).bit_length()
     if max(n_groups, 1).bit_length() + bits <= 62:
-        # One int64 key: argsort of it beats lexsort ~3x (10 M rows here).
-        return np.argsort((group << bits) | (values - vmin))
+        # One int64 key: argsort of it beats lexsort ~3x (10 M rows here). Built in place
+        # (the low bits are zero, so + is |): one key array, no temporaries.
+        key = np.left_shift(group, bits, dtype=np.int64)
+        key += values
+        if vmin:
+            key -= vmin
+        return np.argsort(key)
     return np.lexsort((values, group))
 
 
