@@ -7,6 +7,7 @@ and text columns read NULL as '' and blobs as (leniently decoded) text.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Collection, Mapping, Sequence
 
 import numpy as np
@@ -36,6 +37,7 @@ __all__ = [
     "read_processes",
     "read_streams",
     "read_threads",
+    "table_schema",
 ]
 
 _THREAD_KINDS = ("cuda_api", "osrt", "nvtx", "samples")
@@ -377,3 +379,23 @@ def read_gpu_metric_names(db: ReportDatabase) -> pd.DataFrame:
     # DISTINCT in Python: first occurrences in table order, as SQLite's DISTINCT gives them.
     rows = list(dict.fromkeys((t, m, _text(name)) for t, m, name in rows))
     return pd.DataFrame(rows, columns=["type_id", "metric_id", "name"])
+
+
+def table_schema(db: ReportDatabase) -> list[tuple[str, int, list[tuple[str, str]]]]:
+    """Return every real table of the report: ``(name, rows, [(column, declared type)])``.
+
+    Schema introspection through sqlite-utils on the report's own read-only, step-bounded
+    connection (views and virtual tables are never counted: a view may not end).
+    """
+    from sqlite_utils import Database  # only `info --schema` needs it
+
+    try:
+        found = Database(db.con, recursive_triggers=False, execute_plugins=False)
+        out = []
+        for name in sorted(db.tables):
+            table = found.table(name)
+            columns = [(str(c.name), str(c.type or "")) for c in table.columns]
+            out.append((name, int(table.count), columns))
+    except sqlite3.DatabaseError as exc:
+        raise CorruptReportError(db.path, f"unreadable table list ({exc})") from exc
+    return out
