@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 from analysis import Report, open_report
-from analysis._sqlite import ReportDatabase
 from analysis.escape import escape_text
 from analysis.metadata import table_schema
 from analysis.open import sqlite_source
@@ -63,8 +62,7 @@ def format_schema(path: Path) -> str:
     source = sqlite_source(path)
     if source is None:
         return "  tables:        (no SQLite export to list)"
-    with ReportDatabase(source) as db:
-        tables = table_schema(db)
+    tables = table_schema(source)
     lines = ["  tables:"]
     for name, rows, columns in tables:
         lines.append(f"    {name}  {rows:,} rows")
