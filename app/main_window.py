@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 from analysis.cache import cache_root
 from analysis.errors import ReportError, StrataError
 from analysis.open import REPORT_SUFFIXES
-from analysis.timefmt import format_count, format_range_ns
+from analysis.timefmt import format_count, format_range_ns, pluralize
 from app.alignment_bar import AlignmentToolBar
 from app.dialogs import PinByNameDialog, ShortcutsDialog, about_text
 from app.icon import make_app_icon
@@ -269,7 +269,7 @@ class MainWindow(QMainWindow):
         self.reports_dock.setVisible(has_any or self.reports_dock.isVisible())
         loading = sum(1 for e in self.report_list.entries() if e.state == LOADING)
         if loading:
-            self.statusBar().showMessage(f"Loading {loading} report{'s' if loading > 1 else ''}…")
+            self.statusBar().showMessage(f"Loading {pluralize(loading, 'report')}…")
         else:
             self.statusBar().clearMessage()
         self._update_title()
@@ -281,7 +281,7 @@ class MainWindow(QMainWindow):
         elif len(entries) == 1:
             self.setWindowTitle(f"{entries[0].name} — Strata")
         else:
-            self.setWindowTitle(f"{len(entries)} reports — Strata")
+            self.setWindowTitle(f"{pluralize(len(entries), 'report')} — Strata")
 
     # -- drag and drop --------------------------------------------------------------------
 
@@ -334,7 +334,7 @@ class MainWindow(QMainWindow):
         """Pin every row whose name matches ``pattern`` (case-insensitive regular expression)."""
         self._pin_pattern = pattern
         count = self.timeline.state.pin_matching(f"(?i){pattern}")
-        self.statusBar().showMessage(f"Pinned {count} row{'s' if count != 1 else ''}", 5000)
+        self.statusBar().showMessage(f"Pinned {pluralize(count, 'row')}", 5000)
         return count
 
     def unpin_all(self) -> None:
@@ -384,8 +384,8 @@ class MainWindow(QMainWindow):
     def _on_layout_changed(self, report_count: int, row_count: int) -> None:
         events = sum(r.event_count for r in self.binding.shown_reports())
         self._summary_label.setText(
-            f"{report_count} report{'s' if report_count != 1 else ''} · {row_count} rows · "
-            f"{format_count(events)} events"
+            f"{pluralize(report_count, 'report')} · {pluralize(row_count, 'row')} · "
+            f"{pluralize(events, 'event', number=format_count(events))}"
             if report_count
             else "No report"
         )

@@ -14,6 +14,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from analysis.timefmt import pluralize
+
 __all__ = ["MessageArea"]
 
 MAX_MESSAGES = 200
@@ -135,7 +137,7 @@ class MessageArea(QWidget):
         count = len(self._rows)
         row_px = self._rows[0].sizeHint().height() + 3 if self._rows else 0
         self._scroll.setFixedHeight(min(count, VISIBLE_ROWS) * row_px)
-        self._count_label.setText(f"{count} messages (scroll for more)")
+        self._count_label.setText(f"{pluralize(count, 'message')} (scroll for more)")
         self._count_label.setVisible(count > VISIBLE_ROWS)
         self._clear_button.setVisible(count > 1)
         self.setVisible(bool(count))
