@@ -152,10 +152,11 @@ def run(args: argparse.Namespace) -> int:
     if not reports:
         return skips.status()
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from app.fonts import ensure_usable_font
     from viewer.render import ensure_application, render_to_image
     from viewer.timeline import TimelineWidget
 
-    ensure_application()
+    ensure_usable_font(ensure_application())
     widget = TimelineWidget()
     widget.resize(*size)
     report_set = ReportSet(reports)
