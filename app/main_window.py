@@ -6,7 +6,7 @@ import logging
 from collections.abc import Iterable
 from pathlib import Path
 
-from PySide6.QtCore import QSize, Qt, QUrl
+from PySide6.QtCore import QRect, QSize, Qt, QUrl
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
     QApplication,
@@ -37,7 +37,7 @@ from app.settings import Settings
 from app.timeline_binding import TimelineBinding, TimelineWidget
 from viewer.events import EventRef, describe_event
 
-__all__ = ["DEFAULT_SIZE", "MainWindow"]
+__all__ = ["DEFAULT_SIZE", "MainWindow", "fit_into"]
 
 log = logging.getLogger(__name__)
 
@@ -162,6 +162,17 @@ class MainWindow(QMainWindow):
         if geometry is None or not self.restoreGeometry(geometry):
             self.resize(_fit_to_screen(DEFAULT_SIZE))
         self.restore_dock_state()
+        self._keep_on_screen()
+
+    def _keep_on_screen(self) -> None:
+        """Clamp a restored window to its screen: one saved wider than the screen (a long
+        name once widened a dock to 3,896 px) would otherwise start broken every time."""
+        screen = self.screen() or QApplication.primaryScreen()
+        if screen is None:
+            return
+        fitted = fit_into(self.geometry(), screen.availableGeometry())
+        if fitted != self.geometry():
+            self.setGeometry(fitted)
 
     def restore_dock_state(self) -> None:
         """Put docks and tool bars where the user left them (again after adding a panel)."""
@@ -426,6 +437,14 @@ class MainWindow(QMainWindow):
 
 def _local_paths(urls: Iterable[QUrl]) -> list[Path]:
     return [Path(u.toLocalFile()) for u in urls if u.isLocalFile() and u.toLocalFile()]
+
+
+def fit_into(rect: QRect, available: QRect) -> QRect:
+    """Return ``rect`` shrunk to at most ``available``'s size and moved inside it."""
+    width, height = min(rect.width(), available.width()), min(rect.height(), available.height())
+    left = min(max(rect.left(), available.left()), available.left() + available.width() - width)
+    top = min(max(rect.top(), available.top()), available.top() + available.height() - height)
+    return QRect(left, top, width, height)
 
 
 def _fit_to_screen(size: QSize) -> QSize:

@@ -28,7 +28,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QHeaderView,
-    QLabel,
     QLineEdit,
     QPushButton,
     QSplitter,
@@ -40,6 +39,7 @@ from PySide6.QtWidgets import (
 
 from analysis.outliers import Z_MAD
 from viewer.histogram import DurationHistogramWidget
+from viewer.labels import ElidedLabel
 from viewer.state import Scope
 from viewer.table_model import SORT_ROLE, Column, DataFrameModel
 
@@ -182,6 +182,11 @@ class StatsPanel(QWidget):
             self.range_combo.addItem(text, key)
         self.report_combo = QComboBox(self)
         self.report_combo.addItem("All reports", None)
+        # A long report name must not widen the panel: the combo sizes to a few characters.
+        self.report_combo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.report_combo.setMinimumContentsLength(12)
         self.by_report = QCheckBox("By report", self)
         self.by_report.setToolTip("One column group per report, and the spread across them")
         self.filter_edit = QLineEdit(self)
@@ -195,6 +200,7 @@ class StatsPanel(QWidget):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.table.setAlternatingRowColors(True)
         self.table.setWordWrap(False)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # full name in the tooltip
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setDefaultSectionSize(20)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
@@ -202,8 +208,8 @@ class StatsPanel(QWidget):
         self.prev_button = QPushButton("◀ Previous", self)
         self.next_button = QPushButton("Next ▶", self)
         self.export_button = QPushButton("Export CSV…", self)
-        self.instance_label = QLabel("", self)
-        self.status_label = QLabel("", self)
+        self.instance_label = ElidedLabel("", self)
+        self.status_label = ElidedLabel("", self)
         self.status_label.setObjectName("statsStatus")
         self.histogram = DurationHistogramWidget(self)
         self._layout()

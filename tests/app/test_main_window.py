@@ -408,3 +408,41 @@ def test_the_pinned_area_size_the_user_dragged_is_remembered(qtbot, make_window)
     first.close()
     second = make_window()
     assert second.timeline.pinned_fraction() == pytest.approx(dragged)
+
+
+def test_an_oversized_saved_window_is_restored_within_the_screen(qtbot, make_window) -> None:
+    """A window once saved 3,896 px wide (a long name had widened its dock) came back so."""
+    from PySide6.QtWidgets import QDockWidget
+
+    from app.stats_controller import install_stats_panel
+
+    first = make_window()
+    install_stats_panel(first)
+    first.resize(3896, 2400)
+    first.resizeDocks(
+        [first.findChild(QDockWidget, "statsDock")], [3400], Qt.Orientation.Horizontal
+    )
+    QApplication.processEvents()
+    first.close()
+    second = make_window()
+    install_stats_panel(second)
+    QApplication.processEvents()
+    screen = second.screen().availableGeometry()
+    smallest = second.minimumSizeHint()  # the offscreen screen (800 px) is narrower than it
+    assert second.width() <= max(screen.width(), smallest.width())
+    assert second.height() <= max(screen.height(), smallest.height())
+    assert screen.contains(second.geometry().topLeft())
+    assert second.findChild(QDockWidget, "statsDock").width() <= second.width() // 2
+
+
+def test_fit_into_clamps_size_then_position() -> None:
+    from PySide6.QtCore import QRect
+
+    from app.main_window import fit_into
+
+    screen = QRect(0, 0, 1920, 1080)
+    assert fit_into(QRect(100, 50, 3896, 1000), screen) == QRect(0, 50, 1920, 1000)
+    assert fit_into(QRect(1800, 900, 800, 600), screen) == QRect(1120, 480, 800, 600)
+    assert fit_into(QRect(-500, -20, 800, 600), screen) == QRect(0, 0, 800, 600)
+    inside = QRect(10, 10, 800, 600)
+    assert fit_into(inside, screen) == inside
