@@ -7,6 +7,7 @@ from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QLabel,
+    QMessageBox,
     QScrollArea,
     QSizePolicy,
     QToolButton,
@@ -15,6 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from analysis.timefmt import pluralize
+from viewer.labels import ElidedLabel
 
 __all__ = ["MessageArea"]
 
@@ -44,10 +46,17 @@ class _MessageRow(QFrame):
         layout = QHBoxLayout(self)
         layout.setContentsMargins(8, 3, 4, 3)
         icon = QLabel({"error": "\u26a0", "warning": "\u26a0"}.get(level, "\u2139"), self)
-        label = QLabel(text, self)
+        # Elided in the middle, never clipped: the full text on hover and in Details….
+        self.label = label = ElidedLabel(text, self)
         label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        label.setToolTip(tooltip or text)
+        label.set_details(tooltip if tooltip != text else "")
         label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.details_text = tooltip if tooltip != text else ""
+        details = QToolButton(self)
+        details.setText("Details…")
+        details.setAutoRaise(True)
+        details.setToolTip("Show the whole message, to read or copy")
+        details.clicked.connect(self._show_details)
         close = QToolButton(self)
         close.setText("\u2715")
         close.setAutoRaise(True)
@@ -55,7 +64,16 @@ class _MessageRow(QFrame):
         close.clicked.connect(lambda: self.dismissed.emit(self))
         layout.addWidget(icon)
         layout.addWidget(label, 1)
+        layout.addWidget(details)
         layout.addWidget(close)
+
+    def _show_details(self) -> None:
+        box = QMessageBox(QMessageBox.Icon.Information, "Strata: message", self.text, parent=self)
+        if self.details_text:
+            box.setDetailedText(self.details_text)
+        box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
 
 
 class MessageArea(QWidget):

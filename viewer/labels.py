@@ -24,6 +24,7 @@ class ElidedLabel(QLabel):
     def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._full = ""
+        self._details = ""
         self.setText(text)
 
     def setText(self, text: str) -> None:  # Qt's own name
@@ -33,6 +34,11 @@ class ElidedLabel(QLabel):
 
     def text(self) -> str:  # Qt's own name
         return self._full
+
+    def set_details(self, details: str) -> None:
+        """Show ``details`` on hover, below the full text when that is elided."""
+        self._details = details
+        self._elide()
 
     def sizeHint(self) -> QSize:  # Qt's own name
         hint = super().sizeHint()
@@ -50,4 +56,5 @@ class ElidedLabel(QLabel):
         room = max(self.contentsRect().width() - 2 * self.margin(), 1)
         shown = self.fontMetrics().elidedText(self._full, Qt.TextElideMode.ElideMiddle, room)
         super().setText(shown)
-        self.setToolTip(self._full if shown != self._full else "")
+        parts = (self._full if shown != self._full else "", self._details)
+        self.setToolTip("\n\n".join(p for p in parts if p and p != shown))

@@ -64,6 +64,8 @@ TABS = (
     ("outliers", "Outliers"),
 )
 OUTLIERS_TAB = "outliers"
+_HISTOGRAM_MIN_PX = 140
+_HISTOGRAM_START_PX = 220
 #: Time scopes (:attr:`viewer.state.Scope.range_mode`): whole run, the visible range, the
 #: Shift-drag selection.
 RANGE_SCOPES = (("all", "Whole run"), ("visible", "Visible range"), ("selection", "Selection"))
@@ -98,8 +100,14 @@ def columns_for(kind: str, frame: pd.DataFrame, report_labels: list[str]) -> lis
             ]
         return cols
     total = "Total" if unit == "B" else "Total Time"
+    # nsys's cuda_gpu_mem_size_sum has no share column; ours is of the bytes, not of time.
+    share = (
+        Column("time_pct", "Size (%)", "pct", "Share of the bytes moved by every name")
+        if unit == "B"
+        else Column("time_pct", "Time (%)", "pct")
+    )
     return [
-        *head, Column("time_pct", "Time (%)", "pct"), Column("total_ns", f"{total} ({unit})"),
+        *head, share, Column("total_ns", f"{total} ({unit})"),
         Column("count", "Count"), Column("mean_ns", f"Avg ({unit})", "dec1"),
         Column("median_ns", f"Med ({unit})", "dec1"), Column("min_ns", f"Min ({unit})"),
         Column("max_ns", f"Max ({unit})"), Column("std_ns", f"StdDev ({unit})", "dec1"),
@@ -240,6 +248,9 @@ class StatsPanel(QWidget):
         self.splitter.addWidget(self.histogram)
         self.splitter.setStretchFactor(0, 3)
         self.splitter.setStretchFactor(1, 1)
+        # Room for a readable histogram from the start (it began ~50 px tall, axes only).
+        self.histogram.setMinimumHeight(_HISTOGRAM_MIN_PX)
+        self.splitter.setSizes([3 * _HISTOGRAM_START_PX, _HISTOGRAM_START_PX])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.tabs)

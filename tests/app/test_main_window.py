@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QLabel, QMessageBox
 
 from tests.app.conftest import small_real, wait_idle
 from tests.conftest import FIXTURES_DIR, REAL_DIR, fingerprint, requires_fixtures, requires_shared
@@ -446,3 +446,24 @@ def test_fit_into_clamps_size_then_position() -> None:
     assert fit_into(QRect(-500, -20, 800, 600), screen) == QRect(0, 0, 800, 600)
     inside = QRect(10, 10, 800, 600)
     assert fit_into(inside, screen) == inside
+
+
+def test_a_long_message_is_elided_with_the_whole_text_on_hover_and_in_details(
+    qtbot, make_window
+) -> None:
+    window = make_window()
+    text = "big.sqlite: " + "the report's CUPTI_ACTIVITY_KIND_KERNEL table is damaged " * 20
+    window.messages.add_message(text, "error", "details: page 1234 of 9999")
+    QApplication.processEvents()
+    row = window.messages._rows[0]
+    assert row.label.text() == text
+    shown = QLabel.text(row.label)  # what is drawn
+    assert shown != text
+    assert "…" in shown
+    assert text in row.label.toolTip()
+    assert "page 1234" in row.label.toolTip()
+    row._show_details()
+    box = row.findChild(QMessageBox)
+    assert box.text() == text
+    assert "page 1234" in box.detailedText()
+    box.close()

@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from viewer.state import Scope
-from viewer.stats_panel import StatsPanel
+from viewer.stats_panel import TABS, StatsPanel, columns_for
 from viewer.table_model import format_cell
 
 
@@ -181,3 +181,45 @@ def test_a_2000_character_name_does_not_widen_the_dock(qtbot):
     index = panel.proxy.index(row, panel.model.column_of("name"))
     assert index.data(Qt.ItemDataRole.ToolTipRole) == long_name
     assert long_name in panel.histogram.title_text()
+
+
+def _docked(qtbot):
+    from PySide6.QtWidgets import QDockWidget, QMainWindow, QWidget
+
+    window = QMainWindow()
+    qtbot.addWidget(window)
+    window.setCentralWidget(QWidget())
+    panel = StatsPanel()
+    dock = QDockWidget("Statistics", window)
+    dock.setWidget(panel)
+    window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
+    window.resize(1400, 900)
+    window.show()
+    window.resizeDocks([dock], [420], Qt.Orientation.Horizontal)
+    qtbot.waitExposed(window)
+    return panel, dock, window
+
+
+def test_switching_tabs_keeps_the_panel_width(qtbot):
+    panel, dock, _window = _docked(qtbot)
+    statuses = ["1 event", "123,456,789 events · 38 reports · 1,234 ms" * 3, ""]
+    widths = set()
+    for i, (kind, _title) in enumerate(TABS[:-1]):
+        panel.tabs.setCurrentIndex(i)
+        panel.show_table(kind, _frame(), statuses[i % 3])
+        QApplication.processEvents()
+        widths.add(dock.width())
+    assert len(widths) == 1, widths
+
+
+def test_the_histogram_starts_readable(qtbot):
+    panel, _dock, _window = _docked(qtbot)
+    QApplication.processEvents()
+    assert panel.histogram.height() >= 140
+
+
+def test_the_size_tab_names_its_share_of_bytes_not_time():
+    headers = [c.header for c in columns_for("memcpy_bytes", _frame(), [])]
+    assert "Size (%)" in headers
+    assert not any("Time" in h for h in headers)
+    assert "Time (%)" in [c.header for c in columns_for("memcpy", _frame(), [])]
