@@ -149,40 +149,6 @@ def test_integers_show_every_digit():
     assert format_cell(np.float64(1234.5), "int") == "1,234"
 
 
-def test_a_2000_character_name_does_not_widen_the_dock(qtbot):
-    """A long name once widened the dock until the window was 3,896 px wide."""
-    from PySide6.QtWidgets import QDockWidget, QMainWindow, QWidget
-
-    window = QMainWindow()
-    qtbot.addWidget(window)
-    window.setCentralWidget(QWidget())
-    panel = StatsPanel()
-    dock = QDockWidget("Statistics", window)
-    dock.setWidget(panel)
-    window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
-    window.resize(1200, 800)
-    window.show()
-    window.resizeDocks([dock], [420], Qt.Orientation.Horizontal)
-    qtbot.waitExposed(window)
-    width = dock.width()
-    long_name = "void very_long_template_kernel<" + "x" * 2000 + ">(float*)"
-    frame = _frame()
-    frame.loc[0, "name"] = long_name
-    panel.set_reports(["a" * 300 + ".sqlite"])
-    panel.show_table("kernels", frame, "status " + long_name)
-    panel.set_instance_text(f"{long_name} (3 instances)")
-    panel.histogram.set_data(f"{long_name}  (3 instances)", {"a": np.array([1.0, 2.0])}, 1.5, 9.0)
-    assert panel.select_name(long_name)
-    QApplication.processEvents()
-    assert window.width() == 1200
-    assert dock.width() <= width + 1
-    # The full name is one hover away, in the table and on the histogram's title.
-    row = _column(panel, "name").index(long_name)
-    index = panel.proxy.index(row, panel.model.column_of("name"))
-    assert index.data(Qt.ItemDataRole.ToolTipRole) == long_name
-    assert long_name in panel.histogram.title_text()
-
-
 def _docked(qtbot):
     from PySide6.QtWidgets import QDockWidget, QMainWindow, QWidget
 
@@ -223,3 +189,25 @@ def test_the_size_tab_names_its_share_of_bytes_not_time():
     assert "Size (%)" in headers
     assert not any("Time" in h for h in headers)
     assert "Time (%)" in [c.header for c in columns_for("memcpy", _frame(), [])]
+
+
+def test_a_2000_character_name_does_not_widen_the_dock(qtbot):
+    """A long name once widened the dock until the window was 3,896 px wide."""
+    panel, dock, window = _docked(qtbot)
+    width, window_width = dock.width(), window.width()
+    long_name = "void very_long_template_kernel<" + "x" * 2000 + ">(float*)"
+    frame = _frame()
+    frame.loc[0, "name"] = long_name
+    panel.set_reports(["a" * 300 + ".sqlite"])
+    panel.show_table("kernels", frame, "status " + long_name)
+    panel.set_instance_text(f"{long_name} (3 instances)")
+    panel.histogram.set_data(f"{long_name}  (3 instances)", {"a": np.array([1.0, 2.0])}, 1.5, 9.0)
+    assert panel.select_name(long_name)
+    QApplication.processEvents()
+    assert window.width() == window_width
+    assert dock.width() <= width + 1
+    # The full name is one hover away, in the table and on the histogram's title.
+    row = _column(panel, "name").index(long_name)
+    index = panel.proxy.index(row, panel.model.column_of("name"))
+    assert index.data(Qt.ItemDataRole.ToolTipRole) == long_name
+    assert long_name in panel.histogram.title_text()
