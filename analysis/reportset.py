@@ -34,6 +34,7 @@ from analysis.alignment import TimeAlignment
 from analysis.errors import AnalysisError
 from analysis.model import Report
 from analysis.open import find_reports, open_report
+from analysis.timefmt import pluralize
 
 __all__ = ["EVENT_KINDS", "ReportSet", "open_reports"]
 
@@ -141,8 +142,8 @@ class ReportSet:
     def __repr__(self) -> str:
         names = ", ".join(self.labels[:3]) + (", …" if len(self) > 3 else "")
         events = sum(r.event_count for r in self._reports)
-        count = "1 report" if len(self) == 1 else f"{len(self)} reports"
-        return f"<ReportSet: {count} ({names}), {events:,} events>"
+        count = pluralize(len(self), "report")
+        return f"<ReportSet: {count} ({names}), {pluralize(events, 'event')}>"
 
     @property
     def reports(self) -> tuple[Report, ...]:

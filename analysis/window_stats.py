@@ -506,15 +506,19 @@ def pivot_by_report(frame: pd.DataFrame, report_names: Sequence[str]) -> pd.Data
     report_of = frame["report"].to_numpy(object)
     # Python ints where a total passes int64 (analysis.engine.GroupStats.total).
     total_type = object if frame["total_ns"].dtype == object else np.int64
+    # Columns are gathered, then joined once: inserting them one by one fragments the frame
+    # (pandas' PerformanceWarning past ~33 reports, and a copy per insert).
+    per_report: dict[str, np.ndarray] = {}
     for j, report in enumerate(report_names):  # a loop over reports, not events
         mine = report_of == report
         count, total = np.zeros(n, np.int64), np.zeros(n, total_type)
         count[codes[mine]] = frame["count"].to_numpy()[mine]
         total[codes[mine]] = frame["total_ns"].to_numpy()[mine]
         medians[codes[mine], j] = frame["median_ns"].to_numpy()[mine]
-        out[f"{report}|count"] = count
-        out[f"{report}|total_ns"] = total
-        out[f"{report}|median_ns"] = medians[:, j]
+        per_report[f"{report}|count"] = count
+        per_report[f"{report}|total_ns"] = total
+        per_report[f"{report}|median_ns"] = medians[:, j]
+    out = pd.concat([out, pd.DataFrame(per_report, index=out.index)], axis=1)
     ran = ~np.isnan(medians)
     filled = np.where(ran, medians, -np.inf)
     slowest = np.full(n, None, dtype=object)

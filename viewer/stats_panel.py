@@ -28,7 +28,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QHeaderView,
-    QLabel,
     QLineEdit,
     QPushButton,
     QSplitter,
@@ -40,6 +39,7 @@ from PySide6.QtWidgets import (
 
 from analysis.outliers import Z_MAD
 from viewer.histogram import DurationHistogramWidget
+from viewer.labels import ElidedLabel
 from viewer.state import Scope
 from viewer.table_model import SORT_ROLE, Column, DataFrameModel
 
@@ -64,6 +64,8 @@ TABS = (
     ("outliers", "Outliers"),
 )
 OUTLIERS_TAB = "outliers"
+_HISTOGRAM_MIN_PX = 140
+_HISTOGRAM_START_PX = 220
 #: Time scopes (:attr:`viewer.state.Scope.range_mode`): whole run, the visible range, the
 #: Shift-drag selection.
 RANGE_SCOPES = (("all", "Whole run"), ("visible", "Visible range"), ("selection", "Selection"))
@@ -98,8 +100,14 @@ def columns_for(kind: str, frame: pd.DataFrame, report_labels: list[str]) -> lis
             ]
         return cols
     total = "Total" if unit == "B" else "Total Time"
+    # nsys's cuda_gpu_mem_size_sum has no share column; ours is of the bytes, not of time.
+    share = (
+        Column("time_pct", "Size (%)", "pct", "Share of the bytes moved by every name")
+        if unit == "B"
+        else Column("time_pct", "Time (%)", "pct")
+    )
     return [
-        *head, Column("time_pct", "Time (%)", "pct"), Column("total_ns", f"{total} ({unit})"),
+        *head, share, Column("total_ns", f"{total} ({unit})"),
         Column("count", "Count"), Column("mean_ns", f"Avg ({unit})", "dec1"),
         Column("median_ns", f"Med ({unit})", "dec1"), Column("min_ns", f"Min ({unit})"),
         Column("max_ns", f"Max ({unit})"), Column("std_ns", f"StdDev ({unit})", "dec1"),
@@ -182,6 +190,11 @@ class StatsPanel(QWidget):
             self.range_combo.addItem(text, key)
         self.report_combo = QComboBox(self)
         self.report_combo.addItem("All reports", None)
+        # A long report name must not widen the panel: the combo sizes to a few characters.
+        self.report_combo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.report_combo.setMinimumContentsLength(12)
         self.by_report = QCheckBox("By report", self)
         self.by_report.setToolTip("One column group per report, and the spread across them")
         self.filter_edit = QLineEdit(self)
@@ -195,6 +208,7 @@ class StatsPanel(QWidget):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.table.setAlternatingRowColors(True)
         self.table.setWordWrap(False)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # full name in the tooltip
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setDefaultSectionSize(20)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
@@ -202,8 +216,8 @@ class StatsPanel(QWidget):
         self.prev_button = QPushButton("◀ Previous", self)
         self.next_button = QPushButton("Next ▶", self)
         self.export_button = QPushButton("Export CSV…", self)
-        self.instance_label = QLabel("", self)
-        self.status_label = QLabel("", self)
+        self.instance_label = ElidedLabel("", self)
+        self.status_label = ElidedLabel("", self)
         self.status_label.setObjectName("statsStatus")
         self.histogram = DurationHistogramWidget(self)
         self._layout()
@@ -234,6 +248,9 @@ class StatsPanel(QWidget):
         self.splitter.addWidget(self.histogram)
         self.splitter.setStretchFactor(0, 3)
         self.splitter.setStretchFactor(1, 1)
+        # Room for a readable histogram from the start (it began ~50 px tall, axes only).
+        self.histogram.setMinimumHeight(_HISTOGRAM_MIN_PX)
+        self.splitter.setSizes([3 * _HISTOGRAM_START_PX, _HISTOGRAM_START_PX])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.tabs)
