@@ -205,7 +205,8 @@ def test_odd_tables_come_back_exactly_or_are_not_stored(tmp_path, monkeypatch) -
     })  # fmt: skip
     store.put("odd", "r.sqlite", StatsResult("odd", "Odd", frame, {"ints": "dur"}))
     name, back = store.get("odd")
-    assert name == "r.sqlite" and back.units == {"ints": "dur"}
+    assert name == "r.sqlite"
+    assert back.units == {"ints": "dur"}
     assert answers._same(back.frame, frame)
     assert repr(back.frame["floats"].tolist()) == repr(frame["floats"].tolist())
     numpy_cells = pd.DataFrame({"x": pd.Series([np.int64(1)], dtype=object)})

@@ -48,10 +48,13 @@ def test_cap_evicts_least_recently_used(root, monkeypatch, caplog) -> None:
     with caplog.at_level(logging.WARNING, logger="analysis.cachesize"):
         evicted = cachesize.enforce(root)
     assert evicted == [oldest]
-    assert not oldest.exists() and export.exists() and newest.exists()
+    assert not oldest.exists()
+    assert export.exists()
+    assert newest.exists()
     assert not cachesize._stamp(oldest).exists()
     (line,) = caplog.messages
-    assert "over its 100.0 KiB cap" in line and f"reports/{oldest.name}" in line
+    assert "over its 100.0 KiB cap" in line
+    assert f"reports/{oldest.name}" in line
     assert "\n" not in line
     # Using the export makes the answers the least recently used.
     cachesize.mark_used(export)
@@ -102,10 +105,12 @@ def test_cli_says_when_it_evicts_and_quiet_hides_it(tmp_path: Path) -> None:
     _entry(cache, "reports", "0" * 24, 200 * KIB, 3600)
     env = {**os.environ, "STRATA_CACHE_DIR": str(cache), cachesize.ENV_VAR: "100K"}
     quiet = run_cli("-q", "stats", "-r", "cuda_api_sum", str(report), env=env)
-    assert quiet.returncode == 0 and quiet.stderr == ""
+    assert quiet.returncode == 0
+    assert quiet.stderr == ""
     assert not (cache / "reports" / ("0" * 24)).exists()
     _entry(cache, "exports", "old.sqlite", 200 * KIB, 3600)
     loud = run_cli("stats", "-r", "cuda_gpu_kern_sum", str(report), env=env)
     assert loud.returncode == 0
     (line,) = [ln for ln in loud.stderr.splitlines() if "evicted" in ln]
-    assert "exports/old.sqlite" in line and cachesize.ENV_VAR in line
+    assert "exports/old.sqlite" in line
+    assert cachesize.ENV_VAR in line
