@@ -27,7 +27,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import replace
 from pathlib import Path
 
-from analysis import cache
+from analysis import cache, cachesize
 from analysis._files import os_reason, pending_wal, read_head
 from analysis._sqlite import SQLITE_MAGIC
 from analysis.errors import (
@@ -298,6 +298,8 @@ def _checkpointed_copy(path: Path, wal: Path, into: Path | None = None) -> Path:
     digest = _path_digest(path)
     out = out_dir / f"{digest}-{cache.cache_key(path)}-{cache.cache_key(wal)}.sqlite"
     if out.is_file():
+        if into is None:
+            cachesize.mark_used(out)
         return out
     fix = f"'sqlite3 {path.name} \"PRAGMA wal_checkpoint(TRUNCATE)\"' folds it in"
     try:
@@ -322,6 +324,8 @@ def _checkpointed_copy(path: Path, wal: Path, into: Path | None = None) -> Path:
     for old in out_dir.glob(f"{digest}-*.sqlite"):
         if old != out:
             old.unlink(missing_ok=True)
+    if into is None:
+        cachesize.written(out)
     return out
 
 
@@ -359,6 +363,7 @@ def _export(path: Path, progress: Progress | None) -> Path:
     out_dir, digest = out.parent, _path_digest(path)
     out_dir.mkdir(parents=True, exist_ok=True)
     if out.is_file():
+        cachesize.mark_used(out)
         return out
     tmp = out_dir / f".{out.stem}.{os.getpid()}.{threading.get_ident()}.sqlite"
     if progress:
@@ -392,6 +397,7 @@ def _export(path: Path, progress: Progress | None) -> Path:
     for old in out_dir.glob(f"{digest}-*.sqlite"):
         if old != out:
             old.unlink(missing_ok=True)
+    cachesize.written(out)
     return out
 
 
