@@ -296,14 +296,17 @@ class ReportSet:
         """Return every timeline row (:class:`analysis.tracks.Track`), in display order.
 
         ``include_projection``: add the NVTX-on-GPU rows (computes the projection, seconds
-        on huge reports; without it the rows are ready in tens of ms).
+        on huge reports; without it the rows are ready in tens of ms). A partial report
+        (``report.complete`` False, a progressive open) gets them once it is complete: its
+        projection would need the NVTX and CUDA API tables still being read.
         """
         from analysis.tracks import build_tracks
 
         def compute(snap: ReportSet) -> list:
             if include_projection:
                 for report in snap.reports:
-                    snap.projected_slices(report)
+                    if report.complete:
+                        snap.projected_slices(report)
             tables = [snap.slice_tables(r) for r in snap.reports]
             return build_tracks(list(snap.reports), tables, snap.labels)
 

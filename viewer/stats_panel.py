@@ -171,6 +171,7 @@ class StatsPanel(QWidget):
         self.setObjectName("statsPanel")
         self._report_labels: list[str] = []
         self._frames: dict[str, pd.DataFrame] = {}
+        self._loading_text = ""  # what every tab says while the reports are being read
         self.model = DataFrameModel(self)
         self.proxy = _NameFilterProxy(self)
         self.proxy.setSourceModel(self.model)
@@ -337,6 +338,7 @@ class StatsPanel(QWidget):
     def show_table(self, kind: str, frame: pd.DataFrame, status: str = "") -> None:
         """Show ``frame`` (stats of ``kind``); ignored unless ``kind`` is the current tab."""
         self._frames[kind] = frame
+        self._loading_text = ""
         if kind != self.kind():
             return
         name = self.selected_name()
@@ -349,6 +351,14 @@ class StatsPanel(QWidget):
         if name is not None:
             self.select_name(name, emit=False)
 
+    def show_loading(self, text: str) -> None:
+        """Show no numbers on any tab, only ``text``, until the next :meth:`show_table`
+        (the reports are still being read: partial numbers must not pass for final)."""
+        self._frames.clear()
+        self.model.set_frame(pd.DataFrame(), [])
+        self._loading_text = text
+        self.status_label.setText(text)
+
     def show_outliers(self, frame: pd.DataFrame, status: str = "") -> None:
         """Show the outlier instances (worst first) in the Outliers tab."""
         frame = frame.copy()
@@ -360,6 +370,7 @@ class StatsPanel(QWidget):
             frame["mads"] = np.where(mad > 0, dev / np.where(mad > 0, mad, 1.0), by_z)
         self._frames[OUTLIERS_TAB] = frame
         self._outlier_status = status
+        self._loading_text = ""
         if self.kind() == OUTLIERS_TAB:
             self.model.set_frame(frame, columns_for(OUTLIERS_TAB, frame, self._report_labels))
             self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
@@ -430,6 +441,7 @@ class StatsPanel(QWidget):
             self.show_table(kind, frame, "")
         else:
             self.model.set_frame(pd.DataFrame(), [])
+            self.status_label.setText(self._loading_text)
         self.kind_changed.emit(kind)
 
     def _emit_scope(self) -> None:
