@@ -19,7 +19,7 @@ $(STAMP_TEST): pyproject.toml | $(PY)
 	$(PY) -m pip install -q -e ".[test]"
 	touch $@ $(STAMP_RUN)
 
-# Qt's xcb/offscreen plugins need a few system libraries on a bare Debian machine.
+# Qt's xcb/offscreen plugins need a few system libraries and a font on a bare Debian machine.
 qt-deps:
 	@bash resources/install_qt_deps.sh
 

@@ -31,6 +31,7 @@ import pyarrow as pa
 
 from analysis._files import pending_wal, read_head
 from analysis.errors import CorruptReportError, NotAReportError
+from analysis.timefmt import pluralize
 
 __all__ = [
     "ColumnRead",
@@ -330,7 +331,8 @@ class ReportDatabase:
             return None
         kind, count = rows[0]
         if kind == "null":
-            return CorruptReportError(self.path, f"{table} has {count} events with a NULL {source}")
+            events = pluralize(count, "event")
+            return CorruptReportError(self.path, f"{table} has {events} with a NULL {source}")
         name = {"real": "real-number"}.get(kind, kind)
         return CorruptReportError(
             self.path, f"{table}.{source} holds {count} {name} values where integers belong"

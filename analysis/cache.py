@@ -33,6 +33,7 @@ import json
 import logging
 import os
 import shutil
+import stat
 import tempfile
 import time
 from pathlib import Path
@@ -40,8 +41,10 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from analysis import cachesize
 from analysis._cachefiles import (
     DamagedEntryError,
+    content_fingerprint,
     digest,
     is_unavailable,
     map_file,
@@ -93,9 +96,17 @@ def cache_root() -> Path:
 
 
 def cache_key(path: Path) -> str:
-    """Return the cache key of ``path``: its resolved path, size, mtime and our format."""
+    """Return the cache key of ``path``: its resolved path, size, mtime, content and format.
+
+    The content is a fingerprint of a few pages (:func:`_cachefiles.content_fingerprint`):
+    a report rewritten in place with its size and mtime put back gets another key.
+    """
     st = path.stat()
-    text = f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}|{FORMAT_VERSION}"
+    fingerprint = ""
+    if stat.S_ISREG(st.st_mode):  # never open a FIFO here: it would block
+        with contextlib.suppress(OSError), path.open("rb") as fh:
+            fingerprint = content_fingerprint(fh, st.st_size)
+    text = f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}|{fingerprint}|{FORMAT_VERSION}"
     # surrogateescape: a file name that is not valid UTF-8 keys by its bytes, not a crash.
     return hashlib.sha1(text.encode("utf-8", "surrogateescape")).hexdigest()[:24]
 
@@ -270,6 +281,7 @@ class EntryWriter:
             return False
         self.tmp = None
         prune_stale(cache_root() / "reports", report.info.path, self.key)
+        cachesize.written(final)
         # The stats side cache of Strata 0.2 and before: the lean read now uses this cache.
         if (cache_root() / _LEGACY_SIDE_CACHE).exists():
             discard(cache_root() / _LEGACY_SIDE_CACHE)
@@ -478,7 +490,7 @@ def load_cached(key: str, path: Path, partial: bool = False) -> Report | None:
     if not (entry / "meta.json").is_file():
         return None
     try:
-        return _load(entry, path, partial)
+        report = _load(entry, path, partial)
     except _DAMAGE as exc:
         if is_unavailable(exc):
             log.warning("cannot use the cache entry for %s now (%s); reading the report", path, exc)
@@ -486,6 +498,9 @@ def load_cached(key: str, path: Path, partial: bool = False) -> Report | None:
         log.warning("discarding a damaged cache entry for %s (%s)", path, exc)
         discard(entry)
         return None
+    if report is not None:
+        cachesize.mark_used(entry)
+    return report
 
 
 def _load(entry: Path, path: Path, partial: bool) -> Report | None:

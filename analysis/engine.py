@@ -9,6 +9,11 @@ one key (``code << bits | value - vmin``) and sorted once in place whenever it f
 from a binary search of each code's first key (O(groups log n), no pass over the values), the
 low bits are the values, and everything else is a segment reduction. The whole of
 ``group_stats`` takes ~0.17 s there with int32 keys, ~0.3 s with int64 keys (was 1.1 s).
+
+Exact medians and quantiles are index lookups in the sorted segments: the one sort that
+finds the groups also orders each group's values, so a per-group partition would only add
+work (``np.partition`` per segment is a Python loop over groups). The key is built in one
+buffer from the columns as they are (int32 or int64), with no whole-column copy.
 """
 
 from __future__ import annotations
@@ -104,9 +109,12 @@ def _sorted_segments(xp: ModuleType, codes, values):
             low = values
         else:
             low = values.astype(xp.int64) - vmin  # int64: int32 values could overflow
-        packed = codes.astype(dtype)
-        packed <<= bits
-        packed |= low.astype(dtype, copy=False)
+        # The key is built in one buffer: the ufuncs cast their inputs block by block, so
+        # no whole-column copy of the codes or values is made (10 M int64 values -> int32
+        # keys: 80 MB and a pass less than ``astype`` then ``|=``).
+        packed = xp.empty(len(values), dtype=dtype)
+        xp.left_shift(codes, bits, out=packed, dtype=dtype)
+        xp.bitwise_or(packed, low, out=packed, dtype=dtype)
         del low
         packed.sort()
         if code_max < _DENSE_CODES_MAX:

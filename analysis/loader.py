@@ -34,7 +34,7 @@ from analysis._sqlite import ColumnRead, ReportDatabase, quote_ident
 from analysis._strings import StringTable, read_string_table
 from analysis.errors import CancelledError, CorruptReportError, NotAReportError
 from analysis.levels import nesting_levels, order_by_group_start
-from analysis.model import EventTable, Report, StringIds, freeze
+from analysis.model import EventTable, Report, ReportInfo, StringIds, freeze
 from analysis.progress import Progress
 from analysis.schema import (
     NVTX_MARK_TYPES,
@@ -200,6 +200,7 @@ def load_sqlite(
     cancel: threading.Event | None = None,
     table_sink: Callable[[str, EventTable], EventTable | None] | None = None,
     kinds: Collection[str] | None = None,
+    on_partial: Callable[[Report], None] | None = None,
 ) -> Report:
     """Read one SQLite export into a Report.
 
@@ -223,6 +224,11 @@ def load_sqlite(
         Read only these event tables (``"kernels"``, ``"nvtx"``, …); the others are left
         empty, as if absent, while ``report.has_source`` still answers for the file. None:
         every table.
+    on_partial
+        Called (on the calling thread) with a partial :class:`Report` each time an event
+        table (the four GPU tables together) is built while others are still being read:
+        the tables built so far, the others empty and named in ``report.pending`` (a
+        progressive open draws it). Not called when ``kinds`` is given.
 
     Raises
     ------
@@ -238,38 +244,87 @@ def load_sqlite(
         report_progress(0.02, "strings")
         strings = read_string_table(db)
         builder = _TableBuilder(db, strings, table_sink)
-        _read_events(db, builder, report_progress, cancel, kinds)
+        partials = None
+        if on_partial is not None and kinds is None:
+            partials = _Partials(db, info, strings, builder, on_partial)
+        _read_events(db, builder, report_progress, cancel, kinds, partials)
         if kinds is not None:
             # A partial model still refuses what a full one refuses (recipes and stats go
             # through the same validation as info): the tables not read are checked in SQLite.
             check_event_tables(db, strings, skip=kinds)
         _check_cancel(cancel)
         report_progress(0.9, "tracks")
-        tables = builder.tables()
-        texts = builder.nvtx_texts
-        values = strings.values
-        pool = StringIds(np.concatenate([values, texts]) if len(texts) else values)
-        nvtx_max_ns = builder.nvtx_max_ns
-        nvtx = tables["nvtx"]
-        report = Report(
-            info=info,
-            strings=pool,
-            tables=tables,
-            processes=metadata.read_processes(db, tables),
-            threads=metadata.read_threads(db, tables, pool, strings),
-            gpus=metadata.read_gpus(db),
-            streams=metadata.read_streams(db),
-            nvtx_domains=_nvtx_meta(nvtx, pool, NVTX_TYPE_DOMAIN_CREATE),
-            nvtx_categories=_nvtx_meta(nvtx, pool, NVTX_TYPE_CATEGORY),
-            enums=metadata.read_enums(db),
-            gpu_metric_names=metadata.read_gpu_metric_names(db),
-            source_columns={t: db.columns(t) for t in sorted(db.tables)},
-            nvtx_max_ns=nvtx_max_ns,
-            contexts=metadata.read_contexts(db),
-            cuda_devices=metadata.read_cuda_devices(db),
-        )
+        report = _report(db, info, strings, builder, builder.tables())
         report_progress(1.0, "loaded")
         return report
+
+
+def _report(
+    db: ReportDatabase,
+    info: ReportInfo,
+    strings: StringTable,
+    builder: _TableBuilder,
+    tables: dict[str, EventTable],
+    pending: frozenset[str] = frozenset(),
+) -> Report:
+    """The Report of ``tables`` (every kind) with the report's frames."""
+    texts = builder.nvtx_texts
+    values = strings.values
+    pool = StringIds(np.concatenate([values, texts]) if len(texts) else values)
+    nvtx = tables["nvtx"]
+    return Report(
+        info=info,
+        strings=pool,
+        tables=tables,
+        processes=metadata.read_processes(db, tables),
+        threads=metadata.read_threads(db, tables, pool, strings),
+        gpus=metadata.read_gpus(db),
+        streams=metadata.read_streams(db),
+        nvtx_domains=_nvtx_meta(nvtx, pool, NVTX_TYPE_DOMAIN_CREATE),
+        nvtx_categories=_nvtx_meta(nvtx, pool, NVTX_TYPE_CATEGORY),
+        enums=metadata.read_enums(db),
+        gpu_metric_names=metadata.read_gpu_metric_names(db),
+        source_columns={t: db.columns(t) for t in sorted(db.tables)},
+        nvtx_max_ns=builder.nvtx_max_ns,
+        contexts=metadata.read_contexts(db),
+        cuda_devices=metadata.read_cuda_devices(db),
+        pending=pending,
+    )
+
+
+class _Partials:
+    """Hands ``on_partial`` a partial Report each time the builder has built more tables.
+
+    The kinds not built yet are empty tables (built once, by the builder's own rules, so
+    they have every column a consumer asks for) and are named in ``report.pending``.
+    """
+
+    def __init__(
+        self,
+        db: ReportDatabase,
+        info: ReportInfo,
+        strings: StringTable,
+        builder: _TableBuilder,
+        on_partial: Callable[[Report], None],
+    ) -> None:
+        self.db, self.info, self.strings = db, info, strings
+        self.builder, self.on_partial = builder, on_partial
+        self.handed = 0
+        self.empty: dict[str, EventTable] | None = None
+
+    def __call__(self) -> None:
+        built = self.builder.built
+        if len(built) == self.handed or len(built) == len(_SPECS):
+            return  # nothing new, or the whole report follows
+        self.handed = len(built)
+        if self.empty is None:
+            scratch = _TableBuilder(self.db, self.strings, None)
+            for kind in _READ_ORDER:
+                scratch.add(kind, _empty_columns(kind))
+            self.empty = scratch.built
+        tables = {kind: built.get(kind, self.empty[kind]) for kind in _SPECS}
+        pending = frozenset(kind for kind in _SPECS if kind not in built)
+        self.on_partial(_report(self.db, self.info, self.strings, self.builder, tables, pending))
 
 
 #: Read order: the GPU tables first (built and written while the rest is read), the CUDA API
@@ -283,10 +338,12 @@ def _read_events(
     progress: Progress,
     cancel: threading.Event | None,
     wanted: Collection[str] | None = None,
+    on_built: Callable[[], None] | None = None,
 ) -> None:
     """Read the event tables present and ``wanted`` (in parallel) into ``builder``.
 
-    The others (absent, or not wanted) are added empty.
+    The others (absent, or not wanted) are added empty. ``on_built()`` is called after each
+    table read has been added.
     """
     if wanted is not None and (unknown := set(wanted) - set(_SPECS)):
         raise ValueError(f"unknown event tables {sorted(unknown)}; known: {sorted(_SPECS)}")
@@ -297,16 +354,26 @@ def _read_events(
     ]
     for kind in _READ_ORDER:
         if kind not in kinds:
-            cols = _SPECS[kind][1]
-            empty = {c.name: np.empty(0, dtype=c.dtype) for c in cols}
-            empty["row_id"] = np.empty(0, dtype=np.int64)
-            builder.add(kind, empty)
+            builder.add(kind, _empty_columns(kind))
+
+    def done(i: int, data: dict[str, np.ndarray]) -> None:
+        builder.add(kinds[i], data)
+        if on_built is not None:
+            on_built()
+
     db.read_tables(
         [_column_read(db, kind, builder.strings) for kind in kinds],
         progress=lambda f: progress(0.05 + 0.8 * f, "reading events"),
         cancel=lambda: _check_cancel(cancel),
-        on_done=lambda i, data: builder.add(kinds[i], data),
+        on_done=done,
     )
+
+
+def _empty_columns(kind: str) -> dict[str, np.ndarray]:
+    """The raw columns of an absent table (no rows)."""
+    empty = {c.name: np.empty(0, dtype=c.dtype) for c in _SPECS[kind][1]}
+    empty["row_id"] = np.empty(0, dtype=np.int64)
+    return empty
 
 
 def _column_read(db: ReportDatabase, kind: str, strings: StringTable) -> ColumnRead:

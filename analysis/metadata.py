@@ -7,7 +7,9 @@ and text columns read NULL as '' and blobs as (leniently decoded) text.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Collection, Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -36,6 +38,7 @@ __all__ = [
     "read_processes",
     "read_streams",
     "read_threads",
+    "table_schema",
 ]
 
 _THREAD_KINDS = ("cuda_api", "osrt", "nvtx", "samples")
@@ -377,3 +380,30 @@ def read_gpu_metric_names(db: ReportDatabase) -> pd.DataFrame:
     # DISTINCT in Python: first occurrences in table order, as SQLite's DISTINCT gives them.
     rows = list(dict.fromkeys((t, m, _text(name)) for t, m, name in rows))
     return pd.DataFrame(rows, columns=["type_id", "metric_id", "name"])
+
+
+def table_schema(path: str | Path) -> list[tuple[str, int, list[tuple[str, str]]]]:
+    """Return every real table of the SQLite report at ``path``: ``(name, rows, [(column,
+    declared type)])``.
+
+    Schema introspection through sqlite-utils on the report's own read-only, step-bounded
+    connection (views and virtual tables are never counted: a view may not end).
+
+    Raises
+    ------
+    NotAReportError, CorruptReportError
+        Not an SQLite file, or one SQLite cannot read.
+    """
+    from sqlite_utils import Database  # only `info --schema` needs it
+
+    with ReportDatabase(path) as db:
+        try:
+            found = Database(db.con, recursive_triggers=False, execute_plugins=False)
+            out = []
+            for name in sorted(db.tables):
+                table = found.table(name)
+                columns = [(str(c.name), str(c.type or "")) for c in table.columns]
+                out.append((name, int(table.count), columns))
+        except sqlite3.DatabaseError as exc:
+            raise CorruptReportError(db.path, f"unreadable table list ({exc})") from exc
+    return out

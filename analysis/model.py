@@ -312,6 +312,10 @@ class Report:
     cuda_devices
         ``pid``, ``device_id`` (CUDA ordinal, as in event tables), ``gpu_id`` (physical
         GPU, ``gpus.device_id`` space) from ``TARGET_INFO_CUDA_DEVICE``; empty before 2024.
+    pending
+        Kinds still being read by a progressive open (:func:`analysis.open_report`'s
+        ``on_partial``): they are empty event tables for now, and ``processes`` and
+        ``threads`` cover the tables read so far. Empty in a loaded report.
     """
 
     info: ReportInfo
@@ -329,6 +333,7 @@ class Report:
     nvtx_max_ns: int = 0
     contexts: pd.DataFrame = field(default_factory=lambda: _empty_frame(CONTEXT_COLUMNS))
     cuda_devices: pd.DataFrame = field(default_factory=lambda: _empty_frame(CUDA_DEVICE_COLUMNS))
+    pending: frozenset[str] = frozenset()
 
     def __repr__(self) -> str:
         # One line: the default dataclass repr printed every column (74,775 characters).
@@ -376,10 +381,13 @@ class Report:
 
     @property
     def complete(self) -> bool:
-        """Whether this is the full model: every kind an :class:`EventTable`, frames read."""
-        return all(isinstance(t, EventTable) for t in self.tables.values()) and len(
-            self.tables
-        ) == len(EVENT_TABLES)
+        """Whether this is the full model: every kind an :class:`EventTable` read whole
+        (none :attr:`pending`), frames read."""
+        return (
+            not self.pending
+            and len(self.tables) == len(EVENT_TABLES)
+            and all(isinstance(t, EventTable) for t in self.tables.values())
+        )
 
     def holds(self, wanted: Mapping[str, Iterable[str]]) -> bool:
         """Return whether the report has each ``kind -> column names`` of ``wanted``."""

@@ -23,11 +23,11 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import replace
 from pathlib import Path
 
-from analysis import cache
+from analysis import cache, cachesize
 from analysis._files import os_reason, pending_wal, read_head
 from analysis._sqlite import SQLITE_MAGIC
 from analysis.errors import (
@@ -130,6 +130,7 @@ def open_report(
     cancel: threading.Event | None = None,
     use_cache: bool = True,
     tables: Collection[str] | None = None,
+    on_partial: Callable[[Report], None] | None = None,
 ) -> Report:
     """Open one report read-only and return its columnar model.
 
@@ -148,6 +149,12 @@ def open_report(
         entry, only they are read and the others stay empty (``report.has_source`` still
         answers for the file), and no entry is written, as the model is partial. A recipe
         mapping hundreds of reports needs a table or two of each. None: every table.
+    on_partial
+        A progressive open: called (on the calling thread) with partial reports
+        (``report.complete`` False, the kinds still being read in ``report.pending``) as
+        the event tables arrive, GPU tables first, so that a viewer draws them before the
+        whole report is read. Not called when the report comes from the cache or ``tables``
+        is given. The cache entry is written from the complete read only.
 
     Raises
     ------
@@ -159,20 +166,20 @@ def open_report(
     if wal is not None:
         if use_cache:
             copy = _checkpointed_copy(path, wal)
-            return _open_sqlite(copy, progress, cancel, use_cache, path, tables)
+            return _open_sqlite(copy, progress, cancel, use_cache, path, tables, on_partial)
         # Without the cache nothing is left behind: the copy lives in a private folder for
         # the time of the read (the model holds its own arrays).
         with tempfile.TemporaryDirectory(prefix="strata-") as private:
             copy = _checkpointed_copy(path, wal, Path(private))
-            return _open_sqlite(copy, progress, cancel, use_cache, path, tables)
+            return _open_sqlite(copy, progress, cancel, use_cache, path, tables, on_partial)
     if magic.startswith(_NSYS_REP_MAGIC) and not magic.startswith(SQLITE_MAGIC):
         # An export (minutes for a big report) is kept in the cache folder even with
         # use_cache False: nsys's own output, reused, rather than a Strata cache entry.
         path_sqlite = _export(path, progress)
         # The export took the first 30 % of the bar.
         rest = None if progress is None else (lambda f, text: progress(0.3 + 0.7 * f, text))
-        return _open_sqlite(path_sqlite, rest, cancel, use_cache, path, tables)
-    return _open_sqlite(path, progress, cancel, use_cache, path, tables)
+        return _open_sqlite(path_sqlite, rest, cancel, use_cache, path, tables, on_partial)
+    return _open_sqlite(path, progress, cancel, use_cache, path, tables, on_partial)
 
 
 def _open_sqlite(
@@ -182,6 +189,7 @@ def _open_sqlite(
     use_cache: bool,
     shown_as: Path,
     tables: Collection[str] | None = None,
+    on_partial: Callable[[Report], None] | None = None,
 ) -> Report:
     key = cache.cache_key(path) if use_cache else ""
     if use_cache:
@@ -198,9 +206,14 @@ def _open_sqlite(
     # With the cache, reading takes the first 90 % of the bar and writing the rest.
     scaled = progress if progress is None or not use_cache else (lambda f, t: progress(0.9 * f, t))
     writer = cache.EntryWriter(key) if use_cache else None
+    named = None if on_partial is None else lambda part: on_partial(_shown_as(part, path, shown_as))
     try:
         report = load_sqlite(
-            path, scaled, cancel, table_sink=writer.write_table if writer else None
+            path,
+            scaled,
+            cancel,
+            table_sink=writer.write_table if writer else None,
+            on_partial=named,
         )
     except BaseException:
         if writer is not None:
@@ -298,6 +311,8 @@ def _checkpointed_copy(path: Path, wal: Path, into: Path | None = None) -> Path:
     digest = _path_digest(path)
     out = out_dir / f"{digest}-{cache.cache_key(path)}-{cache.cache_key(wal)}.sqlite"
     if out.is_file():
+        if into is None:
+            cachesize.mark_used(out)
         return out
     fix = f"'sqlite3 {path.name} \"PRAGMA wal_checkpoint(TRUNCATE)\"' folds it in"
     try:
@@ -322,6 +337,8 @@ def _checkpointed_copy(path: Path, wal: Path, into: Path | None = None) -> Path:
     for old in out_dir.glob(f"{digest}-*.sqlite"):
         if old != out:
             old.unlink(missing_ok=True)
+    if into is None:
+        cachesize.written(out)
     return out
 
 
@@ -359,6 +376,7 @@ def _export(path: Path, progress: Progress | None) -> Path:
     out_dir, digest = out.parent, _path_digest(path)
     out_dir.mkdir(parents=True, exist_ok=True)
     if out.is_file():
+        cachesize.mark_used(out)
         return out
     tmp = out_dir / f".{out.stem}.{os.getpid()}.{threading.get_ident()}.sqlite"
     if progress:
@@ -392,6 +410,7 @@ def _export(path: Path, progress: Progress | None) -> Path:
     for old in out_dir.glob(f"{digest}-*.sqlite"):
         if old != out:
             old.unlink(missing_ok=True)
+    cachesize.written(out)
     return out
 
 

@@ -34,6 +34,7 @@ from analysis.alignment import TimeAlignment
 from analysis.errors import AnalysisError
 from analysis.model import Report
 from analysis.open import find_reports, open_report
+from analysis.timefmt import pluralize
 
 __all__ = ["EVENT_KINDS", "ReportSet", "open_reports"]
 
@@ -141,8 +142,8 @@ class ReportSet:
     def __repr__(self) -> str:
         names = ", ".join(self.labels[:3]) + (", …" if len(self) > 3 else "")
         events = sum(r.event_count for r in self._reports)
-        count = "1 report" if len(self) == 1 else f"{len(self)} reports"
-        return f"<ReportSet: {count} ({names}), {events:,} events>"
+        count = pluralize(len(self), "report")
+        return f"<ReportSet: {count} ({names}), {pluralize(events, 'event')}>"
 
     @property
     def reports(self) -> tuple[Report, ...]:
@@ -295,14 +296,17 @@ class ReportSet:
         """Return every timeline row (:class:`analysis.tracks.Track`), in display order.
 
         ``include_projection``: add the NVTX-on-GPU rows (computes the projection, seconds
-        on huge reports; without it the rows are ready in tens of ms).
+        on huge reports; without it the rows are ready in tens of ms). A partial report
+        (``report.complete`` False, a progressive open) gets them once it is complete: its
+        projection would need the NVTX and CUDA API tables still being read.
         """
         from analysis.tracks import build_tracks
 
         def compute(snap: ReportSet) -> list:
             if include_projection:
                 for report in snap.reports:
-                    snap.projected_slices(report)
+                    if report.complete:
+                        snap.projected_slices(report)
             tables = [snap.slice_tables(r) for r in snap.reports]
             return build_tracks(list(snap.reports), tables, snap.labels)
 

@@ -6,7 +6,13 @@ time are seconds with microsecond digits (as ``info`` prints them). Qt-free.
 
 from __future__ import annotations
 
-__all__ = ["format_count", "format_duration_ns", "format_range_ns", "format_time_ns"]
+__all__ = [
+    "format_count",
+    "format_duration_ns",
+    "format_range_ns",
+    "format_time_ns",
+    "pluralize",
+]
 
 _UNITS = ((1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "µs"), (1, "ns"))
 
@@ -54,3 +60,36 @@ def format_count(count: int) -> str:
     if count < 1_000_000:
         return f"{count / 1000:.3g} k"
     return f"{count / 1_000_000:.3g} M"
+
+
+def pluralize(
+    count: int, noun: str, plural: str | None = None, *, number: str | None = None
+) -> str:
+    """Return ``count`` and ``noun``, the noun plural unless the count is one.
+
+    Parameters
+    ----------
+    count
+        How many.
+    noun
+        The singular (``"instance"``); ``-s``/``-x``/``-ch``/``-sh`` take ``-es``, a
+        consonant and ``-y`` take ``-ies``, others ``-s``.
+    plural
+        The plural where the rule above is wrong (``"children"``).
+    number
+        The count as shown (e.g. :func:`format_count`'s ``"12.3 k"``); default ``1,234``.
+
+    >>> pluralize(1, "instance"), pluralize(2_500, "core"), pluralize(3, "match")
+    ('1 instance', '2,500 cores', '3 matches')
+    """
+    shown = f"{count:,}" if number is None else number
+    if count == 1:
+        return f"{shown} {noun}"
+    if plural is None:
+        if noun.endswith(("s", "x", "ch", "sh")):
+            plural = f"{noun}es"
+        elif noun.endswith("y") and noun[-2:-1] not in ("a", "e", "i", "o", "u", ""):
+            plural = f"{noun[:-1]}ies"
+        else:
+            plural = f"{noun}s"
+    return f"{shown} {plural}"

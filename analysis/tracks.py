@@ -24,6 +24,7 @@ from analysis.kinds import event_kinds, get_kind, kind_slices, kinds_at
 from analysis.model import Report
 from analysis.schema import pid_of, tid_of
 from analysis.slices import SliceTable
+from analysis.timefmt import pluralize
 
 __all__ = [
     "GPU_TABLES",
@@ -177,7 +178,7 @@ def _cpu_tracks(
         part = kind.drawn_as
         cpu = tables[part]
         cores = cpu._cache.get("cores", np.empty(0, np.int32))
-        group = (name, f"{kind.label} ({len(cores)} cores)")
+        group = (name, f"{kind.label} ({pluralize(len(cores), 'core')})")
         tracks += [
             Track(f"{name}/{part}/core{c}", f"Core {c}", group, index, part, ((part, i),))
             for i, c in enumerate(cores.tolist())

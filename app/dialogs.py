@@ -19,6 +19,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from analysis.timefmt import pluralize
+
 __all__ = ["PinByNameDialog", "ShortcutsDialog", "about_text"]
 
 
@@ -79,7 +81,7 @@ class PinByNameDialog(QDialog):
             self._hint.setText(f"<span style='color:#f2b8b5'>Invalid pattern: {exc}</span>")
             ok_button.setEnabled(False)
             return
-        self._hint.setText(f"{count} row{'s' if count != 1 else ''} match.")
+        self._hint.setText(f"{pluralize(count, 'row')} match{'es' if count == 1 else ''}.")
         ok_button.setEnabled(count > 0)
 
 

@@ -130,6 +130,7 @@ def run_gui(argv: list[str]) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
     from PySide6.QtWidgets import QApplication
 
+    from app.fonts import ensure_usable_font
     from app.icon import make_app_icon
     from app.main_window import MainWindow
     from app.settings import Settings
@@ -141,6 +142,7 @@ def run_gui(argv: list[str]) -> int:
     app.setApplicationName("Strata")
     app.setOrganizationName("Strata")
     app.setWindowIcon(make_app_icon())
+    ensure_usable_font(app)
     apply_theme(app)
     install_excepthook()
     window = MainWindow(Settings(args.settings) if args.settings else Settings())

@@ -1,12 +1,13 @@
 """Background jobs: run an ``analysis`` callable on a worker thread, report back by signal.
 
 A job's callable is called as ``func(progress, cancel)`` on a ``QThreadPool`` worker, where
-``progress(fraction, text)`` forwards to the job's :attr:`Job.progressed` signal and
-``cancel`` is the job's ``threading.Event``. Its return value arrives as
-:attr:`Job.finished`, an exception as :attr:`Job.failed`; both are delivered on the GUI
-thread. Jobs submitted on the same *channel* supersede each other: only the newest request
-of a channel delivers its result, older ones are cancelled and their results dropped
-(style.md §2, request ids).
+``progress(fraction, text)`` forwards to the job's :attr:`Job.progressed` signal,
+``progress.publish(value)`` hands an intermediate result to :attr:`Job.published` (a partial
+report while the rest loads), and ``cancel`` is the job's ``threading.Event``. Its return
+value arrives as :attr:`Job.finished`, an exception as :attr:`Job.failed`; all are delivered
+on the GUI thread, in the order the worker sent them. Jobs submitted on the same *channel*
+supersede each other: only the newest request of a channel delivers its result, older ones
+are cancelled and their results dropped (style.md §2, request ids).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
 
-__all__ = ["Job", "JobRunner", "JobFunc"]
+__all__ = ["Job", "JobFunc", "JobProgress", "JobRunner"]
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +35,9 @@ class Job(QObject):
     -------
     progressed(float, str)
         Fraction done in [0, 1] and a short text, as the callable reported it.
+    published(object)
+        An intermediate result the callable handed over with ``progress.publish``
+        (not emitted once the job is superseded or cancelled).
     finished(object)
         The callable's return value (not emitted when the job was superseded or cancelled).
     failed(object)
@@ -41,6 +45,7 @@ class Job(QObject):
     """
 
     progressed = Signal(float, str)
+    published = Signal(object)
     finished = Signal(object)
     failed = Signal(object)
 
@@ -64,6 +69,7 @@ class _Relay(QObject):
     """Lives on the GUI thread; the worker emits these, Qt queues them to the GUI thread."""
 
     progressed = Signal(int, float, str)
+    published = Signal(int, object)
     succeeded = Signal(int, object)
     errored = Signal(int, object)
 
@@ -78,9 +84,7 @@ class _Worker(QRunnable):
         self._relay = relay
 
     def run(self) -> None:  # QRunnable's own name
-        def progress(fraction: float, text: str = "") -> None:
-            self._relay.progressed.emit(self._job_id, float(fraction), str(text))
-
+        progress = JobProgress(self._job_id, self._relay)
         try:
             result = self._func(progress, self._cancel)
         except Exception as exc:  # noqa: BLE001 - the job runner forwards every error (style §6)
@@ -89,6 +93,22 @@ class _Worker(QRunnable):
             self._relay.errored.emit(self._job_id, exc)
         else:
             self._relay.succeeded.emit(self._job_id, result)
+
+
+class JobProgress:
+    """The ``progress`` a job's callable gets: ``progress(fraction, text)`` reports how far it
+    is; ``progress.publish(value)`` hands over an intermediate result (both thread-safe)."""
+
+    def __init__(self, job_id: int, relay: _Relay) -> None:
+        self._job_id = job_id
+        self._relay = relay
+
+    def __call__(self, fraction: float, text: str = "") -> None:
+        self._relay.progressed.emit(self._job_id, float(fraction), str(text))
+
+    def publish(self, value: object) -> None:
+        """Deliver ``value`` as the job's :attr:`Job.published` on the GUI thread."""
+        self._relay.published.emit(self._job_id, value)
 
 
 def _expected_errors() -> tuple[type[BaseException], ...]:
@@ -116,6 +136,7 @@ class JobRunner(QObject):
         self._latest: dict[str, int] = {}
         self._relay = _Relay(self)
         self._relay.progressed.connect(self._on_progressed)
+        self._relay.published.connect(self._on_published)
         self._relay.succeeded.connect(self._on_succeeded)
         self._relay.errored.connect(self._on_errored)
 
@@ -169,6 +190,12 @@ class JobRunner(QObject):
         job = self._jobs.get(job_id)
         if job is not None and self._is_current(job):
             job.progressed.emit(fraction, text)
+
+    @Slot(int, object)
+    def _on_published(self, job_id: int, value: object) -> None:
+        job = self._jobs.get(job_id)
+        if job is not None and self._is_current(job):
+            job.published.emit(value)
 
     @Slot(int, object)
     def _on_succeeded(self, job_id: int, result: object) -> None:

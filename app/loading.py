@@ -1,8 +1,11 @@
 """The list of open reports: add (loading in the background), remove, keep order, no duplicates.
 
 Each report is an entry that is *loading* until ``analysis.open_report`` returns on a worker
-thread, then *loaded*. A file that fails to load leaves the list and its error is announced
-with :attr:`ReportList.report_failed`; the other reports are not affected.
+thread, then *loaded*. The load is progressive: while it runs, the entry's report is the
+partial report of the tables read so far (``report.complete`` False), replaced in the list's
+:class:`ReportSet` as more tables arrive, so that the window draws a report long before it is
+read whole. A file that fails to load leaves the list and its error is announced with
+:attr:`ReportList.report_failed`; the other reports are not affected.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from analysis.errors import StrataError
 from analysis.progress import Progress
 from analysis.recipes.output import is_recipe_output
 from analysis.reportset import ReportSet
-from app.jobs import Job, JobRunner
+from app.jobs import Job, JobProgress, JobRunner
 
 __all__ = ["LOADED", "LOADING", "ReportEntry", "ReportList", "build_demo"]
 
@@ -44,7 +47,8 @@ class ReportEntry:
     fraction, text
         The last progress report while loading.
     report
-        The loaded report (``None`` while loading).
+        The loaded report; while loading, ``None`` until the first tables arrive, then the
+        partial report of the tables read so far (``report.complete`` False).
     manual_offset_ns
         The user's extra time shift for this report, added to the alignment offset.
     """
@@ -71,15 +75,17 @@ class ReportList(QObject):
         A new report started loading.
     entry_progressed(ReportEntry)
         Its ``fraction``/``text`` changed.
+    report_partial(ReportEntry)
+        Its ``report`` is a newer partial report (more tables read; still loading).
     report_loaded(ReportEntry)
-        Its ``report`` is ready.
+        Its ``report`` is ready (complete).
     report_failed(Path, Exception)
         A path could not be opened (the entry, if any, has been removed).
     entry_removed(ReportEntry)
         A report was closed (or its load was cancelled).
     reports_changed()
-        The list of *loaded* reports changed (a load finished or a loaded report closed);
-        :attr:`report_set` holds them already.
+        The reports to show changed (a partial report arrived, a load finished, a report
+        closed); :attr:`report_set` holds them already.
     duplicate_ignored(Path)
         A path was not added because it is already open.
     offsets_changed()
@@ -91,6 +97,7 @@ class ReportList(QObject):
 
     entry_added = Signal(object)
     entry_progressed = Signal(object)
+    report_partial = Signal(object)
     report_loaded = Signal(object)
     report_failed = Signal(object, object)
     entry_removed = Signal(object)
@@ -115,11 +122,16 @@ class ReportList(QObject):
         return [e for e in self._entries if e.state == LOADED]
 
     def reports(self) -> list[Report]:
-        """Return the loaded reports in list order."""
-        return [e.report for e in self._entries if e.state == LOADED]
+        """Return the reports to show in list order: loaded ones, and the partial reports of
+        loads under way (``report.complete`` False)."""
+        return [e.report for e in self._entries if e.report is not None]
 
     def is_loading(self) -> bool:
         return any(e.state == LOADING for e in self._entries)
+
+    def has_every_report(self) -> bool:
+        """Whether every entry has a report to show (loaded, or partial while loading)."""
+        return all(e.report is not None for e in self._entries)
 
     def find(self, path: str | Path) -> ReportEntry | None:
         resolved = Path(path).resolve()
@@ -163,6 +175,7 @@ class ReportList(QObject):
         job = self._runner.submit(partial(_load, resolved, self._use_cache))
         entry.job = job
         job.progressed.connect(partial(self._on_progressed, entry))
+        job.published.connect(partial(self._on_partial, entry))
         job.finished.connect(partial(self._on_loaded, entry))
         job.failed.connect(partial(self._on_failed, entry))
         self.entry_added.emit(entry)
@@ -173,15 +186,17 @@ class ReportList(QObject):
         entry = self.find(path)
         if entry is None:
             return False
-        was_loaded = entry.state == LOADED
         if entry.job is not None and not entry.job.is_done:
             entry.job.cancel()
+        self._drop(entry)
+        return True
+
+    def _drop(self, entry: ReportEntry) -> None:
         self._entries.remove(entry)
         self.entry_removed.emit(entry)
-        if was_loaded:
+        if entry.report is not None:  # it was shown, loaded or partial
             self.report_set.set_reports(self.reports())
             self.reports_changed.emit()
-        return True
 
     def clear(self) -> None:
         """Close every report."""
@@ -196,12 +211,21 @@ class ReportList(QObject):
             self.offsets_changed.emit()
 
     def manual_offsets_ns(self) -> list[int]:
-        """Return the manual offsets of the loaded reports, in list order."""
-        return [e.manual_offset_ns for e in self.loaded_entries()]
+        """Return the manual offsets of the reports to show (:meth:`reports`), in list order."""
+        return [e.manual_offset_ns for e in self._entries if e.report is not None]
 
     def _on_progressed(self, entry: ReportEntry, fraction: float, text: str) -> None:
         entry.fraction, entry.text = fraction, text
         self.entry_progressed.emit(entry)
+
+    def _on_partial(self, entry: ReportEntry, report: Report) -> None:
+        if entry not in self._entries or entry.state == LOADED:
+            return
+        # The set drops what it derived from the older partial report, nothing else.
+        entry.report = report
+        self.report_set.set_reports(self.reports())
+        self.report_partial.emit(entry)
+        self.reports_changed.emit()
 
     def _on_loaded(self, entry: ReportEntry, report: Report) -> None:
         if entry not in self._entries:
@@ -215,13 +239,14 @@ class ReportList(QObject):
     def _on_failed(self, entry: ReportEntry, error: Exception) -> None:
         if entry not in self._entries:
             return
-        self._entries.remove(entry)
-        self.entry_removed.emit(entry)
+        self._drop(entry)
         self.report_failed.emit(entry.path, error)
 
 
-def _load(path: Path, use_cache: bool, progress: Progress, cancel: threading.Event) -> Report:
-    return open_report(path, progress=progress, cancel=cancel, use_cache=use_cache)
+def _load(path: Path, use_cache: bool, progress: JobProgress, cancel: threading.Event) -> Report:
+    return open_report(
+        path, progress=progress, cancel=cancel, use_cache=use_cache, on_partial=progress.publish
+    )
 
 
 def build_demo(progress: Progress, cancel: threading.Event) -> list[Path]:

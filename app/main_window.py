@@ -6,7 +6,7 @@ import logging
 from collections.abc import Iterable
 from pathlib import Path
 
-from PySide6.QtCore import QSize, Qt, QUrl
+from PySide6.QtCore import QRect, QSize, Qt, QUrl
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
     QApplication,
@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 from analysis.cache import cache_root
 from analysis.errors import ReportError, StrataError
 from analysis.open import REPORT_SUFFIXES
-from analysis.timefmt import format_count, format_range_ns
+from analysis.timefmt import format_count, format_range_ns, pluralize
 from app.alignment_bar import AlignmentToolBar
 from app.dialogs import PinByNameDialog, ShortcutsDialog, about_text
 from app.icon import make_app_icon
@@ -37,7 +37,7 @@ from app.settings import Settings
 from app.timeline_binding import TimelineBinding, TimelineWidget
 from viewer.events import EventRef, describe_event
 
-__all__ = ["DEFAULT_SIZE", "MainWindow"]
+__all__ = ["DEFAULT_SIZE", "MainWindow", "fit_into"]
 
 log = logging.getLogger(__name__)
 
@@ -162,6 +162,17 @@ class MainWindow(QMainWindow):
         if geometry is None or not self.restoreGeometry(geometry):
             self.resize(_fit_to_screen(DEFAULT_SIZE))
         self.restore_dock_state()
+        self._keep_on_screen()
+
+    def _keep_on_screen(self) -> None:
+        """Clamp a restored window to its screen: one saved wider than the screen (a long
+        name once widened a dock to 3,896 px) would otherwise start broken every time."""
+        screen = self.screen() or QApplication.primaryScreen()
+        if screen is None:
+            return
+        fitted = fit_into(self.geometry(), screen.availableGeometry())
+        if fitted != self.geometry():
+            self.setGeometry(fitted)
 
     def restore_dock_state(self) -> None:
         """Put docks and tool bars where the user left them (again after adding a panel)."""
@@ -269,7 +280,7 @@ class MainWindow(QMainWindow):
         self.reports_dock.setVisible(has_any or self.reports_dock.isVisible())
         loading = sum(1 for e in self.report_list.entries() if e.state == LOADING)
         if loading:
-            self.statusBar().showMessage(f"Loading {loading} report{'s' if loading > 1 else ''}…")
+            self.statusBar().showMessage(f"Loading {pluralize(loading, 'report')}…")
         else:
             self.statusBar().clearMessage()
         self._update_title()
@@ -281,7 +292,7 @@ class MainWindow(QMainWindow):
         elif len(entries) == 1:
             self.setWindowTitle(f"{entries[0].name} — Strata")
         else:
-            self.setWindowTitle(f"{len(entries)} reports — Strata")
+            self.setWindowTitle(f"{pluralize(len(entries), 'report')} — Strata")
 
     # -- drag and drop --------------------------------------------------------------------
 
@@ -334,7 +345,7 @@ class MainWindow(QMainWindow):
         """Pin every row whose name matches ``pattern`` (case-insensitive regular expression)."""
         self._pin_pattern = pattern
         count = self.timeline.state.pin_matching(f"(?i){pattern}")
-        self.statusBar().showMessage(f"Pinned {count} row{'s' if count != 1 else ''}", 5000)
+        self.statusBar().showMessage(f"Pinned {pluralize(count, 'row')}", 5000)
         return count
 
     def unpin_all(self) -> None:
@@ -384,8 +395,8 @@ class MainWindow(QMainWindow):
     def _on_layout_changed(self, report_count: int, row_count: int) -> None:
         events = sum(r.event_count for r in self.binding.shown_reports())
         self._summary_label.setText(
-            f"{report_count} report{'s' if report_count != 1 else ''} · {row_count} rows · "
-            f"{format_count(events)} events"
+            f"{pluralize(report_count, 'report')} · {pluralize(row_count, 'row')} · "
+            f"{pluralize(events, 'event', number=format_count(events))}"
             if report_count
             else "No report"
         )
@@ -426,6 +437,14 @@ class MainWindow(QMainWindow):
 
 def _local_paths(urls: Iterable[QUrl]) -> list[Path]:
     return [Path(u.toLocalFile()) for u in urls if u.isLocalFile() and u.toLocalFile()]
+
+
+def fit_into(rect: QRect, available: QRect) -> QRect:
+    """Return ``rect`` shrunk to at most ``available``'s size and moved inside it."""
+    width, height = min(rect.width(), available.width()), min(rect.height(), available.height())
+    left = min(max(rect.left(), available.left()), available.left() + available.width() - width)
+    top = min(max(rect.top(), available.top()), available.top() + available.height() - height)
+    return QRect(left, top, width, height)
 
 
 def _fit_to_screen(size: QSize) -> QSize:

@@ -14,6 +14,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMainWindow, QMenu, QToolBar
 
+from analysis.timefmt import pluralize
 from app.settings import Settings
 
 __all__ = [
@@ -147,7 +148,7 @@ def fill_recent_menu(
     menu.clear()
     session = settings.last_session()
     if session:
-        text = f"Last Session ({len(session)} report{'s' if len(session) > 1 else ''})"
+        text = f"Last Session ({pluralize(len(session), 'report')})"
         action = menu.addAction(text)
         action.setToolTip("\n".join(session))
         action.triggered.connect(lambda _checked=False: open_paths(session))

@@ -7,12 +7,16 @@ from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QLabel,
+    QMessageBox,
     QScrollArea,
     QSizePolicy,
     QToolButton,
     QVBoxLayout,
     QWidget,
 )
+
+from analysis.timefmt import pluralize
+from viewer.labels import ElidedLabel
 
 __all__ = ["MessageArea"]
 
@@ -42,10 +46,17 @@ class _MessageRow(QFrame):
         layout = QHBoxLayout(self)
         layout.setContentsMargins(8, 3, 4, 3)
         icon = QLabel({"error": "\u26a0", "warning": "\u26a0"}.get(level, "\u2139"), self)
-        label = QLabel(text, self)
+        # Elided in the middle, never clipped: the full text on hover and in Details….
+        self.label = label = ElidedLabel(text, self)
         label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        label.setToolTip(tooltip or text)
+        label.set_details(tooltip if tooltip != text else "")
         label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.details_text = tooltip if tooltip != text else ""
+        details = QToolButton(self)
+        details.setText("Details…")
+        details.setAutoRaise(True)
+        details.setToolTip("Show the whole message, to read or copy")
+        details.clicked.connect(self._show_details)
         close = QToolButton(self)
         close.setText("\u2715")
         close.setAutoRaise(True)
@@ -53,7 +64,16 @@ class _MessageRow(QFrame):
         close.clicked.connect(lambda: self.dismissed.emit(self))
         layout.addWidget(icon)
         layout.addWidget(label, 1)
+        layout.addWidget(details)
         layout.addWidget(close)
+
+    def _show_details(self) -> None:
+        box = QMessageBox(QMessageBox.Icon.Information, "Strata: message", self.text, parent=self)
+        if self.details_text:
+            box.setDetailedText(self.details_text)
+        box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
 
 
 class MessageArea(QWidget):
@@ -135,7 +155,7 @@ class MessageArea(QWidget):
         count = len(self._rows)
         row_px = self._rows[0].sizeHint().height() + 3 if self._rows else 0
         self._scroll.setFixedHeight(min(count, VISIBLE_ROWS) * row_px)
-        self._count_label.setText(f"{count} messages (scroll for more)")
+        self._count_label.setText(f"{pluralize(count, 'message')} (scroll for more)")
         self._count_label.setVisible(count > VISIBLE_ROWS)
         self._clear_button.setVisible(count > 1)
         self.setVisible(bool(count))

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from analysis.timefmt import format_count, format_duration_ns
+from analysis.timefmt import format_count, format_duration_ns, pluralize
 from app.loading import LOADED, ReportEntry, ReportList
 
 __all__ = ["ReportsPanel"]
@@ -147,7 +147,7 @@ class ReportsPanel(QWidget):
         report = entry.report
         lo_ns, hi_ns = report.span_ns()
         text = (
-            f"{format_count(report.event_count)} events · "
+            f"{pluralize(report.event_count, 'event', number=format_count(report.event_count))} · "
             f"{format_duration_ns(hi_ns - lo_ns)} · nsys {report.info.nsys_version or '?'}"
         )
         self._table.setItem(row, _COL_STATUS, _item(text, entry.path))

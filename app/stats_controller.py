@@ -86,6 +86,10 @@ class StatsController(QObject):
     def _on_layout_changed(self, *_args) -> None:
         binding = self._window.binding
         reports = tuple(binding.shown_reports())
+        pending = [r.name for r in reports if not r.complete]
+        if pending:
+            self._wait_for(pending)
+            return
         offsets = tuple(int(o) for o in binding.offsets_ns())
         old = self._shown.reports
         is_new = len(reports) != len(old) or any(
@@ -102,6 +106,21 @@ class StatsController(QObject):
         self.highlighter.set_shown(self._shown, is_new)
         self.outlier_list.set_shown(self._shown, is_new)
         self.table.request_stats()
+
+    def _wait_for(self, names: list[str]) -> None:
+        """Show no statistics while a report is partial (a progressive open).
+
+        The panel's numbers are totals over whole reports; those of a partial report (its
+        CUDA API, NVTX... tables still empty) would read as final ones, and its outliers
+        would be scored against incomplete populations. So every part drops what it
+        showed and the panel says what it waits for; the complete set recomputes it all.
+        """
+        self._shown = ShownReports()
+        self.panel.set_reports([])
+        self.table.set_shown(self._shown)
+        self.highlighter.set_shown(self._shown, True)
+        self.outlier_list.set_shown(self._shown, True)
+        self.panel.show_loading(_loading_text(names))
 
     def _on_scope_changed(self, _scope: Scope) -> None:
         self.highlighter.refresh()
@@ -137,6 +156,10 @@ class StatsController(QObject):
                 self.export_csv(path)
             except OSError as exc:
                 self.panel.set_status(f"Could not write {path}: {exc.strerror or exc}")
+
+
+def _loading_text(names: list[str]) -> str:
+    return f"Loading {', '.join(names)}… statistics follow once it is read whole"
 
 
 def install_stats_panel(window: QMainWindow) -> StatsController:

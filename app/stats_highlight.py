@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 from PySide6.QtCore import QObject, Signal
 
+from analysis.timefmt import pluralize
 from app.event_lookup import (
     highlight_rows,
     instance_refs,
@@ -150,7 +151,7 @@ class NameHighlighter(QObject):
 
     def _set_instances(self, instances: pd.DataFrame, rows: dict) -> None:
         self._instances, self._position = instances, -1
-        self._panel.set_instance_text(f"{len(instances):,} instances")
+        self._panel.set_instance_text(pluralize(len(instances), "instance"))
         self._rows = rows
         self.push_highlights()
 
@@ -255,7 +256,7 @@ class NameHighlighter(QObject):
         series = {labels[r]: values[report_index == r]
                   for r in np.unique(report_index).tolist() if r < len(labels)}  # fmt: skip
         unit = "B" if histogram.active.kind == "memcpy_bytes" else "ns"
-        title = f"{histogram.active.name}  ({len(inst):,} instances)"
+        title = f"{histogram.active.name}  ({pluralize(len(inst), 'instance')})"
         self._panel.histogram.set_data(title, series, histogram.median, histogram.threshold, unit)
 
     def histogram_instances(self) -> pd.DataFrame:

@@ -8,6 +8,7 @@ import pandas as pd
 from PySide6.QtCore import QObject, Signal
 
 from analysis.outliers import DEFAULT_THRESHOLD, Outliers
+from analysis.timefmt import pluralize
 from app.event_lookup import instance_refs
 from app.jobs import JobRunner
 from app.stats_highlight import NameHighlighter
@@ -122,5 +123,8 @@ def _slow_reports_text(reports: pd.DataFrame, labels: list[str]) -> str:
         return ""
     per = slow.groupby("report_index").agg(names=("name", "size"), ratio=("ratio", "median"))
     per = per.sort_values("names", ascending=False).head(2)
-    parts = [f"{labels[int(i)]} ({int(r.names)} names, ×{r.ratio:.2f})" for i, r in per.iterrows()]
+    parts = [
+        f"{labels[int(i)]} ({pluralize(int(r.names), 'name')}, ×{r.ratio:.2f})"
+        for i, r in per.iterrows()
+    ]
     return " · slower: " + ", ".join(parts)

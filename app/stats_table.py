@@ -13,6 +13,7 @@ import time
 import pandas as pd
 from PySide6.QtCore import QObject, Signal
 
+from analysis.timefmt import pluralize
 from app.jobs import JobRunner
 from app.stats_highlight import NameHighlighter
 from app.stats_jobs import (
@@ -116,8 +117,8 @@ class StatsTable(QObject):
         )
         if not is_stale:
             n = len(self._shown.reports)
-            reports = "1 report" if n == 1 else f"{n} reports"
-            status = f"{result.events:,} events · {reports} · {result.elapsed_ms:,.0f} ms"
+            events, reports = pluralize(result.events, "event"), pluralize(n, "report")
+            status = f"{events} · {reports} · {result.elapsed_ms:,.0f} ms"
             panel.show_table(request.kind, result.frame, status)
             histogram = result.histogram
             if histogram is not None and histogram.active == self._state.highlight():

@@ -1,5 +1,10 @@
 """Wire the report list to the timeline: tracks and offsets computed off the GUI thread; pins,
 hidden rows and collapsed groups restored per set of reports.
+
+A progressive open shows a report as soon as its first tables are read and lays its rows out
+again as the rest arrives: the timeline then gets newer versions of the same reports
+(:meth:`TimelineWidget.replace_reports`), which keep the view range, pins and selection the
+user has made meanwhile.
 """
 
 from __future__ import annotations
@@ -75,8 +80,9 @@ class TimelineBinding(QObject):
         self._nvtx_name = settings.alignment_nvtx_name()
         self._shown: tuple[Report, ...] = ()
         self._shown_set = ReportSet()
-        # Pins are remembered per *complete* set: a set shown while other reports were still
-        # loading is a passing state, not one the user reopens.
+        # Pins are remembered per *complete* set: a set shown while other reports had nothing
+        # to show yet is a passing state, not one the user reopens. A set of partial reports
+        # (a progressive open) is complete: its rows' keys are those of the loaded reports.
         self._is_shown_complete = False
         self._shown_alignment = TimeAlignment()
         self._tracks: list[Track] = []
@@ -153,7 +159,7 @@ class TimelineBinding(QObject):
         self.save_view_state()
         snapshot = self._list.report_set.snapshot()
         alignment = self.alignment()
-        is_complete = not self._list.is_loading()
+        is_complete = self._list.has_every_report()
         self._is_layout_running, self._is_layout_dirty = True, False
         job = self._runner.submit(lambda _p, _c: _layout(snapshot, alignment), channel="tracks")
         job.finished.connect(lambda layout: self._on_layout_ready(layout, is_complete))
@@ -180,21 +186,27 @@ class TimelineBinding(QObject):
             return  # it aligns and projects itself
         if layout.alignment != self.alignment():
             self._on_offsets_changed()
-        if layout.reports:
+        if any(r.complete for r in layout.reports):  # a partial report is projected later
             self._start_projection(layout.report_set)
 
     def _apply_layout(self, layout: _Layout, is_complete: bool) -> None:
         previous_range = tuple(self._timeline.view_range()) if self._shown else None
+        # More tables of the reports shown (a progressive open): the user's view stays.
+        is_newer = bool(self._shown) and _paths(layout.reports) == _paths(self._shown)
+        was_complete = self._is_shown_complete
         self._is_applying = True
         try:
-            self._timeline.set_data(layout.report_set, layout.tracks, layout.offsets_ns)
+            if is_newer:
+                self._timeline.replace_reports(layout.report_set, layout.tracks, layout.offsets_ns)
+            else:
+                self._timeline.set_data(layout.report_set, layout.tracks, layout.offsets_ns)
             self._shown, self._tracks = layout.reports, layout.tracks
             self._shown_set = layout.report_set
             self._is_shown_complete = is_complete
             self._offsets_ns, self._shown_alignment = layout.offsets_ns, layout.alignment
             if layout.reports:
-                paths = [r.path for r in layout.reports]
-                self._restore_view_state(paths, is_complete)
+                if not (is_newer and was_complete):  # restored when the set was first shown
+                    self._restore_view_state(_paths(layout.reports), is_complete)
                 self._fit_unless_user_moved(previous_range)
         finally:
             self._is_applying = False
@@ -237,7 +249,9 @@ class TimelineBinding(QObject):
         if self._is_layout_running:
             self._is_layout_dirty = True  # the next layout sees the list as it is now
             return
-        if not self._list.is_loading() and _same_reports(self._shown, tuple(self._list.reports())):
+        if self._list.has_every_report() and _same_reports(
+            self._shown, tuple(self._list.reports())
+        ):
             self._is_shown_complete = bool(self._shown)
             self.save_view_state()
 
@@ -288,6 +302,10 @@ def _same_reports(a: tuple[Report, ...], b: tuple[Report, ...]) -> bool:
     return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
 
 
+def _paths(reports: tuple[Report, ...]) -> list[Path]:
+    return [r.path for r in reports]
+
+
 def _offsets(reports: ReportSet, alignment: TimeAlignment) -> list[int]:
     return reports.offsets_ns(alignment)
 
@@ -301,7 +319,8 @@ def _layout(snapshot: ReportSet, alignment: TimeAlignment) -> _Layout:
     try:
         offsets = _offsets(snapshot, alignment) if reports else []
     except StrataError as exc:
-        error = exc
+        # A partial report may lack the NVTX range to align on only for now: say nothing yet.
+        error = exc if all(r.complete for r in reports) else None
         offsets = _offsets(snapshot, TimeAlignment("session", None, alignment.manual_ns))
     return _Layout(snapshot, reports, tracks, offsets, alignment, error, _nvtx_names(reports))
 

@@ -20,10 +20,14 @@ from typing import Any
 
 __all__ = [
     "REPO",
+    "cache_entries",
     "cpu_seconds",
     "ensure_scaled_report",
+    "memory_line",
+    "open_together",
     "peak_rss_bytes",
     "print_phase_result",
+    "report_copies",
     "rss_bytes",
     "run_phase",
     "timed",
@@ -114,3 +118,92 @@ def ensure_scaled_report(
     _, seconds = timed(lambda: scale_report(src or DEFAULT_SOURCE, dst, n_kernels))
     print(f"built in {seconds:.1f} s", file=sys.stderr)  # noqa: T201
     return dst
+
+
+# A cold open in its own process: its time and its peak RSS above the RSS before it.
+_COLD_OPEN = """
+import json, resource, sys, time
+sys.path.insert(0, sys.argv[1])
+from analysis import open_report
+with open("/proc/self/statm") as fh:
+    before = int(fh.read().split()[1]) * 4096
+t = time.perf_counter()
+report = open_report(sys.argv[2], use_cache=True)
+seconds = time.perf_counter() - t
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+print(json.dumps({"seconds": seconds, "events": report.event_count, "peak": peak - before}))
+"""
+
+
+def report_copies(path: Path, n: int) -> list[Path]:
+    """Return ``path`` and ``n - 1`` hard links to it under distinct names (copies where a
+    link fails): distinct paths are distinct reports to Strata, each with its own cache
+    entry, as ``n`` separate files would be."""
+    paths = [path]
+    for k in range(1, n):
+        other = path.with_name(f"{path.stem}-{k}{path.suffix}")
+        if not other.exists():
+            try:
+                os.link(path, other)
+            except OSError:
+                import shutil
+
+                shutil.copyfile(path, other)
+        paths.append(other)
+    return paths
+
+
+def cache_entries(paths: list[Path]) -> list[dict[str, Any]]:
+    """Open each report once in its own process (a cold first open when its cache entry is
+    missing, which writes it); return each one's seconds, events and peak RSS increase."""
+    out = []
+    for path in paths:
+        proc = subprocess.run(
+            [sys.executable, "-c", _COLD_OPEN, str(REPO), str(path)],
+            capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        out.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    return out
+
+
+def open_together(paths: list[Path]) -> tuple[list[Any], dict[str, float]]:
+    """Open ``paths`` in this process, one after the other, as the GUI holds them together.
+
+    Returns the reports and ``seconds``, ``events``, ``before`` (RSS before the first open)
+    and ``resident`` (RSS after the last), in bytes, and prints them. Entries are prepared by
+    :func:`cache_entries` first, so that this process's peak is the set's, not a cold read's.
+    """
+    from analysis import open_report
+
+    cold = cache_entries(paths)
+    before = rss_bytes()
+    reports, seconds = timed(lambda: [open_report(p, use_cache=True) for p in paths])
+    events = sum(r.event_count for r in reports)
+    cold_peak = max(c["peak"] / max(c["events"], 1) for c in cold)
+    info = {
+        "seconds": seconds,
+        "events": events,
+        "before": before,
+        "resident": rss_bytes(),
+        "cold_peak_per_event": cold_peak,
+        "cold_seconds": max(c["seconds"] for c in cold),
+    }
+    print(  # noqa: T201 - benchmark output
+        f"{len(paths)} x {paths[0].name}: {events:,} events, opened together from the cache "
+        f"in {seconds:.2f} s (a cold first open of one, own process: "
+        f"{info['cold_seconds']:.1f} s, peak {cold_peak:.1f} B/event above the RSS before it)"
+    )
+    return reports, info
+
+
+def memory_line(info: dict[str, float], label: str) -> str:
+    """One line: peak and resident bytes per event of the reports held (above ``before``,
+    the interpreter and its imports; absolute figures in brackets)."""
+    events = max(info["events"], 1)
+    peak, now = peak_rss_bytes(), rss_bytes()
+    return (
+        f"memory {label}: peak {(peak - info['before']) / events:.1f} B/event "
+        f"({peak / events:.1f} absolute, {peak / 2**30:.2f} GiB), resident "
+        f"{(now - info['before']) / events:.1f} B/event ({now / events:.1f} absolute, "
+        f"{now / 2**30:.2f} GiB); target peak <= 64, resident <= 8 B/event"
+    )

@@ -17,6 +17,13 @@ Usage::
     python benchmarks/bench_panel.py                               # 1 M and 10 M kernels
     python benchmarks/bench_panel.py --kernels 1000000 --updates 10
     python benchmarks/bench_panel.py --report /tmp/big.sqlite --backend cupy
+    python benchmarks/bench_panel.py --report /tmp/r10m.sqlite --reports 10 --no-aggregate
+
+``--reports N`` opens N reports together (the report and N - 1 hard links to it, each its
+own cache entry, prepared first in separate processes), indexes the kernels of all of them
+on the shared axis (aligned as the GUI aligns them), times the panel over the set (pandas on
+at most 3 updates there: one pandas update of 50 M rows takes seconds) and prints peak and
+resident bytes per event of the whole set.
 
 Reports are built with ``benchmarks/scale_report.py`` under /tmp when missing (10 M kernels:
 ~35 s, 1.2 GB) and opened through the cache (``$STRATA_CACHE_DIR``, default under /tmp).
@@ -36,9 +43,11 @@ os.environ.setdefault("STRATA_CACHE_DIR", "/tmp/strata_bench_panel_cache")
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from _common import memory_line, open_together, report_copies, rss_bytes  # noqa: E402
 
 from analysis import open_report  # noqa: E402
 from analysis.selection import Selection, aggregate  # noqa: E402
+from analysis.tracks import alignment_offsets  # noqa: E402
 from analysis.window_stats import build_window_index  # noqa: E402
 from analysis.xp import backend_name, get_xp  # noqa: E402
 
@@ -65,11 +74,18 @@ def _windows(lo: int, hi: int, fraction: float, updates: int) -> list[tuple[int,
     return [(int(s), int(s) + width) for s in starts]
 
 
-def _pandas_frame(report) -> pd.DataFrame:
-    kernels = report.kernels
-    codes, _ = pd.factorize(pd.Series(report.strings.lookup(kernels["name_id"]), dtype=object))
-    return pd.DataFrame({"name": codes, "start_ns": kernels.start_ns, "end_ns": kernels.end_ns,
-                         "duration_ns": kernels.duration_ns})  # fmt: skip
+def _pandas_frame(reports, offsets) -> pd.DataFrame:
+    parts = []
+    for report, off in zip(reports, offsets, strict=True):
+        kernels = report.kernels
+        parts.append(pd.DataFrame({
+            "name": report.strings.lookup(kernels["name_id"]),
+            "start_ns": kernels.start_ns + off, "end_ns": kernels.end_ns + off,
+            "duration_ns": kernels.duration_ns,
+        }))  # fmt: skip
+    frame = pd.concat(parts, ignore_index=True)
+    frame["name"], _ = pd.factorize(frame["name"])
+    return frame
 
 
 def _time(fn, windows) -> list[float]:
@@ -87,17 +103,29 @@ def _summary(label: str, ms: list[float], peer: list[float] | None) -> str:
     return f"    {label:10s} median {median:8.1f} ms   worst {worst:8.1f} ms{ratio}"
 
 
-def bench(report_path: Path, fractions: list[float], updates: int, xp, with_aggregate: bool):
-    started = time.perf_counter()
+def _open(report_path: Path, n_reports: int) -> tuple[list, dict]:
+    if n_reports > 1:
+        return open_together(report_copies(report_path, n_reports))
+    before, started = rss_bytes(), time.perf_counter()
     report = open_report(report_path)
     n = len(report.kernels)
     print(f"{report_path.name}: {n:,} kernels, opened in {time.perf_counter() - started:.1f} s")
+    return [report], {"before": before, "events": report.event_count}
+
+
+def bench(report_path: Path, fractions: list[float], updates: int, xp, with_aggregate: bool,
+          n_reports: int = 1):  # fmt: skip
+    reports, mem = _open(report_path, n_reports)
+    report = reports[0]
+    offsets = alignment_offsets(reports) if len(reports) > 1 else [0]
     started = time.perf_counter()
-    index = build_window_index([report], "kernels", xp=xp)
+    index = build_window_index(reports, "kernels", offsets, xp=xp)
     index.stats(0, 1)  # builds the (group, value) order and the start order
     print(f"  index build ({backend_name(xp)}): {time.perf_counter() - started:.2f} s (once)")
-    frame = _pandas_frame(report)
-    lo, hi = int(report.kernels.start_ns.min()), int(report.kernels.end_ns.max())
+    print("  " + memory_line(mem, "after the index build"))
+    frame = _pandas_frame(reports, offsets)
+    lo, hi = int(frame["start_ns"].min()), int(frame["end_ns"].max())
+    peer_updates = updates if len(reports) == 1 else min(updates, 3)
     aggs = ["count", "sum", "mean", "median", "min", "max", "std"]
 
     def pandas_stats(t0, t1):
@@ -113,15 +141,16 @@ def bench(report_path: Path, fractions: list[float], updates: int, xp, with_aggr
         t0, t1 = windows[len(windows) // 2]
         ours = index.stats(t0, t1)
         assert int(ours["count"].sum()) == int(pandas_stats(t0, t1)["count"].sum())
-        peer = _time(pandas_stats, windows)
+        peer = _time(pandas_stats, windows[:: max(len(windows) // peer_updates, 1)])
         panel = _time(lambda a, b: index.stats(a, b), windows)
         print(_summary("panel", panel, peer))
-        if with_aggregate:
+        if with_aggregate and len(reports) == 1:
             one_shot = _time(
                 lambda a, b: aggregate(report, "kernels", Selection(a, b), xp), windows
             )
             print(_summary("aggregate", one_shot, peer))
         print(_summary("pandas", peer, None))
+    print("  " + memory_line(mem, "at the end (pandas peer frame included)"))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -131,12 +160,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fractions", type=float, nargs="+", default=[1.0, 0.5, 0.05])
     parser.add_argument("--updates", type=int, default=20)
     parser.add_argument("--backend", choices=["numpy", "cupy"], default="numpy")
+    parser.add_argument("--reports", type=int, default=1, help="reports open together")
     parser.add_argument("--no-aggregate", action="store_true", help="skip the one-shot path")
     args = parser.parse_args(argv)
     xp = get_xp(args.backend)
     paths = [args.report] if args.report else [_report_path(n) for n in args.kernels]
     for path in paths:
-        bench(path, args.fractions, args.updates, xp, not args.no_aggregate)
+        bench(path, args.fractions, args.updates, xp, not args.no_aggregate, args.reports)
     return 0
 
 

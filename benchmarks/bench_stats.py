@@ -23,6 +23,12 @@ Usage::
 
     python benchmarks/bench_stats.py --kernels 10000000
     python benchmarks/bench_stats.py --report big.sqlite --skip-nsys
+    python benchmarks/bench_stats.py --report big.sqlite --aggregation-only --baseline OLD
+
+``--aggregation-only`` times only the aggregation (both summaries on a loaded report) and
+pandas, repeated and interleaved; ``--baseline OLD`` (a checkout of earlier code, e.g.
+``git archive REV | tar -x -C OLD``) times that code's aggregation in the same run, so that
+before and after are both given as ratios to the same pandas figure.
 """
 
 from __future__ import annotations
@@ -182,6 +188,37 @@ def _line(label: str, seconds: float, note: str = "") -> None:
     print(f"{label:34s} {seconds:9.3f} s  {note}")
 
 
+def _aggregation_only(path: Path, workdir: Path, repeat: int, baseline: Path | None) -> int:
+    """Aggregation alone (this code, ``baseline``'s) and pandas, interleaved, fastest run."""
+    script = Path(__file__).resolve()
+    sides = {"Strata": script}
+    if baseline is not None:
+        sides = {"baseline": baseline / "benchmarks" / script.name, **sides}
+    best: dict[str, dict | None] = dict.fromkeys([*sides, "pandas"])
+    with tempfile.TemporaryDirectory(prefix="bench-cache-", dir=workdir) as cache_dir:
+        env = {"STRATA_CACHE_DIR": cache_dir}
+        strata = ["--phase", "strata", "--report", str(path), "--full-open"]
+        run_phase(script, strata, env)  # writes the complete cache entry every side maps
+        for _ in range(repeat):
+            for side, side_script in sides.items():
+                best[side] = _fastest(best[side], run_phase(side_script, strata, env),
+                                      ("aggregate",))  # fmt: skip
+            pandas = run_phase(script, ["--phase", "pandas", "--report", str(path)], env)
+            best["pandas"] = _fastest(best["pandas"], pandas, ("seconds",))
+    peer = best["pandas"]["seconds"]
+    first = best["Strata"]
+    print(f"report {path.name}: {first['kernels']:,} kernels, {first['api']:,} CUDA API calls")
+    _line("pandas groupby (peer)", peer, "on the loaded columns")
+    for side in sides:
+        seconds = best[side]["aggregate"]
+        _line(
+            f"aggregation alone, NumPy, {side}",
+            seconds,
+            f"{peer / seconds:.1f}x faster than pandas",
+        )
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="nsys stats summaries: Strata vs peers.")
     parser.add_argument("--kernels", type=int, default=10_000_000)
@@ -194,6 +231,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--full-open", action="store_true", help="also time a full first open_report (slow)"
     )
+    parser.add_argument("--aggregation-only", action="store_true",
+                        help="time only the aggregation and pandas (see --baseline)")  # fmt: skip
+    parser.add_argument("--baseline", type=Path, help="a checkout of earlier code to compare")
     parser.add_argument(
         "--projection",
         type=int,
@@ -221,6 +261,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     args.workdir.mkdir(parents=True, exist_ok=True)
     path = ensure_scaled_report(args.report, args.workdir, args.kernels, args.src)
+    if args.aggregation_only:
+        return _aggregation_only(path, args.workdir, args.repeat, args.baseline)
     script = Path(__file__).resolve()
     from analysis.open import find_nsys
     from analysis.xp import cupy_available

@@ -15,9 +15,10 @@ from collections.abc import Mapping
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QVBoxLayout, QWidget
 
 from analysis.timefmt import format_duration_ns
+from viewer.labels import ElidedLabel
 
 __all__ = ["SERIES_COLORS", "DurationHistogramWidget"]
 
@@ -61,7 +62,7 @@ class DurationHistogramWidget(QWidget):
         self.plot.hideButtons()
         self.plot.setLabel("left", "instances")
         self.plot.addLegend(offset=(-5, 5), labelTextSize="8pt")
-        self._title = QLabel("Click a row to see its durations", self)
+        self._title = ElidedLabel("Click a row to see its durations", self)
         self._title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self._log = QCheckBox("Log scale", self)
         self._log.setToolTip("Logarithmic duration axis")
@@ -111,6 +112,10 @@ class DurationHistogramWidget(QWidget):
         self._median, self._threshold = float(median), float(threshold)
         self._axis.unit = unit
         self._redraw()
+
+    def title_text(self) -> str:
+        """Return the full title (it may be drawn elided, with the full text on hover)."""
+        return self._title.text()
 
     def clear(self, title: str = "Click a row to see its durations") -> None:
         self.set_data(title, {}, math.nan, math.inf)

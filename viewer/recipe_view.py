@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from analysis.timefmt import pluralize
 from viewer.table_model import SORT_ROLE, Column, DataFrameModel
 
 __all__ = [
@@ -89,7 +90,7 @@ class RecipeOutputContent:
 
     def title(self) -> str:
         """Return the one-line heading: recipe, how many reports, mode."""
-        parts = [self.recipe, f"{self.input_count} report{'s' if self.input_count != 1 else ''}"]
+        parts = [self.recipe, pluralize(self.input_count, "report")]
         if self.mode:
             parts.append(f"mode {self.mode}")
         return " · ".join(parts)
@@ -200,7 +201,9 @@ class _TablePage(QWidget):
 
     def _update_count(self) -> None:
         shown, total = self.proxy.rowCount(), self.model.rowCount()
-        self.count_label.setText(f"{total:,} rows" if shown == total else f"{shown:,} of {total:,}")
+        self.count_label.setText(
+            pluralize(total, "row") if shown == total else f"{shown:,} of {total:,}"
+        )
 
     def rows_text(self, selected_only: bool = False) -> str:
         """Return the shown rows (after filter and sort; or the selected ones), tab-separated."""
@@ -294,7 +297,9 @@ class RecipeOutputWidget(QWidget):
             page = _TablePage(frame, self.tabs)
             self._pages[name] = page
             self.tabs.addTab(page, name)
-            self.tabs.setTabToolTip(self.tabs.count() - 1, f"{name}: {len(frame):,} rows")
+            self.tabs.setTabToolTip(
+                self.tabs.count() - 1, f"{name}: {pluralize(len(frame), 'row')}"
+            )
         self.summary_edit = QPlainTextEdit(content.summary, self.tabs)
         self.summary_edit.setReadOnly(True)
         self.summary_edit.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)

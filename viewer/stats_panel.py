@@ -28,7 +28,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QHeaderView,
-    QLabel,
     QLineEdit,
     QPushButton,
     QSplitter,
@@ -40,6 +39,7 @@ from PySide6.QtWidgets import (
 
 from analysis.outliers import Z_MAD
 from viewer.histogram import DurationHistogramWidget
+from viewer.labels import ElidedLabel
 from viewer.state import Scope
 from viewer.table_model import SORT_ROLE, Column, DataFrameModel
 
@@ -64,6 +64,8 @@ TABS = (
     ("outliers", "Outliers"),
 )
 OUTLIERS_TAB = "outliers"
+_HISTOGRAM_MIN_PX = 140
+_HISTOGRAM_START_PX = 220
 #: Time scopes (:attr:`viewer.state.Scope.range_mode`): whole run, the visible range, the
 #: Shift-drag selection.
 RANGE_SCOPES = (("all", "Whole run"), ("visible", "Visible range"), ("selection", "Selection"))
@@ -98,8 +100,14 @@ def columns_for(kind: str, frame: pd.DataFrame, report_labels: list[str]) -> lis
             ]
         return cols
     total = "Total" if unit == "B" else "Total Time"
+    # nsys's cuda_gpu_mem_size_sum has no share column; ours is of the bytes, not of time.
+    share = (
+        Column("time_pct", "Size (%)", "pct", "Share of the bytes moved by every name")
+        if unit == "B"
+        else Column("time_pct", "Time (%)", "pct")
+    )
     return [
-        *head, Column("time_pct", "Time (%)", "pct"), Column("total_ns", f"{total} ({unit})"),
+        *head, share, Column("total_ns", f"{total} ({unit})"),
         Column("count", "Count"), Column("mean_ns", f"Avg ({unit})", "dec1"),
         Column("median_ns", f"Med ({unit})", "dec1"), Column("min_ns", f"Min ({unit})"),
         Column("max_ns", f"Max ({unit})"), Column("std_ns", f"StdDev ({unit})", "dec1"),
@@ -163,6 +171,7 @@ class StatsPanel(QWidget):
         self.setObjectName("statsPanel")
         self._report_labels: list[str] = []
         self._frames: dict[str, pd.DataFrame] = {}
+        self._loading_text = ""  # what every tab says while the reports are being read
         self.model = DataFrameModel(self)
         self.proxy = _NameFilterProxy(self)
         self.proxy.setSourceModel(self.model)
@@ -182,6 +191,11 @@ class StatsPanel(QWidget):
             self.range_combo.addItem(text, key)
         self.report_combo = QComboBox(self)
         self.report_combo.addItem("All reports", None)
+        # A long report name must not widen the panel: the combo sizes to a few characters.
+        self.report_combo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.report_combo.setMinimumContentsLength(12)
         self.by_report = QCheckBox("By report", self)
         self.by_report.setToolTip("One column group per report, and the spread across them")
         self.filter_edit = QLineEdit(self)
@@ -195,6 +209,7 @@ class StatsPanel(QWidget):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.table.setAlternatingRowColors(True)
         self.table.setWordWrap(False)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # full name in the tooltip
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setDefaultSectionSize(20)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
@@ -202,8 +217,8 @@ class StatsPanel(QWidget):
         self.prev_button = QPushButton("◀ Previous", self)
         self.next_button = QPushButton("Next ▶", self)
         self.export_button = QPushButton("Export CSV…", self)
-        self.instance_label = QLabel("", self)
-        self.status_label = QLabel("", self)
+        self.instance_label = ElidedLabel("", self)
+        self.status_label = ElidedLabel("", self)
         self.status_label.setObjectName("statsStatus")
         self.histogram = DurationHistogramWidget(self)
         self._layout()
@@ -234,6 +249,9 @@ class StatsPanel(QWidget):
         self.splitter.addWidget(self.histogram)
         self.splitter.setStretchFactor(0, 3)
         self.splitter.setStretchFactor(1, 1)
+        # Room for a readable histogram from the start (it began ~50 px tall, axes only).
+        self.histogram.setMinimumHeight(_HISTOGRAM_MIN_PX)
+        self.splitter.setSizes([3 * _HISTOGRAM_START_PX, _HISTOGRAM_START_PX])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.tabs)
@@ -320,6 +338,7 @@ class StatsPanel(QWidget):
     def show_table(self, kind: str, frame: pd.DataFrame, status: str = "") -> None:
         """Show ``frame`` (stats of ``kind``); ignored unless ``kind`` is the current tab."""
         self._frames[kind] = frame
+        self._loading_text = ""
         if kind != self.kind():
             return
         name = self.selected_name()
@@ -332,6 +351,14 @@ class StatsPanel(QWidget):
         if name is not None:
             self.select_name(name, emit=False)
 
+    def show_loading(self, text: str) -> None:
+        """Show no numbers on any tab, only ``text``, until the next :meth:`show_table`
+        (the reports are still being read: partial numbers must not pass for final)."""
+        self._frames.clear()
+        self.model.set_frame(pd.DataFrame(), [])
+        self._loading_text = text
+        self.status_label.setText(text)
+
     def show_outliers(self, frame: pd.DataFrame, status: str = "") -> None:
         """Show the outlier instances (worst first) in the Outliers tab."""
         frame = frame.copy()
@@ -343,6 +370,7 @@ class StatsPanel(QWidget):
             frame["mads"] = np.where(mad > 0, dev / np.where(mad > 0, mad, 1.0), by_z)
         self._frames[OUTLIERS_TAB] = frame
         self._outlier_status = status
+        self._loading_text = ""
         if self.kind() == OUTLIERS_TAB:
             self.model.set_frame(frame, columns_for(OUTLIERS_TAB, frame, self._report_labels))
             self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
@@ -413,6 +441,7 @@ class StatsPanel(QWidget):
             self.show_table(kind, frame, "")
         else:
             self.model.set_frame(pd.DataFrame(), [])
+            self.status_label.setText(self._loading_text)
         self.kind_changed.emit(kind)
 
     def _emit_scope(self) -> None:

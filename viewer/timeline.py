@@ -139,17 +139,37 @@ class TimelineWidget(QWidget):
         ``reports``: a :class:`ReportSet` (its slice tables are drawn), or reports to put
         in a new one.
         """
+        self._take_data(reports, offsets_ns)
+        self.state.reset_tracks(tracks)  # lays the rows out
+        self._update_span()
+        self.fit()
+
+    def replace_reports(
+        self,
+        reports: ReportSet | Sequence[Report],
+        tracks: Sequence[Track],
+        offsets_ns: Sequence[int],
+    ) -> None:
+        """Show newer versions of the same reports (more tables read by a progressive open).
+
+        Keeps the view range, pins (also of rows still to come), hidden rows, collapsed
+        groups and the time selection; the picked event and the highlights are dropped, as
+        their rows belong to the older tables. The full range grows with what arrived.
+        """
+        self._take_data(reports, offsets_ns)
+        self.state.set_tracks(tracks)
+        self._update_span()
+        self.update()
+
+    def _take_data(self, reports: ReportSet | Sequence[Report], offsets_ns: Sequence[int]) -> None:
         self._set = reports if isinstance(reports, ReportSet) else ReportSet(reports)
         self._reports = list(self._set.reports)
         self._tables = [self._set.slice_tables(i) for i in range(len(self._reports))]
         self._offsets = [int(o) for o in offsets_ns] + [0] * (len(reports) - len(offsets_ns))
-        self._painter.reset()
+        self._painter.reset()  # its level-of-detail images are of the older tables
         self._tooltips.clear()
         self._selected = self._partner = None
         self._highlights, self._marks = {}, []
-        self.state.reset_tracks(tracks)  # lays the rows out
-        self._update_span()
-        self.fit()
 
     def set_tracks(self, tracks: Sequence[Track]) -> None:
         """Replace the rows of the same reports, keeping view, pins and collapsed groups.

@@ -37,6 +37,7 @@ from analysis.recipes.base import (
 )
 from analysis.recipes.summaries import files_table
 from analysis.schema import pid_of
+from analysis.timefmt import pluralize
 
 __all__ = ["GpuGaps", "GpuTimeUtil", "find_gaps", "gpu_ops", "time_utilization"]
 
@@ -345,8 +346,8 @@ class GpuGaps(Recipe):
     def reduce(self, partials: Sequence[FilePartial], options: RecipeOptions) -> RecipeOutput:
         table = _concat_files(partials, "analysis", _GAP_COLUMNS)
         lines = [
-            f"gpu_gaps: {len(table)} gap(s) longer than {options.gap_ms:g} ms "
-            f"in {len(partials)} report(s)"
+            f"gpu_gaps: {pluralize(len(table), 'gap')} longer than {options.gap_ms:g} ms "
+            f"in {pluralize(len(partials), 'report')}"
         ]
         for row in table.sort_values("Duration", ascending=False).head(5).to_dict("records"):
             lines.append(
@@ -401,8 +402,9 @@ class GpuTimeUtil(Recipe):
                 data=grid,
             )
         summary = (
-            f"gpu_time_util: {len(table)} region(s) below {options.threshold_pct:g}% in "
-            f"{len(partials)} report(s), {options.chunks} chunks per process and device"
+            f"gpu_time_util: {pluralize(len(table), 'region')} below {options.threshold_pct:g}% "
+            f"in {pluralize(len(partials), 'report')}, "
+            f"{pluralize(options.chunks, 'chunk')} per process and device"
         )
         return RecipeOutput(
             recipe=self.name,

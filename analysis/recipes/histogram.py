@@ -28,6 +28,7 @@ from analysis.recipes.base import (
     RecipeOutput,
 )
 from analysis.recipes.summaries import files_table
+from analysis.timefmt import pluralize
 
 __all__ = ["CudaGpuKernHist", "bin_edges", "duration_bins"]
 
@@ -144,8 +145,9 @@ class CudaGpuKernHist(Recipe):
             log_x=True,
         )
         summary = (
-            f"cuda_gpu_kern_hist: {len(order)} kernel name(s), {int(merged['Count'].sum()):,d} "
-            f"instances in {len(partials)} report(s), {bpd} bins per decade"
+            f"cuda_gpu_kern_hist: {pluralize(len(order), 'kernel name')}, "
+            f"{pluralize(int(merged['Count'].sum()), 'instance')} in "
+            f"{pluralize(len(partials), 'report')}, {bpd} bins per decade"
         )
         return RecipeOutput(
             recipe=self.name,

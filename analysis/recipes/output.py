@@ -29,6 +29,7 @@ from analysis.errors import AnalysisError
 from analysis.escape import escape_frame, escape_text
 from analysis.outputs import real_path, staged_folder, write_failure
 from analysis.recipes.base import PlotSpec, RecipeOutput
+from analysis.timefmt import pluralize
 
 if TYPE_CHECKING:
     from analysis.recipes.runner import RecipeRun
@@ -171,11 +172,14 @@ def _summary_text(output: RecipeOutput, run: RecipeRun | None) -> str:
     lines = [output.summary.rstrip()]
     if run is not None:
         lines.append(
-            f"{len(run.inputs)} report(s), mode {run.mode}, {run.workers} worker(s), "
+            f"{pluralize(len(run.inputs), 'report')}, mode {run.mode}, "
+            f"{pluralize(run.workers, 'worker')}, "
             f"{run.wall_s:.1f} s"
         )
         if run.no_data:
-            lines.append(f"no data in {len(run.no_data)} report(s): {', '.join(run.no_data)}")
+            lines.append(
+                f"no data in {pluralize(len(run.no_data), 'report')}: {', '.join(run.no_data)}"
+            )
         for failure in run.failures:
             lines.append(f"skipped {failure.file}: {failure.reason}")
     # Names from reports: no control characters in a file people cat to a terminal.

@@ -35,6 +35,7 @@ from analysis.recipes.base import (
     RecipeOutput,
 )
 from analysis.recipes.summaries import files_table
+from analysis.timefmt import pluralize
 
 __all__ = ["CudaGpuKernPace", "describe"]
 
@@ -217,8 +218,9 @@ class CudaGpuKernPace(Recipe):
         }
         stats = tables["all_stats"].iloc[0]
         summary = (
-            f"cuda_gpu_kern_pace {options.kernel_name}: {int(stats['Count'])} instances in "
-            f"{len(files)} report(s); mean {stats['Mean']:,.1f} ns, median "
+            f"cuda_gpu_kern_pace {options.kernel_name}: "
+            f"{pluralize(int(stats['Count']), 'instance')} in {pluralize(len(files), 'report')}; "
+            f"mean {stats['Mean']:,.1f} ns, median "
             f"{stats['Median']:,.1f} ns, max {stats['Max']:,.0f} ns"
         )
         return RecipeOutput(self.name, tables, plots, summary, files)

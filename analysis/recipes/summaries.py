@@ -38,6 +38,7 @@ from analysis.recipes.base import (
     RecipeOutput,
 )
 from analysis.recipes.partials import GroupPartial, MergedGroups, merge_partials
+from analysis.timefmt import pluralize
 
 __all__ = ["CudaGpuKernSum", "NvtxGpuProjSum", "NvtxSum", "StatsRecipe", "files_table"]
 
@@ -273,7 +274,8 @@ class StatsRecipe(Recipe):
     def _summary(self, all_stats: pd.DataFrame, by_file: pd.DataFrame, files: list[str]) -> str:
         total, count, mean = self.stat_names[:3]
         keys = list(self.key_columns)
-        lines = [f"{self.name}: {len(all_stats)} names over {len(files)} report(s)"]
+        names, reports = pluralize(len(all_stats), "name"), pluralize(len(files), "report")
+        lines = [f"{self.name}: {names} over {reports}"]
         head = all_stats.head(5).merge(by_file[[*keys, "Fastest"]], on=keys, how="left")
         for row in head.to_dict("records"):
             label = self.labels(pd.DataFrame([row]))[0]

@@ -235,7 +235,7 @@ def grouped(
 ) -> tuple[np.ndarray, GroupStats]:
     """Group ``values`` by string ``labels``; return (label per group, stats)."""
     codes, uniques = pd.factorize(pd.Series(labels, dtype=object), sort=False)
-    stats = group_stats(codes.astype(np.int64), np.asarray(values, dtype=np.int64), xp)
+    stats = group_stats(codes, np.asarray(values), xp)  # the engine takes int32/int64 as is
     return np.asarray(uniques, dtype=object)[stats.keys], stats
 
 

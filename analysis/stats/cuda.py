@@ -205,7 +205,7 @@ def _null_last(ids: np.ndarray, report: Report) -> np.ndarray:
     """Map NULL ids (-1) to one past the pool so that they group last, as a code >= 0."""
     if len(ids) == 0 or int(ids.min()) >= 0:
         return ids
-    return np.where(ids >= 0, ids, len(report.strings)).astype(np.int64)
+    return np.where(ids >= 0, ids, len(report.strings))  # any int dtype: no second copy
 
 
 def _null_back(codes: np.ndarray, report: Report) -> np.ndarray:

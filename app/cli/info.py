@@ -5,17 +5,23 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import sys
+from pathlib import Path
 
 from analysis import Report, open_report
 from analysis.escape import escape_text
+from analysis.metadata import table_schema
+from analysis.open import sqlite_source
 from app.cli.common import Skips, add_report_args, expand_reports, open_each
 
-__all__ = ["add_parser", "format_info", "run"]
+__all__ = ["add_parser", "format_info", "format_schema", "run"]
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("info", help="what a report holds: version, GPUs, processes, counts")
     add_report_args(parser)
+    parser.add_argument(
+        "--schema", action="store_true", help="also list every SQLite table: rows and columns"
+    )
 
 
 def _ns(value: int) -> str:
@@ -51,12 +57,31 @@ def format_info(report: Report) -> str:
     return "\n".join(escape_text(line) for line in lines)
 
 
+def format_schema(path: Path) -> str:
+    """Return the report's SQLite tables with row counts and columns, names escaped."""
+    source = sqlite_source(path)
+    if source is None:
+        return "  tables:        (no SQLite export to list)"
+    tables = table_schema(source)
+    lines = ["  tables:"]
+    for name, rows, columns in tables:
+        lines.append(f"    {name}  {rows:,} rows")
+        lines += [f"      {column}  {kind}".rstrip() for column, kind in columns]
+    return "\n".join(escape_text(line) for line in lines)
+
+
 def run(args: argparse.Namespace) -> int:
     skips = Skips()
     paths = expand_reports(args.reports, skips)
     use_cache = not args.no_cache
-    for _path, report in open_each(paths, lambda p: open_report(p, use_cache=use_cache), skips):
+
+    def read(path: Path) -> tuple[Report, str]:
+        report = open_report(path, use_cache=use_cache)
+        return report, (format_schema(path) if args.schema else "")
+
+    for _path, (report, schema) in open_each(paths, read, skips):
         # Each report as soon as it is read; a blank line between two.
-        sys.stdout.write(("\n" if skips.done > 1 else "") + format_info(report) + "\n")
+        text = format_info(report) + ("\n" + schema if schema else "")
+        sys.stdout.write(("\n" if skips.done > 1 else "") + text + "\n")
         sys.stdout.flush()
     return skips.status()

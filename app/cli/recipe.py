@@ -28,6 +28,7 @@ from analysis.recipes import (
 )
 from analysis.recipes.output import check_replaceable
 from analysis.recipes.runner import NoReportError, RecipeRun, check_numbers, input_paths
+from analysis.timefmt import pluralize
 from app.cli.common import Skips
 
 __all__ = ["ProgressBar", "add_parser", "run"]
@@ -182,7 +183,7 @@ def run(args: argparse.Namespace) -> int:
     out = sys.stdout
     out.write("\n".join(escape_text(line) for line in result.output.summary.rstrip().split("\n")))
     out.write(
-        f"\n{len(result.inputs)} report(s), mode {result.mode}, {result.wall_s:.1f} s; "
+        f"\n{pluralize(len(result.inputs), 'report')}, mode {result.mode}, {result.wall_s:.1f} s; "
         f"output in {escape_text(str(folder))}\n"
     )
     out.flush()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import sys
 
 from analysis.alignment import TimeAlignment
 from analysis.errors import StrataError
@@ -18,7 +19,15 @@ from app.cli.common import (
     output_stream,
 )
 
-__all__ = ["add_parser", "parse_range", "parse_size", "parse_time_ns", "run"]
+__all__ = [
+    "add_parser",
+    "clamp_view",
+    "parse_range",
+    "parse_size",
+    "parse_time_ns",
+    "range_text",
+    "run",
+]
 
 _UNITS_NS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 _TIME = re.compile(r"^\s*(-?\d+(?:\.\d*)?|-?\.\d+)\s*(ns|us|µs|ms|s)?\s*$")
@@ -47,7 +56,9 @@ def parse_range(text: str) -> tuple[int, int]:
     start, end = text.split(":", 1)
     t0, t1 = parse_time_ns(start), parse_time_ns(end)
     if t1 <= t0:
-        raise StrataError(f"render: --range {text!r} ends before it starts")
+        # '1:1.2' meant seconds, but a number without a unit is ns (1 ns to 1 ns).
+        hint = "" if re.search(r"[a-zµ]", text) else "; a number without a unit is ns, e.g. 1s:1.2s"
+        raise StrataError(f"render: --range {text!r} ends before it starts{hint}")
     return t0, t1
 
 
@@ -97,12 +108,37 @@ def _check_pins(patterns: list[str]) -> None:
             raise StrataError(f"render: bad --pin {pattern!r}: {exc}") from exc
 
 
-def _check_view(view: tuple[int, int], span: tuple[int, int], text: str) -> None:
-    """Refuse a --range that shows none of the trace (``span``: the trace on the same axis)."""
-    if view[1] <= span[0] or view[0] >= span[1]:
+def range_text(t0_ns: int, t1_ns: int) -> str:
+    """Return ``[t0_ns, t1_ns]`` as a ``--range`` value that covers it (s to the µs, or ns)."""
+    if t1_ns - t0_ns < 1_000_000:  # under a millisecond: whole ns say it exactly
+        return f"{t0_ns}:{t1_ns}"
+    start_us, end_us = t0_ns // 1_000, -(-t1_ns // 1_000)  # rounded outwards: it covers all
+    return f"{start_us / 1e6:.6f}s:{end_us / 1e6:.6f}s"
+
+
+def clamp_view(view: tuple[int, int], span: tuple[int, int], text: str) -> tuple[int, int]:
+    """Return the part of ``view`` the trace covers (``span``: the trace on the same axis).
+
+    A range partly past the trace is cut to it, with a note on stderr; one that shows none of
+    it is refused, naming the trace's range in a form ``--range`` takes.
+
+    Raises
+    ------
+    StrataError
+        When ``view`` and ``span`` do not overlap.
+    """
+    covered = (max(view[0], span[0]), min(view[1], span[1]))
+    if covered[1] <= covered[0]:
         raise StrataError(
-            f"render: --range {text!r} lies outside the trace ({span[0]} .. {span[1]} ns)"
+            f"render: --range {text!r} lies outside the trace, which spans "
+            f"{range_text(*span)}; pick a range inside it"
         )
+    if covered != view:
+        sys.stderr.write(
+            f"strata: render: --range {text!r} reaches past the trace "
+            f"({range_text(*span)}); drawing {range_text(*covered)}\n"
+        )
+    return covered
 
 
 def run(args: argparse.Namespace) -> int:
@@ -116,10 +152,11 @@ def run(args: argparse.Namespace) -> int:
     if not reports:
         return skips.status()
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from app.fonts import ensure_usable_font
     from viewer.render import ensure_application, render_to_image
     from viewer.timeline import TimelineWidget
 
-    ensure_application()
+    ensure_usable_font(ensure_application())
     widget = TimelineWidget()
     widget.resize(*size)
     report_set = ReportSet(reports)
@@ -129,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
         offsets = report_set.offsets_ns(TimeAlignment(args.align))
     widget.set_data(report_set, report_set.tracks(), offsets)
     if view is not None:
-        _check_view(view, widget.full_range(), args.range)
+        view = clamp_view(view, widget.full_range(), args.range)
     for pattern in args.pin:
         widget.pin_matching(pattern)
     if view is not None:

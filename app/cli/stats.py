@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import argparse
 
+from analysis import answers
 from analysis.errors import AnalysisError
 from analysis.stats import FORMATS, REPORT_NAMES, format_results, parse_spec
-from analysis.stats.compute import summarize
+from analysis.stats.compute import summarize as compute_summaries
 from analysis.stats.format import parse_timeunit
 from analysis.stats.lean import wait_for_cache_writes
 from analysis.xp import BACKENDS, get_xp
@@ -85,12 +86,18 @@ def run(args: argparse.Namespace) -> int:
     paths = expand_reports(args.reports, skips)
     check_output_file(args.output, args.reports, paths)
 
-    def compute(path):
+    def compute(path, wanted):
         # Inside SQLite for a small report, else only the columns the summaries read.
-        return summarize(path, specs, xp, use_cache=not args.no_cache)
+        return compute_summaries(path, wanted, xp, use_cache=not args.no_cache)
+
+    def summarize(path):
+        if args.no_cache:
+            return compute(path, specs)
+        # Summaries computed before for this same report are printed from their tables.
+        return answers.summaries(path, specs, lambda wanted: compute(path, wanted))
 
     results = {}
-    for path, (report_name, tables) in open_each(paths, compute, skips):
+    for path, (report_name, tables) in open_each(paths, summarize, skips):
         # Two reports with one file name (other folders) are told apart by their path.
         name = report_name if report_name not in results else str(path)
         results[name] = tables

@@ -117,6 +117,8 @@ class Damaged:
             for how in DAMAGES:
                 folder = work / f"{how}-{name}"
                 shutil.copytree(work / "pristine", folder)
+                # Without the stored answers, so that the next run reads the damaged entry.
+                shutil.rmtree(folder / "answers", ignore_errors=True)
                 self.changed[name, how] = _damage(_entry_dir(folder, report) / name, how)
                 folders[how].append(str(folder))
         with ThreadPoolExecutor(max_workers=2) as pool:

@@ -183,9 +183,9 @@ def test_stringids_value_of_another_type(hostile: Make) -> None:
 @pytest.mark.parametrize(
     ("table", "column", "value", "fragment"),
     [
-        (KERNELS, "start", "NULL", f"{KERNELS} has 1 events with a NULL start"),
-        (KERNELS, "end", "NULL", f"{KERNELS} has 1 events with a NULL end"),
-        (RUNTIME, "start", "NULL", f"{RUNTIME} has 1 events with a NULL start"),
+        (KERNELS, "start", "NULL", f"{KERNELS} has 1 event with a NULL start"),
+        (KERNELS, "end", "NULL", f"{KERNELS} has 1 event with a NULL end"),
+        (RUNTIME, "start", "NULL", f"{RUNTIME} has 1 event with a NULL start"),
         (KERNELS, "start", "'abc'", f"{KERNELS}.start holds 1 text values"),
         (KERNELS, "start", "X'0102'", f"{KERNELS}.start holds 1 blob values"),
         (KERNELS, "end", "1e9 + 0.5", f"{KERNELS}.end holds 1 real-number values"),

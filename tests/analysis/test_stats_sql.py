@@ -5,6 +5,7 @@ choice between them (analysis.stats.compute)."""
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -122,6 +123,7 @@ def test_cache_entry_wins_and_sql_path_writes_none(demo_seed, tmp_path: Path, mo
     assert first.returncode == 0, first.stderr
     assert not (cache / "reports").exists() or not any((cache / "reports").iterdir())
     assert choose_path(demo_seed.path, ["cuda_gpu_kern_sum"]) == "sql"
+    shutil.rmtree(cache / "answers", ignore_errors=True)  # the first run's stored answers
     columns = run_cli(*args, env={**env, PATH_ENV: "columns"})  # writes the entry
     assert columns.stdout == first.stdout
     assert choose_path(demo_seed.path, ["cuda_gpu_kern_sum"]) == "columns"

@@ -114,3 +114,19 @@ def test_thread_rows_sit_under_their_process(load_report) -> None:
     api = [t for t in ReportSet([report]).tracks() if t.kind == "cuda_api"]
     assert api
     assert all(t.group[1] == "Processes" and t.group[2].endswith(f"[{pid[0][0]}]") for t in api)
+
+
+@requires_shared
+def test_a_one_core_report_says_one_core(tmp_path) -> None:
+    """The CPU group once read 'CPU (1 cores)'."""
+    import shutil
+
+    from analysis import open_report
+    from tests.helpers import mutate_sqlite
+
+    copy = tmp_path / "one_core.sqlite"
+    shutil.copyfile(SERIAL, copy)
+    mutate_sqlite(copy, "DELETE FROM SCHED_EVENTS WHERE cpu != (SELECT min(cpu) FROM SCHED_EVENTS)")
+    report = open_report(copy, use_cache=False)
+    groups = {t.group[-1] for t in ReportSet([report]).tracks() if t.kind == "cpu"}
+    assert groups == {"CPU (1 core)"}

@@ -235,3 +235,25 @@ def test_generated_rows_equal_their_histograms(reports, tmp_path):
         _assert_rows_equal_their_instances(index, windows, len(mixed))
     nvtx = build_window_index(mixed, "nvtx").stats()
     assert nvtx.duplicated("name").any()  # the same name in both styles: two rows
+
+
+def test_pivot_over_many_reports_warns_nothing():
+    """40 reports (120 per-report columns) once printed pandas' fragmentation warning."""
+    import warnings
+
+    names = [f"rank{i:02d}" for i in range(40)]
+    frame = pd.DataFrame(
+        {
+            "report": [n for n in names for _ in range(3)],
+            "name": ["a", "b", "c"] * len(names),
+            "count": np.ones(3 * len(names), np.int64),
+            "total_ns": np.arange(3 * len(names), dtype=np.int64) + 1,
+            "median_ns": np.arange(3 * len(names), dtype=np.float64) + 1,
+        }
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        wide = pivot_by_report(frame, names)
+    assert list(wide["name"]) == ["c", "b", "a"]
+    assert wide.loc[0, "rank39|total_ns"] == 120
+    assert wide.loc[0, "total_ns"] == sum(range(3, 121, 3))

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QLabel, QMessageBox
 
 from tests.app.conftest import small_real, wait_idle
 from tests.conftest import FIXTURES_DIR, REAL_DIR, fingerprint, requires_fixtures, requires_shared
@@ -408,3 +408,62 @@ def test_the_pinned_area_size_the_user_dragged_is_remembered(qtbot, make_window)
     first.close()
     second = make_window()
     assert second.timeline.pinned_fraction() == pytest.approx(dragged)
+
+
+def test_an_oversized_saved_window_is_restored_within_the_screen(qtbot, make_window) -> None:
+    """A window once saved 3,896 px wide (a long name had widened its dock) came back so."""
+    from PySide6.QtWidgets import QDockWidget
+
+    from app.stats_controller import install_stats_panel
+
+    first = make_window()
+    install_stats_panel(first)
+    first.resize(3896, 2400)
+    first.resizeDocks(
+        [first.findChild(QDockWidget, "statsDock")], [3400], Qt.Orientation.Horizontal
+    )
+    QApplication.processEvents()
+    first.close()
+    second = make_window()
+    install_stats_panel(second)
+    QApplication.processEvents()
+    screen = second.screen().availableGeometry()
+    smallest = second.minimumSizeHint()  # the offscreen screen (800 px) is narrower than it
+    assert second.width() <= max(screen.width(), smallest.width())
+    assert second.height() <= max(screen.height(), smallest.height())
+    assert screen.contains(second.geometry().topLeft())
+    assert second.findChild(QDockWidget, "statsDock").width() <= second.width() // 2
+
+
+def test_fit_into_clamps_size_then_position() -> None:
+    from PySide6.QtCore import QRect
+
+    from app.main_window import fit_into
+
+    screen = QRect(0, 0, 1920, 1080)
+    assert fit_into(QRect(100, 50, 3896, 1000), screen) == QRect(0, 50, 1920, 1000)
+    assert fit_into(QRect(1800, 900, 800, 600), screen) == QRect(1120, 480, 800, 600)
+    assert fit_into(QRect(-500, -20, 800, 600), screen) == QRect(0, 0, 800, 600)
+    inside = QRect(10, 10, 800, 600)
+    assert fit_into(inside, screen) == inside
+
+
+def test_a_long_message_is_elided_with_the_whole_text_on_hover_and_in_details(
+    qtbot, make_window
+) -> None:
+    window = make_window()
+    text = "big.sqlite: " + "the report's CUPTI_ACTIVITY_KIND_KERNEL table is damaged " * 20
+    window.messages.add_message(text, "error", "details: page 1234 of 9999")
+    QApplication.processEvents()
+    row = window.messages._rows[0]
+    assert row.label.text() == text
+    shown = QLabel.text(row.label)  # what is drawn
+    assert shown != text
+    assert "…" in shown
+    assert text in row.label.toolTip()
+    assert "page 1234" in row.label.toolTip()
+    row._show_details()
+    box = row.findChild(QMessageBox)
+    assert box.text() == text
+    assert "page 1234" in box.detailedText()
+    box.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -122,6 +123,36 @@ def test_render_accepts_a_range_that_overlaps_the_trace(
     out = tmp_path / "out.png"
     assert main(["render", str(report), "-o", str(out), "--range", "0:15us"]) == 0
     assert out.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_render_outside_the_trace_names_its_range_in_a_form_range_takes(
+    report: Path, tmp_path: Path, capsys, qapp
+) -> None:
+    out = tmp_path / "out.png"
+    assert main(["render", str(report), "-o", str(out), "--range", "1s:1.2s"]) == 2
+    line = one_line(capsys.readouterr().err)
+    span = re.search(r"spans (\S+);", line)
+    assert span, line
+    # What the message names is accepted as it stands, and draws without a note.
+    assert main(["render", str(report), "-o", str(out), "--range", span.group(1)]) == 0
+    assert capsys.readouterr().err == ""
+    assert out.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_render_cuts_a_range_partly_past_the_trace_with_a_note(
+    report: Path, tmp_path: Path, capsys, qapp
+) -> None:
+    out = tmp_path / "out.png"
+    assert main(["render", str(report), "-o", str(out), "--range=-1s:1s"]) == 0
+    line = one_line(capsys.readouterr().err)
+    assert "reaches past the trace" in line
+    assert "drawing " in line
+    assert out.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_render_range_without_units_says_they_are_ns(capsys) -> None:
+    assert main(["render", "x.sqlite", "-o", "x.png", "--range", "1:1.2"]) == 2
+    assert "a number without a unit is ns" in one_line(capsys.readouterr().err)
 
 
 @pytest.mark.parametrize("command", ["info", "stats", "outliers", "recipe", "render"])

@@ -38,7 +38,7 @@ def test_recipe_writes_tables_plots_summary_and_names_the_skipped_file(
     argv = ["recipe", "cuda_gpu_kern_sum", "--input", str(ranks), "--output", str(out)]
     assert main([*argv, "--mode", "serial"]) == 1  # done, but a report was skipped
     captured = capsys.readouterr()
-    assert "cuda_gpu_kern_sum: 2 names over 3 report(s)" in captured.out
+    assert "cuda_gpu_kern_sum: 2 names over 3 reports" in captured.out
     assert f"output in {out}" in captured.out
     assert "4/4" in captured.err  # the progress bar reached the end
     assert "\r" in captured.err

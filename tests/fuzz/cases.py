@@ -289,8 +289,8 @@ REPORT_CLASSES: dict[str, _Builder] = {
 }
 
 
-#: class label -> damage to the cache after a first cached run, and the commands priming it.
-CACHE_CLASSES: dict[str, tuple[str, tuple[CacheDamage, ...]]] = {
+#: class label -> damage to an entry after a first cached run, and the commands priming it.
+_ENTRY_CLASSES: dict[str, tuple[str, tuple[CacheDamage, ...]]] = {
     "string table bit flip (main cache)": ("full", (CacheDamage(0, "flip", 500_000, 3,
                                                                 "strings.arrow"),)),
     # Two flips where the string table of the demo's entry keeps its values and its offsets
@@ -325,4 +325,22 @@ CACHE_CLASSES: dict[str, tuple[str, tuple[CacheDamage, ...]]] = {
                                                                 "meta.json"),)),
     "column file deleted (partial entry)": ("lean", (CacheDamage(0, "delete", 0, 0,
                                                                  "/cuda_api.arrow"),)),
+}  # fmt: skip
+
+#: Removes the stored answers after a damage to an entry: the next run reads that entry.
+_NO_ANSWERS = CacheDamage(0, "delete-all", 0, 0, ".answer")
+#: The stored answers (analysis/answers.py): a damaged one is recomputed, never printed.
+_ANSWER_CLASSES: dict[str, tuple[str, tuple[CacheDamage, ...]]] = {
+    "answer table bit flip": ("lean", (CacheDamage(0, "flip", 900_000, 2, ".answer"),)),
+    "answer meta record bit flip": ("lean", (CacheDamage(0, "flip", 30_000, 5, ".answer"),)),
+    "answer truncated": ("lean", (CacheDamage(0, "truncate", 500_000, 0, ".answer"),)),
+    "answer emptied (full model)": ("full", (CacheDamage(0, "empty", 0, 0, ".answer"),)),
+    "answer tables: a bit flipped every 64 bytes (full model)": (
+        "full", (CacheDamage(3, "scatter", 100_000, 6, ".answer"),)),
+}  # fmt: skip
+#: class label -> damage to the cache after a first cached run, and the commands priming it.
+CACHE_CLASSES = {
+    **{label: (priming, (*damages, _NO_ANSWERS))
+       for label, (priming, damages) in _ENTRY_CLASSES.items()},
+    **_ANSWER_CLASSES,
 }  # fmt: skip

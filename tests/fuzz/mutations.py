@@ -217,7 +217,8 @@ class CacheDamage:
     (flip that bit in every 64th byte of the quarter of the file from there: some land in
     offsets, lengths and values whatever the layout, while the file's head and tail may
     stay intact), ``zero`` 64 bytes there, ``truncate`` there, ``empty`` the file,
-    ``delete`` it.
+    ``delete`` it; ``delete-all`` deletes every file whose path ends with ``match`` (the
+    stored answers, say, so that the next run reads the damaged entry beneath them).
     """
 
     pick: int
@@ -229,6 +230,11 @@ class CacheDamage:
     def apply(self, root: Path) -> str:
         """Damage the file; return what was done, with the file's name (for the report)."""
         files = cache_files(root)
+        if self.op == "delete-all":
+            gone = [p for p in files if str(p).endswith(self.match)]
+            for path in gone:
+                path.unlink()
+            return f"deleted the {len(gone)} files *{self.match}"
         if self.match:
             files = [p for p in files if str(p).endswith(self.match)][:1]
         if not files:

@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from viewer.state import Scope
-from viewer.stats_panel import StatsPanel
+from viewer.stats_panel import TABS, StatsPanel, columns_for
 from viewer.table_model import format_cell
 
 
@@ -147,3 +147,67 @@ def test_integers_show_every_digit():
     assert format_cell(np.int64(2**53 + 1), "int") == "9,007,199,254,740,993"
     assert format_cell(3 * (2**62 + 7), "int") == "13,835,058,055,282,163,733"
     assert format_cell(np.float64(1234.5), "int") == "1,234"
+
+
+def _docked(qtbot):
+    from PySide6.QtWidgets import QDockWidget, QMainWindow, QWidget
+
+    window = QMainWindow()
+    qtbot.addWidget(window)
+    window.setCentralWidget(QWidget())
+    panel = StatsPanel()
+    dock = QDockWidget("Statistics", window)
+    dock.setWidget(panel)
+    window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
+    window.resize(1400, 900)
+    window.show()
+    window.resizeDocks([dock], [420], Qt.Orientation.Horizontal)
+    qtbot.waitExposed(window)
+    return panel, dock, window
+
+
+def test_switching_tabs_keeps_the_panel_width(qtbot):
+    panel, dock, _window = _docked(qtbot)
+    statuses = ["1 event", "123,456,789 events · 38 reports · 1,234 ms" * 3, ""]
+    widths = set()
+    for i, (kind, _title) in enumerate(TABS[:-1]):
+        panel.tabs.setCurrentIndex(i)
+        panel.show_table(kind, _frame(), statuses[i % 3])
+        QApplication.processEvents()
+        widths.add(dock.width())
+    assert len(widths) == 1, widths
+
+
+def test_the_histogram_starts_readable(qtbot):
+    panel, _dock, _window = _docked(qtbot)
+    QApplication.processEvents()
+    assert panel.histogram.height() >= 140
+
+
+def test_the_size_tab_names_its_share_of_bytes_not_time():
+    headers = [c.header for c in columns_for("memcpy_bytes", _frame(), [])]
+    assert "Size (%)" in headers
+    assert not any("Time" in h for h in headers)
+    assert "Time (%)" in [c.header for c in columns_for("memcpy", _frame(), [])]
+
+
+def test_a_2000_character_name_does_not_widen_the_dock(qtbot):
+    """A long name once widened the dock until the window was 3,896 px wide."""
+    panel, dock, window = _docked(qtbot)
+    width, window_width = dock.width(), window.width()
+    long_name = "void very_long_template_kernel<" + "x" * 2000 + ">(float*)"
+    frame = _frame()
+    frame.loc[0, "name"] = long_name
+    panel.set_reports(["a" * 300 + ".sqlite"])
+    panel.show_table("kernels", frame, "status " + long_name)
+    panel.set_instance_text(f"{long_name} (3 instances)")
+    panel.histogram.set_data(f"{long_name}  (3 instances)", {"a": np.array([1.0, 2.0])}, 1.5, 9.0)
+    assert panel.select_name(long_name)
+    QApplication.processEvents()
+    assert window.width() == window_width
+    assert dock.width() <= width + 1
+    # The full name is one hover away, in the table and on the histogram's title.
+    row = _column(panel, "name").index(long_name)
+    index = panel.proxy.index(row, panel.model.column_of("name"))
+    assert index.data(Qt.ItemDataRole.ToolTipRole) == long_name
+    assert long_name in panel.histogram.title_text()

@@ -1,0 +1,129 @@
+"""Progressive open in the window: kernel rows drawn before the load ends, the UI live, the
+user's view kept as the rest arrives, and the same end state as a whole load."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QTimer
+
+from analysis import loader, open_report
+from analysis.reportset import ReportSet
+from app.loading import LOADED, LOADING
+from tests.app.conftest import LOAD_TIMEOUT_MS, small_real, wait_idle
+from tests.conftest import requires_shared
+
+HOLD_TIMEOUT_S = 60
+
+
+@pytest.fixture
+def held_cuda_api(monkeypatch):
+    """Hold the read of the CUDA API table until the test sets the returned event."""
+    release = threading.Event()
+    plan = loader._column_read
+
+    def held_read(db, kind, strings):
+        read = plan(db, kind, strings)
+        if kind != "cuda_api":
+            return read
+        convert = read.convert
+
+        def slow_convert(batch):
+            release.wait(HOLD_TIMEOUT_S)  # bounded: a failing test must not hang
+            return convert(batch)
+
+        read.convert = slow_convert  # a fresh plan of this load: changing it is private
+        return read
+
+    monkeypatch.setattr(loader, "_column_read", held_read)
+    yield release
+    release.set()
+
+
+def _kernel_events_drawn(window) -> int:
+    """Events on the kernel (GPU stream) rows of the timeline."""
+    shown = window.binding.shown_set()
+    count = 0
+    for track in window.binding.tracks():
+        if track.kind == "gpu_stream":
+            for name, track_id in track.parts:
+                offsets = shown.slice_tables(track.report_index)[name].track_offsets
+                count += int(offsets[track_id + 1] - offsets[track_id])
+    return count
+
+
+@requires_shared
+def test_kernel_rows_are_drawn_before_the_load_ends_and_the_view_survives(
+    qtbot, make_window, settings, held_cuda_api, tmp_path: Path
+) -> None:
+    from app.stats_controller import install_stats_panel
+
+    report = tmp_path / small_real(2).name  # a new path: no cache entry, a cold read
+    shutil.copyfile(small_real(2), report)
+    held_cuda_api.set()
+    whole = ReportSet([open_report(report, use_cache=False)])
+    held_cuda_api.clear()
+    # A pin saved last time, on a CUDA API row: that row arrives last.
+    api_row = next(t.key for t in whole.tracks() if t.kind == "cuda_api")
+    settings.set_pinned_keys([report.resolve()], [api_row])
+    window = make_window()
+    controller = install_stats_panel(window)
+    ticks = []
+    timer = QTimer()
+    timer.timeout.connect(lambda: ticks.append(1))
+    timer.start(5)
+    (entry,) = window.open_paths([report])
+
+    # The newest partial report shown (an older one may be laid out first), kernels drawn.
+    qtbot.waitUntil(
+        lambda: (
+            any(r is entry.report for r in window.binding.shown_reports())
+            and _kernel_events_drawn(window) > 0
+        ),
+        timeout=LOAD_TIMEOUT_MS,
+    )
+    assert entry.state == LOADING
+    assert not entry.report.complete
+    assert "cuda_api" in entry.report.pending
+    # The statistics wait for the whole report rather than show partial totals.
+    assert controller.panel.current_frame().empty
+    assert "Loading" in controller.panel.status_label.text()
+    # The UI thread is free while the CUDA API is held: the timer keeps firing.
+    before = len(ticks)
+    qtbot.wait(100)
+    assert len(ticks) > before
+    assert entry.state == LOADING
+
+    # The user pans, zooms, pins and selects while the rest streams in.
+    timeline = window.timeline
+    kernel_row = next(t.key for t in window.binding.tracks() if t.kind == "gpu_stream")
+    timeline.pin(kernel_row)
+    lo, hi = timeline.full_range()
+    view = (lo + (hi - lo) // 4, lo + (hi - lo) // 2)
+    timeline.set_view_range(*view)
+    timeline.select_time_range(view[0], view[0] + (view[1] - view[0]) // 2)
+    selection = timeline.time_selection()
+
+    held_cuda_api.set()
+    qtbot.waitUntil(lambda: entry.state == LOADED, timeout=LOAD_TIMEOUT_MS)
+    wait_idle(qtbot, window)
+    assert entry.report.complete
+    assert timeline.pinned_keys() == [api_row, kernel_row]
+    assert tuple(timeline.view_range()) == view
+    assert timeline.time_selection() == selection
+
+    # The same rows and slice tables as a report loaded whole.
+    assert [t.key for t in window.binding.tracks()] == [t.key for t in whole.tracks()]
+    shown, expected = window.binding.shown_set().slice_tables(0), whole.slice_tables(0)
+    assert sorted(shown) == sorted(expected)
+    for name, table in expected.items():
+        np.testing.assert_array_equal(shown[name].start_ns, table.start_ns, err_msg=name)
+        np.testing.assert_array_equal(shown[name].track_offsets, table.track_offsets)
+    # The statistics follow for the whole report (the visible range's, by default).
+    status = controller.panel.status_label
+    qtbot.waitUntil(lambda: "events" in status.text(), timeout=LOAD_TIMEOUT_MS)
+    timer.stop()
