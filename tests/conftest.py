@@ -17,6 +17,11 @@ _GET_NSYS_DEFAULT = Path.home() / ".cache" / "strata-nsys" / "usr" / "bin" / "ns
 if "NSYS" not in os.environ and _GET_NSYS_DEFAULT.is_file():
     os.environ["NSYS"] = str(_GET_NSYS_DEFAULT)
 
+# ``stats`` computes a small report inside SQLite and writes no cache entry then; the tests
+# of the cache (written by ``stats``) run the column path. The SQL path has its own tests
+# (tests/analysis/test_stats_sql.py) and the fuzz suite compares the two.
+os.environ.setdefault("STRATA_STATS_PATH", "columns")
+
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
 REAL_DIR = SHARED / "reports" / "real"
