@@ -6,9 +6,16 @@ import argparse
 import datetime as dt
 import sys
 
-from analysis import Report, open_report
+from analysis import Report
 from analysis.escape import escape_text
-from app.cli.common import Skips, add_report_args, expand_reports, open_each
+from app.cli.common import (
+    LoadBar,
+    Skips,
+    add_report_args,
+    expand_reports,
+    open_each,
+    report_opener,
+)
 
 __all__ = ["add_parser", "format_info", "run"]
 
@@ -54,8 +61,8 @@ def format_info(report: Report) -> str:
 def run(args: argparse.Namespace) -> int:
     skips = Skips()
     paths = expand_reports(args.reports, skips)
-    use_cache = not args.no_cache
-    for _path, report in open_each(paths, lambda p: open_report(p, use_cache=use_cache), skips):
+    open_one = report_opener(not args.no_cache, LoadBar.for_args(args))
+    for _path, report in open_each(paths, open_one, skips):
         # Each report as soon as it is read; a blank line between two.
         sys.stdout.write(("\n" if skips.done > 1 else "") + format_info(report) + "\n")
         sys.stdout.flush()
