@@ -10,10 +10,10 @@ neighbour slows both sides of a ratio alike):
 * ``main.py stats -r cuda_gpu_kern_sum,cuda_api_sum BIG`` from a warm cache, and ``nsys
   stats`` of the same (skipped with ``--skip-big`` or when BIG is missing);
 
-and prints each one's median and its ratios to the floor and to nsys, each ratio the median
-of the per-round ratios. ``--before DIR`` adds the same Strata commands run from another
-checkout in the same rounds (say ``git archive BASE | tar -x -C /tmp/before``: the code before a
-change).
+and prints each one's median wall and CPU seconds and its ratios to the floor and to nsys,
+each ratio the median of the per-round ratios (CPU time suffers less from a busy machine).
+``--before DIR`` adds the same Strata commands run from another checkout in the same rounds
+(say ``git archive BASE | tar -x -C /tmp/before``: the code before a change).
 The issue's targets: ``stats`` on a small report no slower than nsys, or within 4x of the
 floor where nsys is faster than that; cached stats on a big report as fast as possible.
 
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -67,16 +68,23 @@ def _nsys_commands(nsys: str, small: Path, big: Path | None, scratch: Path) -> d
     return commands
 
 
-def _run(argv: list[str], env: dict[str, str]) -> float:
+def _children_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _run(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Run ``argv``; return its (wall, CPU) seconds. CPU time is less hurt by a busy machine."""
+    cpu0 = _children_cpu_s()
     proc, seconds = timed(lambda: subprocess.run(argv, capture_output=True, env=env, check=False))
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(argv)} failed ({proc.returncode}): {proc.stderr[-500:]!r}")
-    return seconds
+    return seconds, _children_cpu_s() - cpu0
 
 
-def _rounds(commands: dict, envs: dict, repeat: int) -> dict[str, list[float]]:
+def _rounds(commands: dict, envs: dict, repeat: int) -> dict[str, list[tuple[float, float]]]:
     """Run every command once per round (the first round is a warm-up, not counted)."""
-    times: dict[str, list[float]] = {label: [] for label in commands}
+    times: dict[str, list[tuple[float, float]]] = {label: [] for label in commands}
     for round_no in range(repeat + 1):
         for label, argv in commands.items():
             seconds = _run(argv, envs[label])
@@ -86,26 +94,33 @@ def _rounds(commands: dict, envs: dict, repeat: int) -> dict[str, list[float]]:
     return times
 
 
-def _ratio(times: dict, a: str, b: str) -> float:
-    return statistics.median(x / y for x, y in zip(times[a], times[b], strict=True))
+def _ratio(times: dict, a: str, b: str, which: int = 0) -> float:
+    """Median over rounds of ``a``'s time over ``b``'s (``which``: 0 wall, 1 CPU)."""
+    return statistics.median(x[which] / y[which] for x, y in zip(times[a], times[b], strict=True))
+
+
+def _median(runs: list[tuple[float, float]], which: int) -> float:
+    return statistics.median(run[which] for run in runs)
 
 
 def _report(times: dict, tags: list[str], has_nsys: bool) -> None:
     floor = "python -c pass"
-    print(f"{'command':28s} {'median':>9s}  {'x floor':>8s}  {'vs nsys':>22s}")  # noqa: T201
+    print(f"{'command':24s} {'wall':>7s} {'cpu':>7s}  {'x floor':>7s}  vs nsys (wall)")  # noqa: T201
     for label, runs in times.items():
-        note = f"{_ratio(times, label, floor):7.1f}x" if label != floor else ""
+        note = f"{_ratio(times, label, floor):6.1f}x" if label != floor else ""
         peer = "nsys stats " + label.rsplit(" ", 1)[-1]
         if has_nsys and label.endswith(("stats small", "stats big")) and peer in times:
             speed = _ratio(times, peer, label)
             note += f"  {speed:6.2f}x nsys's speed" if label != peer else ""
-        print(f"{label:28s} {statistics.median(runs):8.3f}s  {note}")  # noqa: T201
+        wall, cpu = _median(runs, 0), _median(runs, 1)
+        print(f"{label:24s} {wall:6.3f}s {cpu:6.3f}s  {note}")  # noqa: T201
     if len(tags) > 1:
         before, after = tags
         for what in ("--version", "info small", "stats small", "stats big"):
             if f"{before}{what}" in times:
-                gain = _ratio(times, f"{before}{what}", f"{after}{what}")
-                print(f"{what}: {gain:.2f}x faster than before")  # noqa: T201
+                wall = _ratio(times, f"{before}{what}", f"{after}{what}")
+                cpu = _ratio(times, f"{before}{what}", f"{after}{what}", 1)
+                print(f"{what}: {wall:.2f}x faster than before (wall), {cpu:.2f}x (cpu)")  # noqa: T201
 
 
 def main(argv: list[str] | None = None) -> int:
