@@ -9,6 +9,7 @@ from pathlib import Path
 
 from analysis import Report
 from analysis.escape import escape_text
+from analysis.timefmt import pluralize
 from app.cli.common import (
     LoadBar,
     Skips,
@@ -73,7 +74,7 @@ def format_schema(path: Path) -> str:
     tables = table_schema(source)
     lines = ["  tables:"]
     for name, rows, columns in tables:
-        lines.append(f"    {name}  {rows:,} rows")
+        lines.append(f"    {name}  {pluralize(rows, 'row')}")
         lines += [f"      {column}  {kind}".rstrip() for column, kind in columns]
     return "\n".join(escape_text(line) for line in lines)
 
