@@ -25,6 +25,7 @@ import hashlib
 import json
 import mmap
 import os
+import stat
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +33,7 @@ import numpy as np
 __all__ = [
     "DamagedEntryError",
     "content_fingerprint",
+    "file_fingerprint",
     "digest",
     "file_record",
     "is_unavailable",
@@ -122,6 +124,26 @@ def content_fingerprint(fh, size: int) -> str:  # noqa: ANN001 - a binary file o
         fh.seek(index * page)
         sha.update(fh.read(page))
     return sha.hexdigest()
+
+
+def file_fingerprint(path: Path) -> tuple[os.stat_result, str | None]:
+    """Return ``(stat, content fingerprint)`` of ``path``; the fingerprint is None unless it
+    is a regular file.
+
+    Opened without blocking and checked on the open descriptor: a FIFO (or a file swapped
+    for one after a ``stat``) is never read, so it can never hang the caller.
+
+    Raises
+    ------
+    OSError
+        The file cannot be opened or read.
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return st, None
+        return st, content_fingerprint(fh, st.st_size)
 
 
 def map_file(path: Path) -> mmap.mmap | bytes:

@@ -28,13 +28,12 @@ import hashlib
 import json
 import logging
 import os
-import stat
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from analysis import cachesize
-from analysis._cachefiles import DamagedEntryError, content_fingerprint, digest
+from analysis._cachefiles import DamagedEntryError, digest, file_fingerprint
 
 __all__ = ["Answers", "FORMAT_VERSION", "summaries"]
 
@@ -51,11 +50,9 @@ def _identity(path: Path) -> dict | None:
     try:
         if os.path.lexists(f"{path}-wal"):
             return None
-        with path.open("rb") as fh:
-            st = os.fstat(fh.fileno())
-            if not stat.S_ISREG(st.st_mode):
-                return None  # a FIFO or device: nothing stable to key on
-            fingerprint = content_fingerprint(fh, st.st_size)
+        st, fingerprint = file_fingerprint(path)
+        if fingerprint is None:
+            return None  # a FIFO or device: nothing stable to key on (and never opened)
         source = str(path.resolve())
     except (OSError, RuntimeError):  # RuntimeError: a symlink loop in resolve()
         return None

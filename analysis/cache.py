@@ -33,7 +33,6 @@ import json
 import logging
 import os
 import shutil
-import stat
 import tempfile
 import time
 from pathlib import Path
@@ -44,8 +43,8 @@ import pyarrow as pa
 from analysis import cachesize
 from analysis._cachefiles import (
     DamagedEntryError,
-    content_fingerprint,
     digest,
+    file_fingerprint,
     is_unavailable,
     map_file,
     map_verified,
@@ -101,12 +100,11 @@ def cache_key(path: Path) -> str:
     The content is a fingerprint of a few pages (:func:`_cachefiles.content_fingerprint`):
     a report rewritten in place with its size and mtime put back gets another key.
     """
-    st = path.stat()
-    fingerprint = ""
-    if stat.S_ISREG(st.st_mode):  # never open a FIFO here: it would block
-        with contextlib.suppress(OSError), path.open("rb") as fh:
-            fingerprint = content_fingerprint(fh, st.st_size)
-    text = f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}|{fingerprint}|{FORMAT_VERSION}"
+    try:
+        st, fingerprint = file_fingerprint(path)  # never blocks on a FIFO
+    except OSError:  # unreadable: keyed without content (opening it will say why)
+        st, fingerprint = path.stat(), None
+    text = f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}|{fingerprint or ''}|{FORMAT_VERSION}"
     # surrogateescape: a file name that is not valid UTF-8 keys by its bytes, not a crash.
     return hashlib.sha1(text.encode("utf-8", "surrogateescape")).hexdigest()[:24]
 

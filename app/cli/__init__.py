@@ -16,6 +16,7 @@ import importlib
 import logging
 import os
 import sys
+from collections.abc import Iterable
 
 from analysis import __version__
 from analysis.errors import StrataError
@@ -58,7 +59,12 @@ def _add_verbosity(parser: argparse.ArgumentParser, default: object) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(commands: Iterable[str] | None = None) -> argparse.ArgumentParser:
+    """The command line's parser, with the sub-commands ``commands`` (None: all of them).
+
+    A sub-command's parser comes from its module, and some of those import NumPy, pandas or
+    pyarrow: a run builds only the one it runs (``--version``: none), ``--help`` all.
+    """
     parser = StrataArgumentParser(
         prog="strata",
         description="Timeline viewer for Nsight Systems reports.",
@@ -67,8 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"strata {__version__}")
     _add_verbosity(parser, False)
     sub = parser.add_subparsers(dest="command", parser_class=StrataArgumentParser)
-    for module_name in SUBCOMMANDS.values():
-        importlib.import_module(module_name).add_parser(sub)
+    for command in SUBCOMMANDS if commands is None else commands:
+        importlib.import_module(SUBCOMMANDS[command]).add_parser(sub)
     for subparser in sub.choices.values():
         # -v/-q also after the sub-command; SUPPRESS keeps a value given before it.
         _add_verbosity(subparser, argparse.SUPPRESS)
@@ -105,6 +111,13 @@ def _split_verbosity(argv: list[str]) -> tuple[list[str], list[str]]:
     return argv[:count], argv[count:]
 
 
+def _commands_of(first: str) -> tuple[str, ...] | None:
+    """The sub-commands a command line starting with ``first`` may run (None: all, for -h)."""
+    if first in SUBCOMMANDS:
+        return (first,)
+    return () if first == "--version" else None
+
+
 def _run_gui(flags: list[str], rest: list[str]) -> int:
     from app.gui import run_gui
 
@@ -126,7 +139,7 @@ def main(argv: list[str]) -> int:
         flags, rest = _split_verbosity(argv)
         if not rest or rest[0] not in SUBCOMMANDS and rest[0] not in _TOP_OPTIONS:
             return _run_gui(flags, rest)
-        args = build_parser().parse_args(argv)
+        args = build_parser(_commands_of(rest[0])).parse_args(argv)
         _configure_logging(args.verbose, args.quiet)
         module = importlib.import_module(SUBCOMMANDS[args.command])
         return module.run(args)

@@ -5,25 +5,31 @@ Multi-report commands go report by report: one that cannot be read (a
 stderr and the others go on; :meth:`Skips.status` is then the exit status (0 all done, 1
 done with some skipped, 2 nothing done). An output is checked against every input and the
 cache folder before anything is read, and written atomically (:mod:`analysis.outputs`).
+A report that takes a while to load draws a progress bar on a terminal (:class:`LoadBar`).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
+import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, TypeVar
+from typing import IO, TextIO, TypeVar
 
 from analysis import Report, find_reports, open_report
 from analysis.cache import cache_root
 from analysis.errors import ReportError
 from analysis.escape import escape_text
 from analysis.outputs import atomic_file, check_file_target, check_output, is_stdout
+from analysis.progress import Progress
 
 __all__ = [
+    "LoadBar",
     "Skips",
     "add_report_args",
     "check_output_file",
@@ -31,9 +37,12 @@ __all__ = [
     "open_all",
     "open_each",
     "output_stream",
+    "report_opener",
 ]
 
 T = TypeVar("T")
+
+_BAR_WIDTH = 30
 
 
 def add_report_args(parser: argparse.ArgumentParser) -> None:
@@ -92,10 +101,82 @@ def open_each(
         yield path, opened
 
 
-def open_all(paths: Sequence[Path], use_cache: bool, skips: Skips) -> list[Report]:
+def report_opener(use_cache: bool, bar: LoadBar | None = None) -> Callable[[Path], Report]:
+    """Return ``open_report`` of one path, its progress drawn on ``bar`` (a terminal's)."""
+
+    def open_one(path: Path) -> Report:
+        if bar is None:
+            return open_report(path, use_cache=use_cache)
+        with bar.loading(path) as progress:
+            return open_report(path, use_cache=use_cache, progress=progress)
+
+    return open_one
+
+
+def open_all(
+    paths: Sequence[Path], use_cache: bool, skips: Skips, bar: LoadBar | None = None
+) -> list[Report]:
     """Open every report of ``paths`` that opens; skip (and name) the others."""
-    opened = open_each(paths, lambda p: open_report(p, use_cache=use_cache), skips)
+    opened = open_each(paths, report_opener(use_cache, bar), skips)
     return [report for _path, report in opened]
+
+
+class LoadBar:
+    """A one-line progress bar on stderr while a report loads, erased once it has loaded.
+
+    Only on a terminal, and not with ``-q``: a pipe, a file or a CI log gets nothing, so what a
+    command prints is the same with the bar and without it. A load that is served whole from
+    the cache (its first call is already ``1.0``) draws nothing.
+    """
+
+    #: Seconds between two redraws: the loader reports from its reader threads, often.
+    REDRAW_S = 0.1
+
+    def __init__(self, stream: TextIO, enabled: bool) -> None:
+        self.stream = stream
+        self.enabled = enabled
+        self._lock = threading.Lock()
+
+    @classmethod
+    def for_args(cls, args: argparse.Namespace) -> LoadBar:
+        """The bar a command draws: on when stderr is a terminal and ``-q`` was not given."""
+        stream = sys.stderr
+        return cls(stream, enabled=not args.quiet and stream.isatty())
+
+    @contextmanager
+    def loading(self, path: str | Path) -> Iterator[Progress | None]:
+        """Yield the ``progress(fraction, text)`` callback of one load (None when off)."""
+        if not self.enabled:
+            yield None
+            return
+        label = escape_text(Path(path).name)
+        t0 = time.perf_counter()
+        last = [-1.0]  # when the bar was last drawn; -1: never
+
+        def progress(fraction: float, text: str) -> None:
+            now = time.perf_counter()
+            if fraction >= 1.0 or now - last[0] < self.REDRAW_S:
+                return
+            with self._lock:
+                last[0] = now
+                self._draw(label, fraction, escape_text(text), now - t0)
+
+        try:
+            yield progress
+        finally:
+            if last[0] >= 0:
+                with self._lock:
+                    self.stream.write("\r\x1b[K")  # erase the bar's line: the output follows
+                    self.stream.flush()
+
+    def _draw(self, label: str, fraction: float, text: str, elapsed_s: float) -> None:
+        width = shutil.get_terminal_size().columns
+        filled = round(_BAR_WIDTH * min(max(fraction, 0.0), 1.0))
+        bar = "#" * filled + "." * (_BAR_WIDTH - filled)
+        # The report's name last: a narrow terminal cuts it, not the bar.
+        line = f"[{bar}] {fraction:4.0%} {elapsed_s:5.1f} s  {text}  {label}"
+        self.stream.write("\r" + line[: max(width - 1, 1)] + "\x1b[K")
+        self.stream.flush()
 
 
 def check_output_file(

@@ -7,11 +7,17 @@ import datetime as dt
 import sys
 from pathlib import Path
 
-from analysis import Report, open_report
+from analysis import Report
 from analysis.escape import escape_text
-from analysis.metadata import table_schema
-from analysis.open import sqlite_source
-from app.cli.common import Skips, add_report_args, expand_reports, open_each
+from analysis.timefmt import pluralize
+from app.cli.common import (
+    LoadBar,
+    Skips,
+    add_report_args,
+    expand_reports,
+    open_each,
+    report_opener,
+)
 
 __all__ = ["add_parser", "format_info", "format_schema", "run"]
 
@@ -59,13 +65,16 @@ def format_info(report: Report) -> str:
 
 def format_schema(path: Path) -> str:
     """Return the report's SQLite tables with row counts and columns, names escaped."""
+    from analysis.metadata import table_schema
+    from analysis.open import sqlite_source
+
     source = sqlite_source(path)
     if source is None:
         return "  tables:        (no SQLite export to list)"
     tables = table_schema(source)
     lines = ["  tables:"]
     for name, rows, columns in tables:
-        lines.append(f"    {name}  {rows:,} rows")
+        lines.append(f"    {name}  {pluralize(rows, 'row')}")
         lines += [f"      {column}  {kind}".rstrip() for column, kind in columns]
     return "\n".join(escape_text(line) for line in lines)
 
@@ -73,11 +82,11 @@ def format_schema(path: Path) -> str:
 def run(args: argparse.Namespace) -> int:
     skips = Skips()
     paths = expand_reports(args.reports, skips)
-    use_cache = not args.no_cache
+    open_one = report_opener(not args.no_cache, LoadBar.for_args(args))
 
     def read(path: Path) -> tuple[Report, str]:
-        report = open_report(path, use_cache=use_cache)
-        return report, (format_schema(path) if args.schema else "")
+        # The schema is listed only when asked: importing sqlite-utils costs start-up time.
+        return open_one(path), (format_schema(path) if args.schema else "")
 
     for _path, (report, schema) in open_each(paths, read, skips):
         # Each report as soon as it is read; a blank line between two.

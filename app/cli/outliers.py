@@ -21,6 +21,7 @@ from analysis.stats import StatsResult
 from analysis.stats.format import format_table, json_value
 from analysis.xp import BACKENDS, get_xp
 from app.cli.common import (
+    LoadBar,
     Skips,
     add_report_args,
     check_output_file,
@@ -124,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
     skips = Skips()
     paths = expand_reports(args.reports, skips)
     check_output_file(args.output, args.reports, paths)
-    loaded = open_all(paths, not args.no_cache, skips)
+    loaded = open_all(paths, not args.no_cache, skips, LoadBar.for_args(args))
     if not loaded:
         return skips.status()
     found = ReportSet(loaded).outliers(threshold=args.threshold, kinds=kinds, xp=xp)

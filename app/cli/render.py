@@ -11,6 +11,7 @@ from analysis.alignment import TimeAlignment
 from analysis.errors import StrataError
 from analysis.reportset import ReportSet
 from app.cli.common import (
+    LoadBar,
     Skips,
     add_report_args,
     check_output_file,
@@ -148,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
     skips = Skips()
     paths = expand_reports(args.reports, skips)
     check_output_file(args.output, args.reports, paths)
-    reports = open_all(paths, not args.no_cache, skips)
+    reports = open_all(paths, not args.no_cache, skips, LoadBar.for_args(args))
     if not reports:
         return skips.status()
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")

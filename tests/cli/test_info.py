@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from analysis.timefmt import pluralize
 from app.cli import main
 from tests.cli.conftest import plant
 from tests.helpers import mutate_sqlite
@@ -25,7 +26,7 @@ def test_schema_lists_every_table_with_its_rows_and_columns(tmp_path: Path, caps
     out = capsys.readouterr().out
     listed = out.split("  tables:\n", 1)[1]
     for name, rows in _tables(report).items():
-        assert f"\n    {name}  {rows:,} rows\n" in "\n" + listed
+        assert f"\n    {name}  {pluralize(rows, 'row')}\n" in "\n" + listed
     assert "\n      demangledName  INTEGER" in listed
 
 

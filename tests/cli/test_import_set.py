@@ -1,0 +1,100 @@
+"""Which heavy modules each CLI command imports, each run in a fresh interpreter (issue #13).
+
+Start-up is most of a short command's time: pandas alone takes longer to import than
+``nsys stats`` takes to answer on a small report. So each command may import only the heavy
+modules it needs; the allowances below say why each one is needed. A command that imports
+fewer is fine (the test fails only when one imports *more*); one that imports a module
+outside its allowance fails, naming it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.cli.conftest import plant
+from tests.helpers import run_python
+
+#: Third-party packages that cost tens to hundreds of milliseconds to import.
+HEAVY = frozenset(
+    {
+        "PySide6", "shiboken6", "pyqtgraph", "matplotlib", "PIL",  # GUI and plots
+        "numpy", "pandas", "pyarrow", "adbc_driver_manager", "adbc_driver_sqlite",
+        "dask", "distributed", "cloudpickle", "psutil", "cupy",
+    }
+)  # fmt: skip
+
+#: Never on a headless command that draws nothing: the Qt stack and the plotting libraries.
+NEVER = frozenset({"PySide6", "shiboken6", "pyqtgraph", "matplotlib", "PIL", "dask"})
+
+#: A loaded report: its model holds NumPy columns and pandas frames (processes, GPUs,
+#: threads), and the columnar cache it comes from is Arrow IPC. pyarrow brings cloudpickle.
+#: ``xp`` may look for CuPy (only where it is installed) to pick the default backend.
+_MODEL = frozenset({"numpy", "pandas", "pyarrow", "cloudpickle"})
+#: Reading the report itself (no cache, or a cold one): the ADBC SQLite driver.
+_READ = frozenset({"adbc_driver_manager", "adbc_driver_sqlite"})
+
+#: command (before the report path) -> heavy modules it may import.
+ALLOWED = {
+    # Prints a constant: nothing heavy at all (the sub-commands' parsers are not built).
+    ("--version",): frozenset(),
+    # The report summary comes from the (cached) model: process and GPU tables are frames.
+    ("info",): _MODEL,
+    ("info", "--no-cache"): _MODEL | _READ,
+    # Summaries are DataFrames (analysis.stats.StatsResult.frame), formatted by
+    # analysis.stats.format; the lean cache entry is Arrow IPC.
+    ("stats", "-r", "cuda_gpu_kern_sum"): _MODEL | {"cupy"},
+    ("stats", "--no-cache", "-r", "cuda_gpu_kern_sum"): _MODEL | _READ | {"cupy"},
+}
+
+# Runs main.py as ``python main.py ARGS`` would, then writes the modules it imported.
+_PROBE = """
+import json, runpy, sys
+out, sys.argv = sys.argv[1], ["main.py", *sys.argv[2:]]
+try:
+    runpy.run_path("main.py", run_name="__main__")
+    status = 0
+except SystemExit as exc:
+    status = exc.code or 0
+with open(out, "w") as fh:
+    json.dump({"status": status, "modules": sorted(sys.modules)}, fh)
+"""
+
+
+def _heavy_imports(tmp_path: Path, *args: str) -> set[str]:
+    out = tmp_path / "modules.json"
+    proc = run_python("-c", _PROBE, str(out), *args, timeout_s=120)
+    assert proc.returncode == 0, proc.stderr
+    probe = json.loads(out.read_text())
+    assert probe["status"] == 0, proc.stderr
+    return {name.split(".")[0] for name in probe["modules"]} & HEAVY
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return plant(tmp_path_factory.mktemp("import-set") / "r.sqlite")
+
+
+@pytest.mark.parametrize("command", list(ALLOWED), ids=" ".join)
+def test_command_imports_only_what_it_needs(
+    command: tuple[str, ...], report: Path, tmp_path: Path
+) -> None:
+    args = command if command == ("--version",) else (*command, str(report))
+    if "--no-cache" not in command and command != ("--version",):
+        _heavy_imports(tmp_path, *args)  # fill the cache: the run below is the cached one
+    imported = _heavy_imports(tmp_path, *args)
+    assert not imported & NEVER, f"{' '.join(command)} imports {sorted(imported & NEVER)}"
+    extra = imported - ALLOWED[command]
+    assert not extra, f"{' '.join(command)} imports {sorted(extra)}, not needed there"
+
+
+def test_version_imports_no_sub_command(tmp_path: Path) -> None:
+    """``--version`` builds no sub-command parser: their modules import the model."""
+    out = tmp_path / "modules.json"
+    proc = run_python("-c", _PROBE, str(out), "--version", timeout_s=120)
+    assert proc.stdout.startswith("strata ")
+    modules = set(json.loads(out.read_text())["modules"])
+    assert not {m for m in modules if m.startswith("app.cli.")}
+    assert "analysis.model" not in modules
