@@ -332,6 +332,10 @@ class TimelineWidget(QWidget):
         ]
         self.update()
 
+    def marks(self) -> list[EventRef]:
+        """Return the events flagged with a marker (outliers)."""
+        return list(self._marks)
+
     # -- layout ----------------------------------------------------------------------------
 
     def _relayout(self) -> None:
