@@ -8,26 +8,20 @@ from PySide6.QtCore import QPoint, Qt
 
 from analysis.area import area_track_ids
 from analysis.selection import Selection, aggregate
-from resources.demo import build_demo_reports
 from tests.app.conftest import LOAD_TIMEOUT_MS, wait_idle
 
 JOB_TIMEOUT_MS = 60_000
 CTRL_SHIFT = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
 
 
-@pytest.fixture(scope="module")
-def demo_paths(tmp_path_factory):
-    return build_demo_reports(tmp_path_factory.mktemp("demo"))
-
-
 @pytest.fixture
-def demo(qtbot, make_window, demo_paths):
+def demo(qtbot, make_window, demo_reports):
     from app.stats_controller import install_stats_panel
 
     window = make_window()
     controller = install_stats_panel(window)
     with qtbot.waitSignal(controller.outliers_ready, timeout=LOAD_TIMEOUT_MS):
-        window.open_paths(demo_paths[:2])
+        window.open_paths(demo_reports[:2])
     wait_idle(qtbot, window)
     return window, controller
 

@@ -8,25 +8,17 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
-from resources.demo import build_demo_reports
-from tests.app.conftest import LOAD_TIMEOUT_MS, wait_idle
+from tests.app.conftest import open_shown
 
 JOB_TIMEOUT_MS = 60_000
 
 
-@pytest.fixture(scope="module")
-def demo_paths(tmp_path_factory):
-    return build_demo_reports(tmp_path_factory.mktemp("demo"))
-
-
 @pytest.fixture
-def listing(qtbot, make_window, demo_paths):
+def listing(qtbot, make_window, demo_reports):
     from app.events_controller import install_events_view
 
     window = make_window()
-    window.open_paths(demo_paths[:2])
-    wait_idle(qtbot, window)
-    qtbot.waitUntil(lambda: bool(window.binding.tracks()), timeout=LOAD_TIMEOUT_MS)
+    open_shown(qtbot, window, demo_reports[:2])
     controller = install_events_view(window)
     controller.dock.show()
     return window, controller

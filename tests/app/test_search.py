@@ -6,25 +6,18 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
-from resources.demo import SLOW_KERNEL_SHORT_NAME, build_demo_reports
-from tests.app.conftest import LOAD_TIMEOUT_MS, wait_idle
+from resources.demo import SLOW_KERNEL_SHORT_NAME
+from tests.app.conftest import open_shown
 
 JOB_TIMEOUT_MS = 60_000
 
 
-@pytest.fixture(scope="module")
-def demo_paths(tmp_path_factory):
-    return build_demo_reports(tmp_path_factory.mktemp("demo"))
-
-
 @pytest.fixture
-def searching(qtbot, make_window, demo_paths):
+def searching(qtbot, make_window, demo_reports):
     from app.search_controller import install_search
 
     window = make_window()
-    window.open_paths(demo_paths)
-    wait_idle(qtbot, window)
-    qtbot.waitUntil(lambda: bool(window.binding.tracks()), timeout=LOAD_TIMEOUT_MS)
+    open_shown(qtbot, window, demo_reports)
     controller = install_search(window)
     return window, controller
 
