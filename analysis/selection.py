@@ -150,7 +150,9 @@ def aggregate(
     project = projection if projection is not None else project_nvtx
     chosen = list(selections) if selections is not None else [sel] * len(report_list)
     if len(chosen) != len(report_list):
-        raise AnalysisError(f"{len(chosen)} selections for {len(report_list)} reports")
+        raise AnalysisError(
+            f"one selection per report: {len(chosen)} given, reports: {len(report_list)}"
+        )
     parts = [
         (r.name, _rows_of(r, kind, s, project))
         for r, s in zip(report_list, chosen, strict=True)

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 
 from analysis.area import AreaEvents
 from analysis.search import compile_search, match_names
-from analysis.timefmt import format_duration_ns, format_time_ns
+from analysis.timefmt import format_duration_ns, format_time_ns, pluralize
 
 __all__ = ["COLUMNS", "EventsModel", "EventsView"]
 
@@ -231,9 +231,9 @@ class EventsView(QWidget):
         if events is None:
             self.count_label.setText(hint)
         elif shown == len(events):
-            self.count_label.setText(f"{shown:,} events")
+            self.count_label.setText(pluralize(shown, "event"))
         else:
-            self.count_label.setText(f"{shown:,} of {len(events):,} events")
+            self.count_label.setText(f"{shown:,} of {pluralize(len(events), 'event')}")
 
     def _on_filter(self, text: str) -> None:
         self.model.set_filter(text)
