@@ -27,7 +27,7 @@ import pandas as pd
 
 from analysis.model import Report
 from analysis.rules import cuda, dx12, gpu  # noqa: F401 - they register the rules
-from analysis.rules._base import REGISTRY, RuleResult, SkipRule, parse_rule_spec, row_filter
+from analysis.rules._base import REGISTRY, RuleResult, SkipRule, parse_rule_spec
 from analysis.rules.format import RULE_FORMATS, format_rule_results
 
 __all__ = [
@@ -71,8 +71,7 @@ def run_rule(report: Report, spec: str) -> RuleResult:
     advice, noresult = rule.advice.format(**messages), rule.noresult.format(**messages)
     name = spec.strip()
     try:
-        keep = row_filter(report, options)
-        frame, units = rule.func(report, options, keep)
+        frame, units = rule.func(report, options)
     except SkipRule as skip:
         return RuleResult(name, rule.title, pd.DataFrame(), {}, advice, noresult, skipped=str(skip))
     return RuleResult(name, rule.title, frame, units, advice, noresult, int(options["rows"]))

@@ -135,11 +135,12 @@ def parse_rule_spec(spec: str) -> tuple[Rule, dict[str, object]]:
     AnalysisError
         Unknown rule, unknown option, an option without a value or with a bad one.
     """
-    name, *args = spec.strip().split(":")
+    name, *pieces = spec.strip().split(":")
     rule = REGISTRY.get(name)
     if rule is None:
         raise AnalysisError(f"unknown rule '{name}'; choose from {', '.join(sorted(REGISTRY))}")
     allowed = rule.all_options()
+    args = _join_text_values(pieces, allowed)
     options = {key: default for key, (_type, default) in allowed.items()}
     for arg in args:
         key, sep, text = arg.removeprefix("--").partition("=")
@@ -157,6 +158,21 @@ def parse_rule_spec(spec: str) -> tuple[Rule, dict[str, object]]:
     if rule.check is not None:
         rule.check(options)
     return rule, options
+
+
+def _join_text_values(pieces: list[str], allowed: Mapping[str, tuple[type, object]]) -> list[str]:
+    """The ``opt=value`` arguments of a spec split on colons, with a text value's own colons
+    put back: ``nvtx=aten::empty`` is one argument (nsys reads it so from --filter-nvtx), a
+    piece that does not start another option belongs to the text before it."""
+    args: list[str] = []
+    for piece in pieces:
+        key = args[-1].removeprefix("--").partition("=")[0] if args else ""
+        starts_option = piece.removeprefix("--").partition("=")[0] in allowed and "=" in piece
+        if args and not starts_option and allowed.get(key, (int,))[0] is str:
+            args[-1] += ":" + piece
+        else:
+            args.append(piece)
+    return args
 
 
 @dataclass(frozen=True)
@@ -247,7 +263,7 @@ def _nvtx_range(report: Report, spec: str) -> tuple[int, int, int]:
         name, index = head, int(tail)
     nvtx = report.tables["nvtx"]
     rows = np.flatnonzero(np.isin(nvtx["event_type"], NVTX_RANGE_TYPES))
-    texts = report.strings.lookup(nvtx["text_id"][rows], missing="")
+    texts = report.strings.lookup(nvtx["name_id"][rows], missing="")
     domains = report.nvtx_domains
     labels = {
         (int(p), int(d)): f"@{n}"

@@ -18,7 +18,7 @@ from analysis._sqlite import ReportDatabase
 from analysis.errors import CorruptReportError
 from analysis.model import Report
 from analysis.open import sqlite_source
-from analysis.rules._base import RowFilter, Rule, SkipRule, limit_rows, register
+from analysis.rules._base import Rule, SkipRule, limit_rows, register, row_filter
 from analysis.schema import pid_of, tid_of
 
 __all__ = ["like", "like_name_ids"]
@@ -96,8 +96,9 @@ def _by_duration(frame: pd.DataFrame, rows: int) -> pd.DataFrame:
 
 
 # --------------------------------------------------------------------------- cuda_api_sync
-def _api_sync(report: Report, options: Mapping[str, object], keep: RowFilter | None):
+def _api_sync(report: Report, options: Mapping[str, object]):
     _check_tables(report, (_RUNTIME, _NO_RUNTIME))
+    keep = row_filter(report, options)
     api = _in_source_order(report.tables["cuda_api"])
     names = api["name_id"].to_numpy()
     hit = like_name_ids(report, names, "cudaDeviceSynchronize%")
@@ -176,9 +177,9 @@ def _memory_rule(
     ops: pd.DataFrame,
     names: pd.DataFrame,
     options: Mapping[str, object],
-    keep: RowFilter | None,
 ) -> tuple[pd.DataFrame, dict[str, str]]:
     """The rows of a memcpy/memset rule: ``ops`` (filtered) joined with their API names."""
+    keep = row_filter(report, options)
     if keep is not None:
         ops = ops[keep.mask(ops["start_ns"], ops["end_ns"], global_pid=ops["global_pid"])]
     ops = ops.merge(names, on="correlation_id", how="inner", sort=False)
@@ -214,12 +215,12 @@ def _memcpy_checks(report: Report, table: str, what: str) -> None:
     _check_green(report, table)
 
 
-def _memcpy_async(report: Report, options: Mapping[str, object], keep: RowFilter | None):
+def _memcpy_async(report: Report, options: Mapping[str, object]):
     _memcpy_checks(report, _MEMCPY, "memcpy")
     ops = _in_source_order(report.tables["memcpy"])
     ops = ops[(ops["src_kind"] == _MEM_PAGEABLE) | (ops["dst_kind"] == _MEM_PAGEABLE)]
     names = _runtime_names(report, "cudaMemcpy%Async%", None)
-    return _memory_rule(report, "memcpy", ops, names, options, keep)
+    return _memory_rule(report, "memcpy", ops, names, options)
 
 
 def _same_device_rows(report: Report) -> np.ndarray:
@@ -242,22 +243,22 @@ def _same_device_rows(report: Report) -> np.ndarray:
     return np.array([r[0] for r in rows], dtype=np.int64)
 
 
-def _memcpy_sync(report: Report, options: Mapping[str, object], keep: RowFilter | None):
+def _memcpy_sync(report: Report, options: Mapping[str, object]):
     _memcpy_checks(report, _MEMCPY, "memcpy")
     ops = _in_source_order(report.tables["memcpy"])
     small_h2d = (ops["bytes"] <= _SMALL_H2D_BYTES) & (ops["copy_kind"] == _COPY_H2D)
     same_device = ops["row_id"].isin(_same_device_rows(report))
     ops = ops[~small_h2d & ~same_device]
     names = _runtime_names(report, "cudaMemcpy%", "%Async%")
-    return _memory_rule(report, "memcpy", ops, names, options, keep)
+    return _memory_rule(report, "memcpy", ops, names, options)
 
 
-def _memset_sync(report: Report, options: Mapping[str, object], keep: RowFilter | None):
+def _memset_sync(report: Report, options: Mapping[str, object]):
     _memcpy_checks(report, _MEMSET, "memset")
     ops = _in_source_order(report.tables["memset"])
     ops = ops[ops["mem_kind"].isin(_MEMSET_KINDS)]
     names = _runtime_names(report, "cudaMemset%", "%async%")
-    return _memory_rule(report, "memset", ops, names, options, keep)
+    return _memory_rule(report, "memset", ops, names, options)
 
 
 register(

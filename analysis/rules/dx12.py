@@ -15,7 +15,7 @@ from analysis._sqlite import ReportDatabase
 from analysis.errors import CorruptReportError
 from analysis.model import Report
 from analysis.open import sqlite_source
-from analysis.rules._base import RowFilter, Rule, SkipRule, limit_rows, register
+from analysis.rules._base import Rule, SkipRule, limit_rows, register, row_filter
 from analysis.rules.cuda import like
 from analysis.schema import tid_of
 
@@ -78,13 +78,14 @@ def warning_types(names: list, flags: list, heaps: list, pages: list) -> list[st
     return out
 
 
-def _mem_ops(report: Report, options: Mapping[str, object], keep: RowFilter | None):
+def _mem_ops(report: Report, options: Mapping[str, object]):
     for table, what in ((_API, "use DX12 APIs"), (_MEMOP, "perform DX12 memory operations")):
         if not report.has_source(table):
             raise SkipRule(
                 f"{report.name} could not be analyzed because it does not contain the required"
                 f" DX12 data. Does the application {what}?"
             )
+    keep = row_filter(report, options)
     api, memop = _read(report)
     if keep is not None and len(api):
         api = api[keep.mask(api["start"], api["end"], global_tid=api["global_tid"].fillna(0))]

@@ -144,10 +144,11 @@ def _bare(result, fmt: str, cells_of) -> str:
     if fmt == "json":
         return "[\n]\n" if empty else _json_table(headers, cells, numeric) + "\n\n"
     table = _html_table(headers, cells)
+    gap = "\n" if empty else "\n\n"  # nsys leaves no blank line after an empty table
     if fmt == "htable":
-        return table + "\n\n"
+        return table + gap
     heading = html.escape(f"{result.title} ({result.base_name})")
-    return f"{_HDOC_HEAD}<h1>{heading}</h1>\n{table}\n</body>\n</html>\n\n"
+    return f"{_HDOC_HEAD}<h1>{heading}</h1>\n{table}\n</body>\n</html>{gap}"
 
 
 def _section(report_name: str, result, fmt: str, timeunit: str) -> str:

@@ -17,7 +17,7 @@ from analysis.errors import AnalysisError
 from analysis.model import Report
 from analysis.open import sqlite_source
 from analysis.recipes.gaps import find_gaps, gpu_ops, low_utilization, time_utilization
-from analysis.rules._base import RowFilter, Rule, SkipRule, limit_rows, register
+from analysis.rules._base import Rule, SkipRule, limit_rows, register, row_filter
 
 __all__ = ["GPU_TABLES"]
 
@@ -40,14 +40,14 @@ _SUGGESTIONS = (
 )
 
 
-def _ops(report: Report, keep: RowFilter | None) -> pd.DataFrame:
+def _ops(report: Report, options: Mapping[str, object]) -> pd.DataFrame:
     if not any(report.has_source(t) for t in GPU_TABLES):
         raise SkipRule(
             f"{report.name} could not be analyzed because it does not contain the required"
             " data. Does the application launch GPU operations?"
         )
     _refuse_graphics(report)
-    return gpu_ops(report, keep)
+    return gpu_ops(report, row_filter(report, options))
 
 
 def _refuse_graphics(report: Report) -> None:
@@ -70,21 +70,26 @@ def _has_rows(report: Report, table: str) -> bool:
         return db.count(table) > 0
 
 
-def _gaps(report: Report, options: Mapping[str, object], keep: RowFilter | None):
-    ops = _ops(report, keep)
+def _gaps(report: Report, options: Mapping[str, object]):
+    ops = _ops(report, options)
     rows = int(options["rows"])
     gap_ns = int(options["gap"]) * 1_000_000
-    table = find_gaps(ops, gap_ns, limit=rows) if len(ops) else find_gaps(ops[:0], 0)
+    # nsys's gap query has its own LIMIT, in (process, device, time) order; SQLite drops it
+    # when the query is the only GPU table (flattened into the ranking query), not when the
+    # report has graphics tables too (a UNION of per-API views, even empty ones).
+    graphics = any(report.has_source(t) for t in _GRAPHICS)
+    table = find_gaps(ops, gap_ns, limit=rows if graphics else None)
     table = table.assign(_kind="gap")
     return limit_rows(table, rows), {"Duration": "dur", "Start": "ts"}
 
 
-def _time_util(report: Report, options: Mapping[str, object], keep: RowFilter | None):
-    ops = _ops(report, keep)
+def _time_util(report: Report, options: Mapping[str, object]):
+    ops = _ops(report, options)
     rows = int(options["rows"])
     columns = ["Row#", "In-Use", "Duration", "Start", "PID", "Device ID", "Context ID"]
     if len(ops):
         chunks = time_utilization(ops, int(options["chunks"]))
+        # The chunk query's LIMIT applies first (an aggregate: never flattened).
         table = low_utilization(chunks, int(options["threshold"]), limit=rows)
     else:
         table = pd.DataFrame({c: np.empty(0, np.int64) for c in columns})
