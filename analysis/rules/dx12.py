@@ -31,20 +31,27 @@ _WRITE = "ID3D12Resource::WriteToSubresource"
 
 
 def _read(report: Report) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The DX12_API and DX12_MEMORY_OPERATION columns the rule reads (NULL: None)."""
+    """The DX12_API (with its names) and DX12_MEMORY_OPERATION columns the rule reads
+    (NULL: None)."""
     source = sqlite_source(report.path)
     if source is None:
         raise CorruptReportError(report.path, "no SQLite file to read the DX12 tables from")
     with ReportDatabase(source) as db:
-        api = db.execute(f"SELECT id, start, end, globalTid, nameId FROM {_API} ORDER BY rowid")
+        # Names from StringIds itself: the model's pool holds the strings its tables use.
+        api = db.execute(
+            f"SELECT a.id, a.start, a.end, a.globalTid, s.value FROM {_API} AS a "
+            "JOIN StringIds AS s ON s.id = a.nameId ORDER BY a.rowid"
+        )
         memop = db.execute(
             f"SELECT traceEventId, gpu, heapFlags, heapType, cpuPageProperty FROM {_MEMOP} "
             "ORDER BY rowid"
         )
-    for table, rows in ((_API, api), (_MEMOP, memop)):
+    if any(type(row[4]) is not str for row in api):
+        raise CorruptReportError(report.path, f"{_API} has a name that is not text")
+    for table, rows in ((_API, [r[:4] for r in api]), (_MEMOP, memop)):
         if any(v is not None and type(v) is not int for row in rows for v in row):
             raise CorruptReportError(report.path, f"{table} has a value that is not an integer")
-    api_frame = pd.DataFrame(api, columns=["id", "start", "end", "global_tid", "name_id"])
+    api_frame = pd.DataFrame(api, columns=["id", "start", "end", "global_tid", "name"])
     memop_frame = pd.DataFrame(
         memop, columns=["id", "gpu", "heap_flags", "heap_type", "page"], dtype=object
     )
@@ -90,7 +97,7 @@ def _mem_ops(report: Report, options: Mapping[str, object]):
     if keep is not None and len(api):
         api = api[keep.mask(api["start"], api["end"], global_tid=api["global_tid"].fillna(0))]
     ops = memop.merge(api, on="id", how="inner", sort=False)
-    names = report.strings.lookup(ops["name_id"].to_numpy(np.int64)).tolist()
+    names = ops["name"].tolist()
     warning = warning_types(
         names, ops["heap_flags"].tolist(), ops["heap_type"].tolist(), ops["page"].tolist()
     )
@@ -115,8 +122,9 @@ register(
         "dx12_mem_ops",
         "DX12 Memory Operations",
         "The following are host-side memory operations that can be blocking and result in"
+        # nsys 2023.4 prints the placeholder as is (never formatted).
         " stuttering.\n\nFor more information on each warning, use the option"
-        " '--help-rules=dx12_mem_ops'.",
+        " '--help-rules={{SCRIPT}}'.",
         "There were no problems detected related to memory operations.",
         _mem_ops,
     )
