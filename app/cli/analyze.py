@@ -59,15 +59,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="rules to run, repeatable, options after colons (e.g. gpu_gaps:gap=1); "
         "default: all seven, in nsys's order",
     )
-    parser.add_argument("-f", "--format", choices=RULE_FORMATS, default="column", dest="fmt")
     parser.add_argument(
-        "-o", "--output", metavar="FILE", help="write to FILE ('-': stdout); never onto an input"
+        "-f", "--format", choices=RULE_FORMATS, default="column", dest="fmt", help="nsys's formats"
     )
-    parser.add_argument(
-        "--timeunit",
-        default="nsec",
-        help="durations and timestamps in nsec (default), usec, msec or seconds",
-    )
+    parser.add_argument("--timeunit", default="nsec", help="nsec (default), usec, msec, seconds")
+    parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE ('-': stdout)")
     parser.add_argument(
         "--filter-time",
         metavar="[START]/[END]",
