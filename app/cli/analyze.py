@@ -115,7 +115,7 @@ def _specs(args: argparse.Namespace) -> list[str]:
     raw = args.rules or [",".join(DEFAULT_RULES)]
     specs = [s.strip() for group in raw for s in group.split(",") if s.strip()]
     if not specs:
-        raise AnalysisError(f"-r {','.join(raw)!r} names no rule; e.g. -r gpu_gaps")
+        raise AnalysisError(f"no rule named in -r {','.join(raw)!r}; e.g. -r gpu_gaps")
     prefix = ""
     if args.filter_nvtx:
         prefix = f"nvtx={args.filter_nvtx}"
