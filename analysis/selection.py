@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.engine import group_stats
+from analysis.errors import AnalysisError
 from analysis.kinds import (
     KindRows,
     PanelRows,
@@ -101,6 +102,7 @@ def aggregate(
     by_report: bool = False,
     quantiles: tuple[float, ...] = (),
     projection: Projector | None = None,
+    selections: Sequence[Selection] | None = None,
 ) -> pd.DataFrame:
     """Return per-name statistics of the selected events.
 
@@ -124,6 +126,9 @@ def aggregate(
         ``report -> project_nvtx(report)`` for 'nvtx_gpu': a
         :meth:`analysis.reportset.ReportSet.projection_of` keeps it computed once; default
         :func:`analysis.projection.project_nvtx` (computed on every call).
+    selections
+        One selection per report, in place of ``selection`` (an area of a shared axis on
+        which each report has its own offset, and its own track ids).
 
     Returns
     -------
@@ -143,8 +148,15 @@ def aggregate(
     module = xp if xp is not None else get_xp()
     report_list = [reports] if isinstance(reports, Report) else list(reports)
     project = projection if projection is not None else project_nvtx
+    chosen = list(selections) if selections is not None else [sel] * len(report_list)
+    if len(chosen) != len(report_list):
+        raise AnalysisError(
+            f"one selection per report: {len(chosen)} given, reports: {len(report_list)}"
+        )
     parts = [
-        (r.name, _rows_of(r, kind, sel, project)) for r in report_list if sel.includes_report(r)
+        (r.name, _rows_of(r, kind, s, project))
+        for r, s in zip(report_list, chosen, strict=True)
+        if s.includes_report(r)
     ]
     has_style = panel_has_style(kind)
     # Map each report's local label codes into one shared label table.

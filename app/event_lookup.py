@@ -14,6 +14,7 @@ from analysis.reportset import ReportSet
 from viewer.events import EventRef
 
 __all__ = [
+    "focus_event",
     "highlight_rows",
     "instance_refs",
     "scroll_track_into_view",
@@ -123,3 +124,25 @@ def track_key(timeline, reports: ReportSet, ref: EventRef) -> str | None:
 
 def scroll_track_into_view(timeline, key: str) -> None:
     timeline.scroll_to_track(key)
+
+
+def focus_event(timeline, reports: ReportSet, offsets_ns, ref: EventRef | None, zoom: bool) -> None:
+    """Show ``ref`` on ``timeline`` (zoomed to it, or centred at the same zoom), select it and
+    scroll its row into view; ``offsets_ns``: per report, its shift on the shared axis."""
+    if ref is None:
+        return
+    offset = offsets_ns[ref.report_index] if ref.report_index < len(offsets_ns) else 0
+    start, end = ref.start_ns + offset, ref.end_ns + offset
+    duration = max(end - start, 1)
+    state = timeline.state
+    t0, t1 = state.view_range()
+    if zoom or duration > (t1 - t0) * 0.8:
+        pad = max(duration, 200)
+        state.set_view_range(start - pad, end + pad)
+    else:
+        middle, half = (start + end) // 2, (t1 - t0) // 2
+        state.set_view_range(middle - half, middle + half)
+    timeline.select_event(ref)
+    key = ref.track_key or track_key(timeline, reports, ref)
+    if key:
+        scroll_track_into_view(timeline, key)

@@ -16,13 +16,7 @@ import pandas as pd
 from PySide6.QtCore import QObject, Signal
 
 from analysis.timefmt import pluralize
-from app.event_lookup import (
-    highlight_rows,
-    instance_refs,
-    scroll_track_into_view,
-    track_key,
-    with_shared_start,
-)
+from app.event_lookup import focus_event, highlight_rows, instance_refs, with_shared_start
 from app.jobs import JobRunner
 from app.stats_jobs import (
     Histogram,
@@ -226,23 +220,7 @@ class NameHighlighter(QObject):
     def focus(self, ref: EventRef | None, zoom: bool) -> None:
         """Show ``ref`` on the timeline (zoomed to it, or centred), select it and scroll its
         row into view."""
-        if ref is None:
-            return
-        offsets = self._shown.offsets
-        offset = offsets[ref.report_index] if ref.report_index < len(offsets) else 0
-        start, end = ref.start_ns + offset, ref.end_ns + offset
-        duration = max(end - start, 1)
-        t0, t1 = self._state.view_range()
-        if zoom or duration > (t1 - t0) * 0.8:
-            pad = max(duration, 200)
-            self._state.set_view_range(start - pad, end + pad)
-        else:
-            middle, half = (start + end) // 2, (t1 - t0) // 2
-            self._state.set_view_range(middle - half, middle + half)
-        self._timeline.select_event(ref)
-        key = track_key(self._timeline, self._shown.reports, ref)
-        if key is not None:
-            scroll_track_into_view(self._timeline, key)
+        focus_event(self._timeline, self._shown.reports, self._shown.offsets, ref, zoom)
 
     # -- histogram ------------------------------------------------------------------------
 

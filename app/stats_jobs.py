@@ -10,7 +10,7 @@ it are :mod:`app.stats_table`, :mod:`app.stats_highlight` and :mod:`app.stats_ou
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -75,11 +75,15 @@ class Histogram:
 
 @dataclass(frozen=True)
 class StatsRequest:
+    """One table to compute: ``rows`` are the track keys of an area selection (empty: the
+    window over every row)."""
+
     kind: str
     scope: Scope
     t0_ns: int | None
     t1_ns: int | None
     key: tuple
+    rows: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -110,11 +114,20 @@ def _array_module():
         return np
 
 
-def stats_frame(index: WindowIndex, request: StatsRequest, n_reports: int) -> pd.DataFrame:
-    """Run one request on a worker: the table the panel shows."""
+def stats_frame(
+    index: WindowIndex, request: StatsRequest, n_reports: int, area: Callable | None = None
+) -> pd.DataFrame:
+    """Run one request on a worker: the table the panel shows.
+
+    ``area(by_report)``: the statistics of an area selection (rows × time), in place of the
+    index's window over every row (:func:`analysis.area.area_stats`).
+    """
     scope = request.scope
     by_report = scope.by_report and scope.report_index is None and n_reports > 1
-    frame = index.stats(request.t0_ns, request.t1_ns, scope.report_index, by_report=by_report)
+    if area is not None:
+        frame = area(by_report)
+    else:
+        frame = index.stats(request.t0_ns, request.t1_ns, scope.report_index, by_report=by_report)
     if by_report:
         return pivot_by_report(frame, index.report_names)
     # Exact even past int64 (a damaged report): the panel shows it rather than failing.

@@ -9,11 +9,14 @@ dropped). The same job computes the highlighted name's histogram for the table's
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import pandas as pd
 from PySide6.QtCore import QObject, Signal
 
+from analysis.area import area_stats
 from analysis.timefmt import pluralize
+from analysis.tracks import Track
 from app.jobs import JobRunner
 from app.stats_highlight import NameHighlighter
 from app.stats_jobs import (
@@ -82,13 +85,16 @@ class StatsTable(QObject):
         if window is None:
             self._panel.show_table(kind, pd.DataFrame(), "Shift-drag on the timeline to select")
             return
-        request = StatsRequest(kind, scope, window[0], window[1], shown.key)
+        selection = self._state.selection()
+        rows = selection.rows if scope.range_mode == "selection" and selection else ()
+        request = StatsRequest(kind, scope, window[0], window[1], shown.key, rows)
         active = self._state.highlight()
+        area = _area_of(shown, request, self._state.tracks()) if rows else None
 
         def work(_progress, _cancel) -> StatsPanelResult:
             index = shown.index(kind)
             started = time.perf_counter()
-            frame = stats_frame(index, request, len(shown.reports))
+            frame = stats_frame(index, request, len(shown.reports), area)
             elapsed = (time.perf_counter() - started) * 1e3
             counts = [c for c in frame.columns if c == "count" or c.endswith("|count")]
             events = int(frame[counts].to_numpy().sum()) if counts else 0
@@ -153,3 +159,16 @@ class StatsTable(QObject):
                                         scope.by_report))  # fmt: skip
         elif scope.range_mode == "selection":
             self.request_stats()
+
+
+def _area_of(shown: ShownReports, request: StatsRequest, tracks: list[Track]) -> Callable:
+    """``area(by_report)``: the request's area (its rows × its window) summarised."""
+    wanted = set(request.rows)
+    chosen = [t for t in tracks if t.key in wanted]
+    scope = request.scope
+
+    def area(by_report: bool) -> pd.DataFrame:
+        return area_stats(shown.reports, request.kind, chosen, request.t0_ns, request.t1_ns,
+                          shown.offsets, scope.report_index, by_report)  # fmt: skip
+
+    return area

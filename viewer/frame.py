@@ -37,6 +37,8 @@ class Frame:
     highlights: dict[tuple[int, str], npt.NDArray[np.bool_]] = field(default_factory=dict)
     marks: list[EventRef] = field(default_factory=list)
     hover_x: float | None = None
+    #: Track keys of an area selection (rows × time); empty: the selection spans every row.
+    selection_rows: frozenset[str] = frozenset()
     hover_row: int | None = None
     thumb: tuple[int, int] | None = None
 

@@ -377,13 +377,17 @@ class TimelinePainter:
         if frame.selection is not None:
             a, b = sorted(frame.selection)
             x0, x1 = frame.x_of(a), frame.x_of(b)
-            p.fillRect(
-                QRectF(x0, frame.pinned_y, max(x1 - x0, 1.0), frame.height),
-                qcolor(theme.selection_fill),
-            )
+            # An area selection shades its rows only; a time selection every row.
+            bands = [(frame.pinned_y, frame.height)] if not frame.selection_rows else [
+                (y, y + row.height_px) for row, y, _pinned in placed
+                if row.track is not None and row.track.key in frame.selection_rows
+            ]  # fmt: skip
             p.setPen(QPen(qcolor(theme.selection_edge), 1.0))
-            p.drawLine(QPointF(x0, frame.pinned_y), QPointF(x0, frame.height))
-            p.drawLine(QPointF(x1, frame.pinned_y), QPointF(x1, frame.height))
+            for top, bottom in bands:
+                p.fillRect(QRectF(x0, top, max(x1 - x0, 1.0), bottom - top),
+                           qcolor(theme.selection_fill))  # fmt: skip
+                p.drawLine(QPointF(x0, top), QPointF(x0, bottom))
+                p.drawLine(QPointF(x1, top), QPointF(x1, bottom))
         boxes = {}
         for ref in (frame.selected, frame.partner):
             if ref is not None:

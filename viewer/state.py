@@ -9,7 +9,7 @@ connects its signals to the state's :class:`Notifier` attributes. Tests drive it
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from analysis.tracks import Track
 from viewer.rows import RowLayout, layout_rows, match_tracks
@@ -19,6 +19,7 @@ __all__ = [
     "NameHighlight",
     "Notifier",
     "Scope",
+    "SearchState",
     "TimelineSelection",
     "TimelineState",
     "scope_window",
@@ -79,6 +80,27 @@ class NameHighlight:
 
 
 @dataclass(frozen=True)
+class SearchState:
+    """The timeline's search: what is searched for and where the stepping is.
+
+    ``count`` is the number of matches (``None`` while a search runs); ``current`` the
+    position of the match shown (-1: none yet); ``error`` a one-line reason the text cannot
+    be searched for (an invalid regular expression), else ''.
+    """
+
+    text: str = ""
+    is_regex: bool = False
+    count: int | None = 0
+    current: int = -1
+    error: str = ""
+
+    @property
+    def is_active(self) -> bool:
+        """Whether a text is searched for."""
+        return bool(self.text)
+
+
+@dataclass(frozen=True)
 class Scope:
     """What the user asked the stats panel to summarise: ``range_mode`` (``all``,
     ``visible`` or ``selection``), ``report_index`` (None = every report), ``by_report``
@@ -106,6 +128,8 @@ class TimelineState:
         The selection, or ``None`` when cleared.
     highlight_changed(NameHighlight | None)
         The highlighted name, or ``None``.
+    search_changed(SearchState)
+        The search text, its matches' count or the current match changed.
     """
 
     def __init__(self) -> None:
@@ -114,6 +138,8 @@ class TimelineState:
         self.view_range_changed = Notifier()
         self.selection_changed = Notifier()
         self.highlight_changed = Notifier()
+        self.search_changed = Notifier()
+        self._search = SearchState()
         self._tracks: list[Track] = []
         self._pinned: list[str] = []
         self._hidden: set[str] = set()
@@ -294,6 +320,45 @@ class TimelineState:
         if highlight != self._highlight:
             self._highlight = highlight
             self.highlight_changed.emit(highlight)
+
+    # -- search ------------------------------------------------------------------------
+
+    def search(self) -> SearchState:
+        """Return the search state."""
+        return self._search
+
+    def set_search(self, text: str, is_regex: bool = False) -> None:
+        """Search for ``text`` (a regular expression when ``is_regex``): the count is
+        unknown (``None``) until :meth:`set_search_result`; '' clears the search."""
+        if (text, is_regex) == (self._search.text, self._search.is_regex):
+            return
+        self._set_search(SearchState(text, is_regex, None if text else 0))
+
+    def set_search_result(self, count: int, error: str = "") -> None:
+        """Record the matches' ``count`` of the current text (or why it has none)."""
+        self._set_search(replace(self._search, count=int(count), current=-1, error=error))
+
+    def step_search(self, direction: int) -> int:
+        """Make the next (+1) or previous (-1) match current, wrapping at either end;
+        the first step forward goes to the first match, back to the last.
+
+        Returns the new position, or -1 when there is no match.
+        """
+        count = self._search.count or 0
+        if not count:
+            return -1
+        current = self._search.current
+        if current < 0:
+            position = 0 if direction > 0 else count - 1
+        else:
+            position = (current + direction) % count
+        self._set_search(replace(self._search, current=position))
+        return position
+
+    def _set_search(self, search: SearchState) -> None:
+        if search != self._search:
+            self._search = search
+            self.search_changed.emit(search)
 
 
 def scope_window(scope: Scope, state: TimelineState) -> tuple[int | None, int | None] | None:

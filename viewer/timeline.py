@@ -7,9 +7,10 @@ doubles); the fixed pinned area, the row headers and the ruler are part of the s
 and there is no scene graph to keep in sync with thousands of rows.
 
 Navigation (as Perfetto / chrome://tracing): wheel zooms about the cursor, drag pans,
-W/S zoom, A/D pan, F or double-click fits, Shift-drag selects a time range (Z zooms to it),
-Esc clears; Shift+wheel, the scroll bar, a wheel over the row headers, the arrow and page keys
-scroll rows.
+W/S zoom, A/D pan, F or double-click fits, Shift-drag selects a time range over every row
+(Z zooms to it), Ctrl+Shift-drag an area: the time range over the rows the drag crosses (as
+Perfetto's area selection), Esc clears; Shift+wheel, the scroll bar, a wheel over the row
+headers, the arrow and page keys scroll rows.
 
 What the timeline shows (rows, pins, hidden and collapsed rows, view range, selection) lives
 in a Qt-free :class:`~viewer.state.TimelineState`, :attr:`TimelineWidget.state`: the widget
@@ -332,6 +333,10 @@ class TimelineWidget(QWidget):
         ]
         self.update()
 
+    def marks(self) -> list[EventRef]:
+        """Return the events flagged with a marker (outliers)."""
+        return list(self._marks)
+
     # -- layout ----------------------------------------------------------------------------
 
     def _relayout(self) -> None:
@@ -440,6 +445,24 @@ class TimelineWidget(QWidget):
                 return True
         return False
 
+    def track_keys_between(self, y0_px: float, y1_px: float) -> list[str]:
+        """Return the keys of the track rows on screen between two widget y (either order),
+        in display order; a group or report row crossed brings every track under it
+        (collapsed or not), a row of the group's summary included."""
+        lo, hi = min(y0_px, y1_px), max(y0_px, y1_px)
+        keys: dict[str, None] = {}
+        for row, y, _pinned in self._frame().placed_rows():
+            if y + row.height_px <= lo or y > hi:
+                continue
+            if row.track is not None:
+                keys[row.track.key] = None
+            else:
+                depth, hidden = len(row.path), set(self.state.hidden_keys())
+                keys.update(dict.fromkeys(t.key for t in self.state.tracks()
+                                          if t.group[:depth] == tuple(row.path)
+                                          and t.key not in hidden))  # fmt: skip
+        return list(keys)
+
     def x_of(self, t_ns: int) -> float:
         """Return the widget x of shared-axis time ``t_ns``."""
         return self._frame().x_of(t_ns)
@@ -468,6 +491,7 @@ class TimelineWidget(QWidget):
             scrollbar_px=_SCROLLBAR_PX,
             thumb=self._thumb() if self._max_scroll() else None,
             selection=self.state.time_selection(),
+            selection_rows=frozenset(self.state.selection().rows if self.state.selection() else ()),
             selected=self._selected,
             partner=self._partner,
             highlights=self._highlights,
@@ -543,8 +567,7 @@ class TimelineWidget(QWidget):
         if self._on_divider(pos.y()):
             self._divider_drag = True
             return
-        shift = bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
-        self._press = (pos, *self.state.view_range(), shift)
+        self._press = (pos, *self.state.view_range(), _drag_mode(event))
         self._dragged = False
 
     def mouseMoveEvent(self, event: QMouseEvent) -> None:  # Qt override
@@ -568,18 +591,21 @@ class TimelineWidget(QWidget):
             self._show_tooltip(event)
             self.update()
             return
-        start, t0, t1, shift = self._press
+        start, t0, t1, mode = self._press
         if abs(pos.x() - start.x()) + abs(pos.y() - start.y()) >= _DRAG_THRESHOLD_PX:
             self._dragged = True
         if not self._dragged:
             return
-        if shift:
+        if mode == "time":
             self.select_time_range(self.time_at(start.x()), self.time_at(pos.x()))
+        elif mode == "area":
+            rows = self.track_keys_between(start.y(), pos.y())
+            self.state.select(self.time_at(start.x()), self.time_at(pos.x()), rows)
         else:
             shift_ns = int((start.x() - pos.x()) * (t1 - t0) / self._data_width())
             self.set_view_range(t0 + shift_ns, t1 + shift_ns)
             self.scroll_rows(start.y() - pos.y())
-            self._press = (pos, *self.state.view_range(), shift)
+            self._press = (pos, *self.state.view_range(), mode)
 
     def _press_scrollbar(self, y_px: int) -> None:
         thumb_top, thumb_h = self._thumb()
@@ -680,6 +706,15 @@ class TimelineWidget(QWidget):
         if hidden:
             menu.addAction(f"Show {len(hidden)} hidden rows", lambda: self.set_hidden_keys([]))
         menu.popup(self.mapToGlobal(pos))
+
+
+def _drag_mode(event: QMouseEvent) -> str:
+    """What a left-button drag does: ``area`` (Ctrl+Shift), ``time`` (Shift) or ``pan``."""
+    modifiers = event.modifiers()
+    if modifiers & Qt.KeyboardModifier.ShiftModifier:
+        is_area = bool(modifiers & Qt.KeyboardModifier.ControlModifier)
+        return "area" if is_area else "time"
+    return "pan"
 
 
 def _escape(text: str) -> str:

@@ -16,6 +16,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -54,8 +55,10 @@ _UTIL_COLUMNS = ["Row#", "In-Use", "Duration", "Start", "PID", "Device ID", "Con
 
 
 def _overhead(report: Report) -> pd.DataFrame:
-    """Return the CUDA profiler overhead rows: ``start_ns``, ``end_ns``, ``pid`` (int64)."""
-    empty = pd.DataFrame({c: np.empty(0, np.int64) for c in ("start_ns", "end_ns", "pid")})
+    """Return the CUDA profiler overhead rows: ``start_ns``, ``end_ns``, ``pid``,
+    ``global_tid`` (int64)."""
+    columns = ("start_ns", "end_ns", "pid", "global_tid")
+    empty = pd.DataFrame({c: np.empty(0, np.int64) for c in columns})
     if not report.has_source("PROFILER_OVERHEAD"):
         return empty
     source = sqlite_source(report.path)
@@ -76,7 +79,10 @@ def _overhead(report: Report) -> pd.DataFrame:
         return empty
     _check_overhead(report, rows)
     data = np.asarray(rows, dtype=np.int64)
-    return pd.DataFrame({"start_ns": data[:, 0], "end_ns": data[:, 1], "pid": pid_of(data[:, 2])})
+    return pd.DataFrame(
+        {"start_ns": data[:, 0], "end_ns": data[:, 1], "pid": pid_of(data[:, 2]),
+         "global_tid": data[:, 2]}
+    )  # fmt: skip
 
 
 def _check_overhead(report: Report, rows: list[tuple]) -> None:
@@ -103,45 +109,88 @@ def _check_overhead(report: Report, rows: list[tuple]) -> None:
 GPU_OPS_TABLES = ("kernels", "memcpy", "memset")
 
 
-def gpu_ops(report: Report) -> pd.DataFrame:
+class RowMask(Protocol):
+    """Which rows a time/process filter keeps (:class:`analysis.rules.RowFilter`)."""
+
+    def mask(
+        self, start: npt.ArrayLike, end: npt.ArrayLike, global_tid=None, global_pid=None
+    ) -> npt.NDArray[np.bool_]: ...
+
+
+def gpu_ops(report: Report, keep: RowMask | None = None) -> pd.DataFrame:
     """Return the GPU operations the GPU rules look at, sorted by (pid, device_id, start_ns).
+
+    ``keep``: only the operations and overhead rows it keeps (``nsys analyze``'s
+    ``start``/``end``/``nvtx`` options); None: all of them.
 
     Returns
     -------
     DataFrame
-        ``start_ns``, ``end_ns`` (int64 ns), ``pid``, ``device_id``, ``context_id`` (int64).
-        Overhead rows carry the context of their process/device's first operation.
+        ``start_ns``, ``end_ns`` (int64 ns), ``pid``, ``device_id``, ``context_id``,
+        ``range_context_id`` (int64): the context nsys's rules name for a process/device
+        (see :func:`_range_contexts`), which overhead rows carry as their own.
     """
     parts = []
     for kind in GPU_OPS_TABLES:
         table = report.tables[kind]
-        keep = table.start_ns > 0
+        rows = table.start_ns > 0
+        if keep is not None:
+            rows &= keep.mask(table.start_ns, table.end_ns, global_pid=table["global_pid"])
+        # In the source's row order: nsys's SQL scans the tables so (see _range_contexts).
+        rows = np.flatnonzero(rows)
+        rows = rows[np.argsort(table["row_id"][rows], kind="stable")]
         parts.append(
             pd.DataFrame(
                 {
-                    "start_ns": table.start_ns[keep],
-                    "end_ns": table.end_ns[keep],
-                    "pid": pid_of(table["global_pid"][keep]),
-                    "device_id": table["device_id"][keep].astype(np.int64),
-                    "context_id": table["context_id"][keep].astype(np.int64),
+                    "start_ns": table.start_ns[rows],
+                    "end_ns": table.end_ns[rows],
+                    "pid": pid_of(table["global_pid"][rows]),
+                    "device_id": table["device_id"][rows].astype(np.int64),
+                    "context_id": table["context_id"][rows].astype(np.int64),
                 }
             )
         )
-    ops = pd.concat(parts, ignore_index=True).sort_values(
-        ["pid", "device_id", "start_ns"], kind="stable"
-    )
+    scanned = pd.concat(parts, ignore_index=True)
+    contexts = _range_contexts(scanned)
+    ops = scanned.sort_values(["pid", "device_id", "start_ns"], kind="stable")
     overhead = _overhead(report)
+    if keep is not None and len(overhead):
+        overhead = overhead[
+            keep.mask(overhead["start_ns"], overhead["end_ns"], global_tid=overhead["global_tid"])
+        ]
     if len(ops) and len(overhead):
         spans = ops.groupby(["pid", "device_id"], sort=False).agg(
-            lo=("start_ns", "min"), hi=("end_ns", "max"), context_id=("context_id", "first")
+            lo=("start_ns", "min"), hi=("end_ns", "max")
         )
+        spans = spans.join(contexts)
         joined = overhead.merge(spans.reset_index(), on="pid")
         inside = (joined["start_ns"] > joined["lo"]) & (joined["end_ns"] < joined["hi"])
         extra = joined.loc[inside, ["start_ns", "end_ns", "pid", "device_id", "context_id"]]
         ops = pd.concat([ops, extra], ignore_index=True).sort_values(
             ["pid", "device_id", "start_ns"], kind="stable"
         )
+    if len(ops):
+        keys = pd.MultiIndex.from_frame(ops[["pid", "device_id"]])
+        ops["range_context_id"] = contexts.reindex(keys).to_numpy(np.int64)
+    else:
+        ops["range_context_id"] = np.empty(0, np.int64)
     return ops.reset_index(drop=True)
+
+
+def _range_contexts(scanned: pd.DataFrame) -> pd.Series:
+    """(pid, device_id) -> the context of its operation that ends last.
+
+    nsys's SQL takes it as a bare column beside ``min(start), max(end)``, which SQLite fills
+    from the row of the last aggregate: the first row, in scan order (kernels, memcpy,
+    memset, each in rowid order), that reaches the largest end.
+    """
+    if scanned.empty:
+        index = pd.MultiIndex.from_arrays([[], []], names=["pid", "device_id"])
+        return pd.Series(np.empty(0, np.int64), index=index, name="context_id")
+    last = scanned.groupby(["pid", "device_id"], sort=False)["end_ns"].transform("max")
+    at_last = scanned[scanned["end_ns"].to_numpy() == last.to_numpy()]
+    first = at_last.drop_duplicates(["pid", "device_id"], keep="first")
+    return first.set_index(["pid", "device_id"])["context_id"]
 
 
 def _group_bounds(ops: pd.DataFrame) -> npt.NDArray[np.int64]:
@@ -153,12 +202,13 @@ def _group_bounds(ops: pd.DataFrame) -> npt.NDArray[np.int64]:
     return np.r_[change, len(pid)].astype(np.int64)
 
 
-def find_gaps(ops: pd.DataFrame, min_gap_ns: int) -> pd.DataFrame:
+def find_gaps(ops: pd.DataFrame, min_gap_ns: int, limit: int | None = None) -> pd.DataFrame:
     """Return the idle stretches longer than ``min_gap_ns`` between GPU operations.
 
     Per process and device, starts and ends are sorted separately; end #j paired with
     start #j+1 bounds a stretch where every started operation has ended (spec §5.4). Leading
-    and trailing idle time is never a gap.
+    and trailing idle time is never a gap. ``limit``: only the first gaps by (process,
+    device, time), before they are ranked (the rule's ``rows=`` cuts its gap query so).
 
     Returns
     -------
@@ -178,6 +228,8 @@ def find_gaps(ops: pd.DataFrame, min_gap_ns: int) -> pd.DataFrame:
     gap_start, gap_end = ends[:-1], starts[1:]
     keep = same & (gap_end > gap_start) & ((gap_end - gap_start) > min_gap_ns)
     rows = np.flatnonzero(keep)
+    if limit is not None and limit >= 0:
+        rows = rows[:limit]
     ended = by_end[rows]
     table = pd.DataFrame(
         {
@@ -261,7 +313,7 @@ def time_utilization(ops: pd.DataFrame, chunks: int) -> pd.DataFrame:
                 {
                     "PID": int(group["pid"].iloc[0]),
                     "Device ID": int(group["device_id"].iloc[0]),
-                    "Context ID": int(group["context_id"].iloc[0]),
+                    "Context ID": int(group["range_context_id"].iloc[0]),
                     "Chunk": index,
                     "Start": cstart + origin,
                     "Duration": cend - cstart,
@@ -273,8 +325,14 @@ def time_utilization(ops: pd.DataFrame, chunks: int) -> pd.DataFrame:
     return table_or_empty(frames, columns)
 
 
-def low_utilization(chunks: pd.DataFrame, threshold_pct: float) -> pd.DataFrame:
+def low_utilization(
+    chunks: pd.DataFrame, threshold_pct: float, limit: int | None = None
+) -> pd.DataFrame:
     """Return runs of consecutive chunks below ``threshold_pct``, merged (spec §5.4).
+
+    ``limit``: only the first runs by (run, device, process), before they are ranked (the
+    rule's ``rows=`` cuts its chunk query so; a run is numbered by its first chunk less its
+    rank among the low chunks of its process and device).
 
     Returns
     -------
@@ -299,6 +357,8 @@ def low_utilization(chunks: pd.DataFrame, threshold_pct: float) -> pd.DataFrame:
         context=("Context ID", "first"),
     )
     runs = runs.reset_index()
+    if limit is not None and limit >= 0:
+        runs = runs.sort_values(["_run", "Device ID", "PID"], kind="stable").iloc[:limit]
     table = pd.DataFrame(
         {
             "In-Use": sqlite_round(runs["weighted"].to_numpy() / runs["size"].to_numpy()),

@@ -32,6 +32,7 @@ SUBCOMMANDS = {
     "outliers": "app.cli.outliers",
     "recipe": "app.cli.recipe",
     "render": "app.cli.render",
+    "analyze": "app.cli.analyze",
 }
 
 #: What the exit status says; every sub-command's help ends with it.

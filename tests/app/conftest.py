@@ -56,3 +56,18 @@ def wait_idle(qtbot, window, timeout_ms: int = LOAD_TIMEOUT_MS) -> None:
         lambda: not window.report_list.is_loading() and not window.runner.active_jobs(),
         timeout=timeout_ms,
     )
+
+
+@pytest.fixture(scope="module")
+def demo_reports(tmp_path_factory) -> list[Path]:
+    """The built-in demo reports, built once per test module."""
+    from resources.demo import build_demo_reports
+
+    return build_demo_reports(tmp_path_factory.mktemp("demo"))
+
+
+def open_shown(qtbot, window, paths) -> None:
+    """Open ``paths`` in ``window`` and wait until their rows are laid out."""
+    window.open_paths(paths)
+    wait_idle(qtbot, window)
+    qtbot.waitUntil(lambda: bool(window.binding.tracks()), timeout=LOAD_TIMEOUT_MS)

@@ -203,3 +203,27 @@ def test_scope_window_reads_the_state() -> None:
     assert scope_window(Scope("selection"), state) is None
     state.select(10, 20)
     assert scope_window(Scope("selection", report_index=1), state) == (10, 20)
+
+
+def test_search_state_counts_steps_and_wraps() -> None:
+    from viewer.state import SearchState
+
+    state = TimelineState()
+    seen: list[SearchState] = []
+    state.search_changed.connect(seen.append)
+    assert state.step_search(1) == -1  # nothing searched: no step
+    state.set_search("gemm")
+    assert state.search() == SearchState("gemm", False, None, -1, "")
+    state.set_search("gemm")  # unchanged: no notification
+    state.set_search_result(3)
+    assert [state.step_search(1) for _ in range(4)] == [0, 1, 2, 0]
+    assert state.step_search(-1) == 2
+    assert state.search().current == 2
+    assert len(seen) == 7
+    state.set_search("gemm(", is_regex=True)
+    state.set_search_result(0, "invalid regular expression: missing )")
+    assert state.step_search(1) == -1
+    assert state.search().error
+    state.set_search("")
+    assert not state.search().is_active
+    assert state.search().count == 0

@@ -1,0 +1,152 @@
+"""``main.py analyze REPORT... [-r RULE[:opt=v...]] [-f FORMAT] [--filter-time|--filter-nvtx]``.
+
+The ``nsys analyze`` expert rules (see :mod:`analysis.rules`): for each report, each rule's
+findings under a ``Processing [<report>] with [<rule>.py]...`` line, as nsys 2023.4 prints
+them, in its formats (column, table, csv, tsv, json, hdoc, htable).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+
+from analysis.errors import AnalysisError
+from analysis.rules import (
+    DEFAULT_RULES,
+    RULE_FORMATS,
+    RULE_NAMES,
+    format_rule_results,
+    parse_rule_spec,
+    run_rule,
+)
+from analysis.stats.format import parse_timeunit
+from app.cli.common import (
+    LoadBar,
+    Skips,
+    add_report_args,
+    check_output_file,
+    expand_reports,
+    open_each,
+    output_stream,
+    report_opener,
+)
+
+__all__ = ["add_parser", "parse_filter_time", "run"]
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+#: --filter-time units, in ns (nsys analyze --help).
+_UNITS = {"ns": 1, "nsec": 1, "us": 10**3, "usec": 10**3, "ms": 10**6, "msec": 10**6,
+          "s": 10**9, "sec": 10**9, "m": 60 * 10**9, "min": 60 * 10**9,
+          "h": 3600 * 10**9, "hour": 3600 * 10**9}  # fmt: skip
+_TIME_PART = re.compile(
+    r"([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)(nsec|ns|usec|us|msec|ms|sec|s|min|m|hour|h)?"
+)
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "analyze",
+        help="nsys-analyze-compatible expert rules",
+        description="Run nsys-analyze-compatible expert rules. Rules: " + ", ".join(RULE_NAMES),
+    )
+    add_report_args(parser)
+    parser.add_argument(
+        "-r",
+        "--rule",
+        dest="rules",
+        action="append",
+        metavar="NAME[:OPT=V...][,NAME...]",
+        help="rules to run, repeatable, options after colons (e.g. gpu_gaps:gap=1); "
+        "default: all seven, in nsys's order",
+    )
+    parser.add_argument(
+        "-f", "--format", choices=RULE_FORMATS, default="column", dest="fmt", help="nsys's formats"
+    )
+    parser.add_argument("--timeunit", default="nsec", help="nsec (default), usec, msec, seconds")
+    parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE ('-': stdout)")
+    parser.add_argument(
+        "--filter-time",
+        metavar="[START]/[END]",
+        help="only events overlapping this range (ns, or with units: 1s2ms, 5us...)",
+    )
+    parser.add_argument(
+        "--filter-nvtx",
+        metavar="RANGE[@DOMAIN][/INDEX]",
+        help="only events overlapping this NVTX range (the first, or the INDEX-th)",
+    )
+
+
+def _time_value(text: str, default: int, whole: str) -> int:
+    if not text:
+        return default
+    pos, total = 0, 0.0
+    for match in _TIME_PART.finditer(text):
+        if match.start() != pos:
+            break
+        total += float(match.group(1)) * _UNITS[match.group(2) or "ns"]
+        pos = match.end()
+    if pos != len(text) or pos == 0:
+        raise AnalysisError(f"--filter-time {whole!r}: '{text}' is not a time (e.g. 1s2ms, 500us)")
+    if not _INT64_MIN <= total <= _INT64_MAX:
+        raise AnalysisError(f"--filter-time {whole!r}: '{text}' is out of the 64-bit range")
+    return int(total)
+
+
+def parse_filter_time(text: str) -> tuple[int, int]:
+    """Return (start, end) ns of ``--filter-time [START]/[END]`` (an omitted side: no bound).
+
+    Raises
+    ------
+    AnalysisError
+        No slash, a side that is not a time, or start after end.
+    """
+    start_text, slash, end_text = text.strip().partition("/")
+    if not slash:
+        raise AnalysisError(f"--filter-time {text!r}: the argument must contain a slash")
+    start = _time_value(start_text.strip(), _INT64_MIN, text)
+    end = _time_value(end_text.strip(), _INT64_MAX, text)
+    if start > end:
+        raise AnalysisError(f"--filter-time {text!r}: the start is after the end")
+    return start, end
+
+
+def _specs(args: argparse.Namespace) -> list[str]:
+    """The rule specs asked for, each with the filter's options first (as nsys adds them)."""
+    raw = args.rules or [",".join(DEFAULT_RULES)]
+    specs = [s.strip() for group in raw for s in group.split(",") if s.strip()]
+    if not specs:
+        raise AnalysisError(f"no rule named in -r {','.join(raw)!r}; e.g. -r gpu_gaps")
+    prefix = ""
+    if args.filter_nvtx:
+        prefix = f"nvtx={args.filter_nvtx}"
+    elif args.filter_time:
+        start, end = parse_filter_time(args.filter_time)
+        prefix = f"start={start}:end={end}"
+    if prefix:
+        specs = [_with_prefix(spec, prefix) for spec in specs]
+    for spec in specs:
+        parse_rule_spec(spec)  # a bad name or option fails before any report is opened
+    return specs
+
+
+def _with_prefix(spec: str, prefix: str) -> str:
+    name, colon, rest = spec.partition(":")
+    return f"{name}:{prefix}{colon}{rest}"
+
+
+def run(args: argparse.Namespace) -> int:
+    specs = _specs(args)
+    timeunit = parse_timeunit(args.timeunit)
+    skips = Skips()
+    paths = expand_reports(args.reports, skips)
+    check_output_file(args.output, args.reports, paths)
+    opener = report_opener(not args.no_cache, LoadBar.for_args(args))
+    results = {}
+    for path, report in open_each(paths, opener, skips):
+        name = report.name if report.name not in results else str(path)
+        results[name] = [run_rule(report, spec) for spec in specs]
+    if results:
+        text = format_rule_results(results, args.fmt, timeunit)
+        with output_stream(args.output) as out:
+            out.write(text)
+    return skips.status()
