@@ -115,11 +115,16 @@ def export_dir_sqlite(folder: Path, progress: Progress | None = None) -> Path:
         raise CorruptReportError(
             folder, f"cannot write its SQLite copy ({os_reason(exc)})"
         ) from exc
-    for old in out_dir.glob(f"{digest}-*.sqlite"):
-        if old != out:
-            old.unlink(missing_ok=True)
+    _drop_older_copies(out, digest)
     cachesize.written(out)
     return out
+
+
+def _drop_older_copies(out: Path, digest: str) -> None:
+    """Remove the copies of the same folder made before its files last changed."""
+    stale = [p for p in out.parent.glob(f"{digest}-*.sqlite") if p != out]
+    for path in stale:
+        path.unlink(missing_ok=True)
 
 
 def _write_sqlite(folder: Path, files: list[Path], out: Path, progress: Progress | None) -> None:

@@ -36,12 +36,16 @@ ADDITIONS = (
 )
 
 
-@requires_shared
-def test_newer_columns_and_tables_change_nothing(tmp_path: Path) -> None:
+@pytest.fixture
+def copy(tmp_path: Path) -> Path:
     if not SOURCE.is_file():
         pytest.skip(f"{SOURCE.name} is not in {REAL_DIR}")
-    copy = tmp_path / SOURCE.name
-    shutil.copyfile(SOURCE, copy)
+    shutil.copyfile(SOURCE, tmp_path / SOURCE.name)
+    return tmp_path / SOURCE.name
+
+
+@requires_shared
+def test_newer_columns_and_tables_change_nothing(copy: Path) -> None:
     mutate_sqlite(copy, *ADDITIONS)
     original, newer = load_sqlite(SOURCE), load_sqlite(copy)
     for kind, table in original.tables.items():
@@ -53,11 +57,7 @@ def test_newer_columns_and_tables_change_nothing(tmp_path: Path) -> None:
 
 
 @requires_shared
-def test_green_context_ids_are_read_where_present(tmp_path: Path) -> None:
-    if not SOURCE.is_file():
-        pytest.skip(f"{SOURCE.name} is not in {REAL_DIR}")
-    copy = tmp_path / SOURCE.name
-    shutil.copyfile(SOURCE, copy)
+def test_green_context_ids_are_read_where_present(copy: Path) -> None:
     mutate_sqlite(
         copy,
         "ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL ADD COLUMN greenContextId INTEGER",
