@@ -66,7 +66,9 @@ def core_intervals(report: Report) -> CoreIntervals:
     cpu = sched["cpu"]
     if len(start) == 0:
         return _empty()
-    order = np.lexsort((sched["row_id"], start, gtid))
+    # A thread's sched-out and its next sched-in can share a timestamp: out comes first (as
+    # nsys writes them), whatever order the rows are stored in.
+    order = np.lexsort((sched["row_id"], sched["is_sched_in"], start, gtid))
     s_start, s_gtid, s_cpu = start[order], gtid[order], cpu[order]
     s_in = sched["is_sched_in"][order] != 0
     has_next = np.zeros(len(order), dtype=bool)

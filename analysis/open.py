@@ -34,8 +34,10 @@ from analysis.errors import (
     CorruptReportError,
     ExportError,
     NotAReportError,
+    ReportError,
     UnsupportedVersionError,
 )
+from analysis.exportdir import export_dir_format, export_dir_sqlite
 from analysis.loader import load_sqlite
 from analysis.model import EventTable, Report
 from analysis.progress import Progress
@@ -89,7 +91,7 @@ def find_reports(paths: Iterable[str | Path]) -> list[Path]:
             mode = path.stat().st_mode
         except OSError as exc:
             raise NotAReportError(path, os_reason(exc)) from exc
-        if stat.S_ISDIR(mode):
+        if stat.S_ISDIR(mode) and export_dir_format(path) is None:
             found.extend(_folder_reports(path))
         else:
             found.append(path)
@@ -98,17 +100,21 @@ def find_reports(paths: Iterable[str | Path]) -> list[Path]:
 
 def _folder_reports(folder: Path) -> list[Path]:
     try:
-        entries = sorted(p for p in folder.iterdir() if p.suffix in REPORT_SUFFIXES)
+        entries = sorted(folder.iterdir())
     except OSError as exc:
         raise NotAReportError(folder, f"cannot list folder ({exc.strerror or exc})") from exc
-    files = [p for p in entries if _is_regular(p)]
+    files = [p for p in entries if p.suffix in REPORT_SUFFIXES and _is_regular(p)]
     sqlite_stems = {p.stem for p in files if p.suffix == ".sqlite"}
     files = [p for p in files if p.suffix == ".sqlite" or p.stem not in sqlite_stems]
+    # Folders written by 'nsys export --type arrowdir|parquetdir' directly inside, by content.
+    files += [p for p in entries if p.suffix not in REPORT_SUFFIXES and export_dir_format(p)]
     if not files:
         raise NotAReportError(
-            folder, "folder holds no Nsight Systems reports (.sqlite, .nsys-rep, .qdrep)"
+            folder,
+            "folder holds no Nsight Systems reports (.sqlite, .nsys-rep, .qdrep, or an "
+            "arrowdir/parquetdir export folder)",
         )
-    return files
+    return sorted(files)
 
 
 def _is_regular(path: Path) -> bool:
@@ -137,7 +143,8 @@ def open_report(
     Parameters
     ----------
     path
-        An SQLite export, or an ``.nsys-rep``/``.qdrep`` (converted with ``nsys export``).
+        An SQLite export, an ``.nsys-rep``/``.qdrep`` (converted with ``nsys export``), or a
+        folder written by ``nsys export --type arrowdir|parquetdir``.
     progress
         ``progress(fraction, text)`` callback.
     cancel
@@ -161,6 +168,18 @@ def open_report(
     NotAReportError, CorruptReportError, UnsupportedVersionError, ExportError
     """
     path = Path(path)
+    if export_dir_format(path) is not None:
+        # Its tables are copied into one SQLite file in the cache folder (the first 30 % of
+        # the bar), then read by the loader as any export.
+        path_sqlite = export_dir_sqlite(path, progress)
+        rest = None if progress is None else (lambda f, text: progress(0.3 + 0.7 * f, text))
+        try:
+            return _open_sqlite(path_sqlite, rest, cancel, use_cache, path, tables, on_partial)
+        except ReportError as exc:
+            if exc.path != path_sqlite:
+                raise
+            # Name the folder the user gave, not its copy in the cache.
+            raise type(exc)(path, exc.reason) from exc
     magic = _magic(path)
     wal = pending_wal(path) if magic.startswith(SQLITE_MAGIC) else None
     if wal is not None:
@@ -282,6 +301,11 @@ def sqlite_source(path: str | Path) -> Path | None:
     None when the file is unreadable, or an ``.nsys-rep`` that has not been exported yet.
     """
     path = Path(path)
+    if export_dir_format(path) is not None:
+        try:
+            return export_dir_sqlite(path)
+        except (NotAReportError, CorruptReportError):
+            return None
     try:
         if _magic(path).startswith(SQLITE_MAGIC):
             wal = pending_wal(path)

@@ -126,6 +126,8 @@ def wait_for_cache_writes() -> None:
 
 
 def _is_sqlite(path: Path) -> bool:
+    if path.is_dir():
+        return False  # an arrowdir/parquetdir export folder: open_report reads it
     # read_head refuses a FIFO or device without blocking. A report whose newest data are
     # in a -wal file is read through open_report's private checkpointed copy instead.
     head, _size = read_head(path, 16)
