@@ -21,7 +21,7 @@ from analysis.tracks import SliceTable
 from viewer.chrome import ChromePainter
 from viewer.events import EventRef
 from viewer.frame import Frame
-from viewer.lod import RowStrip, merge_strips, row_strip
+from viewer.lod import RowStrip, counter_strip, merge_strips, pixel_edges_ns, row_strip
 from viewer.rows import Row
 from viewer.style import Palette, qcolor, ui_font
 
@@ -152,6 +152,10 @@ class TimelinePainter:
             if row.track is None and not row.summary:
                 continue
             parts = self._visible_parts(frame, row)
+            if parts and parts[0][1].values is not None:
+                # A counter row (or a folded group of them): an area chart of its first part.
+                self._fill_counter(frame, img, row, y, y0, y1, parts[0])
+                continue
             if row.track is None:
                 self._fill_strip(frame, img, grid, row, y, y0, y1, parts)
                 continue
@@ -275,6 +279,36 @@ class TimelinePainter:
         a, b = max(y0, inset_top), min(y1, inset_bottom)
         if b > a:
             img[a - frame.pinned_y : b - frame.pinned_y] = line
+
+    def _fill_counter(self, frame, img, row, y, y0, y1, part) -> None:
+        """Draw a counter as an area chart: the mean per pixel solid, up to the peak dimmed.
+
+        Scaled to the row by the track's ``scale`` (analysis.counters); one pass over the
+        visible samples (viewer.lod.counter_strip), whatever the zoom.
+        """
+        name, table, lo, hi = part
+        report_index = row.report_index
+        offset = frame.offsets_ns[report_index]
+        edges = pixel_edges_ns(frame.t0_ns - offset, frame.ns_per_px, frame.data_width)
+        strip = counter_strip(table, lo, hi, edges)
+        track_id = int(np.searchsorted(table.track_offsets, lo, side="right")) - 1
+        scale = float(table._cache["scale"][track_id])
+        inset = 2 if row.track is not None else 4
+        top, bottom = y + inset, y + row.height_px - inset
+        a, b = max(y0, top), min(y1, bottom)
+        height = bottom - top
+        if b <= a or height <= 0:
+            return
+        color = self.colors(report_index, name, table, np.array([lo]))[:1]
+        bg = np.uint32(img[y0 - frame.pinned_y, 0])
+        dim = _blend(bg, color, np.array([0.4], np.float32))[0]
+        # Pixels filled from the bottom; any non-zero value shows at least one pixel.
+        mean_px = np.ceil(np.clip(strip.mean / scale, 0.0, 1.0) * height)
+        peak_px = np.ceil(np.clip(strip.peak / scale, 0.0, 1.0) * height)
+        levels = (bottom - np.arange(a, b))[:, None]
+        block = img[a - frame.pinned_y : b - frame.pinned_y]
+        block[levels <= peak_px[None, :]] = dim
+        block[levels <= mean_px[None, :]] = color[0]
 
     def _paint_rects(self, p: QPainter, frame: Frame, jobs: list) -> None:
         if not jobs:
