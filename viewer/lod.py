@@ -143,9 +143,11 @@ def counter_strip(
     last = np.searchsorted(starts, edges_ns[1:], side="left") - 1  # last one inside a pixel
     safe_last = np.maximum(last, 0)
     covered = (last >= 0) & (ends[safe_last] > edges_ns[:-1])
-    first = np.clip(cover[:-1], 0, len(values) - 1)
-    peak[:] = np.maximum(np.maximum.reduceat(values, first), values[safe_last])
-    # A pixel whose first interval starts inside it: its segment is just [first, last].
+    # Segment k runs from the interval at edge k to the next segment's start; the last one
+    # must stop at the last interval starting before the last edge, not at ``hi``.
+    inside = max(int(last[-1]) + 1, 1)
+    first = np.clip(cover[:-1], 0, inside - 1)
+    peak[:] = np.maximum(np.maximum.reduceat(values[:inside], first), values[safe_last])
     prefix = _value_prefix(table)
     integral = _integral(prefix, table, lo, starts, ends, values, cover, edges_ns)
     time = _covered_time(table, lo, starts, ends, cover, edges_ns)

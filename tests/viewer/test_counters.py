@@ -39,9 +39,11 @@ def test_counter_strip_peak_and_mean_per_pixel_match_brute_force() -> None:
     starts = np.cumsum(rng.integers(1, 40, 400)) + 50
     values = rng.integers(0, 100, 400).astype(np.float64)
     table = _counter(starts, values, int(starts[-1]) + 20)
-    edges = pixel_edges_ns(0, 37.3, 300)
-    lo, hi = table.window(0, int(edges[0]), int(edges[-1]))
-    strip = counter_strip(table, lo, hi, edges)
+    edges = pixel_edges_ns(0, 20.3, 300)  # ends before the samples do
+    # The view's window, and every row: samples after the last edge must not count.
+    windowed = counter_strip(table, *table.window(0, int(edges[0]), int(edges[-1])), edges)
+    strip = counter_strip(table, 0, len(table), edges)
+    assert np.array_equal(windowed.peak, strip.peak)
     for px in range(300):
         a, b = int(edges[px]), int(edges[px + 1])
         inside = np.minimum(table.end_ns, b) - np.maximum(table.start_ns, a)
@@ -141,3 +143,24 @@ def test_cli_render_pins_counter_rows(tmp_path) -> None:
     image = QImage(str(out))
     assert image.width() == 1600
     assert image.height() == 900
+
+
+@requires_shared
+def test_panned_counter_rows_equal_a_fresh_paint(qtbot, load_report) -> None:
+    # Counter columns kept across a pan must be the ones a fresh paint computes.
+    def shown():
+        reports = ReportSet([load_report(METRICS), load_report(MEMORY)])
+        widget = _widget(qtbot, reports, (1200, 700))
+        widget.pin_matching("SM Active|GR Active|DRAM.*|Memory usage")
+        return widget
+
+    first = shown()
+    lo, hi = first.full_range()
+    first.set_view_range(lo, lo + (hi - lo) // 3)
+    render_to_image(first, (1200, 700))
+    for step in (0.05, 0.07, -0.11):
+        first.pan(step)
+        render_to_image(first, (1200, 700))
+    fresh = shown()
+    fresh.set_view_range(*first.view_range())
+    assert render_to_image(first, (1200, 700)) == render_to_image(fresh, (1200, 700))
