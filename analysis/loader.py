@@ -352,16 +352,8 @@ class _Partials:
 
 #: Read order: the GPU tables first (built and written while the rest is read), the CUDA API
 #: last (the one table whose build cannot overlap a read).
-_READ_ORDER = (
-    *_GPU_KINDS,
-    "nvtx",
-    "osrt",
-    "sched",
-    "samples",
-    "gpu_metrics",
-    "memory_usage",
-    "cuda_api",
-)
+_READ_ORDER = (*_GPU_KINDS, "nvtx", "osrt", "sched", "samples", "gpu_metrics", "memory_usage",
+               "cuda_api")  # fmt: skip
 
 
 def _read_events(
