@@ -65,7 +65,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 7
+FORMAT_VERSION = 8
 #: Columns holding StringIds ids (-1: none), in any event table.
 _STRING_ID_COLUMNS = ("name_id", "short_name_id", "mangled_name_id", "text_id")
 #: What a damaged entry raises while it is read (a checksum mismatch is a ValueError).

@@ -168,9 +168,25 @@ _SPECS: dict[str, tuple[str, tuple[_Col, ...]]] = {
         "GPU_METRICS",
         (
             _c("start_ns", "timestamp", np.int64),
-            _c("type_id", "typeId"),
+            _c("type_id", "typeId", np.int64),  # 2^48 and above in real reports
             _c("metric_id", "metricId"),
             _c("value", "value", np.int64),
+        ),
+    ),
+    # Allocations and frees of CUDA memory (spec §1.4): one instant per row; the name
+    # column is an inline text (a variable name, mostly NULL) and is not read.
+    "memory_usage": (
+        "CUDA_GPU_MEMORY_USAGE_EVENTS",
+        (
+            _c("start_ns", "start", np.int64),
+            _c("global_pid", "globalPid", np.int64),
+            _c("device_id", "deviceId"),
+            _c("context_id", "contextId"),
+            _c("address", "address", np.int64),
+            _c("bytes", "bytes", np.int64),
+            _c("mem_kind", "memKind"),
+            _c("operation", "memoryOperationType", np.int8),
+            _c("correlation_id", "correlationId", np.int64),
         ),
     ),
 }
@@ -187,6 +203,13 @@ _NAME_COLUMNS = {
 _REQUIRED = ("start_ns", "end_ns")
 _GPU_KINDS = ("kernels", "memcpy", "memset", "sync")
 _GPU_KEY = ["global_pid", "device_id", "context_id", "stream_id"]
+#: Track key columns of the other instant kinds (one track per CPU, thread, metric, device).
+_KEY_COLUMNS = {
+    "sched": ["cpu"],
+    "samples": ["global_tid"],
+    "gpu_metrics": ["type_id", "metric_id"],
+    "memory_usage": ["device_id"],
+}
 
 
 def _check_cancel(cancel: threading.Event | None) -> None:
@@ -329,7 +352,8 @@ class _Partials:
 
 #: Read order: the GPU tables first (built and written while the rest is read), the CUDA API
 #: last (the one table whose build cannot overlap a read).
-_READ_ORDER = (*_GPU_KINDS, "nvtx", "osrt", "sched", "samples", "gpu_metrics", "cuda_api")
+_READ_ORDER = (*_GPU_KINDS, "nvtx", "osrt", "sched", "samples", "gpu_metrics", "memory_usage",
+               "cuda_api")  # fmt: skip
 
 
 def _read_events(
@@ -759,9 +783,7 @@ class _TableBuilder:
             data["level"] = nesting_levels(data["global_tid"], data["start_ns"], data["end_ns"])
             key_cols = ["global_tid", "level"]
         else:
-            key_cols = {"sched": ["cpu"], "samples": ["global_tid"]}.get(
-                kind, ["type_id", "metric_id"]
-            )
+            key_cols = _KEY_COLUMNS[kind]
         (codes,), keys = _factorize([data], key_cols)
         self._done(_sorted_table(kind, data, codes, keys, source))
 

@@ -40,6 +40,7 @@ EVENT_TABLES = (
     "sched",
     "samples",
     "gpu_metrics",
+    "memory_usage",
 )
 
 

@@ -38,6 +38,9 @@ class SliceTable:
     is_overlapping
         Whether intervals on one track may overlap (then the paint window looks back by the
         track's longest interval instead of one interval).
+    values
+        For a counter (:mod:`analysis.counters`), the value each interval holds (float64);
+        ``None`` for events.
     """
 
     kind: str
@@ -50,6 +53,7 @@ class SliceTable:
     source: str = ""
     source_rows: npt.NDArray[np.int64] | None = None
     is_overlapping: bool = False
+    values: npt.NDArray[np.float64] | None = None
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     def __len__(self) -> int:

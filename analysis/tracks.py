@@ -28,6 +28,7 @@ from analysis.timefmt import pluralize
 
 __all__ = [
     "GPU_TABLES",
+    "METRICS_GROUP",
     "SliceTable",
     "Track",
     "alignment_offsets",
@@ -60,7 +61,7 @@ class Track:
         Index of the report in the list given to :func:`build_tracks`.
     kind
         ``cpu``, ``cuda_api``, ``nvtx``, ``nvtx_marks``, ``osrt``, ``samples``, ``gpu_all``,
-        ``gpu_stream`` or ``nvtx_gpu``.
+        ``gpu_stream``, ``nvtx_gpu``, or the counters ``memory_usage`` and ``gpu_metric``.
     parts
         ``(slice table name, track id)`` pairs drawn on this row.
     level
@@ -144,7 +145,8 @@ def build_tracks(
 
     Per report: CPU cores (when SCHED_EVENTS has rows), then processes → threads (CUDA API,
     NVTX, OS runtime levels and CPU samples), then CUDA HW → GPU → "All streams", one row
-    per stream, and the NVTX ranges projected onto that GPU (one row per level). Empty rows
+    per stream, its memory usage (a counter), the NVTX ranges projected onto that GPU (one
+    row per level), and its GPU metrics (counters, in a "GPU metrics" group). Empty rows
     are left out.
 
     Parameters
@@ -252,41 +254,101 @@ def _stream_parts(
 def _gpu_tracks(
     report: Report, index: int, name: str, tables: dict[str, SliceTable]
 ) -> list[Track]:
-    gpu_kinds = kinds_at("gpu")
-    if not gpu_kinds:
-        return []
-    # GPU kinds share one stream key table (analysis.loader builds them together).
-    keys = report.tables[gpu_kinds[0].tables[0]].track_keys
-    counts = sum(np.diff(tables[k.drawn_as].track_offsets) for k in gpu_kinds)
-    if len(keys) == 0:
-        return []
-    frame = keys.assign(track_id=np.arange(len(keys)), count=counts)
-    frame = frame[frame["count"] > 0]
+    streams = _streams_by_device(report, tables)
+    counters = {kind.drawn_as: tables[kind.drawn_as] for kind in kinds_at("gpu_counter")}
+    devices = set(streams)
+    for table in counters.values():
+        devices |= set(table._cache["keys"]["device_id"].tolist())
     gpu_names = dict(zip(report.gpus["device_id"], report.gpus["name"], strict=False))
     tracks = []
-    for device, streams in frame.groupby("device_id", sort=True):
-        device = int(device)
+    for device in sorted(int(d) for d in devices):
         # "NVIDIA H100 80GB HBM3" -> "H100 80GB HBM3": the vendor says nothing here.
         gpu_name = str(gpu_names.get(device) or "").removeprefix("NVIDIA ").strip()
         gpu_label = f"GPU {device} · {gpu_name}" if gpu_name else f"GPU {device}"
         group = (name, "CUDA HW", gpu_label)
         base = f"{name}/gpu{device}"
-        streams = streams.sort_values(["stream_id", "global_pid", "context_id"])
-        all_parts = _stream_parts(tables, [int(t) for t in streams["track_id"]])
-        tracks.append(Track(f"{base}/all", "All streams", group, index, "gpu_all", all_parts))
-        dup = streams["stream_id"].duplicated(keep=False)
-        for row, is_dup in zip(streams.itertuples(index=False), dup, strict=False):
-            sid = int(row.stream_id)
-            label, key = f"Stream {sid}", f"{base}/stream{sid}"
-            if is_dup:
-                pid, ctx = int(pid_of(row.global_pid)), int(row.context_id)
-                label += f" (pid {pid}, ctx {ctx})"
-                key += f"/pid{pid}/ctx{ctx}"
-            parts = _stream_parts(tables, [int(row.track_id)])
-            tracks.append(Track(key, label, group, index, "gpu_stream", parts))
+        if device in streams:
+            tracks += _stream_tracks(tables, streams[device], group, base, index)
+        tracks += _counter_tracks(counters, "memory_usage", device, group, base, index)
         tracks += _projected_tracks(tables, device, group, base, index)
+        tracks += _counter_tracks(counters, "gpu_metrics", device, group, base, index)
     group = (name, "CUDA HW", "NVTX projected (all GPUs)")
     tracks += _projected_tracks(tables, -1, group, f"{name}/gpus", index)
+    return tracks
+
+
+def _streams_by_device(report: Report, tables: dict[str, SliceTable]) -> dict[int, pd.DataFrame]:
+    """Per device, its stream keys with events (``track_id`` = the GPU tables' track)."""
+    gpu_kinds = kinds_at("gpu")
+    if not gpu_kinds:
+        return {}
+    # GPU kinds share one stream key table (analysis.loader builds them together).
+    keys = report.tables[gpu_kinds[0].tables[0]].track_keys
+    if len(keys) == 0:
+        return {}
+    counts = sum(np.diff(tables[k.drawn_as].track_offsets) for k in gpu_kinds)
+    frame = keys.assign(track_id=np.arange(len(keys)), count=counts)
+    frame = frame[frame["count"] > 0]
+    return {int(device): rows for device, rows in frame.groupby("device_id", sort=True)}
+
+
+def _stream_tracks(
+    tables: dict[str, SliceTable], streams: pd.DataFrame, group: tuple, base: str, index: int
+) -> list[Track]:
+    streams = streams.sort_values(["stream_id", "global_pid", "context_id"])
+    all_parts = _stream_parts(tables, [int(t) for t in streams["track_id"]])
+    tracks = [Track(f"{base}/all", "All streams", group, index, "gpu_all", all_parts)]
+    dup = streams["stream_id"].duplicated(keep=False)
+    for row, is_dup in zip(streams.itertuples(index=False), dup, strict=False):
+        sid = int(row.stream_id)
+        label, key = f"Stream {sid}", f"{base}/stream{sid}"
+        if is_dup:
+            pid, ctx = int(pid_of(row.global_pid)), int(row.context_id)
+            label += f" (pid {pid}, ctx {ctx})"
+            key += f"/pid{pid}/ctx{ctx}"
+        parts = _stream_parts(tables, [int(row.track_id)])
+        tracks.append(Track(key, label, group, index, "gpu_stream", parts))
+    return tracks
+
+
+#: The group GPU metric rows sit in, under their GPU (collapsed by default in the viewer).
+METRICS_GROUP = "GPU metrics"
+#: GPU metrics shown first, in this order (the folded group draws the first); the others
+#: follow in the report's order.
+_METRICS_FIRST = ("SM Active", "SM Issue", "Tensor Active", "DRAM Read Throughput",
+                  "DRAM Write Throughput", "PCIe RX Throughput", "PCIe TX Throughput",
+                  "GR Active")  # fmt: skip
+
+
+def _counter_tracks(
+    counters: dict[str, SliceTable], part: str, device: int, group: tuple, base: str, index: int
+) -> list[Track]:
+    """Counter rows of ``device``: its memory usage row, or its GPU metrics (in a group)."""
+    table = counters.get(part)
+    if table is None:
+        return []
+    keys = table._cache["keys"]
+    tracks = []
+    ids = np.flatnonzero(keys["device_id"].to_numpy() == device).tolist()
+    if part == "gpu_metrics":
+        first = {name: rank for rank, name in enumerate(_METRICS_FIRST)}
+        ids.sort(key=lambda t: first.get(str(keys["name"].iloc[t]), len(first)))
+    seen = set()
+    for track_id in ids:
+        lo, hi = table.bounds(track_id)
+        if hi <= lo:
+            continue
+        parts = ((part, track_id),)
+        if part == "gpu_metrics":
+            label = str(keys["name"].iloc[track_id])
+            key = f"{base}/metrics/{label}"
+            if key in seen:  # one name for two metrics (two sources): keep keys unique
+                row = keys.iloc[track_id]
+                key += f"#{int(row['type_id'])}/{int(row['metric_id'])}"
+            seen.add(key)
+            tracks.append(Track(key, label, (*group, METRICS_GROUP), index, "gpu_metric", parts))
+        else:
+            tracks.append(Track(f"{base}/memory", "Memory usage", group, index, part, parts))
     return tracks
 
 

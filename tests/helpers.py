@@ -24,6 +24,7 @@ SOURCE_TABLES = {
     "sched": "SCHED_EVENTS",
     "samples": "COMPOSITE_EVENTS",
     "gpu_metrics": "GPU_METRICS",
+    "memory_usage": "CUDA_GPU_MEMORY_USAGE_EVENTS",
 }
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from analysis.counters import COUNTER_TABLES, counter_lines
 from analysis.model import Report
 from analysis.names import NAMED_KINDS, event_name
 from analysis.projection import correlated_row
@@ -160,6 +161,9 @@ def describe_event(
         if partner is not None:
             when = format_duration_ns(partner.start_ns + offset_ns)
             lines.append(("Launched by", f"{_shown_name(report, partner)} at {when}"))
+    elif event.source in COUNTER_TABLES and row >= 0:
+        # The value under the mouse (and for memory, the allocations and frees).
+        lines += counter_lines(report, _tables_for(report, tables)[event.table], row, offset_ns)
     elif event.source == "cuda_api" and row >= 0:
         partner = find_partner(report, _tables_for(report, tables), event)
         if partner is not None:

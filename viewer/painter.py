@@ -21,7 +21,7 @@ from analysis.tracks import SliceTable
 from viewer.chrome import ChromePainter
 from viewer.events import EventRef
 from viewer.frame import Frame
-from viewer.lod import RowStrip, merge_strips, row_strip
+from viewer.lod import RowStrip, counter_strip, merge_strips, row_strip
 from viewer.rows import Row
 from viewer.style import Palette, qcolor, ui_font
 
@@ -152,6 +152,10 @@ class TimelinePainter:
             if row.track is None and not row.summary:
                 continue
             parts = self._visible_parts(frame, row)
+            if parts and parts[0][1].values is not None:
+                # A counter row (or a folded group of them): an area chart of its first part.
+                self._fill_counter(frame, img, grid, row, y, y0, y1, parts[0])
+                continue
             if row.track is None:
                 self._fill_strip(frame, img, grid, row, y, y0, y1, parts)
                 continue
@@ -205,43 +209,42 @@ class TimelinePainter:
 
     def _part_strip(self, report_index, name, table, lo, hi, offset, grid) -> RowStrip:
         """Reduce one part to the frame's columns, reusing columns of the previous frame."""
-        ns_per_px, c0, width = grid
+
+        def reduce(edges: np.ndarray) -> tuple:
+            strip = row_strip(table, lo, hi, edges)
+            return strip.alpha, strip.event
+
         track_id = int(np.searchsorted(table.track_offsets, lo, side="right")) - 1
         key = (report_index, name, track_id)
+        alpha, event = self._grid_columns(key, grid, offset, reduce)
+        return RowStrip(alpha, event, np.zeros(len(alpha), np.int8))
 
-        def reduce(first: int, last: int) -> RowStrip:
-            columns = np.arange(first, last + 1, dtype=np.float64)
-            edges = np.rint(columns * ns_per_px).astype(np.int64) - np.int64(offset)
-            return row_strip(table, lo, hi, edges)
+    def _grid_columns(self, key, grid, offset, reduce) -> tuple:
+        """Per-column arrays of one part, ``reduce(edges_ns)``, on the frame's column grid.
+
+        A pan keeps most columns of the previous frame: only the new ones are reduced.
+        """
+        ns_per_px, c0, width = grid
+
+        def columns(first: int, last: int) -> tuple:
+            index = np.arange(first, last + 1, dtype=np.float64)
+            return reduce(np.rint(index * ns_per_px).astype(np.int64) - np.int64(offset))
 
         cached = self._lod_cache.get(key)
         if cached is not None and cached[0] == (ns_per_px, offset):
-            start, alpha, event = cached[1], cached[2], cached[3]
-            end = start + len(alpha)
-            keep_lo, keep_hi = max(c0, start), min(c0 + width, end)
+            start, arrays = cached[1], cached[2]
+            keep_lo, keep_hi = max(c0, start), min(c0 + width, start + len(arrays[0]))
             if keep_hi - keep_lo > width // 4:
-                pieces = []
-                if c0 < keep_lo:
-                    pieces.append(reduce(c0, keep_lo))
-                pieces.append(
-                    RowStrip(
-                        alpha[keep_lo - start : keep_hi - start],
-                        event[keep_lo - start : keep_hi - start],
-                        np.zeros(keep_hi - keep_lo, np.int8),
-                    )
-                )
+                pieces = [columns(c0, keep_lo)] if c0 < keep_lo else []
+                pieces.append(tuple(a[keep_lo - start : keep_hi - start] for a in arrays))
                 if keep_hi < c0 + width:
-                    pieces.append(reduce(keep_hi, c0 + width))
-                strip = RowStrip(
-                    np.concatenate([s.alpha for s in pieces]),
-                    np.concatenate([s.event for s in pieces]),
-                    np.zeros(width, np.int8),
-                )
-                self._lod_cache[key] = ((ns_per_px, offset), c0, strip.alpha, strip.event)
-                return strip
-        strip = reduce(c0, c0 + width)
-        self._lod_cache[key] = ((ns_per_px, offset), c0, strip.alpha, strip.event)
-        return strip
+                    pieces.append(columns(keep_hi, c0 + width))
+                arrays = tuple(np.concatenate(same) for same in zip(*pieces, strict=True))
+                self._lod_cache[key] = ((ns_per_px, offset), c0, arrays)
+                return arrays
+        arrays = columns(c0, c0 + width)
+        self._lod_cache[key] = ((ns_per_px, offset), c0, arrays)
+        return arrays
 
     def _fill_strip(self, frame, img, grid, row, y, y0, y1, parts) -> None:
         if not parts:
@@ -275,6 +278,41 @@ class TimelinePainter:
         a, b = max(y0, inset_top), min(y1, inset_bottom)
         if b > a:
             img[a - frame.pinned_y : b - frame.pinned_y] = line
+
+    def _fill_counter(self, frame, img, grid, row, y, y0, y1, part) -> None:
+        """Draw a counter as an area chart: the mean per pixel solid, up to the peak dimmed.
+
+        Scaled to the row by the track's ``scale`` (analysis.counters); the columns come
+        from viewer.lod.counter_strip on the frame's grid (a pan reduces only new columns).
+        """
+        name, table, lo, hi = part
+        report_index = row.report_index
+        track_id = int(np.searchsorted(table.track_offsets, lo, side="right")) - 1
+
+        def reduce(edges: np.ndarray) -> tuple:
+            # The window of these columns, not of the view: a column kept across pans is
+            # then the one a fresh paint computes.
+            first, last = table.window(track_id, int(edges[0]), int(edges[-1]) + 1)
+            strip = counter_strip(table, first, last, edges)
+            return strip.peak, strip.mean
+
+        key = ("counter", report_index, name, track_id)
+        peak, mean = self._grid_columns(key, grid, frame.offsets_ns[report_index], reduce)
+        inset = 2 if row.track is not None else 4
+        top, bottom = y + inset, y + row.height_px - inset
+        a, b = max(y0, top), min(y1, bottom)
+        if b <= a:
+            return
+        # Pixels filled from the bottom; any non-zero value shows at least one pixel.
+        height, scale = bottom - top, float(table._cache["scale"][track_id])
+        mean_px = np.ceil(np.clip(mean * (height / scale), 0.0, height)).astype(np.int16)
+        peak_px = np.ceil(np.clip(peak * (height / scale), 0.0, height)).astype(np.int16)
+        levels = (bottom - np.arange(a, b, dtype=np.int16))[:, None]
+        code = (levels <= peak_px).view(np.uint8) + (levels <= mean_px).view(np.uint8)
+        color = self.colors(report_index, name, table, np.array([lo]))[:1]
+        bg = np.uint32(img[y0 - frame.pinned_y, 0])
+        palette = np.array([bg, _blend(bg, color, np.array([0.4], np.float32))[0], color[0]])
+        img[a - frame.pinned_y : b - frame.pinned_y] = palette[code]
 
     def _paint_rects(self, p: QPainter, frame: Frame, jobs: list) -> None:
         if not jobs:

@@ -15,7 +15,10 @@ import numpy.typing as npt
 
 from analysis.tracks import Track
 
-__all__ = ["Row", "RowLayout", "layout_rows", "match_tracks"]
+__all__ = ["Row", "RowLayout", "default_collapsed", "layout_rows", "match_tracks"]
+
+#: Track kinds whose group starts collapsed (many rows that say little at first sight).
+_FOLDED_KINDS = ("gpu_metric",)
 
 #: A collapsed group row draws the merged activity of at most this many of its parts.
 _SUMMARY_PARTS = 64
@@ -191,6 +194,11 @@ def layout_rows(
             continue
         rows.append(Row("track", track.label, len(track.group), track_h, track.group, track))
     return _layout(pinned_rows), _layout(rows)
+
+
+def default_collapsed(tracks: Iterable[Track]) -> set[tuple[str, ...]]:
+    """The groups shown collapsed until the user opens them: each GPU's metrics group."""
+    return {t.group for t in tracks if t.kind in _FOLDED_KINDS}
 
 
 def _summary(tracks: Sequence[Track], path: tuple[str, ...], hidden: set[str]) -> tuple:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from analysis.tracks import Track
-from viewer.rows import RowLayout, layout_rows, match_tracks
+from viewer.rows import RowLayout, default_collapsed, layout_rows, match_tracks
 
 __all__ = [
     "MIN_SPAN_NS",
@@ -144,6 +144,8 @@ class TimelineState:
         self._pinned: list[str] = []
         self._hidden: set[str] = set()
         self._collapsed: set[tuple[str, ...]] = set()
+        #: Groups collapsed by default once already (the user may have opened them since).
+        self._folded: set[tuple[str, ...]] = set()
         self._span = (0, 1)
         self._t0, self._t1 = 0, 1
         self._selection: TimelineSelection | None = None
@@ -161,12 +163,20 @@ class TimelineState:
         self._tracks = list(tracks)
         keys = {t.key for t in self._tracks}
         self._pinned = [k for k in self._pinned if k in keys]
+        self._fold_new_groups()
         self.rows_changed.emit()
 
     def set_tracks(self, tracks: Sequence[Track]) -> None:
         """Replace the rows of the same reports, keeping pins, hidden rows and groups."""
         self._tracks = list(tracks)
+        self._fold_new_groups()
         self.rows_changed.emit()
+
+    def _fold_new_groups(self) -> None:
+        """Collapse the groups that start collapsed (GPU metrics) when they first appear."""
+        new = default_collapsed(self._tracks) - self._folded
+        self._folded |= new
+        self._collapsed |= new
 
     def layout(self, heights: tuple[int, int, int]) -> tuple[RowLayout, RowLayout]:
         """Return (pinned rows, scrolling rows) with ``heights`` (report, group, track px)."""

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from analysis.counters import memory_slices, metric_slices
 from analysis.cpu import core_intervals
 from analysis.kinds.registry import (
     DURATION,
@@ -233,7 +234,11 @@ BUILTIN_KINDS = (
     EventKind("samples", "CPU samples", ("samples",), names=_samples_names, place="thread"),
     EventKind("sched", "CPU", ("sched",), slices=_cpu_slices, place="cpu", slice_name="cpu"),
     EventKind("sync", "CUDA synchronization", ("sync",)),
-    EventKind("gpu_metrics", "GPU metrics", ("gpu_metrics",)),
+    # Counter rows (analysis.counters): drawn as area charts under their GPU.
+    EventKind("gpu_metrics", "GPU metrics", ("gpu_metrics",), slices=metric_slices,
+              place="gpu_counter"),
+    EventKind("memory_usage", "Memory usage", ("memory_usage",), slices=memory_slices,
+              place="gpu_counter"),
 )
 # fmt: on
 

@@ -47,8 +47,8 @@ __all__ = [
 ]
 
 #: Where a kind's timeline rows go: GPU stream rows, thread rows (by nesting level), CPU
-#: core rows, projected rows under a GPU, or nowhere ('').
-PLACES = ("gpu", "thread", "cpu", "gpu_projected", "")
+#: core rows, projected rows under a GPU, counter rows under a GPU, or nowhere ('').
+PLACES = ("gpu", "thread", "cpu", "gpu_projected", "gpu_counter", "")
 #: The panel value of a kind's events that is their duration (else a column name: 'bytes').
 DURATION = "duration"
 

@@ -31,6 +31,7 @@ API = "CUPTI_ACTIVITY_KIND_RUNTIME"
 NVTX = "NVTX_EVENTS"
 OSRT = "OSRT_API"
 MEMCPY = "CUPTI_ACTIVITY_KIND_MEMCPY"
+MEMORY = "CUDA_GPU_MEMORY_USAGE_EVENTS"
 #: The tables the named classes touch (a class applies to a seed that has all it touches).
 NSYS_TABLES = (KERNEL, API, NVTX, OSRT, MEMCPY, "StringIds", "META_DATA_EXPORT", "PROCESSES",
                "ThreadNames", "TARGET_INFO_GPU", "TARGET_INFO_SESSION_START_TIME")  # fmt: skip
@@ -52,6 +53,16 @@ def set_value(table: str, column: str, value: str, where: str = FIRST, label: st
     sql = f"UPDATE {t} SET {qname(column)} = {value} WHERE {where.format(t=t)}"
     relax = (table,) if value.strip().upper() == "NULL" else ()
     return Sql(label or f"{column} = {value}", (sql,), relax)
+
+
+def memory_usage(label: str, start: str = "1000", size: str = "4096") -> Sql:
+    """nsys's CUDA memory-usage table (spec §1.4, absent from the demo) with one allocation
+    of ``size`` bytes at ``start``; NOT NULL left off, so that a NULL goes in."""
+    columns = ("start", "globalPid", "deviceId", "contextId", "address", "pc", "bytes",
+               "memKind", "memoryOperationType", "name", "correlationId")  # fmt: skip
+    create = f"CREATE TABLE {MEMORY} ({', '.join(f'{c} INTEGER' for c in columns)})"
+    insert = f"INSERT INTO {MEMORY} VALUES ({start}, 0, 0, 1, 4096, 0, {size}, 2, 0, NULL, 0)"
+    return Sql(label, (create, insert))
 
 
 def endless_cte(columns: list[str]) -> str:
@@ -139,6 +150,9 @@ REPORT_CLASSES: dict[str, _Builder] = {
     "blob in an integer column": lambda s: (set_value(API, "nameId", "x'00ff'"),),
     "real in an integer column": lambda s: (set_value(KERNEL, "end", '"end" + 0.5'),),
     "text in the NVTX text column's id": lambda s: (set_value(NVTX, "textId", "'twelve'"),),
+    "text in the memory-usage bytes": lambda s: (memory_usage("text bytes", size="'lots'"),),
+    "NULL memory-usage timestamp": lambda s: (memory_usage("NULL start", start="NULL"),),
+    "memory-usage table with one allocation": lambda s: valid(memory_usage("one allocation")),
     # --- times
     "end before start": lambda s: (set_value(KERNEL, "end", "start - 1000"),),
     "duration near 2^62": lambda s: (set_value(KERNEL, "end", f"start + {_HUGE}"),),
