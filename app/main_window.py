@@ -35,6 +35,7 @@ from app.recipe_window import RecipeOutputOpener
 from app.reports_panel import ReportsPanel
 from app.settings import Settings
 from app.timeline_binding import TimelineBinding, TimelineWidget
+from app.timeline_keys import install_timeline_keys
 from viewer.events import EventRef, describe_event
 
 __all__ = ["DEFAULT_SIZE", "MainWindow", "fit_into"]
@@ -82,6 +83,7 @@ class MainWindow(QMainWindow):
         self._build_central()
         self._build_docks()
         self.actions_by_name = build_actions(self)
+        install_timeline_keys(self, self.timeline)
         self._recent_menu, self._view_menu = build_menu_bar(
             self, self.actions_by_name, self.alignment_bar.mode_actions()
         )
@@ -317,8 +319,8 @@ class MainWindow(QMainWindow):
     # -- view -----------------------------------------------------------------------------
 
     def fit(self) -> None:
-        """Show every event of every report."""
-        self.timeline.fit()
+        """Show where the activity is; pressed again, every event of every report."""
+        self.timeline.toggle_fit()
 
     def zoom_in(self) -> None:
         """Halve the visible time range around its middle."""
