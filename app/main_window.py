@@ -94,9 +94,9 @@ class MainWindow(QMainWindow):
         self._build_status_bar()
         self._connect()
         self._restore_layout()
-        self.alignment_bar.set_alignment(
-            self.settings.alignment_mode(), self.settings.alignment_nvtx_name()
-        )
+        # Each set of reports gets its own alignment once shown; the NVTX name typed last is
+        # offered in the field.
+        self.alignment_bar.set_alignment("session", self.settings.alignment_nvtx_name())
 
     # -- construction ---------------------------------------------------------------------
 
@@ -156,6 +156,10 @@ class MainWindow(QMainWindow):
         self.binding.nvtx_names_changed.connect(self.alignment_bar.set_nvtx_names)
         self.binding.layout_changed.connect(self._on_layout_changed)
         self.binding.problem_found.connect(lambda text: self.messages.add_message(text, "warning"))
+        self.binding.alignment_problem_changed.connect(
+            lambda text: self.messages.set_message("alignment", text, "warning")
+        )
+        self.binding.alignment_restored.connect(self.alignment_bar.set_alignment)
         self.timeline.view_range_changed.connect(self._on_view_range_changed)
         self.timeline.event_clicked.connect(self._on_event_clicked)
 
