@@ -7,7 +7,13 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from PySide6.QtCore import QRect, QSize, Qt, QUrl
-from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
+from PySide6.QtGui import (
+    QCloseEvent,
+    QDragEnterEvent,
+    QDragLeaveEvent,
+    QDragMoveEvent,
+    QDropEvent,
+)
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
@@ -21,11 +27,13 @@ from PySide6.QtWidgets import (
 )
 
 from analysis.cache import cache_root
+from analysis.dropped import DropPreview, preview_paths
 from analysis.errors import ReportError, StrataError
 from analysis.open import REPORT_SUFFIXES
 from analysis.timefmt import format_count, format_range_ns, pluralize
 from app.alignment_bar import AlignmentToolBar
 from app.dialogs import PinByNameDialog, ShortcutsDialog, about_text
+from app.drop_overlay import DropOverlay
 from app.icon import make_app_icon
 from app.jobs import JobRunner
 from app.loading import LOADING, ReportEntry, ReportList, build_demo
@@ -77,6 +85,7 @@ class MainWindow(QMainWindow):
         self.alignment_bar = AlignmentToolBar(self)
         self.recipe_outputs = RecipeOutputOpener(self.runner, self)
         self._pin_pattern = ""
+        self._drop_preview: DropPreview | None = None
         self.setWindowTitle("Strata")
         self.setWindowIcon(make_app_icon())
         self.setAcceptDrops(True)
@@ -114,6 +123,7 @@ class MainWindow(QMainWindow):
         layout.addWidget(self.messages)
         layout.addWidget(self._stack, 1)
         self.setCentralWidget(central)
+        self.drop_overlay = DropOverlay(central)
         # Drops anywhere in the window open files; the timeline's views must not eat them.
         for widget in [self.timeline, *self.timeline.findChildren(QWidget)]:
             widget.setAcceptDrops(False)
@@ -303,16 +313,35 @@ class MainWindow(QMainWindow):
     # -- drag and drop --------------------------------------------------------------------
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # Qt's own name
-        if _local_paths(event.mimeData().urls()):
+        paths = _local_paths(event.mimeData().urls())
+        if not paths:
+            event.ignore()
+            return
+        # Say what the drop would open before it happens (names and magic bytes only).
+        open_now = [e.path for e in self.report_list.entries()]
+        self._drop_preview = preview = preview_paths(paths, open_now)
+        self.drop_overlay.show_preview(preview)
+        self.statusBar().showMessage(preview.summary())
+        # Accepted even when nothing would open: the move events then refuse the drop
+        # (a "no" cursor) and the leave event takes the highlight away.
+        event.acceptProposedAction()
+
+    def dragMoveEvent(self, event: QDragMoveEvent) -> None:  # Qt's own name
+        if self._drop_preview is not None and self._drop_preview.opens_anything:
             event.acceptProposedAction()
         else:
             event.ignore()
 
-    def dragMoveEvent(self, event) -> None:  # Qt's own name
-        if _local_paths(event.mimeData().urls()):
-            event.acceptProposedAction()
+    def dragLeaveEvent(self, _event: QDragLeaveEvent) -> None:  # Qt's own name
+        self._end_drag()
+
+    def _end_drag(self) -> None:
+        self._drop_preview = None
+        self.drop_overlay.hide()
+        self.statusBar().clearMessage()
 
     def dropEvent(self, event: QDropEvent) -> None:  # Qt's own name
+        self._end_drag()
         paths = _local_paths(event.mimeData().urls())
         if not paths:
             event.ignore()
