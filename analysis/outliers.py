@@ -133,6 +133,48 @@ class Outliers:
     reports: pd.DataFrame
     threshold: float
 
+    def within(
+        self,
+        t0_ns: int | None = None,
+        t1_ns: int | None = None,
+        report_index: int | None = None,
+        offsets_ns: Sequence[int] = (),
+    ) -> pd.DataFrame:
+        """Return the outlying instances of one report and time window, worst first.
+
+        The instances were scored over the whole run and every report; this only picks
+        those to show for a scope (a window's own population would make "outlier" change
+        meaning as the window moves, and a small window has too few instances for a
+        median and MAD to say anything).
+
+        Parameters
+        ----------
+        t0_ns, t1_ns
+            The window on the shared axis (None: unbounded); an instance is in it when it
+            overlaps ``[t0_ns, t1_ns)``, a zero-length one when it lies in it, as the stats
+            tables count.
+        report_index
+            Only this report's instances (None: every report).
+        offsets_ns
+            Each report's shift onto the shared axis (missing ones are 0).
+        """
+        frame = self.instances
+        keep = np.ones(len(frame), dtype=bool)
+        if report_index is not None:
+            keep &= frame["report_index"].to_numpy(np.int64) == int(report_index)
+        if (t0_ns is not None or t1_ns is not None) and len(frame):
+            which = frame["report_index"].to_numpy(np.int64)
+            shifts = np.zeros(int(which.max()) + 1, dtype=np.int64)
+            known = np.asarray(offsets_ns, dtype=np.int64)[: len(shifts)]
+            shifts[: len(known)] = known
+            start = frame["start_ns"].to_numpy(np.int64) + shifts[which]
+            end = start + frame["duration_ns"].to_numpy(np.int64)
+            if t1_ns is not None:
+                keep &= start < int(t1_ns)
+            if t0_ns is not None:
+                keep &= (end > int(t0_ns)) | (start >= int(t0_ns))
+        return frame[keep]
+
     def __repr__(self) -> str:
         return (
             f"<Outliers |z| > {self.threshold:g}: {len(self.instances):,} instances, "

@@ -7,7 +7,13 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from PySide6.QtCore import QRect, QSize, Qt, QUrl
-from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
+from PySide6.QtGui import (
+    QCloseEvent,
+    QDragEnterEvent,
+    QDragLeaveEvent,
+    QDragMoveEvent,
+    QDropEvent,
+)
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
@@ -21,11 +27,13 @@ from PySide6.QtWidgets import (
 )
 
 from analysis.cache import cache_root
+from analysis.dropped import DropPreview, preview_paths
 from analysis.errors import ReportError, StrataError
 from analysis.open import REPORT_SUFFIXES
 from analysis.timefmt import format_count, format_range_ns, pluralize
 from app.alignment_bar import AlignmentToolBar
 from app.dialogs import PinByNameDialog, ShortcutsDialog, about_text
+from app.drop_overlay import DropOverlay
 from app.icon import make_app_icon
 from app.jobs import JobRunner
 from app.loading import LOADING, ReportEntry, ReportList, build_demo
@@ -35,6 +43,7 @@ from app.recipe_window import RecipeOutputOpener
 from app.reports_panel import ReportsPanel
 from app.settings import Settings
 from app.timeline_binding import TimelineBinding, TimelineWidget
+from app.timeline_keys import install_timeline_keys
 from viewer.events import EventRef, describe_event
 
 __all__ = ["DEFAULT_SIZE", "MainWindow", "fit_into"]
@@ -76,12 +85,14 @@ class MainWindow(QMainWindow):
         self.alignment_bar = AlignmentToolBar(self)
         self.recipe_outputs = RecipeOutputOpener(self.runner, self)
         self._pin_pattern = ""
+        self._drop_preview: DropPreview | None = None
         self.setWindowTitle("Strata")
         self.setWindowIcon(make_app_icon())
         self.setAcceptDrops(True)
         self._build_central()
         self._build_docks()
         self.actions_by_name = build_actions(self)
+        install_timeline_keys(self, self.timeline)
         self._recent_menu, self._view_menu = build_menu_bar(
             self, self.actions_by_name, self.alignment_bar.mode_actions()
         )
@@ -92,9 +103,9 @@ class MainWindow(QMainWindow):
         self._build_status_bar()
         self._connect()
         self._restore_layout()
-        self.alignment_bar.set_alignment(
-            self.settings.alignment_mode(), self.settings.alignment_nvtx_name()
-        )
+        # Each set of reports gets its own alignment once shown; the NVTX name typed last is
+        # offered in the field.
+        self.alignment_bar.set_alignment("session", self.settings.alignment_nvtx_name())
 
     # -- construction ---------------------------------------------------------------------
 
@@ -112,6 +123,7 @@ class MainWindow(QMainWindow):
         layout.addWidget(self.messages)
         layout.addWidget(self._stack, 1)
         self.setCentralWidget(central)
+        self.drop_overlay = DropOverlay(central)
         # Drops anywhere in the window open files; the timeline's views must not eat them.
         for widget in [self.timeline, *self.timeline.findChildren(QWidget)]:
             widget.setAcceptDrops(False)
@@ -154,6 +166,10 @@ class MainWindow(QMainWindow):
         self.binding.nvtx_names_changed.connect(self.alignment_bar.set_nvtx_names)
         self.binding.layout_changed.connect(self._on_layout_changed)
         self.binding.problem_found.connect(lambda text: self.messages.add_message(text, "warning"))
+        self.binding.alignment_problem_changed.connect(
+            lambda text: self.messages.set_message("alignment", text, "warning")
+        )
+        self.binding.alignment_restored.connect(self.alignment_bar.set_alignment)
         self.timeline.view_range_changed.connect(self._on_view_range_changed)
         self.timeline.event_clicked.connect(self._on_event_clicked)
 
@@ -297,16 +313,35 @@ class MainWindow(QMainWindow):
     # -- drag and drop --------------------------------------------------------------------
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # Qt's own name
-        if _local_paths(event.mimeData().urls()):
+        paths = _local_paths(event.mimeData().urls())
+        if not paths:
+            event.ignore()
+            return
+        # Say what the drop would open before it happens (names and magic bytes only).
+        open_now = [e.path for e in self.report_list.entries()]
+        self._drop_preview = preview = preview_paths(paths, open_now)
+        self.drop_overlay.show_preview(preview)
+        self.statusBar().showMessage(preview.summary())
+        # Accepted even when nothing would open: the move events then refuse the drop
+        # (a "no" cursor) and the leave event takes the highlight away.
+        event.acceptProposedAction()
+
+    def dragMoveEvent(self, event: QDragMoveEvent) -> None:  # Qt's own name
+        if self._drop_preview is not None and self._drop_preview.opens_anything:
             event.acceptProposedAction()
         else:
             event.ignore()
 
-    def dragMoveEvent(self, event) -> None:  # Qt's own name
-        if _local_paths(event.mimeData().urls()):
-            event.acceptProposedAction()
+    def dragLeaveEvent(self, _event: QDragLeaveEvent) -> None:  # Qt's own name
+        self._end_drag()
+
+    def _end_drag(self) -> None:
+        self._drop_preview = None
+        self.drop_overlay.hide()
+        self.statusBar().clearMessage()
 
     def dropEvent(self, event: QDropEvent) -> None:  # Qt's own name
+        self._end_drag()
         paths = _local_paths(event.mimeData().urls())
         if not paths:
             event.ignore()
@@ -317,8 +352,8 @@ class MainWindow(QMainWindow):
     # -- view -----------------------------------------------------------------------------
 
     def fit(self) -> None:
-        """Show every event of every report."""
-        self.timeline.fit()
+        """Show where the activity is; pressed again, every event of every report."""
+        self.timeline.toggle_fit()
 
     def zoom_in(self) -> None:
         """Halve the visible time range around its middle."""

@@ -43,6 +43,7 @@ class _MessageRow(QFrame):
         )
         self.text = text
         self.level = level
+        self.key = ""  # set by MessageArea.set_message: the one row about that subject
         layout = QHBoxLayout(self)
         layout.setContentsMargins(8, 3, 4, 3)
         icon = QLabel({"error": "\u26a0", "warning": "\u26a0"}.get(level, "\u2139"), self)
@@ -131,6 +132,24 @@ class MessageArea(QWidget):
         while len(self._rows) > MAX_MESSAGES:
             self._drop(self._rows[0])
         self._refresh()
+
+    def set_message(self, key: str, text: str, level: str = "warning", tooltip: str = "") -> None:
+        """Show the one message about ``key`` (e.g. 'alignment'), replacing the one shown
+        before; an empty ``text`` removes it (its cause is gone).
+
+        A condition that is found again (every layout of the same reports re-checks the
+        alignment) is then shown once, not once per check.
+        """
+        old = next((row for row in self._rows if row.key == key), None)
+        if old is not None and old.text == text and old.level == level:
+            return
+        if old is not None:
+            self._drop(old)
+        if text:
+            self.add_message(text, level, tooltip)
+            self._rows[-1].key = key
+        else:
+            self._refresh()
 
     def messages(self) -> list[str]:
         """Return the texts held, oldest first."""

@@ -1,9 +1,9 @@
 """What Strata remembers between runs, on top of ``QSettings``.
 
-Recent files, row pins, hidden rows and collapsed groups per *set of reports* (keyed by the
-sorted report file names, so reopening the same reports in any order, from any folder,
-restores them), the
-window geometry and the alignment mode. The storage location is Qt's native one for
+Recent files, row pins, hidden rows, collapsed groups and the time alignment per *set of
+reports* (keyed by the sorted report file names, so reopening the same reports in any
+order, from any folder, restores them; an alignment is never applied to other reports),
+and the window geometry. The storage location is Qt's native one for
 organisation/application "Strata", or an INI file when a path is given (tests, portable use).
 """
 
@@ -16,9 +16,10 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings
 
-__all__ = ["MAX_RECENT", "Settings", "report_set_key"]
+__all__ = ["ALIGNMENT_MODES", "MAX_RECENT", "Settings", "report_set_key"]
 
 MAX_RECENT = 10
+ALIGNMENT_MODES = ("session", "wallclock", "nvtx")
 ORGANIZATION = "Strata"
 APPLICATION = "Strata"
 
@@ -144,15 +145,27 @@ class Settings:
         key = f"collapsed/{report_set_key(report_paths)}"
         self._qsettings.setValue(key, json.dumps([list(p) for p in paths]))
 
-    def alignment_mode(self) -> str:
-        """Return the saved alignment mode ('session', 'wallclock' or 'nvtx')."""
-        mode = self._qsettings.value("alignment/mode", "session")
-        return mode if mode in ("session", "wallclock", "nvtx") else "session"
+    def alignment(self, report_paths: Iterable[str | Path]) -> tuple[str, str] | None:
+        """Return the alignment ``(mode, nvtx_name)`` chosen for this set of reports, or
+        None when none was (the mode is 'session', 'wallclock' or 'nvtx')."""
+        raw = self._qsettings.value(f"alignment/{report_set_key(report_paths)}", "")
+        try:
+            value = json.loads(raw) if isinstance(raw, str) and raw else None
+        except ValueError:
+            return None
+        if not isinstance(value, list) or len(value) != 2 or value[0] not in ALIGNMENT_MODES:
+            return None
+        return str(value[0]), str(value[1] or "")
 
-    def set_alignment_mode(self, mode: str) -> None:
-        self._qsettings.setValue("alignment/mode", mode)
+    def set_alignment(
+        self, report_paths: Iterable[str | Path], mode: str, nvtx_name: str = ""
+    ) -> None:
+        """Remember the alignment of this set of reports (not of others opened later)."""
+        key = f"alignment/{report_set_key(report_paths)}"
+        self._qsettings.setValue(key, json.dumps([mode, nvtx_name]))
 
     def alignment_nvtx_name(self) -> str:
+        """Return the NVTX range name typed last (offered again in the field)."""
         value = self._qsettings.value("alignment/nvtx_name", "")
         return value if isinstance(value, str) else ""
 

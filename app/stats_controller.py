@@ -10,8 +10,8 @@ and their offsets (``TimelineBinding.layout_changed``) and hands them to its thr
 * :class:`~app.stats_highlight.NameHighlighter` — a clicked name's instances stand out (others
   dimmed), Next / Previous step through them, a double-click zooms to the longest, the
   histogram's region selects instances by duration;
-* :class:`~app.stats_outliers.OutlierList` — outliers found once per report set, listed and
-  marked on the timeline.
+* :class:`~app.stats_outliers.OutlierList` — outliers found once per report set (scored over
+  the whole run), listed and marked for the panel's scope.
 """
 
 from __future__ import annotations
@@ -60,7 +60,9 @@ class StatsController(QObject):
         self._window, self.panel, self.dock = window, panel, dock
         self.highlighter = NameHighlighter(panel, window.timeline, window.runner)
         self.table = StatsTable(panel, window.timeline.state, window.runner, self.highlighter)
-        self.outlier_list = OutlierList(panel, window.runner, self.highlighter)
+        self.outlier_list = OutlierList(
+            panel, window.runner, self.highlighter, window.timeline.state
+        )
         self._shown = ShownReports()
         self._connect()
 
@@ -125,6 +127,7 @@ class StatsController(QObject):
     def _on_scope_changed(self, _scope: Scope) -> None:
         self.highlighter.refresh()
         self.table.request_stats()
+        self.outlier_list.refresh()
 
     # -- what app/ and the tests ask --------------------------------------------------------
 

@@ -1,6 +1,11 @@
 """Wire the report list to the timeline: tracks and offsets computed off the GUI thread; pins,
 hidden rows and collapsed groups restored per set of reports.
 
+The alignment is chosen per set of reports (app.settings): a set seen before gets its own
+back, a set that shares a report with the one aligned keeps the alignment (a rank added to
+a job), any other set starts from the session start. An alignment that cannot be done is
+one message, gone once its cause is (another mode, other reports), never one per layout.
+
 A progressive open shows a report as soon as its first tables are read and lays its rows out
 again as the rest arrives: the timeline then gets newer versions of the same reports
 (:meth:`TimelineWidget.replace_reports`), which keep the view range, pins and selection the
@@ -56,12 +61,19 @@ class TimelineBinding(QObject):
     nvtx_names_changed(list)
         NVTX range names of the loaded reports (those in every report first).
     problem_found(str)
-        A one-line message for the user (alignment impossible, tracks failed).
+        A one-line message for the user (tracks or offsets failed).
+    alignment_problem_changed(str)
+        Why the chosen alignment cannot be done (one line), or '' when it can again.
+    alignment_restored(str, str)
+        The alignment (mode, NVTX range name) of the set of reports now shown, chosen for
+        it before or the session start for a new set: for the controls to show.
     """
 
     layout_changed = Signal(int, int)
     nvtx_names_changed = Signal(list)
     problem_found = Signal(str)
+    alignment_problem_changed = Signal(str)
+    alignment_restored = Signal(str, str)
 
     def __init__(
         self,
@@ -76,8 +88,9 @@ class TimelineBinding(QObject):
         self._timeline = timeline
         self._runner = runner
         self._settings = settings
-        self._alignment_mode = settings.alignment_mode()
-        self._nvtx_name = settings.alignment_nvtx_name()
+        self._alignment_mode, self._nvtx_name = "session", ""
+        self._aligned_paths: frozenset[Path] = frozenset()  # the set the alignment is of
+        self._alignment_problem = ""
         self._shown: tuple[Report, ...] = ()
         self._shown_set = ReportSet()
         # Pins are remembered per *complete* set: a set shown while other reports had nothing
@@ -132,12 +145,22 @@ class TimelineBinding(QObject):
             self._alignment_mode, self._nvtx_name or None, tuple(self._list.manual_offsets_ns())
         )
 
+    def alignment_problem(self) -> str:
+        """Return why the alignment cannot be done ('' when it can)."""
+        return self._alignment_problem
+
     def set_alignment(self, mode: str, nvtx_name: str = "") -> None:
-        """Align on 'session' start, 'wallclock' (UTC start) or the first 'nvtx' range."""
+        """Align on 'session' start, 'wallclock' (UTC start) or the first 'nvtx' range; it is
+        remembered for the reports open now (only)."""
+        if (mode, nvtx_name) == (self._alignment_mode, self._nvtx_name):
+            return
         self._alignment_mode, self._nvtx_name = mode, nvtx_name
-        self._settings.set_alignment_mode(mode)
         if nvtx_name:
             self._settings.set_alignment_nvtx_name(nvtx_name)
+        paths = [e.path for e in self._list.entries()]
+        if paths:
+            self._settings.set_alignment(paths, mode, nvtx_name)
+            self._aligned_paths = frozenset(paths)
         self._on_offsets_changed()
 
     def save_view_state(self) -> None:
@@ -210,8 +233,11 @@ class TimelineBinding(QObject):
                 self._fit_unless_user_moved(previous_range)
         finally:
             self._is_applying = False
-        if layout.alignment_error is not None:
-            self.problem_found.emit(f"Alignment: {layout.alignment_error}")
+        if not layout.reports:
+            self._set_alignment_problem(None)
+        elif all(r.complete for r in layout.reports) and layout.alignment == self.alignment():
+            self._set_alignment_problem(layout.alignment_error)
+        # else: quiet while a report is partial; a newer alignment re-checks on its own
         self.nvtx_names_changed.emit(layout.nvtx_names)
         self.layout_changed.emit(len(layout.reports), len(layout.tracks))
 
@@ -243,6 +269,18 @@ class TimelineBinding(QObject):
             state.set_collapsed_groups(self._settings.collapsed_groups(paths))
         if is_complete:
             self.save_view_state()
+            self._restore_alignment(paths)
+
+    def _restore_alignment(self, paths: list[Path]) -> None:
+        """Give a complete set its own alignment (see the module docstring)."""
+        saved = self._settings.alignment(paths)
+        if saved is None and self._aligned_paths & set(paths):
+            saved = (self._alignment_mode, self._nvtx_name)  # the same job, one report more
+        mode, name = saved or ("session", "")
+        self._aligned_paths = frozenset(paths)
+        if (mode, name) != (self._alignment_mode, self._nvtx_name):
+            self._alignment_mode, self._nvtx_name = mode, name
+            self.alignment_restored.emit(mode, name)  # the new offsets follow the layout
 
     def _on_entry_removed(self, _entry: object) -> None:
         # The last pending load failed: what is shown is now the complete set.
@@ -270,18 +308,32 @@ class TimelineBinding(QObject):
         reports, alignment, snapshot = self._shown, self.alignment(), self._shown_set
         if not reports or len(alignment.manual_ns) != len(reports):
             return  # the pending layout job aligns with the current settings
-        job = self._runner.submit(lambda _p, _c: _offsets(snapshot, alignment), channel="offsets")
-        job.finished.connect(lambda offsets: self._on_offsets_ready(reports, alignment, offsets))
+        job = self._runner.submit(
+            lambda _p, _c: _aligned_offsets(snapshot, alignment), channel="offsets"
+        )
+        job.finished.connect(lambda aligned: self._on_offsets_ready(reports, alignment, aligned))
         job.failed.connect(self._on_job_failed)
 
     def _on_offsets_ready(
-        self, reports: tuple[Report, ...], alignment: TimeAlignment, offsets_ns: list[int]
+        self,
+        reports: tuple[Report, ...],
+        alignment: TimeAlignment,
+        aligned: tuple[list[int], StrataError | None],
     ) -> None:
         if not _same_reports(reports, self._shown):
             return  # a newer layout is on its way
+        offsets_ns, error = aligned
         self._offsets_ns, self._shown_alignment = list(offsets_ns), alignment
         self._timeline.set_offsets(self._offsets_ns)
+        if all(r.complete for r in reports) and alignment == self.alignment():
+            self._set_alignment_problem(error)
         self.layout_changed.emit(len(self._shown), len(self._tracks))
+
+    def _set_alignment_problem(self, error: StrataError | None) -> None:
+        text = "" if error is None else f"Alignment: {error}"
+        if text != self._alignment_problem:
+            self._alignment_problem = text
+            self.alignment_problem_changed.emit(text)
 
     def _on_job_failed(self, error: Exception) -> None:
         if isinstance(error, StrataError):
@@ -306,8 +358,16 @@ def _paths(reports: tuple[Report, ...]) -> list[Path]:
     return [r.path for r in reports]
 
 
-def _offsets(reports: ReportSet, alignment: TimeAlignment) -> list[int]:
-    return reports.offsets_ns(alignment)
+def _aligned_offsets(
+    reports: ReportSet, alignment: TimeAlignment
+) -> tuple[list[int], StrataError | None]:
+    """Return the offsets of ``alignment``, or, when it cannot be done, those of the session
+    start (the manual shifts kept) and why not."""
+    try:
+        return reports.offsets_ns(alignment), None
+    except StrataError as exc:
+        fallback = TimeAlignment("session", None, alignment.manual_ns)
+        return reports.offsets_ns(fallback), exc
 
 
 def _layout(snapshot: ReportSet, alignment: TimeAlignment) -> _Layout:
@@ -315,13 +375,9 @@ def _layout(snapshot: ReportSet, alignment: TimeAlignment) -> _Layout:
     # The NVTX-on-GPU projection takes seconds on big reports: those rows come in a second job.
     reports = snapshot.reports
     tracks = snapshot.tracks(include_projection=False) if reports else []
-    error = None
-    try:
-        offsets = _offsets(snapshot, alignment) if reports else []
-    except StrataError as exc:
-        # A partial report may lack the NVTX range to align on only for now: say nothing yet.
-        error = exc if all(r.complete for r in reports) else None
-        offsets = _offsets(snapshot, TimeAlignment("session", None, alignment.manual_ns))
+    # A partial report may lack the NVTX range to align on only for now: the binding says
+    # nothing until every report is complete.
+    offsets, error = _aligned_offsets(snapshot, alignment) if reports else ([], None)
     return _Layout(snapshot, reports, tracks, offsets, alignment, error, _nvtx_names(reports))
 
 

@@ -25,7 +25,7 @@ from viewer.lod import RowStrip, counter_strip, merge_strips, row_strip
 from viewer.rows import Row
 from viewer.style import Palette, qcolor, ui_font
 
-__all__ = ["TimelinePainter"]
+__all__ = ["MARK_CLUSTER_PX", "TimelinePainter", "cluster_marks"]
 
 #: A row whose visible events are fewer than (data width / this) is drawn with rectangles.
 _MIN_PX_PER_RECT = 4.0
@@ -37,6 +37,9 @@ _OUTLINE_MIN_PX = 5.0
 _MAX_LABELS = 1500
 #: Dense rows with at most this many visible events are scanned for boxes wide enough to label.
 _WIDE_SCAN_LIMIT = 200_000
+#: Outlier marks closer than this (px, a mark's width) on one row are one mark with a count:
+#: zoomed out, hundreds of them otherwise merge into one red bar.
+MARK_CLUSTER_PX = 9.0
 
 
 class TimelinePainter:
@@ -54,6 +57,10 @@ class TimelinePainter:
         self._rect_jobs: list = []
         self._strip_memo: dict[tuple, RowStrip] = {}
         self._lod_cache: dict[tuple, tuple] = {}
+        self._count_font = ui_font(9, bold=True)
+        self._count_metrics = QFontMetrics(self._count_font)
+        #: The outlier marks of the last frame: ``(x, y, count)`` per drawn mark.
+        self.mark_clusters: list[tuple[float, float, int]] = []
 
     def reset(self) -> None:
         """Drop caches that depend on the data (call when the reports change)."""
@@ -471,16 +478,44 @@ class TimelinePainter:
         return QRectF(x0, y + 1, x1 - x0, h - 2)
 
     def _paint_marks(self, p: QPainter, frame: Frame, placed: list) -> None:
+        self.mark_clusters = []
         if not frame.marks:
             return
-        p.setPen(Qt.PenStyle.NoPen)
-        p.setBrush(qcolor(frame.theme.outlier_mark))
+        points = []
         for ref in frame.marks:
             box = self._event_box(frame, placed, ref)
-            if box is None:
-                continue
-            x, y = box.left(), box.top() - 1
+            if box is not None:
+                points.append((box.left(), box.top() - 1))
+        self.mark_clusters = clusters = cluster_marks(points)
+        color = qcolor(frame.theme.outlier_mark)
+        p.setFont(self._count_font)
+        for x, y, count in clusters:
+            p.setPen(Qt.PenStyle.NoPen)
+            p.setBrush(color)
             p.drawPolygon(QPolygonF([QPointF(x - 4, y), QPointF(x + 4, y), QPointF(x, y + 6)]))
+            if count > 1:  # a red pill with the count, readable over any event colour
+                text = f"{count:,}"
+                pill = QRectF(x + 5, y, self._count_metrics.horizontalAdvance(text) + 4, 11)
+                p.drawRoundedRect(pill, 3, 3)
+                p.setPen(qcolor(frame.theme.box_text))
+                p.drawText(pill, Qt.AlignmentFlag.AlignCenter, text)
+
+
+def cluster_marks(
+    points: list[tuple[float, float]], gap_px: float = MARK_CLUSTER_PX
+) -> list[tuple[float, float, int]]:
+    """Group mark positions ``(x, y)``: on one row (same ``y``), a mark less than ``gap_px``
+    right of the previous one joins its cluster. Return ``(x of the first, y, count)`` per
+    cluster, by row then x."""
+    clusters: list[list] = []
+    last_x = -math.inf
+    for x, y in sorted(points, key=lambda point: (point[1], point[0])):
+        if clusters and clusters[-1][1] == y and x - last_x < gap_px:
+            clusters[-1][2] += 1
+        else:
+            clusters.append([x, y, 1])
+        last_x = x
+    return [(x, y, count) for x, y, count in clusters]
 
 
 def _blend(bg: np.uint32, colors: np.ndarray, alpha: np.ndarray) -> np.ndarray:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
+import numpy as np
+
 from analysis.tracks import Track
 from viewer.rows import RowLayout, default_collapsed, layout_rows, match_tracks
 
@@ -22,6 +24,7 @@ __all__ = [
     "SearchState",
     "TimelineSelection",
     "TimelineState",
+    "activity_span",
     "scope_window",
 ]
 
@@ -147,6 +150,8 @@ class TimelineState:
         #: Groups collapsed by default once already (the user may have opened them since).
         self._folded: set[tuple[str, ...]] = set()
         self._span = (0, 1)
+        self._activity = (0, 1)
+        self._fitted: tuple[int, int] | None = None  # the view the last activity fit showed
         self._t0, self._t1 = 0, 1
         self._selection: TimelineSelection | None = None
         self._highlight: NameHighlight | None = None
@@ -259,10 +264,21 @@ class TimelineState:
         """Return the span of every event on the shared axis (set by the owner of the data)."""
         return self._span
 
-    def set_full_range(self, lo_ns: int, hi_ns: int) -> None:
-        """Set the span :meth:`fit` shows; an empty or reversed one becomes 1 µs long."""
-        lo_ns, hi_ns = int(lo_ns), int(hi_ns)
-        self._span = (lo_ns, hi_ns) if hi_ns > lo_ns else (lo_ns, lo_ns + 1000)
+    def activity_range(self) -> tuple[int, int]:
+        """Return where the activity is (see :func:`activity_span`): what :meth:`fit` shows."""
+        return self._activity
+
+    def set_full_range(
+        self, lo_ns: int, hi_ns: int, activity: tuple[int, int] | None = None
+    ) -> None:
+        """Set the span of every event and, inside it, the ``activity`` span :meth:`fit`
+        shows (the whole span when omitted); an empty or reversed span becomes 1 µs long."""
+        self._span = _span_of(lo_ns, hi_ns)
+        if activity is None:
+            self._activity = self._span
+        else:  # inside the full span, so that a second fit only ever widens
+            lo = min(max(int(activity[0]), self._span[0]), self._span[1])
+            self._activity = _span_of(lo, min(int(activity[1]), self._span[1]))
 
     def view_range(self) -> tuple[int, int]:
         """Return the visible time range ``(t0_ns, t1_ns)`` on the shared axis."""
@@ -279,11 +295,20 @@ class TimelineState:
         self._t0, self._t1 = t0, t1
         self.view_range_changed.emit(t0, t1)
 
-    def fit(self) -> None:
-        """Show every event, with a small margin."""
-        lo, hi = self._span
+    def fit(self, everything: bool = False) -> None:
+        """Show where the activity is (:meth:`activity_range`), or every event with
+        ``everything``, with a small margin."""
+        lo, hi = self._span if everything else self._activity
         margin = max((hi - lo) // 50, 1)
         self.set_view_range(lo - margin, hi + margin)
+        self._fitted = None if everything else self.view_range()
+
+    def toggle_fit(self) -> None:
+        """Fit the activity; when the view shows just that already, fit every event (the F
+        key: a first press shows the activity, a second one everything, a third the
+        activity again)."""
+        is_fitted = self._fitted is not None and self.view_range() == self._fitted
+        self.fit(everything=is_fitted and self._activity != self._span)
 
     def zoom(self, factor: float, fraction: float = 0.5) -> None:
         """Zoom by ``factor`` (> 1 zooms in) about the point ``fraction`` (0 to 1) across
@@ -369,6 +394,43 @@ class TimelineState:
         if search != self._search:
             self._search = search
             self.search_changed.emit(search)
+
+
+def activity_span(
+    spans: Iterable[tuple[np.ndarray, np.ndarray, int]],
+) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    """Return ``(full, activity)`` spans of events given as ``(start_ns, end_ns, offset_ns)``
+    arrays per table, on the shared axis (``None`` when there is no event).
+
+    ``full`` covers every event. ``activity`` is where :meth:`TimelineState.fit` looks first:
+    from the earliest start to the latest end of the events that last (``end > start``).
+    Instantaneous events (NVTX marks and domain creations, zero-length calls) only tell
+    that something was set up, and a report often has them long before or after its work
+    (a domain created at time 0, the work 40 s later): they are left out of the activity
+    span, and those inside it are shown anyway. Without a lasting event, ``activity`` is
+    ``full``.
+    """
+    full: list[tuple[int, int]] = []
+    lasting: list[tuple[int, int]] = []
+    for start, end, offset in spans:
+        if not len(start):
+            continue
+        full.append((int(start.min()) + offset, int(end.max()) + offset))
+        is_lasting = end > start
+        if is_lasting.any():
+            lasting.append((int(start[is_lasting].min()) + offset,
+                            int(end[is_lasting].max()) + offset))  # fmt: skip
+    if not full:
+        return None
+    whole = (min(lo for lo, _ in full), max(hi for _, hi in full))
+    if not lasting:
+        return whole, whole
+    return whole, (min(lo for lo, _ in lasting), max(hi for _, hi in lasting))
+
+
+def _span_of(lo_ns: int, hi_ns: int) -> tuple[int, int]:
+    lo_ns, hi_ns = int(lo_ns), int(hi_ns)
+    return (lo_ns, hi_ns) if hi_ns > lo_ns else (lo_ns, lo_ns + 1000)
 
 
 def scope_window(scope: Scope, state: TimelineState) -> tuple[int | None, int | None] | None:

@@ -35,7 +35,7 @@ from viewer.events import EventRef, describe_event, event_ref, find_partner, pic
 from viewer.frame import Frame
 from viewer.painter import TimelinePainter
 from viewer.rows import Row, RowLayout
-from viewer.state import TimelineState
+from viewer.state import TimelineState, activity_span
 from viewer.style import DARK, Theme
 
 __all__ = ["TimelineWidget"]
@@ -197,13 +197,13 @@ class TimelineWidget(QWidget):
         return list(self._offsets)
 
     def _update_span(self) -> None:
-        lo, hi = [], []
-        for tables, offset in zip(self._tables, self._offsets, strict=False):
-            for table in tables.values():
-                if len(table):
-                    lo.append(int(table.start_ns.min()) + offset)
-                    hi.append(int(table.end_ns.max()) + offset)
-        self.state.set_full_range(*((min(lo), max(hi)) if lo else (0, 1_000_000)))
+        spans = activity_span(
+            (table.start_ns, table.end_ns, offset)
+            for tables, offset in zip(self._tables, self._offsets, strict=False)
+            for table in tables.values()
+        )
+        full, activity = spans if spans is not None else ((0, 1_000_000), None)
+        self.state.set_full_range(*full, activity=activity)
 
     def full_range(self) -> tuple[int, int]:
         """Return the span of every event of every report on the shared axis."""
@@ -219,9 +219,13 @@ class TimelineWidget(QWidget):
         """Show ``[t0_ns, t1_ns)``; the span is kept at least 50 ns."""
         self.state.set_view_range(t0_ns, t1_ns)
 
-    def fit(self) -> None:
-        """Show every event, with a small margin."""
-        self.state.fit()
+    def fit(self, everything: bool = False) -> None:
+        """Show where the activity is, or every event (:meth:`TimelineState.fit`)."""
+        self.state.fit(everything)
+
+    def toggle_fit(self) -> None:
+        """Fit the activity, or everything when it is shown already (the F key)."""
+        self.state.toggle_fit()
 
     def zoom(self, factor: float, anchor_x: float | None = None) -> None:
         """Zoom by ``factor`` (> 1 zooms in) about ``anchor_x`` (widget px; centre if None)."""
@@ -513,7 +517,15 @@ class TimelineWidget(QWidget):
     # -- input -----------------------------------------------------------------------------
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # Qt override
-        key = event.key()
+        if not self.press_key(Qt.Key(event.key())):
+            super().keyPressEvent(event)
+
+    def press_key(self, key: Qt.Key) -> bool:
+        """Do what the timeline's key ``key`` does; return whether it is one of them.
+
+        The main window also calls this from its window-wide shortcuts, so that W/A/S/D, F,
+        Z and Esc work whichever widget has the focus (except a text field).
+        """
         anchor = self._hover_x
         if key == Qt.Key.Key_W:
             self.zoom(_ZOOM_STEP, anchor)
@@ -524,9 +536,10 @@ class TimelineWidget(QWidget):
         elif key == Qt.Key.Key_D:
             self.pan(_PAN_FRACTION)
         elif key == Qt.Key.Key_F:
-            self.fit()
-        elif key == Qt.Key.Key_Z and self.state.selection() is not None:
-            self.set_view_range(*self.state.time_selection())
+            self.toggle_fit()
+        elif key == Qt.Key.Key_Z:
+            if self.state.selection() is not None:
+                self.set_view_range(*self.state.time_selection())
         elif key == Qt.Key.Key_Escape:
             self.select_time_range(None)
             self.select_event(None)
@@ -537,7 +550,8 @@ class TimelineWidget(QWidget):
             page = max(self.height() - self._scroll_top() - self.theme.row_height_px, 1)
             self.scroll_rows(page if key == Qt.Key.Key_PageDown else -page)
         else:
-            super().keyPressEvent(event)
+            return False
+        return True
 
     def wheelEvent(self, event: QWheelEvent) -> None:  # Qt override
         delta = event.angleDelta()

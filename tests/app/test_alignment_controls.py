@@ -70,7 +70,7 @@ def test_nvtx_alignment_lines_up_the_first_instance(qtbot, two_runs) -> None:
     offsets = _wait_offsets(qtbot, two_runs, lambda o: o != [0, 0])
     firsts = [_first_range_ns(small_real(i), "main") for i in (0, 1)]
     assert firsts[0] + offsets[0] == firsts[1] + offsets[1]
-    assert two_runs.settings.alignment_mode() == "nvtx"
+    assert two_runs.settings.alignment([small_real(0), small_real(1)]) == ("nvtx", "main")
     assert two_runs.settings.alignment_nvtx_name() == "main"
 
 

@@ -206,6 +206,7 @@ def test_shortcuts_fit_zoom_and_close(qtbot, make_window) -> None:
     window.activateWindow()
     qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=5000)
     window.timeline.setFocus()
+    window.timeline.zoom(3.0)  # moved: F fits the activity (a second F would fit everything)
     qtbot.keyClick(window.timeline, Qt.Key.Key_F)
     t0, t1 = window.timeline.view_range()
     qtbot.keyClick(window.timeline, Qt.Key.Key_Plus)

@@ -25,14 +25,15 @@ def test_values_survive_a_new_settings_object_on_the_same_file(tmp_path: Path) -
     first.add_recent_files([tmp_path / "only.sqlite"])  # a one-element list stays a list
     first.set_pinned_keys(["x/a.sqlite", "y/b.sqlite"], ["k1"])
     first.set_hidden_keys(["x/a.sqlite", "y/b.sqlite"], [])
-    first.set_alignment_mode("nvtx")
+    first.set_alignment(["x/a.sqlite", "y/b.sqlite"], "nvtx", "train step")
     first.set_alignment_nvtx_name("train step")
     first.sync()
     second = Settings(tmp_path / "s.ini")
     assert second.recent_files() == [str(tmp_path / "only.sqlite")]
     assert second.pinned_keys(["b.sqlite", "a.sqlite"]) == ["k1"]
     assert second.hidden_keys(["a.sqlite", "b.sqlite"]) == []
-    assert second.alignment_mode() == "nvtx"
+    assert second.alignment(["b.sqlite", "a.sqlite"]) == ("nvtx", "train step")
+    assert second.alignment(["a.sqlite"]) is None  # another set of reports: none chosen
     assert second.alignment_nvtx_name() == "train step"
 
 
@@ -43,10 +44,12 @@ def test_report_set_key_ignores_order_and_folders_but_not_names() -> None:
     assert report_set_key(["r1.sqlite"]) != report_set_key(["r1.sqlite", "r2.sqlite"])
 
 
-def test_unknown_alignment_mode_falls_back_to_session(tmp_path: Path) -> None:
+def test_an_unknown_or_garbled_alignment_reads_as_none_chosen(tmp_path: Path) -> None:
     settings = Settings(tmp_path / "s.ini")
-    settings.qsettings.setValue("alignment/mode", "sideways")
-    assert settings.alignment_mode() == "session"
+    settings.set_alignment(["a.sqlite"], "sideways", "")
+    assert settings.alignment(["a.sqlite"]) is None
+    settings.qsettings.setValue(f"alignment/{report_set_key(['a.sqlite'])}", "{not json")
+    assert settings.alignment(["a.sqlite"]) is None
 
 
 def test_garbage_in_a_list_value_reads_as_empty(tmp_path: Path) -> None:
