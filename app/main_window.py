@@ -37,6 +37,7 @@ from app.message_area import MessageArea
 from app.recipe_window import RecipeOutputOpener
 from app.reports_panel import ReportsPanel
 from app.settings import Settings
+from app.theme import ThemeSwitcher
 from app.timeline_binding import TimelineBinding, TimelineWidget
 from viewer.events import EventRef
 
@@ -93,6 +94,8 @@ class MainWindow(QMainWindow):
         self.event_actions = EventActions(self)
         self._view_menu.addAction(self.event_actions.dock.toggleViewAction())
         self._view_menu.aboutToShow.connect(self._list_every_dock)
+        self.theme_switcher = ThemeSwitcher(self)
+        self.theme_switcher.add_menu(self._view_menu)
         self.addToolBar(build_tool_bar(self, self.actions_by_name))
         self.addToolBar(self.alignment_bar)
         self._build_status_bar()

@@ -349,6 +349,13 @@ class TimelineWidget(QWidget):
         ]
         self.update()
 
+    def set_theme(self, theme: Theme) -> None:
+        """Paint with ``theme`` from now on (the light or dark colour scheme)."""
+        if theme != self.theme:
+            self.theme = theme
+            self._painter.reset()  # its cached images hold the old colours
+            self._relayout()
+
     # -- layout ----------------------------------------------------------------------------
 
     def _relayout(self) -> None:

@@ -8,7 +8,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 from PySide6.QtCore import QPoint, Qt
-from PySide6.QtGui import QGuiApplication, QImage
+from PySide6.QtGui import QGuiApplication, QImage, QPainter
+from PySide6.QtSvg import QSvgRenderer
 from PySide6.QtWidgets import QToolTip
 
 from tests.app.conftest import small_real, wait_idle
@@ -151,6 +152,16 @@ def test_export_image_png_matches_render_and_svg_is_valid(qtbot, kernel_window, 
     assert root.tag.endswith("svg")
     assert root.get("viewBox") == f"0 0 {timeline.width()} {timeline.height()}"
     assert not [p for p in tmp_path.iterdir() if "strata-tmp" in p.name]
+    # Drawn back, the SVG's row headers sit where the PNG's are (the SVG engine once
+    # ignored the header column's source rectangle and shifted every label down).
+    drawn = QImage(image.size(), QImage.Format.Format_ARGB32)
+    drawn.fill(0)
+    painter = QPainter(drawn)
+    QSvgRenderer(str(svg)).render(painter)
+    painter.end()
+    top = timeline.theme.ruler_height_px
+    column = [(image.pixel(3, y), drawn.pixel(3, y)) for y in range(top, image.height() - 2)]
+    assert sum(a != b for a, b in column) < len(column) // 50
 
 
 def test_export_image_refuses_an_input_and_copy_image_fills_the_clipboard(
