@@ -101,3 +101,15 @@ def test_a_report_gone_or_changed_gives_the_model_fields_only(load_report, tmp_p
     # Rows out of range and tables without extra columns give nothing.
     assert read_event_fields(report, "kernels", 10**9) == {}
     assert read_event_fields(report, "cuda_api", 0) == {}
+
+
+@requires_shared
+def test_a_rewritten_report_gives_no_fields_of_another_event(load_report, tmp_path) -> None:
+    copy = tmp_path / "r.sqlite"
+    shutil.copy(CONCURRENT, copy)
+    report = load_report(copy)
+    row = int((report.kernels["row_id"] == 1).nonzero()[0][0])
+    assert read_event_fields(report, "kernels", row)
+    # Same rowid, another event (its start moved): nothing rather than wrong details.
+    mutate_sqlite(copy, "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = start + 1 WHERE rowid = 1")
+    assert read_event_fields(report, "kernels", row) == {}
