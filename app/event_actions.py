@@ -27,7 +27,7 @@ class EventActions(QObject):
 
     ``window`` is a :class:`~app.main_window.MainWindow` (``timeline``, ``statusBar()``; the
     stats controller once installed as ``stats_controller``; the Events view, when there is
-    one, as ``events_view`` with a ``show_event(EventRef)`` method).
+    one, as ``events_controller`` with its ``dock``).
     """
 
     def __init__(self, window: QMainWindow) -> None:
@@ -95,13 +95,21 @@ class EventActions(QObject):
         panel.set_kind(kind)  # its table is computed on a worker, then selected
 
     def show_in_events(self, ref: EventRef) -> None:
-        """Show ``ref`` in the Events view.
+        """Show ``ref`` in the Events view: its row over its time becomes the area the view
+        lists, and the view selects it (it follows the timeline's selected event).
 
-        Hook for the Events view dock: it is found as ``window.events_view`` and asked to
-        ``show_event(ref)`` (its rows are the events of the selected rows and range).
+        Hook for the Events view dock: its controller is ``window.events_controller`` (with
+        its ``dock``); the area is the timeline state's selection over ``rows``.
         """
-        view = getattr(self._window, "events_view", None)
-        if view is None or not hasattr(view, "show_event"):
+        controller = getattr(self._window, "events_controller", None)
+        dock = getattr(controller, "dock", None)
+        if dock is None:
             self._window.statusBar().showMessage("The Events view is not available", 5000)
             return
-        view.show_event(ref)
+        dock.show()
+        dock.raise_()
+        offset = self.timeline.offsets()[ref.report_index]
+        start, end = ref.start_ns + offset, max(ref.end_ns, ref.start_ns + 1) + offset
+        self.timeline.select_event(ref)
+        rows = (ref.track_key,) if ref.track_key else ()
+        self.timeline.state.select(start, end, rows)

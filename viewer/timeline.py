@@ -349,13 +349,6 @@ class TimelineWidget(QWidget):
         ]
         self.update()
 
-    def set_theme(self, theme: Theme) -> None:
-        """Paint with ``theme`` from now on (the light or dark colour scheme)."""
-        if theme != self.theme:
-            self.theme = theme
-            self._painter.reset()  # its cached images hold the old colours
-            self._relayout()
-
     # -- layout ----------------------------------------------------------------------------
 
     def _relayout(self) -> None:
@@ -472,6 +465,13 @@ class TimelineWidget(QWidget):
         """Return the shared-axis time under widget x ``x_px``."""
         t0, t1 = self.state.view_range()
         return int(t0 + (x_px - self.theme.header_width_px) * (t1 - t0) / self._data_width())
+
+    def set_theme(self, theme: Theme) -> None:
+        """Paint with ``theme`` from now on (the light or dark colour scheme)."""
+        if theme != self.theme:
+            self.theme = theme
+            self._painter.reset()  # its cached images hold the old colours
+            self._relayout()
 
     # -- painting --------------------------------------------------------------------------
 
