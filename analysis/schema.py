@@ -9,6 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "LAUNCH_TYPE_LABELS",
     "MAX_SCHEMA_MAJOR",
     "MEMCPY_KIND_LABELS",
     "MEM_KIND_LABELS",
@@ -66,6 +67,13 @@ MEM_KIND_LABELS = {
     5: "Device Static",
     6: "Managed Static",
     7: "Unknown",
+}
+#: ``ENUM_CUDA_KERNEL_LAUNCH_TYPE`` (spec §1.4), for exports without the ENUM table.
+LAUNCH_TYPE_LABELS = {
+    0: "Unknown",
+    1: "Regular",
+    2: "Cooperative (single device)",
+    3: "Cooperative (multi device)",
 }
 SYNC_TYPE_LABELS = {
     0: "Unknown",

@@ -151,6 +151,7 @@ def run_gui(argv: list[str]) -> int:
     install_excepthook()
     window = MainWindow(Settings(args.settings) if args.settings else Settings())
     _install_panels(window)
+    window.theme_switcher.apply()  # the saved or the desktop's scheme, panels included
     window.show()
     previous_handler = signal.getsignal(signal.SIGINT)
     _close_on_interrupt(window)

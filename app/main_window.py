@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from analysis import __version__
 from analysis.cache import cache_root
 from analysis.dropped import DropPreview, preview_paths
 from analysis.errors import ReportError, StrataError
@@ -34,7 +35,9 @@ from analysis.timefmt import format_count, format_range_ns, pluralize
 from app.alignment_bar import AlignmentToolBar
 from app.dialogs import PinByNameDialog, ShortcutsDialog, about_text
 from app.drop_overlay import DropOverlay
+from app.event_actions import EventActions
 from app.icon import make_app_icon
+from app.image_export import copy_image, export_image, image_dialog_path
 from app.jobs import JobRunner
 from app.loading import LOADING, ReportEntry, ReportList, build_demo
 from app.menus import build_actions, build_menu_bar, build_tool_bar, fill_recent_menu
@@ -42,9 +45,10 @@ from app.message_area import MessageArea
 from app.recipe_window import RecipeOutputOpener
 from app.reports_panel import ReportsPanel
 from app.settings import Settings
+from app.theme import ThemeSwitcher
 from app.timeline_binding import TimelineBinding, TimelineWidget
 from app.timeline_keys import install_timeline_keys
-from viewer.events import EventRef, describe_event
+from viewer.events import EventRef
 
 __all__ = ["DEFAULT_SIZE", "MainWindow", "fit_into"]
 
@@ -98,6 +102,11 @@ class MainWindow(QMainWindow):
         )
         self._recent_menu.aboutToShow.connect(self._on_recent_menu_about_to_show)
         self._view_menu.addAction(self.reports_dock.toggleViewAction())
+        self.event_actions = EventActions(self)
+        self._view_menu.addAction(self.event_actions.dock.toggleViewAction())
+        self._view_menu.aboutToShow.connect(self._list_every_dock)
+        self.theme_switcher = ThemeSwitcher(self)
+        self.theme_switcher.add_menu(self._view_menu)
         self.addToolBar(build_tool_bar(self, self.actions_by_name))
         self.addToolBar(self.alignment_bar)
         self._build_status_bar()
@@ -413,19 +422,41 @@ class MainWindow(QMainWindow):
         self.timeline.state.set_hidden_keys([])
         self.binding.save_view_state()
 
+    def _list_every_dock(self) -> None:
+        """Give every dock a View menu entry, also one docked by a later panel."""
+        listed = set(self._view_menu.actions())
+        for dock in self.findChildren(QDockWidget):
+            if dock.toggleViewAction() not in listed:
+                self._view_menu.addAction(dock.toggleViewAction())
+
+    def export_image_dialog(self) -> Path | None:
+        """Ask for a PNG or SVG file name and save the timeline as shown into it."""
+        path = image_dialog_path(self, self._last_folder())
+        return None if path is None else self.export_image(path)
+
+    def export_image(self, path: str | Path) -> Path | None:
+        """Save the timeline as shown to ``path`` (SVG for ``.svg``, else PNG)."""
+        inputs = [e.path for e in self.report_list.entries()]
+        try:
+            out = export_image(self.timeline, path, inputs)
+        except StrataError as exc:
+            self.messages.add_message(str(exc), "error")
+            return None
+        self.statusBar().showMessage(f"Saved {out}", 5000)
+        return out
+
+    def copy_image(self) -> None:
+        """Put the timeline as shown on the clipboard."""
+        copy_image(self.timeline)
+        self.statusBar().showMessage("Timeline image copied", 3000)
+
     def show_shortcuts(self) -> None:
         """Show the keyboard shortcuts dialog."""
         ShortcutsDialog(list(self.actions_by_name.values()), self).exec()
 
     def show_about(self) -> None:
         """Show the About box."""
-        from importlib.metadata import PackageNotFoundError, version
-
-        try:
-            text = about_text(version("strata"))
-        except PackageNotFoundError:
-            text = about_text("(development)")
-        QMessageBox.about(self, "About Strata", text)
+        QMessageBox.about(self, "About Strata", about_text(__version__))
 
     def _on_layout_changed(self, report_count: int, row_count: int) -> None:
         events = sum(r.event_count for r in self.binding.shown_reports())
@@ -452,11 +483,7 @@ class MainWindow(QMainWindow):
         if event is None or not 0 <= event.report_index < len(reports):
             self.statusBar().clearMessage()
             return
-        track = next((t for t in self.binding.tracks() if t.key == event.track_key), None)
-        row_label = track.path if track is not None else reports[event.report_index].name
-        offset_ns = self.binding.offsets_ns()[event.report_index]
-        tables = self.binding.shown_set().slice_tables(event.report_index)
-        lines = describe_event(reports[event.report_index], event, row_label, offset_ns, tables)
+        lines = self.timeline.describe(event)[:4]  # every field: the details pane
         self.statusBar().showMessage("   ·   ".join(f"{k}: {v}" for k, v in lines))
 
     def closeEvent(self, event: QCloseEvent) -> None:  # Qt's own name

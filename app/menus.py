@@ -54,6 +54,14 @@ ACTIONS = (
         "Close the report selected in the Reports panel (or the last one)",
     ),
     ActionSpec("close_all", "Close &All Reports", "close_all_reports", ("Ctrl+Shift+W",)),
+    ActionSpec(
+        "export_image", "Export &Image…", "export_image_dialog", ("Ctrl+Shift+S",),
+        "Save the timeline as shown as a PNG or SVG image (the picture main.py render makes)",
+    ),
+    ActionSpec(
+        "copy_image", "Copy &Image", "copy_image", ("Ctrl+Shift+I",),
+        "Put the timeline as shown on the clipboard as an image",
+    ),
     ActionSpec("quit", "&Quit", "close", ("Ctrl+Q",)),
     ActionSpec("fit", "&Fit", "fit", ("F",), "Show the whole time range"),
     ActionSpec("zoom_in", "Zoom &In", "zoom_in", ("Ctrl++", "+", "=")),
@@ -111,7 +119,11 @@ def build_menu_bar(
     file_menu.addSeparator()
     file_menu.addActions([actions["close_report"], actions["close_all"]])
     file_menu.addSeparator()
+    file_menu.addAction(actions["export_image"])
+    file_menu.addSeparator()
     file_menu.addAction(actions["quit"])
+    edit = window.menuBar().addMenu("&Edit")
+    edit.addAction(actions["copy_image"])
     view = window.menuBar().addMenu("&View")
     view.addActions([actions["fit"], actions["zoom_in"], actions["zoom_out"]])
     view.addSeparator()

@@ -172,6 +172,14 @@ class Settings:
     def set_alignment_nvtx_name(self, name: str) -> None:
         self._qsettings.setValue("alignment/nvtx_name", name)
 
+    def theme_choice(self) -> str:
+        """Return the saved colour scheme: 'auto' (follow the desktop), 'light' or 'dark'."""
+        choice = self._qsettings.value("view/theme", "auto")
+        return choice if choice in ("auto", "light", "dark") else "auto"
+
+    def set_theme_choice(self, choice: str) -> None:
+        self._qsettings.setValue("view/theme", choice)
+
     def window_geometry(self) -> QByteArray | None:
         value = self._qsettings.value("window/geometry")
         return value if isinstance(value, QByteArray) else None

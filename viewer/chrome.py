@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
-from PySide6.QtGui import QFontMetrics, QImage, QPainter, QPolygonF
+from PySide6.QtGui import QFontMetrics, QImage, QPaintEngine, QPainter, QPolygonF
 
 from analysis.timefmt import format_duration_ns
 from viewer.frame import Frame
@@ -95,11 +95,13 @@ class ChromePainter:
             # Holding the keyed layouts keeps their ids from being reused by new ones.
             self._header_refs = (frame.rows, frame.pinned)
         top = frame.pinned_y
-        p.drawImage(
-            QPointF(0, top),
-            self._header_image,
-            QRectF(0, top, frame.theme.header_width_px, frame.height - top),
-        )
+        source = QRectF(0, top, frame.theme.header_width_px, frame.height - top)
+        if p.paintEngine().type() == QPaintEngine.Type.SVG:
+            # The SVG engine ignores a source rectangle (it would draw the whole column
+            # shifted down by ``top``, Export Image's SVG): give it just that part.
+            p.drawImage(QPointF(0, top), self._header_image.copy(source.toRect()))
+            return
+        p.drawImage(QPointF(0, top), self._header_image, source)
 
     def _paint_headers(self, p: QPainter, frame: Frame, placed: list) -> None:
         theme = frame.theme

@@ -19,11 +19,12 @@ from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QVBoxLayout, QWidget
 
 from analysis.timefmt import format_duration_ns
 from viewer.labels import ElidedLabel
+from viewer.style import REPORT_COLORS
 
 __all__ = ["SERIES_COLORS", "DurationHistogramWidget"]
 
-#: One colour per report (cycled), readable on the dark theme.
-SERIES_COLORS = ("#4e9af1", "#f5a623", "#7ed321", "#e056fd", "#50e3c2", "#ff6b6b", "#b8e986")
+#: One colour per report (cycled): the colour-blind-safe report palette.
+SERIES_COLORS = REPORT_COLORS
 _BINS = 60
 
 
@@ -179,6 +180,17 @@ class DurationHistogramWidget(QWidget):
         self._place_lines(lo, hi)
         plot.setXRange(lo, hi, padding=0.02)
         plot.enableAutoRange(axis="y")
+
+    def set_dark(self, is_dark: bool) -> None:
+        """Follow the window's colour scheme: plot background, axes and median line."""
+        background, ink = ("#1e1f22", "#d5d8de") if is_dark else ("#ffffff", "#24292f")
+        self.plot.setBackground(background)
+        for name in ("left", "bottom"):
+            axis = self.plot.getPlotItem().getAxis(name)
+            axis.setPen(pg.mkPen(ink))
+            axis.setTextPen(pg.mkPen(ink))
+        self._median_line.setPen(pg.mkPen(ink, width=1.5))
+        self._region.setBrush(pg.mkBrush(255, 255, 255, 30) if is_dark else pg.mkBrush(0, 0, 0, 24))
 
     def _place_lines(self, lo: float, hi: float) -> None:
         plot = self.plot.getPlotItem()

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 from PySide6.QtCore import QPoint, QSize
-from PySide6.QtGui import QImage
+from PySide6.QtGui import QImage, QPaintDevice
 from PySide6.QtWidgets import QApplication
 
 from analysis.model import Report
@@ -13,7 +14,7 @@ from analysis.reportset import ReportSet
 from analysis.tracks import Track
 from viewer.timeline import TimelineWidget
 
-__all__ = ["ensure_application", "render_to_image"]
+__all__ = ["ensure_application", "render_into", "render_to_image"]
 
 
 def ensure_application() -> QApplication:
@@ -38,8 +39,36 @@ def render_to_image(
     size
         Image size in px.
     """
+    width, height = _size(size)
+    image = QImage(width, height, QImage.Format.Format_ARGB32_Premultiplied)
+    image.fill(0)
+    with _sized(widget_or_data, (width, height)) as widget:
+        # PySide6 needs the explicit target offset (design.md pitfalls).
+        widget.render(image, QPoint(0, 0))
+    return image
+
+
+def render_into(
+    device: QPaintDevice,
+    widget_or_data: TimelineWidget | tuple[Sequence[Report], Sequence[Track], Sequence[int]],
+    size: tuple[int, int] | QSize = (1600, 900),
+) -> None:
+    """Paint a timeline of ``size`` onto any paint device (an SVG generator, a printer):
+    the picture of :func:`render_to_image`."""
+    with _sized(widget_or_data, _size(size)) as widget:
+        widget.render(device, QPoint(0, 0))
+
+
+def _size(size: tuple[int, int] | QSize) -> tuple[int, int]:
+    return (size.width(), size.height()) if isinstance(size, QSize) else tuple(size)
+
+
+@contextmanager
+def _sized(widget_or_data, size: tuple[int, int]) -> Iterator[TimelineWidget]:
+    """Yield the widget to paint at ``size``: a given one resized (then put back), or a
+    fresh one fitted to all events of ``(reports, tracks, offsets_ns)`` (then dropped)."""
     ensure_application()
-    width, height = (size.width(), size.height()) if isinstance(size, QSize) else size
+    width, height = size
     if isinstance(widget_or_data, TimelineWidget):
         widget, owned = widget_or_data, False
     else:
@@ -54,12 +83,10 @@ def render_to_image(
     view = widget.view_range()
     widget.resize(width, height)
     widget.set_view_range(*view)
-    image = QImage(width, height, QImage.Format.Format_ARGB32_Premultiplied)
-    image.fill(0)
-    # PySide6 needs the explicit target offset (design.md pitfalls).
-    widget.render(image, QPoint(0, 0))
-    if owned:
-        widget.deleteLater()
-    else:
-        widget.resize(old_size)
-    return image
+    try:
+        yield widget
+    finally:
+        if owned:
+            widget.deleteLater()
+        else:
+            widget.resize(old_size)

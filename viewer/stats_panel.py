@@ -41,6 +41,7 @@ from analysis.outliers import Z_MAD
 from viewer.histogram import DurationHistogramWidget
 from viewer.labels import ElidedLabel
 from viewer.state import Scope
+from viewer.style import report_color
 from viewer.table_model import SORT_ROLE, Column, DataFrameModel
 
 __all__ = [
@@ -91,13 +92,15 @@ def columns_for(kind: str, frame: pd.DataFrame, report_labels: list[str]) -> lis
                 Column("slowest", "Slowest", "text", "Report with the largest median"),
                 Column("spread", "Spread", "ratio", "Largest / smallest median over reports"),
                 Column("total_ns", f"Total ({unit})", "int", "Over every report")]  # fmt: skip
-        for label in report_labels:
-            short = label.removesuffix(".sqlite")
+        for i, label in enumerate(report_labels):
+            short, color = label.removesuffix(".sqlite"), report_color(i)  # as in the histogram
             cols += [
-                Column(f"{label}|median_ns", f"{short} Med ({unit})", "dec1", f"{label}: median"),
-                Column(f"{label}|count", f"{short} Count", "int", f"{label}: instances"),
-                Column(f"{label}|total_ns", f"{short} Total ({unit})", "int", f"{label}: total"),
-            ]
+                Column(f"{label}|median_ns", f"{short} Med ({unit})", "dec1",
+                       f"{label}: median", color),
+                Column(f"{label}|count", f"{short} Count", "int", f"{label}: instances", color),
+                Column(f"{label}|total_ns", f"{short} Total ({unit})", "int",
+                       f"{label}: total", color),
+            ]  # fmt: skip
         return cols
     total = "Total" if unit == "B" else "Total Time"
     # nsys's cuda_gpu_mem_size_sum has no share column; ours is of the bytes, not of time.

@@ -10,7 +10,17 @@ import numpy as np
 import numpy.typing as npt
 from PySide6.QtGui import QColor, QFont
 
-__all__ = ["DARK", "Palette", "Theme", "name_argb", "ui_font"]
+__all__ = [
+    "DARK",
+    "LIGHT",
+    "REPORT_COLORS",
+    "THEMES",
+    "Palette",
+    "Theme",
+    "name_argb",
+    "report_color",
+    "ui_font",
+]
 
 
 @dataclass(frozen=True)
@@ -49,6 +59,44 @@ class Theme:
 
 
 DARK = Theme()
+
+#: The light scheme: the same layout, dark text on light rows (event colours unchanged).
+LIGHT = Theme(
+    background=0xFFFFFFFF,
+    row_even=0xFFFAFAFB,
+    row_odd=0xFFF1F2F4,
+    group_row=0xFFE4E7EB,
+    report_row=0xFFD8DCE2,
+    separator=0xFFDDE0E4,
+    header_bg=0xFFF0F1F3,
+    header_text=0xFF1F2328,
+    header_dim=0xFF656D76,
+    ruler_bg=0xFFE8EAED,
+    ruler_text=0xFF24292F,
+    ruler_tick=0xFF8C959F,
+    grid_line=0xFFE2E4E8,
+    selection_fill=0x332F6FD0,
+    selection_edge=0xFF2F6FD0,
+    highlight_edge=0xFF000000,
+    link_line=0xFFB07800,
+    outlier_mark=0xFFD62828,
+    cursor_line=0x66000000,
+    pin_area_edge=0xFF2F6FD0,
+)
+
+#: Theme by colour scheme name.
+THEMES = {"dark": DARK, "light": LIGHT}
+
+#: One colour per report in the histogram and by-report views: Okabe & Ito's palette,
+#: told apart with every common colour-vision deficiency (its black is left out: it
+#: vanishes on the dark theme). Cycled past seven reports.
+REPORT_COLORS = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7")
+
+
+def report_color(report_index: int) -> str:
+    """Return the ``#RRGGBB`` colour of the report at ``report_index``."""
+    return REPORT_COLORS[report_index % len(REPORT_COLORS)]
+
 
 # Fixed colours for kinds whose name says what they are (nsys uses similar hues).
 _FIXED = {

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QColor
 
 __all__ = ["SORT_ROLE", "Column", "DataFrameModel", "format_cell"]
 
@@ -29,13 +30,15 @@ class Column:
     """One shown column: the frame column, its header (with unit) and how to format it.
 
     ``fmt`` is ``int`` (1,234,567), ``dec1`` (1,234.5), ``pct`` (12.3), ``ratio`` (1.31×),
-    ``z`` (12.4) or ``text``.
+    ``z`` (12.4) or ``text``. ``color`` (``#RRGGBB``): a swatch in the header, the colour
+    of the report a by-report column belongs to ('' for none).
     """
 
     key: str
     header: str
     fmt: str = "int"
     tip: str = ""
+    color: str = ""
 
 
 def format_cell(value: object, fmt: str) -> str:
@@ -120,6 +123,8 @@ class DataFrameModel(QAbstractTableModel):
             return column.header
         if role == Qt.ItemDataRole.ToolTipRole:
             return column.tip or column.header
+        if role == Qt.ItemDataRole.DecorationRole and column.color:
+            return QColor(column.color)
         return None
 
     def rows_as_text(self, rows: Sequence[int], sep: str = "\t") -> str:

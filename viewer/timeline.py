@@ -21,7 +21,7 @@ The methods below that read or change that state are kept for app/ and delegate 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 from PySide6.QtCore import QPoint, Qt, Signal
@@ -31,6 +31,7 @@ from PySide6.QtWidgets import QMenu, QToolTip, QWidget
 from analysis.model import Report
 from analysis.reportset import ReportSet
 from analysis.tracks import SliceTable, Track
+from viewer.event_menu import add_event_actions
 from viewer.events import EventRef, describe_event, event_ref, find_partner, pick_event
 from viewer.frame import Frame
 from viewer.painter import TimelinePainter
@@ -65,6 +66,10 @@ class TimelineWidget(QWidget):
         An event was picked with the mouse (``None`` when a click hit no event).
     pins_changed(list)
         The pinned track keys, in order.
+    name_highlight_requested(EventRef), show_in_stats_requested(EventRef),
+    show_in_events_requested(EventRef)
+        The event's context menu asked to highlight every event of its name, to show its
+        name in the stats panel, or to show it in the Events view (app/ does these).
     """
 
     view_range_changed = Signal(object, object)
@@ -73,6 +78,11 @@ class TimelineWidget(QWidget):
     pins_changed = Signal(list)
     #: The user dragged the divider below the pinned rows: the new :meth:`pinned_fraction`.
     pinned_fraction_changed = Signal(float)
+    name_highlight_requested = Signal(object)
+    show_in_stats_requested = Signal(object)
+    show_in_events_requested = Signal(object)
+    #: The selected event changed (a click, or :meth:`select_event`): it, or ``None``.
+    event_selected = Signal(object)
 
     def __init__(
         self,
@@ -110,6 +120,12 @@ class TimelineWidget(QWidget):
         self._dragged = False
         self._hover_x: float | None = None
         self._tooltips: dict[tuple[EventRef, int], str] = {}
+        #: ``(report, table, row) -> {column: value}``: an event's extra source fields for
+        #: its details (app/ sets :func:`analysis.event_fields.read_event_fields`; the viewer
+        #: opens no file itself).
+        self.event_fields: Callable[[Report, str, int], Mapping[str, object]] | None = None
+        #: The last context menu shown (the tests trigger its actions).
+        self.context_menu: QMenu | None = None
         self._connect_state()
 
     def _connect_state(self) -> None:
@@ -266,6 +282,7 @@ class TimelineWidget(QWidget):
             report = self._reports[event.report_index]
             self._partner = find_partner(report, self._tables[event.report_index], event)
         self.update()
+        self.event_selected.emit(event)
 
     # -- pins, hidden rows, groups ---------------------------------------------------------
 
@@ -476,6 +493,13 @@ class TimelineWidget(QWidget):
         t0, t1 = self.state.view_range()
         return int(t0 + (x_px - self.theme.header_width_px) * (t1 - t0) / self._data_width())
 
+    def set_theme(self, theme: Theme) -> None:
+        """Paint with ``theme`` from now on (the light or dark colour scheme)."""
+        if theme != self.theme:
+            self.theme = theme
+            self._painter.reset()  # its cached images hold the old colours
+            self._relayout()
+
     # -- painting --------------------------------------------------------------------------
 
     def _frame(self) -> Frame:
@@ -664,6 +688,23 @@ class TimelineWidget(QWidget):
         t = self.time_at(x_px) - offset
         return pick_event(self._tables[track.report_index], track, t, int(3 * ns_per_px))
 
+    def describe(self, ref: EventRef, row_label: str | None = None) -> list[tuple[str, str]]:
+        """Return the (field, value) lines of ``ref``: its hover text and details pane.
+
+        ``row_label``: the row it is shown on (found from ``ref.track_key`` when omitted).
+        """
+        i = ref.report_index
+        if row_label is None:
+            track = next((t for t in self.state.tracks() if t.key == ref.track_key), None)
+            row_label = track.path if track is not None else self._reports[i].name
+        report, tables = self._reports[i], self._tables[i]
+        fields = {}
+        if self.event_fields is not None and ref.source and ref.source_row >= 0:
+            fields = self.event_fields(report, ref.source, ref.source_row)
+        # The projection is shown once computed (its rows are drawn), never computed here.
+        projection = self._set.projection(i) if "nvtx_gpu" in tables else None
+        return describe_event(report, ref, row_label, self._offsets[i], tables, fields, projection)
+
     def _show_tooltip(self, event: QMouseEvent) -> None:
         pos = event.position()
         hit = self.row_at(pos.y())
@@ -671,15 +712,11 @@ class TimelineWidget(QWidget):
         if ref is None or hit is None:
             QToolTip.hideText()
             return
-        row = hit[0]
-        offset = self._offsets[ref.report_index]
-        key = (ref, offset)
+        key = (ref, self._offsets[ref.report_index])
         html = self._tooltips.get(key)
         if html is None:
             # The partner lookup scans the correlation ids (~5 ms at 5 M kernels): once per event.
-            report = self._reports[ref.report_index]
-            tables = self._tables[ref.report_index]
-            lines = describe_event(report, ref, row.track.path, offset, tables)
+            lines = self.describe(ref, hit[0].track.path)
             html = (
                 "<table>"
                 + "".join(
@@ -706,6 +743,10 @@ class TimelineWidget(QWidget):
             return
         row = hit[0]
         menu = QMenu(self)
+        ref = self.event_at(pos.x(), pos.y())
+        if ref is not None:
+            add_event_actions(menu, self, ref)
+            menu.addSeparator()
         if row.track is not None:
             key = row.track.key
             if self.state.is_pinned(key):
@@ -719,6 +760,7 @@ class TimelineWidget(QWidget):
         hidden = self.state.hidden_keys()
         if hidden:
             menu.addAction(f"Show {len(hidden)} hidden rows", lambda: self.set_hidden_keys([]))
+        self.context_menu = menu  # what the tests drive
         menu.popup(self.mapToGlobal(pos))
 
 

@@ -180,13 +180,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _save_png(image, output: str) -> None:
     """Encode ``image`` as PNG in memory, then write it whole (atomically) or to stdout."""
-    from PySide6.QtCore import QBuffer, QByteArray, QIODevice
+    from app.image_export import encode_image
 
-    data = QByteArray()
-    buffer = QBuffer(data)
-    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    if not image.save(buffer, "PNG"):
-        raise StrataError(f"render: cannot encode the {image.width()}x{image.height()} image")
-    buffer.close()
+    data = encode_image(image, "PNG")
     with output_stream(output, binary=True) as out:
-        out.write(bytes(data))
+        out.write(data)

@@ -43,7 +43,7 @@ def _close_when_loaded(qtbot, seen: list) -> None:
 @requires_shared
 def test_run_gui_opens_the_named_reports(qtbot, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(sys, "excepthook", sys.excepthook)  # run_gui installs its own
-    monkeypatch.setattr("app.theme.apply_theme", lambda app: None)  # keep the suite's look
+    monkeypatch.setattr("app.theme.apply_theme", lambda app, scheme="dark": None)  # keep the look
     app = QApplication.instance()
     # Closing the last window would post a Quit event that outlives this exec() and ends the
     # next test's event loop at once; this test quits explicitly instead.

@@ -88,7 +88,8 @@ def test_a_folder_of_neither_reports_nor_recipe_output_gives_one_line(
     window.open_paths([tmp_path])
     wait_idle(qtbot, window)
     assert window.messages.messages() == [
-        f"{tmp_path.name}: folder holds no Nsight Systems reports (.sqlite, .nsys-rep, .qdrep)"
+        f"{tmp_path.name}: folder holds no Nsight Systems reports (.sqlite, .nsys-rep, .qdrep, "
+        "or an arrowdir/parquetdir export folder)"
     ]
     assert window.recipe_outputs.windows() == []
 

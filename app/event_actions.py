@@ -1,0 +1,115 @@
+"""What the window does with one event: its details pane, and its context menu's requests.
+
+The timeline's right-click menu (viewer/event_menu.py) zooms, copies and pins by itself; it
+asks app/ for the rest through signals, handled here: highlight every event of the name
+(the stats highlight), show the name in the stats panel, show the event in the Events view.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtWidgets import QDockWidget, QMainWindow
+
+from analysis.event_fields import read_event_fields
+from viewer.details_pane import EventDetailsPane
+from viewer.event_menu import stats_kind
+from viewer.events import EventRef, shown_name
+
+__all__ = ["EventActions"]
+
+log = logging.getLogger(__name__)
+
+
+class EventActions(QObject):
+    """The details dock of ``window`` and its timeline's event requests.
+
+    ``window`` is a :class:`~app.main_window.MainWindow` (``timeline``, ``statusBar()``; the
+    stats controller once installed as ``stats_controller``; the Events view, when there is
+    one, as ``events_controller`` with its ``dock``).
+    """
+
+    def __init__(self, window: QMainWindow) -> None:
+        super().__init__(window)
+        self._window = window
+        self.timeline = window.timeline
+        self.pane = EventDetailsPane(window)
+        self.dock = QDockWidget("Event Details", window)
+        self.dock.setObjectName("detailsDock")
+        self.dock.setWidget(self.pane)
+        window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.dock)
+        self.timeline.event_fields = read_event_fields
+        self.timeline.event_selected.connect(self.show_details)
+        self.timeline.name_highlight_requested.connect(self.highlight_name)
+        self.timeline.show_in_stats_requested.connect(self.show_in_stats)
+        self.timeline.show_in_events_requested.connect(self.show_in_events)
+
+    def show_details(self, ref: EventRef | None) -> None:
+        """Show every field of ``ref`` in the pane (its hover text's lines)."""
+        try:
+            lines = [] if ref is None else self.timeline.describe(ref)
+        except (IndexError, KeyError) as exc:  # a ref of reports no longer shown
+            log.debug("no details for %s: %s", ref, exc)
+            lines = []
+        self.pane.show_lines(lines)
+
+    def _name_and_kind(self, ref: EventRef) -> tuple[str, str] | None:
+        kind, reports = stats_kind(ref), self._window.binding.shown_reports()
+        if kind is None or not 0 <= ref.report_index < len(reports):
+            return None
+        return shown_name(reports[ref.report_index], ref), kind
+
+    def _stats(self):
+        controller = getattr(self._window, "stats_controller", None)
+        if controller is None:
+            self._window.statusBar().showMessage("The statistics panel is not open", 5000)
+        return controller
+
+    def highlight_name(self, ref: EventRef) -> None:
+        """Highlight every event of ``ref``'s name (others dimmed), as a click in the stats
+        table does."""
+        found, controller = self._name_and_kind(ref), self._stats()
+        if found is not None and controller is not None:
+            controller.highlighter.activate_name(*found)
+
+    def show_in_stats(self, ref: EventRef) -> None:
+        """Show the stats panel's tab of ``ref``'s kind with its name's row selected."""
+        found, controller = self._name_and_kind(ref), self._stats()
+        if found is None or controller is None:
+            return
+        name, kind = found
+        if controller.dock is not None:
+            controller.dock.show()
+            controller.dock.raise_()
+        panel = controller.panel
+        if panel.kind() == kind and panel.select_name(name):
+            return
+
+        def select(ready_kind: str) -> None:
+            if ready_kind == kind:
+                controller.table_ready.disconnect(select)
+                panel.select_name(name)
+
+        controller.table_ready.connect(select)
+        panel.set_kind(kind)  # its table is computed on a worker, then selected
+
+    def show_in_events(self, ref: EventRef) -> None:
+        """Show ``ref`` in the Events view: its row over its time becomes the area the view
+        lists, and the view selects it (it follows the timeline's selected event).
+
+        Hook for the Events view dock: its controller is ``window.events_controller`` (with
+        its ``dock``); the area is the timeline state's selection over ``rows``.
+        """
+        controller = getattr(self._window, "events_controller", None)
+        dock = getattr(controller, "dock", None)
+        if dock is None:
+            self._window.statusBar().showMessage("The Events view is not available", 5000)
+            return
+        dock.show()
+        dock.raise_()
+        offset = self.timeline.offsets()[ref.report_index]
+        start, end = ref.start_ns + offset, max(ref.end_ns, ref.start_ns + 1) + offset
+        self.timeline.select_event(ref)
+        rows = (ref.track_key,) if ref.track_key else ()
+        self.timeline.state.select(start, end, rows)

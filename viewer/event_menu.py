@@ -1,0 +1,66 @@
+"""The context menu of an event on the timeline: zoom to it, its name, copy, pin its row."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QMenu, QWidget
+
+from analysis.kinds.registry import event_kinds
+from viewer.events import EventRef
+
+# ``timeline`` below is a viewer.timeline.TimelineWidget; typed as QWidget because the
+# timeline imports this module (no import cycle).
+
+__all__ = ["add_event_actions", "details_text", "stats_kind", "zoom_to_event"]
+
+#: Share of the view the zoomed-to event takes (the rest is context on both sides).
+_ZOOM_SHARE = 0.6
+
+
+def stats_kind(ref: EventRef) -> str | None:
+    """Return the stats panel tab that lists ``ref``'s name (None: no tab lists its kind)."""
+    for kind in event_kinds():
+        if ref.table in (kind.name, kind.drawn_as) and kind.panels:
+            return kind.panels[0][0]
+    return None
+
+
+def details_text(lines: list[tuple[str, str]]) -> str:
+    """Return detail lines as plain text, one ``Field: value`` a line (for the clipboard)."""
+    return "\n".join(f"{field}: {value}" for field, value in lines)
+
+
+def zoom_to_event(timeline: QWidget, ref: EventRef) -> None:
+    """Show ``ref`` over the middle of the view (a zero-length event gets 1 µs around it)."""
+    offset = timeline.offsets()[ref.report_index]
+    start, end = ref.start_ns + offset, ref.end_ns + offset
+    span = max(int((end - start) / _ZOOM_SHARE), 1_000)
+    middle = (start + end) // 2
+    timeline.set_view_range(middle - span // 2, middle + span // 2)
+
+
+def add_event_actions(menu: QMenu, timeline: QWidget, ref: EventRef) -> None:
+    """Add the actions on ``ref`` to ``menu`` (the timeline's right-click menu).
+
+    Zoom, copy and pin are done here; highlighting the name, the stats panel and the Events
+    view belong to app/, which listens to the timeline's ``*_requested`` signals.
+    """
+    name = timeline.describe(ref)[0][1]
+    short = name if len(name) <= 40 else name[:18] + "…" + name[-18:]
+    menu.addAction("Zoom to Event", lambda: zoom_to_event(timeline, ref))
+    has_stats = stats_kind(ref) is not None
+    for text, signal in (
+        (f"Select All “{short}”", timeline.name_highlight_requested),
+        ("Show in Statistics", timeline.show_in_stats_requested),
+    ):
+        action = menu.addAction(text, lambda s=signal: s.emit(ref))
+        action.setEnabled(has_stats)
+    # The Events view (a dock of app/) connects here: the event's row and time.
+    menu.addAction("Show in Events View", lambda: timeline.show_in_events_requested.emit(ref))
+    menu.addSeparator()
+    clipboard = QGuiApplication.clipboard()
+    menu.addAction("Copy Name", lambda: clipboard.setText(name))
+    menu.addAction("Copy Details", lambda: clipboard.setText(details_text(timeline.describe(ref))))
+    key = ref.track_key
+    if key and not timeline.state.is_pinned(key):
+        menu.addAction("Pin Row", lambda: timeline.pin(key))
