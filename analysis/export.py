@@ -9,7 +9,8 @@ one merged trace for all reports. Report ``i`` owns the pids ``i * PID_STRIDE`` 
 process ``p`` is pid ``base + p``, GPU ``d`` is pid ``base + GPU_PID + d``. Rows map as the
 timeline draws them: a GPU's streams are its threads (tid = stream id); a CPU thread ``t``
 gets one Chrome thread per kind row (CUDA API, NVTX, OS runtime), tid ``t * 4 + slot``, so
-each row nests on its own. Names and labels are the timeline's ("M" metadata events), each
+each row nests on its own; NVTX start/end ranges, which overlap freely, are async ``b``/``e``
+pairs on their process. Names and labels are the timeline's ("M" metadata events), each
 event's ``args`` hold its kind's columns, and flow events (``s``/``f``) join each CUDA API
 call to the GPU work it launched (same correlation id and process, spec §1.2). ``ts`` and
 ``dur`` are µs written with three decimals: exact to the ns. The JSON is written in chunks
@@ -33,6 +34,7 @@ from analysis.errors import AnalysisError
 from analysis.escape import escape_text
 from analysis.event_frames import event_frame
 from analysis.model import Report
+from analysis.nvtx import STYLE_PUSHPOP
 from analysis.outputs import staged_folder, write_failure
 from analysis.reportset import EVENT_KINDS, ReportSet
 
@@ -317,12 +319,27 @@ class _ReportTrace:
         args = [template.format(*row) for row in zip(*columns, strict=True)] if keys else None
         args = args or ["{}"] * len(chunk)
         head = f'{{"ph":"X","cat":"{kind}","name":'
-        return [
+        lines = [
             f'{head}{n},"ts":{t},"dur":{d},"pid":{p},"tid":{i},"args":{a}}}'
             for n, t, d, p, i, a in zip(
                 names, ts, dur, pids.tolist(), tids.tolist(), args, strict=True
             )
         ]
+        if kind == "nvtx":
+            self._async_ranges(chunk, lines)
+        return lines
+
+    def _async_ranges(self, chunk: pd.DataFrame, lines: list[str]) -> None:
+        """Start/end NVTX ranges as async ``b``/``e`` pairs: they overlap without nesting."""
+        for pos in np.flatnonzero(chunk["style"].to_numpy(object) != STYLE_PUSHPOP).tolist():
+            line = lines[pos]
+            end = ns_to_us_text([int(chunk["end"].iloc[pos]) + self.offset_ns])[0]
+            ident = f'"id":"{self.base}:{chunk.index[pos]}"'
+            dur = line[line.index(',"dur":') : line.index(',"pid":')]
+            lines[pos] = line.replace('"ph":"X"', f'"ph":"b",{ident}', 1).replace(dur, "", 1)
+            tail = line[line.index('"pid":') : line.index(',"args":')]
+            name = line[line.index('"name":') : line.index(',"ts":')]
+            lines.append(f'{{"ph":"e",{ident},"cat":"nvtx",{name},"ts":{end},{tail}}}')
 
     def _flows(self, writer, chunk, pids, tids, api: pd.DataFrame, launch: np.ndarray) -> None:
         """An ``s`` at each launching call and an ``f`` at the GPU work it launched."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import shutil
 from collections import Counter, defaultdict
 from decimal import Decimal
 
@@ -17,6 +18,7 @@ from analysis.export import CHUNK_ROWS, TRACE_KINDS, ns_to_us_text
 from analysis.reportset import EVENT_KINDS, open_reports
 from app.cli import main
 from tests.conftest import REAL_DIR, fingerprint, requires_shared
+from tests.helpers import mutate_sqlite
 
 CONCURRENT = REAL_DIR / "extra-p__extrap__concurrent.s1__profile1.sqlite"
 MULTI = REAL_DIR / "quasiben__nvtx-examples__multiprocessing.sqlite"
@@ -90,7 +92,7 @@ def test_chrome_trace_holds_every_event_exactly(tmp_path, name):
     report_set = open_reports(REPORTS)
     complete = defaultdict(list)
     for event in events:
-        if event["ph"] == "X":
+        if event["ph"] in "Xb":  # b: NVTX start/end ranges (async)
             complete[event["cat"]].append(event)
     for kind in TRACE_KINDS:
         expected = report_set.events(kind)
@@ -98,7 +100,14 @@ def test_chrome_trace_holds_every_event_exactly(tmp_path, name):
         assert len(got) == len(expected), kind
         assert [e["name"] for e in got] == expected["name"].tolist()
         assert [_us_to_ns(e["ts"]) for e in got] == expected["start"].tolist()
-        assert [_us_to_ns(e["dur"]) for e in got] == expected["duration"].tolist()
+        assert [_us_to_ns(e.get("dur", 0)) for e in got] == [
+            0 if s != "PushPop" else d
+            for s, d in zip(
+                expected.get("style", ["PushPop"] * len(expected)),
+                expected["duration"],
+                strict=True,
+            )
+        ]
     # The reports' pid ranges do not meet.
     pids = {e["pid"] // (1 << 25) for e in events}
     assert pids == {0, 1}
@@ -187,3 +196,28 @@ def test_bad_kinds_and_stdout_folder_are_refused(capsys):
     assert "unknown --kinds 'nvtx_gpu'" in capsys.readouterr().err
     assert main(["export", "x.sqlite", "--type", "parquet", "-o", "-"]) == 2
     assert "writes a folder" in capsys.readouterr().err
+
+
+@requires_shared
+def test_start_end_ranges_are_async_pairs(tmp_path):
+    """Start/end NVTX ranges overlap without nesting: b/e pairs, ending where they end."""
+    report = tmp_path / "startend.sqlite"
+    shutil.copyfile(CONCURRENT, report)
+    mutate_sqlite(
+        report,
+        "UPDATE NVTX_EVENTS SET eventType = 60 WHERE rowid IN "
+        "(SELECT rowid FROM NVTX_EVENTS WHERE eventType = 59 ORDER BY start LIMIT 5)",
+    )
+    out = tmp_path / "trace.json"
+    assert main(["export", str(report), "--type", "chrome-trace", "-o", str(out)]) == 0
+    events = _trace(out)["traceEvents"]
+    ranges = open_reports([report]).events("nvtx")
+    started = ranges[ranges["style"] == "StartEnd"]
+    assert len(started) == 5
+    begins = {e["id"]: e for e in events if e["ph"] == "b"}
+    ends = {e["id"]: e for e in events if e["ph"] == "e"}
+    assert begins.keys() == ends.keys()
+    assert len(begins) == 5
+    spans = sorted((_us_to_ns(begins[i]["ts"]), _us_to_ns(ends[i]["ts"])) for i in begins)
+    assert spans == sorted(zip(started["start"], started["end"], strict=True))
+    assert sum(e["ph"] == "X" and e["cat"] == "nvtx" for e in events) == len(ranges) - 5
