@@ -33,6 +33,7 @@ SUBCOMMANDS = {
     "recipe": "app.cli.recipe",
     "render": "app.cli.render",
     "analyze": "app.cli.analyze",
+    "diff": "app.cli.diff",
 }
 
 #: What the exit status says; every sub-command's help ends with it.
