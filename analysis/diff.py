@@ -40,6 +40,7 @@ __all__ = [
     "STATUSES",
     "DiffOptions",
     "NameSamples",
+    "by_impact",
     "classify",
     "diff_kind",
     "diff_samples",
@@ -303,7 +304,7 @@ def diff_samples(
     frame["Med Delta"] = med_a - med_b
     frame["Med Delta Low"], frame["Med Delta High"] = low, high
     frame["Med Change (%)"] = change
-    return _by_impact(frame)
+    return by_impact(frame)
 
 
 def _names(before: NameSamples, after: NameSamples, ib: np.ndarray, ia: np.ndarray):
@@ -319,10 +320,12 @@ def _exact(totals: np.ndarray) -> np.ndarray:
     return totals
 
 
-def _by_impact(frame: pd.DataFrame) -> pd.DataFrame:
+def by_impact(frame: pd.DataFrame, label_column: str = "Name") -> pd.DataFrame:
+    """Sort a diff table by impact: changes (not noise) first, then by the absolute
+    ``Total Delta``, largest first, then by ``label_column``."""
     noise = (frame["Status"] == "noise").to_numpy()
     impact = -np.abs(frame["Total Delta"].to_numpy(np.float64))
-    label = frame["Name"].astype(str).to_numpy()
+    label = frame[label_column].astype(str).to_numpy()
     order = np.lexsort((label, impact, noise))
     return frame.iloc[order].reset_index(drop=True)
 
@@ -364,4 +367,4 @@ def diff_sets(
     columns = ["Kind", "Name", "Style", *DIFF_COLUMNS]
     if not frames:
         return pd.DataFrame(columns=columns)
-    return _by_impact(pd.concat(frames, ignore_index=True)[columns])
+    return by_impact(pd.concat(frames, ignore_index=True)[columns])

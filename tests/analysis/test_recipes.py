@@ -466,7 +466,7 @@ def _diff_pair(tmp_path: Path) -> tuple[Path, Path]:
 
 
 EXPECTED_STATUS = {
-    "same": "unchanged",
+    "same": "noise",
     "slow": "slower",
     "fast": "faster",
     "gone": "vanished",
@@ -486,8 +486,12 @@ def test_diff_of_two_reports_by_construction(tmp_path: Path) -> None:
     assert table.loc["gone", "Total Delta"] == -50
     assert table.loc["new", "Total Delta"] == 70
     assert pd.isna(table.loc["new", "Avg Before"])
-    assert table["Status"].tolist()[:2] == ["slower", "faster"]
-    assert "1 slower, 1 faster, 1 appeared, 1 vanished, 1 unchanged" in out.summary
+    # By impact: changes first, biggest total change first (fast: -300 ns, slow: +200 ns).
+    assert table["Status"].tolist() == ["faster", "slower", "appeared", "vanished", "noise"]
+    assert table.loc["slow", "Med Change (%)"] == 200.0
+    # One instance a side: the interval has zero width (nothing to resample).
+    assert table.loc["slow", ["Med Delta Low", "Med Delta High"]].tolist() == [200.0, 200.0]
+    assert "1 slower, 1 faster, 1 appeared, 1 vanished, 1 noise" in out.summary
 
 
 @requires_shared
@@ -497,10 +501,18 @@ def test_diff_of_two_real_runs_against_sql() -> None:
     assert {"cuda_gpu_kern_sum", "nvtx_sum", "nvtx_gpu_proj_sum"} <= set(out.tables)
     means = [_sql(p, _KERNEL_ROWS).groupby("Name")["d"].mean() for p in (before, after)]
     change = 100 * (means[1] - means[0]) / means[0]
-    expected = np.where(change > 5, "slower", np.where(change < -5, "faster", "unchanged"))
+    medians = [_sql(p, _KERNEL_ROWS).groupby("Name")["d"].median() for p in (before, after)]
+    med_change = 100 * (medians[1] - medians[0]) / medians[0]
     table = out.tables["cuda_gpu_kern_sum"].set_index("Name")
-    assert table.loc[change.index, "Status"].tolist() == expected.tolist()
     _close(table.loc[change.index, "Avg Change (%)"], change)
+    _close(table.loc[med_change.index, "Med Change (%)"], med_change)
+    # The status: the interval excludes 0 and the median moved by more than 5 %.
+    low, high = table["Med Delta Low"], table["Med Delta High"]
+    moved = ((low > 0) | (high < 0)) & (table["Med Change (%)"].abs() > 5)
+    expected = np.where(moved, np.where(table["Med Change (%)"] > 0, "slower", "faster"), "noise")
+    assert table.loc[change.index, "Status"].tolist() == list(
+        pd.Series(expected, index=table.index).loc[change.index]
+    )
 
 
 def test_diff_of_two_recipe_outputs(tmp_path: Path) -> None:
