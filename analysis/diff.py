@@ -10,11 +10,12 @@ without resampling instances: the k-th smallest of n draws from a sorted sample 
 ``x[ceil(n U) - 1]`` with ``U ~ Beta(k, n - k + 1)`` (the k-th order statistic of n uniforms),
 and the next one up is ``U + (1 - U) Beta(1, n - k)``. A resampled median thus costs O(1)
 whatever n (1 M instances take no longer than 10), vectorised over names, and the interval is
-the one a resampling bootstrap of the instances gives. With one instance on a side the
-interval has zero width: the status then rests on the tolerance alone.
+the one a resampling bootstrap of the instances gives.
 
 A name present on both sides is *slower* / *faster* when the interval excludes 0 and the
-median moved by more than ``tolerance_pct`` percent; otherwise its change is *noise*.
+median moved by more than ``tolerance_pct`` percent; otherwise its change is *noise*. A name
+with fewer than :data:`MIN_INSTANCES` instances on a side is noise too: one instance says
+nothing of its own spread (a one-off init call varies by 10 % run to run).
 *appeared* / *vanished*: only the after / before side has it.
 """
 
@@ -37,6 +38,7 @@ __all__ = [
     "DEFAULT_TOLERANCE_PCT",
     "DIFF_COLUMNS",
     "DIFF_KINDS",
+    "MIN_INSTANCES",
     "STATUSES",
     "DiffOptions",
     "NameSamples",
@@ -53,6 +55,8 @@ __all__ = [
 DIFF_KINDS = ("kernels", "nvtx", "nvtx_gpu", "cuda_api")
 STATUSES = ("slower", "faster", "appeared", "vanished", "noise")
 DEFAULT_CONFIDENCE = 0.95
+#: Instances a side needs before a change of its median can be told from noise.
+MIN_INSTANCES = 2
 DEFAULT_RESAMPLES = 2000
 #: Run-to-run jitter of a few percent is common on GPUs; with thousands of instances a 1 %
 #: move is significant, and it is still noise to a user.
@@ -240,12 +244,13 @@ def _delta_ci(before: NameSamples, after: NameSamples, ib: np.ndarray, ia: np.nd
 
 def classify(
     med_before: np.ndarray, med_after: np.ndarray, low: np.ndarray, high: np.ndarray,
-    tolerance_pct: float,
+    tolerance_pct: float, counts: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """Return (status, median change in %) per name (module docstring's rule).
 
     A missing median (NaN) is a side without the name; a missing interval (NaN) is a
-    comparison without instances (recipe outputs): the tolerance alone decides.
+    comparison without instances (recipe outputs): the tolerance alone decides. ``counts``
+    (instances before, after) make names below :data:`MIN_INSTANCES` noise.
     """
     delta = med_after - med_before
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -256,6 +261,8 @@ def classify(
     both = before & after
     outside = ~((low <= 0) & (high >= 0))  # NaN bounds: no interval, nothing to exclude
     moved = both & outside & (np.abs(change) > tolerance_pct)
+    if counts is not None:
+        moved &= (np.asarray(counts[0]) >= MIN_INSTANCES) & (np.asarray(counts[1]) >= MIN_INSTANCES)
     status = np.full(len(change), "noise", dtype=object)
     status[moved & (delta > 0)] = "slower"
     status[moved & (delta < 0)] = "faster"
@@ -290,11 +297,11 @@ def diff_samples(
     med_b = _side_column(before.medians, ib, np.nan, np.float64)
     med_a = _side_column(after.medians, ia, np.nan, np.float64)
     low, high = _delta_ci(before, after, ib, ia, options)
-    status, change = classify(med_b, med_a, low, high, options.tolerance_pct)
-    total_b = _side_column(before.totals, ib, 0, object)
-    total_a = _side_column(after.totals, ia, 0, object)
     count_b = _side_column(before.counts, ib, 0, np.int64)
     count_a = _side_column(after.counts, ia, 0, np.int64)
+    status, change = classify(med_b, med_a, low, high, options.tolerance_pct, (count_b, count_a))
+    total_b = _side_column(before.totals, ib, 0, object)
+    total_a = _side_column(after.totals, ia, 0, object)
     frame["Status"] = status
     frame["Total Delta"] = _exact(total_a - total_b)
     frame["Total Before"], frame["Total After"] = _exact(total_b), _exact(total_a)

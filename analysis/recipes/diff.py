@@ -108,7 +108,10 @@ def diff_tables(
     change[joined["_merge"].astype(str).to_numpy() != "both"] = np.nan
     med_b, med_a = (_medians(joined, med, side, mean) for side in ("Before", "After"))
     low, high = _interval(joined[keys], recipe, samples)
-    status, med_change = classify(med_b, med_a, low, high, tolerance_pct)
+    counts = [
+        joined[f"{count} {side}"].fillna(0).to_numpy(np.int64) for side in ("Before", "After")
+    ]
+    status, med_change = classify(med_b, med_a, low, high, tolerance_pct, tuple(counts))
     t_a = joined[f"{total} Before"].astype("Int64")
     t_b = joined[f"{total} After"].astype("Int64")
     table = pd.DataFrame({k: joined[k].to_numpy(dtype=object) for k in keys})
