@@ -280,6 +280,19 @@ class WindowIndex:
         columns["key"] = self.keys[names][order]
         return pd.DataFrame(columns)
 
+    def sorted_values(self) -> tuple[np.ndarray, np.ndarray]:
+        """Return every report's values pooled by group: ``(values, bounds)`` (NumPy int64).
+
+        Group ``g`` (the ``group`` column of :meth:`stats`) is ``values[bounds[g]:bounds[g +
+        1]]``, ascending: the instances :meth:`stats` reduces over the whole run, for
+        :mod:`analysis.diff`'s resampling.
+        """
+        ordered = self._order(False)
+        values = to_numpy(ordered.values).astype(np.int64, copy=False)
+        if ordered.is_by_report:  # one report: groups are (report 0, name) = name
+            return values, ordered.bounds[: self.name_count + 1]
+        return values, ordered.bounds
+
     def groups(self, key: str | None, style: str | None = None) -> np.ndarray:
         """Return the group codes keyed by ``key`` (a full name; else, when no key matches,
         a shown name), of NVTX style ``style`` when given (int64, ascending)."""

@@ -56,7 +56,7 @@ class RecipeOptions:
     bins_per_decade
         ``cuda_gpu_kern_hist``: logarithmic bins per factor of ten of duration.
     tolerance_pct
-        ``diff``: a mean that changed by at most this percentage counts as unchanged.
+        ``diff``: a median that changed by at most this percentage is noise.
     """
 
     use_cache: bool = True

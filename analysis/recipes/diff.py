@@ -5,9 +5,11 @@ The two inputs are reports (compared on their ``cuda_gpu_kern_sum``, ``nvtx_sum`
 ``all_stats``). The first input is *before*, the second *after*; deltas are after - before
 (nsys's diff recipe subtracts the other way round, DIR1 - DIR2, spec §5.4).
 
-A name present in both is *slower* when its mean duration grew by more than
-``--tolerance`` percent, *faster* when it shrank by more than that, else *unchanged*;
-*appeared* / *vanished* when only the after / before side has it.
+The decision is :mod:`analysis.diff`'s (the one ``main.py diff`` and the stats panel use): a
+name present in both is *slower* / *faster* when the bootstrap interval of its median change
+excludes 0 and the median moved by more than ``--tolerance`` percent, else *noise*;
+*appeared* / *vanished* when only the after / before side has it. Output folders carry no
+instances: there the tolerance alone decides (no interval).
 """
 
 from __future__ import annotations
@@ -19,6 +21,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from analysis.diff import (
+    DiffOptions,
+    NameSamples,
+    by_impact,
+    classify,
+    diff_samples,
+    name_samples,
+)
 from analysis.engine import sqlite_round
 from analysis.errors import AnalysisError
 from analysis.open import open_report
@@ -35,9 +45,13 @@ from analysis.recipes.summaries import StatsRecipe
 
 __all__ = ["STATUSES", "Diff", "diff_tables"]
 
-STATUSES = ("slower", "faster", "appeared", "vanished", "unchanged")
-#: Recipes compared when the inputs are reports.
-_REPORT_RECIPES = ("cuda_gpu_kern_sum", "nvtx_sum", "nvtx_gpu_proj_sum")
+STATUSES = ("slower", "faster", "appeared", "vanished", "noise")
+#: Recipes compared when the inputs are reports, and the panel kind of their instances.
+_REPORT_RECIPES = {
+    "cuda_gpu_kern_sum": "kernels",
+    "nvtx_sum": "nvtx",
+    "nvtx_gpu_proj_sum": "nvtx_gpu",
+}
 
 
 @dataclass(frozen=True)
@@ -46,6 +60,7 @@ class DiffSide:
 
     tables: dict[str, pd.DataFrame]
     source: str  # "report" or "output"
+    samples: dict[str, NameSamples] | None = None  # by recipe name; reports only
 
 
 def _stats_recipe(name: str) -> StatsRecipe:
@@ -57,9 +72,16 @@ def _stats_recipe(name: str) -> StatsRecipe:
 
 
 def diff_tables(
-    before: pd.DataFrame, after: pd.DataFrame, recipe: StatsRecipe, tolerance_pct: float
-) -> pd.DataFrame:
+    before: pd.DataFrame, after: pd.DataFrame, recipe: StatsRecipe, tolerance_pct: float,
+    samples: tuple[NameSamples, NameSamples] | None = None,
+) -> pd.DataFrame:  # fmt: skip
     """Compare two stats tables of ``recipe`` name by name.
+
+    Parameters
+    ----------
+    samples
+        Both sides' instances of the recipe's kind (:func:`analysis.diff.name_samples`), for
+        the interval of the median change; None: no interval, the tolerance alone decides.
 
     Returns
     -------
@@ -67,12 +89,13 @@ def diff_tables(
         The key columns; ``Status`` (one of :data:`STATUSES`); ``Avg Before``, ``Avg After``
         (float64 ns), ``Avg Change (%)`` (float64, +inf when the before mean is 0);
         ``Total Before``, ``Total After``, ``Total Delta`` (Int64 ns);
-        ``Instances Before``, ``Instances After`` (Int64). Sorted by status, then by the
-        absolute total delta, largest first.
+        ``Instances Before``, ``Instances After`` (Int64); ``Med Before``, ``Med After``
+        (float64 ns), ``Med Change (%)``, ``Med Delta Low``, ``Med Delta High`` (float64 ns,
+        NaN without instances). Sorted by impact (:func:`analysis.diff.by_impact`).
     """
     keys = list(recipe.key_columns)
-    total, count, mean = recipe.stat_names[:3]
-    columns = [*keys, total, count, mean]
+    total, count, mean, med = recipe.stat_names[:4]
+    columns = [*keys, total, count, mean, *([med] if med in before and med in after else [])]
     joined = before[columns].merge(
         after[columns], on=keys, how="outer", suffixes=(" Before", " After"), indicator=True
     )
@@ -82,14 +105,13 @@ def diff_tables(
         change = np.where(
             avg_a > 0, 100.0 * (avg_b - avg_a) / avg_a, np.where(avg_b > 0, np.inf, 0)
         )
-    side = joined["_merge"].astype(str).to_numpy()
-    status = np.full(len(joined), "unchanged", dtype=object)
-    both = side == "both"
-    status[both & (change > tolerance_pct)] = "slower"
-    status[both & (change < -tolerance_pct)] = "faster"
-    status[side == "right_only"] = "appeared"
-    status[side == "left_only"] = "vanished"
-    change[~both] = np.nan
+    change[joined["_merge"].astype(str).to_numpy() != "both"] = np.nan
+    med_b, med_a = (_medians(joined, med, side, mean) for side in ("Before", "After"))
+    low, high = _interval(joined[keys], recipe, samples)
+    counts = [
+        joined[f"{count} {side}"].fillna(0).to_numpy(np.int64) for side in ("Before", "After")
+    ]
+    status, med_change = classify(med_b, med_a, low, high, tolerance_pct, tuple(counts))
     t_a = joined[f"{total} Before"].astype("Int64")
     t_b = joined[f"{total} After"].astype("Int64")
     table = pd.DataFrame({k: joined[k].to_numpy(dtype=object) for k in keys})
@@ -102,15 +124,37 @@ def diff_tables(
     table["Total Delta"] = (t_b.fillna(0) - t_a.fillna(0)).astype("Int64").to_numpy()
     table["Instances Before"] = joined[f"{count} Before"].astype("Int64").to_numpy()
     table["Instances After"] = joined[f"{count} After"].astype("Int64").to_numpy()
-    rank = {s: i for i, s in enumerate(STATUSES)}
-    order = pd.DataFrame(
-        {
-            "s": [rank[s] for s in status],
-            "d": -np.abs(table["Total Delta"].astype("float64").to_numpy()),
-        }
+    table["Med Before"], table["Med After"] = med_b, med_a
+    table["Med Change (%)"] = sqlite_round(med_change)
+    table["Med Delta Low"], table["Med Delta High"] = low, high
+    return by_impact(table, _label_column(recipe))
+
+
+def _medians(joined: pd.DataFrame, med: str, side: str, mean: str) -> np.ndarray:
+    """A side's medians; an output folder without its median column gives its means."""
+    column = f"{med} {side}" if f"{med} {side}" in joined else f"{mean} {side}"
+    return joined[column].to_numpy(np.float64)
+
+
+def _label_column(recipe: StatsRecipe) -> str:
+    return recipe.key_columns[-1] if recipe.key_columns[-1] != "Style" else "Range"
+
+
+def _interval(
+    keys: pd.DataFrame, recipe: StatsRecipe, samples: tuple[NameSamples, NameSamples] | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The interval of the median change per row of ``keys`` (NaN without instances)."""
+    nan = np.full(len(keys), np.nan)
+    if samples is None:
+        return nan, nan.copy()
+    found = diff_samples(*samples, DiffOptions())
+    found = found.rename(columns={"Name": _label_column(recipe)})
+    on = [c for c in keys.columns if c in found]
+    ci = found[[*on, "Med Delta Low", "Med Delta High"]].drop_duplicates(on)
+    merged = keys.astype(object).merge(ci.astype({c: object for c in on}), on=on, how="left")
+    return merged["Med Delta Low"].to_numpy(np.float64), merged["Med Delta High"].to_numpy(
+        np.float64
     )
-    index = order.sort_values(["s", "d"], kind="stable").index
-    return table.loc[index].reset_index(drop=True)
 
 
 def _check_stats(table: pd.DataFrame, recipe: StatsRecipe) -> None:
@@ -164,14 +208,15 @@ class Diff(Recipe):
             return DiffSide({recipe.name: table}, "output")
         needs = {t for name in _REPORT_RECIPES for t in _stats_recipe(name).tables or ()}
         report = open_report(report_path, use_cache=options.use_cache, tables=needs)
-        tables = {}
-        for name in _REPORT_RECIPES:
+        tables, samples = {}, {}
+        for name, kind in _REPORT_RECIPES.items():
             recipe = _stats_recipe(name)
             groups = recipe.groups_of(report)
             if len(groups):
                 merged = merge_partials([groups], [report.name])
                 tables[name] = recipe.stats_table(merged, with_files=False)
-        return DiffSide(tables, "report")
+                samples[name] = name_samples([report], kind)
+        return DiffSide(tables, "report", samples)
 
     def reduce(self, partials: Sequence[FilePartial], options: RecipeOptions) -> RecipeOutput:
         if len(partials) != 2:
@@ -189,11 +234,13 @@ class Diff(Recipe):
         lines = [f"diff: before = {before.file}, after = {after.file}"]
         for name in common:
             recipe = _stats_recipe(name)
+            pair = [side.partial.samples for side in (before, after)]
             table = diff_tables(
                 before.partial.tables[name],
                 after.partial.tables[name],
                 recipe,
                 options.tolerance_pct,
+                (pair[0][name], pair[1][name]) if all(pair) else None,
             )
             tables[name] = table
             lines.append(_summary_line(name, table, options.tolerance_pct))
@@ -216,15 +263,15 @@ def _summary_line(name: str, table: pd.DataFrame, tolerance_pct: float) -> str:
 
 
 def _top_lines(table: pd.DataFrame, recipe: StatsRecipe, n: int = 3) -> list[str]:
-    label_column = recipe.key_columns[-1] if recipe.key_columns[-1] != "Style" else "Range"
+    label_column = _label_column(recipe)
     lines = []
     for status in ("slower", "faster", "appeared", "vanished"):
         rows = table[table["Status"] == status].head(n)
         for row in rows.to_dict("records"):
             label = str(row[label_column])
             label = label if len(label) <= 50 else label[:49] + "…"
-            change = row["Avg Change (%)"]
-            detail = f"{change:+.1f}% mean" if np.isfinite(change) else ""
+            change = row["Med Change (%)"]
+            detail = f"{change:+.1f}% median" if np.isfinite(change) else ""
             lines.append(
                 f"    {status:9s} {label:50s} {detail:>14s}  total delta "
                 f"{int(row['Total Delta']):+,d} ns"

@@ -34,6 +34,7 @@ SUBCOMMANDS = {
     "render": "app.cli.render",
     "analyze": "app.cli.analyze",
     "export": "app.cli.export",
+    "diff": "app.cli.diff",
 }
 
 #: What the exit status says; every sub-command's help ends with it.

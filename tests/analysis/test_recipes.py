@@ -447,8 +447,8 @@ def _diff_pair(tmp_path: Path) -> tuple[Path, Path]:
         kernels=[
             K("same", 10_000, 10_100),
             K("same", 20_000, 20_100),
-            K("slow", 30_000, 30_100),
-            K("fast", 40_000, 40_400),
+            *(K("slow", 30_000 + i * 1_000, 30_100 + i * 1_000) for i in range(3)),
+            *(K("fast", 40_000 + i * 1_000, 40_400 + i * 1_000) for i in range(3)),
             K("gone", 50_000, 50_050),
         ],
     )
@@ -457,8 +457,8 @@ def _diff_pair(tmp_path: Path) -> tuple[Path, Path]:
         kernels=[
             K("same", 10_000, 10_100),
             K("same", 20_000, 20_100),
-            K("slow", 30_000, 30_300),
-            K("fast", 40_000, 40_100),
+            *(K("slow", 30_000 + i * 1_000, 30_300 + i * 1_000) for i in range(3)),
+            *(K("fast", 40_000 + i * 1_000, 40_100 + i * 1_000) for i in range(3)),
             K("new", 60_000, 60_070),
         ],
     )
@@ -466,7 +466,7 @@ def _diff_pair(tmp_path: Path) -> tuple[Path, Path]:
 
 
 EXPECTED_STATUS = {
-    "same": "unchanged",
+    "same": "noise",
     "slow": "slower",
     "fast": "faster",
     "gone": "vanished",
@@ -480,14 +480,18 @@ def test_diff_of_two_reports_by_construction(tmp_path: Path) -> None:
     assert set(out.tables) == {"cuda_gpu_kern_sum", "files"}  # no NVTX ranges planted
     table = out.tables["cuda_gpu_kern_sum"].set_index("Name")
     assert table["Status"].to_dict() == EXPECTED_STATUS
-    assert table.loc["slow", "Total Delta"] == 200
+    assert table.loc["slow", "Total Delta"] == 600
     assert table.loc["slow", "Avg Change (%)"] == 200.0
     assert table.loc["fast", "Avg Change (%)"] == -75.0
     assert table.loc["gone", "Total Delta"] == -50
     assert table.loc["new", "Total Delta"] == 70
     assert pd.isna(table.loc["new", "Avg Before"])
-    assert table["Status"].tolist()[:2] == ["slower", "faster"]
-    assert "1 slower, 1 faster, 1 appeared, 1 vanished, 1 unchanged" in out.summary
+    # By impact: changes first, biggest total change first (fast: -900 ns, slow: +600 ns).
+    assert table["Status"].tolist() == ["faster", "slower", "appeared", "vanished", "noise"]
+    assert table.loc["slow", "Med Change (%)"] == 200.0
+    # Equal instances on each side: the interval has zero width.
+    assert table.loc["slow", ["Med Delta Low", "Med Delta High"]].tolist() == [200.0, 200.0]
+    assert "1 slower, 1 faster, 1 appeared, 1 vanished, 1 noise" in out.summary
 
 
 @requires_shared
@@ -497,10 +501,19 @@ def test_diff_of_two_real_runs_against_sql() -> None:
     assert {"cuda_gpu_kern_sum", "nvtx_sum", "nvtx_gpu_proj_sum"} <= set(out.tables)
     means = [_sql(p, _KERNEL_ROWS).groupby("Name")["d"].mean() for p in (before, after)]
     change = 100 * (means[1] - means[0]) / means[0]
-    expected = np.where(change > 5, "slower", np.where(change < -5, "faster", "unchanged"))
+    medians = [_sql(p, _KERNEL_ROWS).groupby("Name")["d"].median() for p in (before, after)]
+    med_change = 100 * (medians[1] - medians[0]) / medians[0]
     table = out.tables["cuda_gpu_kern_sum"].set_index("Name")
-    assert table.loc[change.index, "Status"].tolist() == expected.tolist()
     _close(table.loc[change.index, "Avg Change (%)"], change)
+    _close(table.loc[med_change.index, "Med Change (%)"], med_change)
+    # The status: the interval excludes 0, the median moved by more than 5 %, 2+ instances.
+    low, high = table["Med Delta Low"], table["Med Delta High"]
+    moved = ((low > 0) | (high < 0)) & (table["Med Change (%)"].abs() > 5)
+    moved &= (table["Instances Before"] >= 2) & (table["Instances After"] >= 2)
+    expected = np.where(moved, np.where(table["Med Change (%)"] > 0, "slower", "faster"), "noise")
+    assert table.loc[change.index, "Status"].tolist() == list(
+        pd.Series(expected, index=table.index).loc[change.index]
+    )
 
 
 def test_diff_of_two_recipe_outputs(tmp_path: Path) -> None:

@@ -1,0 +1,122 @@
+"""analysis.diff: exact count/total/median deltas, the interval, noise, determinism, the demo."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis import open_report
+from analysis.diff import DiffOptions, diff_sets, median_bootstrap
+from resources.demo import build_demo_reports
+from tests.analysis.test_recipes_data import K, write_report
+from tests.helpers import mutate_sqlite
+
+PLANTED = "softmax_warp_forward"
+
+
+def _kernels(path: Path, durations: dict[str, list[int]]) -> Path:
+    planted, t = [], 10_000
+    for name, values in durations.items():
+        for d in values:
+            planted.append(K(name, t, t + d))
+            t += d + 1_000
+    return write_report(path, kernels=planted)
+
+
+def _synthetic(tmp_path: Path) -> pd.DataFrame:
+    before = _kernels(tmp_path / "b.sqlite", {
+        "steady": [100, 101, 102, 103, 104, 105, 106, 107],
+        "slow": [1_000] * 9 + [1_010],
+        "gone": [50, 60],
+    })  # fmt: skip
+    after = _kernels(tmp_path / "a.sqlite", {
+        "steady": [101, 102, 103, 104, 105, 106, 100, 107],
+        "slow": [1_500] * 11 + [1_490],
+        "new": [70, 80, 90],
+    })  # fmt: skip
+    return diff_sets([open_report(before, use_cache=False)], [open_report(after, use_cache=False)],
+                     kinds=("kernels",))  # fmt: skip
+
+
+def test_known_durations_give_exact_deltas(tmp_path: Path) -> None:
+    table = _synthetic(tmp_path).set_index("Name")
+    slow = table.loc["slow"]
+    assert slow["Status"] == "slower"
+    assert (slow["Instances Before"], slow["Instances After"], slow["Instances Delta"]) == (
+        10, 12, 2)  # fmt: skip
+    assert (slow["Total Before"], slow["Total After"]) == (10_010, 17_990)
+    assert slow["Total Delta"] == 7_980
+    assert (slow["Med Before"], slow["Med After"], slow["Med Delta"]) == (1_000, 1_500, 500)
+    assert slow["Med Change (%)"] == 50.0
+    assert 490 <= slow["Med Delta Low"] <= 500 <= slow["Med Delta High"] <= 510
+    steady = table.loc["steady"]
+    assert steady["Status"] == "noise"
+    assert steady["Total Delta"] == 0
+    assert steady["Med Delta"] == 0
+    assert steady["Med Delta Low"] <= 0 <= steady["Med Delta High"]
+    assert table.loc["gone", "Status"] == "vanished"
+    assert table.loc["gone", "Total Delta"] == -110
+    assert table.loc["new", "Status"] == "appeared"
+    assert table.loc["new", "Total Delta"] == 240
+    assert np.isnan(table.loc["new", "Med Delta Low"])
+    # By impact: changes first, biggest total change first; noise last.
+    assert _synthetic(tmp_path)["Name"].tolist() == ["slow", "new", "gone", "steady"]
+
+
+def test_same_seed_same_interval_and_bounds_hold(tmp_path: Path) -> None:
+    first, second = _synthetic(tmp_path), _synthetic(tmp_path)
+    pd.testing.assert_frame_equal(first, second)
+    with pytest.raises(Exception, match="confidence"):
+        DiffOptions(confidence=1.5).check()
+
+
+def test_bootstrap_median_matches_resampling_the_instances() -> None:
+    """The order-statistic draw has the distribution of a resampled median."""
+    rng = np.random.default_rng(1)
+    for n in (1, 2, 7, 40):
+        values = np.sort(rng.integers(0, 1_000, n))
+        fast = median_bootstrap(values, np.array([0, n]), 20_000, np.random.default_rng(2))[0]
+        picks = rng.integers(0, n, (20_000, n))
+        slow = np.median(values[picks], axis=1)
+        assert fast.min() >= values.min()
+        assert fast.max() <= values.max()
+        assert abs(np.quantile(fast, 0.1) - np.quantile(slow, 0.1)) <= np.ptp(values) * 0.05
+        assert abs(np.quantile(fast, 0.9) - np.quantile(slow, 0.9)) <= np.ptp(values) * 0.05
+
+
+def test_a_million_instances_per_name_take_no_longer_than_ten() -> None:
+    """The draw is O(1) per resample: a big group costs its sort, not n per draw."""
+    values = np.arange(1_000_000, dtype=np.int64)
+    out = median_bootstrap(values, np.array([0, 1_000_000]), 2000, np.random.default_rng(0))
+    assert out.shape == (1, 2000)
+    assert abs(np.median(out) - 500_000) < 5_000
+
+
+@pytest.fixture(scope="module")
+def demo_pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """Two demo runs (seeds 0 and 1); in the second, one kernel made 30 % slower."""
+    root = tmp_path_factory.mktemp("demo-diff")
+    before = build_demo_reports(root / "s0", ranks=1, steps=40, seed=0)[0]
+    after = root / "after.sqlite"
+    shutil.copy(build_demo_reports(root / "s1", ranks=1, steps=40, seed=1)[0], after)
+    mutate_sqlite(
+        after,
+        "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET end = start + CAST(ROUND((end - start) * 1.3) "
+        f"AS INTEGER) WHERE shortName = (SELECT id FROM StringIds WHERE value = '{PLANTED}')",
+    )
+    return before, after
+
+
+def test_demo_regression_comes_first_and_the_rest_is_noise(demo_pair, tmp_path: Path) -> None:
+    before, after = (open_report(p, use_cache=False) for p in demo_pair)
+    table = diff_sets([before], [after])
+    first = table.iloc[0]
+    assert first["Kind"] == "kernels"
+    assert PLANTED in first["Name"]
+    assert first["Status"] == "slower"
+    assert 29 < first["Med Change (%)"] < 31
+    assert (table["Status"].iloc[1:] == "noise").all(), table[table["Status"] != "noise"]
