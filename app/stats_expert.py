@@ -18,7 +18,7 @@ from analysis.timefmt import pluralize
 from app.event_lookup import instance_refs, scroll_track_into_view
 from app.jobs import JobRunner
 from app.stats_highlight import NameHighlighter
-from app.stats_jobs import ShownReports, error_text
+from app.stats_jobs import ShownReports, run_for_set
 from viewer.stats_panel import StatsPanel
 from viewer.timeline import TimelineWidget
 
@@ -33,7 +33,7 @@ class ExpertList(QObject):
     findings_ready(object)
         :class:`~analysis.rules.findings.ExpertFindings` of the shown reports are listed.
     failed(str)
-        Finding them failed (one line).
+        The rules could not be run (one line).
     """
 
     findings_ready = Signal(object)
@@ -68,18 +68,14 @@ class ExpertList(QObject):
             self._panel.show_findings(pd.DataFrame())
             return
         self._panel.show_findings(pd.DataFrame(), "Running the expert rules…")
-        job = self._runner.submit(lambda _p, _c: reports.findings(), channel="expert")
-        job.finished.connect(lambda found, key=self._shown.key: self._on_ready(key, found))
-        job.failed.connect(self._on_failed)
+        run_for_set(self._runner, self._shown, lambda rs: rs.findings(), "expert",
+                    lambda: self._shown, self._on_ready, self._on_failed)  # fmt: skip
 
-    def _on_failed(self, error: Exception) -> None:
-        text = error_text(error)
+    def _on_failed(self, text: str) -> None:
         self._panel.show_findings(pd.DataFrame(), f"Expert rules failed: {text}")
         self.failed.emit(text)
 
-    def _on_ready(self, key: tuple, found: ExpertFindings) -> None:
-        if key[0] != self._shown.key[0]:
-            return
+    def _on_ready(self, found: ExpertFindings) -> None:
         self._findings = found
         self._panel.show_findings(found.frame, _status(found))
         self.findings_ready.emit(found)

@@ -82,7 +82,7 @@ def columns_for(kind: str, frame: pd.DataFrame, report_labels: list[str]) -> lis
     """Return the columns to show for a ``kind`` tab's ``frame`` (units in headers)."""
     if kind == EXPERT_TAB:
         return [
-            Column("title", "Rule", "text", "The nsys analyze rule that found it"),
+            Column("rule", "Rule", "text", "The nsys analyze rule that found it (-r NAME)"),
             Column("report", "Report", "text"), Column("what", "What", "text"),
             Column("where", "Where", "text"), Column("start_ns", "Start (ns)"),
         ]  # fmt: skip
