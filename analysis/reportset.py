@@ -368,6 +368,15 @@ class ReportSet:
             ),  # fmt: skip
         )
 
+    def findings(self):
+        """Return the :class:`~analysis.rules.findings.ExpertFindings` of the set: the
+        ``nsys analyze`` rules (default set and options) on every report, computed once."""
+        from analysis.rules.findings import find_expert_findings
+
+        return self._set_value(
+            ("findings",), lambda snap: find_expert_findings(list(snap.reports), snap.labels)
+        )
+
     # -- the notebook API -----------------------------------------------------------------
 
     def events(self, kind: str = "kernels") -> pd.DataFrame:

@@ -11,7 +11,9 @@ and their offsets (``TimelineBinding.layout_changed``) and hands them to its thr
   dimmed), Next / Previous step through them, a double-click zooms to the longest, the
   histogram's region selects instances by duration;
 * :class:`~app.stats_outliers.OutlierList` — outliers found once per report set (scored over
-  the whole run), listed and marked for the panel's scope.
+  the whole run), listed and marked for the panel's scope;
+* :class:`~app.stats_expert.ExpertList` — the ``nsys analyze`` rules' findings, found once per
+  report set and listed in the Expert tab; choosing one shows its event or gap.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow
 
 from analysis.outliers import Outliers
+from app.stats_expert import ExpertList
 from app.stats_highlight import NameHighlighter
 from app.stats_jobs import ShownReports
 from app.stats_outliers import MAX_MARKS, OutlierList
@@ -39,13 +42,14 @@ class StatsController(QObject):
 
     Attributes
     ----------
-    table, highlighter, outlier_list
+    table, highlighter, outlier_list, expert_list
         The parts (see the module docstring).
 
     Signals
     -------
-    table_ready(str), outliers_ready(object), instances_changed(object)
-        Relayed from :class:`StatsTable`, :class:`OutlierList` and :class:`NameHighlighter`.
+    table_ready(str), outliers_ready(object), instances_changed(object), findings_ready(object)
+        Relayed from :class:`StatsTable`, :class:`OutlierList`, :class:`NameHighlighter` and
+        :class:`ExpertList`.
     failed(str)
         A job of any part failed (one line).
     """
@@ -53,6 +57,7 @@ class StatsController(QObject):
     table_ready = Signal(str)
     outliers_ready = Signal(object)
     instances_changed = Signal(object)
+    findings_ready = Signal(object)
     failed = Signal(str)
 
     def __init__(self, window: QMainWindow, panel: StatsPanel, dock: QDockWidget | None = None):
@@ -63,6 +68,7 @@ class StatsController(QObject):
         self.outlier_list = OutlierList(
             panel, window.runner, self.highlighter, window.timeline.state
         )
+        self.expert_list = ExpertList(panel, window.runner, self.highlighter, window.timeline)
         self._shown = ShownReports()
         self._connect()
 
@@ -77,12 +83,14 @@ class StatsController(QObject):
         panel.name_double_clicked.connect(highlighter.zoom_to_longest)
         panel.instance_step.connect(highlighter.step)
         panel.outlier_selected.connect(self.outlier_list.focus_outlier)
+        panel.finding_selected.connect(self.expert_list.focus_finding)
         panel.export_requested.connect(self._on_export_requested)
         panel.histogram.range_selected.connect(highlighter.select_durations)
         table.table_ready.connect(self.table_ready)
         highlighter.instances_changed.connect(self.instances_changed)
         self.outlier_list.outliers_ready.connect(self.outliers_ready)
-        for part in (table, highlighter, self.outlier_list):
+        self.expert_list.findings_ready.connect(self.findings_ready)
+        for part in (table, highlighter, self.outlier_list, self.expert_list):
             part.failed.connect(self.failed)
 
     def _on_layout_changed(self, *_args) -> None:
@@ -107,6 +115,7 @@ class StatsController(QObject):
         self.table.set_shown(self._shown)
         self.highlighter.set_shown(self._shown, is_new)
         self.outlier_list.set_shown(self._shown, is_new)
+        self.expert_list.set_shown(self._shown, is_new)
         self.table.request_stats()
 
     def _wait_for(self, names: list[str]) -> None:
@@ -122,6 +131,7 @@ class StatsController(QObject):
         self.table.set_shown(self._shown)
         self.highlighter.set_shown(self._shown, True)
         self.outlier_list.set_shown(self._shown, True)
+        self.expert_list.set_shown(self._shown, True)
         self.panel.show_loading(_loading_text(names))
 
     def _on_scope_changed(self, _scope: Scope) -> None:

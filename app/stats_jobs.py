@@ -33,6 +33,7 @@ __all__ = [
     "error_text",
     "histogram_of",
     "name_groups",
+    "run_for_set",
     "stats_frame",
     "window_index",
 ]
@@ -151,6 +152,24 @@ def histogram_of(index: WindowIndex, active: NameHighlight, request: StatsReques
                                scope.report_index)  # fmt: skip
     median, threshold = robust_threshold(in_scope["value"].to_numpy(), DEFAULT_THRESHOLD)
     return Histogram(active, in_scope, median, threshold)
+
+
+def run_for_set(
+    runner,
+    shown: ShownReports,
+    compute: Callable[[ReportSet], object],
+    channel: str,
+    current: Callable[[], ShownReports],
+    ready: Callable[[object], None],
+    failed: Callable[[str], None],
+) -> None:
+    """Compute ``compute(reports)`` of ``shown`` on a worker (a :class:`app.jobs.JobRunner`);
+    ``ready(value)`` only if ``current()`` still shows the same reports (a later set wins),
+    ``failed(line)`` with :func:`error_text` of an error."""
+    reports, key = shown.reports, shown.key[0]
+    job = runner.submit(lambda _p, _c: compute(reports), channel=channel)
+    job.finished.connect(lambda value: ready(value) if current().key[0] == key else None)
+    job.failed.connect(lambda error: failed(error_text(error)))
 
 
 def error_text(error: Exception) -> str:

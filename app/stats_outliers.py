@@ -21,7 +21,7 @@ from analysis.timefmt import pluralize
 from app.event_lookup import instance_refs
 from app.jobs import JobRunner
 from app.stats_highlight import NameHighlighter
-from app.stats_jobs import ShownReports, error_text
+from app.stats_jobs import ShownReports, run_for_set
 from viewer.events import EventRef
 from viewer.state import TimelineState, scope_window
 from viewer.stats_panel import RANGE_SCOPES, StatsPanel, group_of
@@ -86,20 +86,14 @@ class OutlierList(QObject):
             self._panel.show_outliers(pd.DataFrame())
             return
         self._panel.show_outliers(pd.DataFrame(), "Finding outliers…")
-        job = self._runner.submit(
-            lambda _p, _c: reports.outliers(DEFAULT_THRESHOLD), channel="outliers"
-        )
-        job.finished.connect(lambda found, key=self._shown.key: self._on_ready(key, found))
-        job.failed.connect(self._on_failed)
+        run_for_set(self._runner, self._shown, lambda rs: rs.outliers(DEFAULT_THRESHOLD),
+                    "outliers", lambda: self._shown, self._on_ready, self._on_failed)  # fmt: skip
 
-    def _on_failed(self, error: Exception) -> None:
-        text = error_text(error)
+    def _on_failed(self, text: str) -> None:
         self._panel.show_outliers(pd.DataFrame(), f"Outliers failed: {text}")
         self.failed.emit(text)
 
-    def _on_ready(self, key: tuple, found: Outliers) -> None:
-        if key[0] != self._shown.key[0]:
-            return
+    def _on_ready(self, found: Outliers) -> None:
         self._outliers = found
         self._status_tail = _slow_reports_text(found.reports, list(self._shown.labels))
         self.refresh()

@@ -1,10 +1,10 @@
 """The stats side panel: one tab per summary, a scope, a name filter, a sortable table, the
-duration histogram of the clicked name, and the outliers list.
+duration histogram of the clicked name, the outliers list and the expert rules' findings.
 
 The panel computes nothing: :mod:`app.stats_controller` reads :meth:`StatsPanel.scope`,
 runs the aggregation on a worker and calls :meth:`StatsPanel.show_table` /
-:meth:`StatsPanel.show_outliers`. It writes no file either: *Export CSV…* emits
-:attr:`StatsPanel.export_requested` with the text.
+:meth:`StatsPanel.show_outliers` / :meth:`StatsPanel.show_findings`. It writes no file
+either: *Export CSV…* emits :attr:`StatsPanel.export_requested` with the text.
 """
 
 from __future__ import annotations
@@ -45,6 +45,8 @@ from viewer.style import report_color
 from viewer.table_model import SORT_ROLE, Column, DataFrameModel
 
 __all__ = [
+    "EXPERT_TAB",
+    "LIST_TABS",
     "OUTLIERS_TAB",
     "RANGE_SCOPES",
     "TABS",
@@ -63,8 +65,12 @@ TABS = (
     ("nvtx_gpu", "NVTX → GPU"),
     ("osrt", "OS runtime"),
     ("outliers", "Outliers"),
+    ("expert", "Expert"),
 )
 OUTLIERS_TAB = "outliers"
+EXPERT_TAB = "expert"
+#: Tabs that list instances (one row per event or gap), not statistics per name.
+LIST_TABS = (OUTLIERS_TAB, EXPERT_TAB)
 _HISTOGRAM_MIN_PX = 140
 _HISTOGRAM_START_PX = 220
 #: Time scopes (:attr:`viewer.state.Scope.range_mode`): whole run, the visible range, the
@@ -74,6 +80,12 @@ RANGE_SCOPES = (("all", "Whole run"), ("visible", "Visible range"), ("selection"
 
 def columns_for(kind: str, frame: pd.DataFrame, report_labels: list[str]) -> list[Column]:
     """Return the columns to show for a ``kind`` tab's ``frame`` (units in headers)."""
+    if kind == EXPERT_TAB:
+        return [
+            Column("rule", "Rule", "text", "The nsys analyze rule that found it (-r NAME)"),
+            Column("report", "Report", "text"), Column("what", "What", "text"),
+            Column("where", "Where", "text"), Column("start_ns", "Start (ns)"),
+        ]  # fmt: skip
     if kind == OUTLIERS_TAB:
         return [
             Column("name", "Name", "text"), Column("report", "Report", "text"),
@@ -157,6 +169,8 @@ class StatsPanel(QWidget):
         Next (+1) or Previous (-1) instance of the active name.
     outlier_selected(object)
         An outlier row was chosen (a ``dict`` of its fields).
+    finding_selected(object)
+        A row of the Expert tab was chosen (a ``dict`` of its fields).
     export_requested(str, str)
         Export CSV…: (suggested file name, the CSV text of the rows shown).
     """
@@ -167,6 +181,7 @@ class StatsPanel(QWidget):
     name_double_clicked = Signal(str, str, object)
     instance_step = Signal(int)
     outlier_selected = Signal(object)
+    finding_selected = Signal(object)
     export_requested = Signal(str, str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -175,6 +190,7 @@ class StatsPanel(QWidget):
         self._report_labels: list[str] = []
         self._frames: dict[str, pd.DataFrame] = {}
         self._loading_text = ""  # what every tab says while the reports are being read
+        self._list_status: dict[str, str] = {}  # the status line of each list tab
         self.model = DataFrameModel(self)
         self.proxy = _NameFilterProxy(self)
         self.proxy.setSourceModel(self.model)
@@ -330,7 +346,7 @@ class StatsPanel(QWidget):
     def selected_name(self) -> str | None:
         """Return the name of the current row (None when no row is current)."""
         index = self.table.currentIndex()
-        if not index.isValid() or self.kind() == OUTLIERS_TAB:
+        if not index.isValid() or self.kind() in LIST_TABS:
             return None
         row = self.proxy.mapToSource(index).row()
         value = self.model.frame()["name"].iloc[row]
@@ -371,15 +387,24 @@ class StatsPanel(QWidget):
             # MAD 0: the score used the mean absolute deviation; show it in MAD-like units.
             by_z = frame["robust_z"].to_numpy(float) / Z_MAD
             frame["mads"] = np.where(mad > 0, dev / np.where(mad > 0, mad, 1.0), by_z)
-        self._frames[OUTLIERS_TAB] = frame
-        self._outlier_status = status
+        self._show_list(OUTLIERS_TAB, frame, status)
+
+    def show_findings(self, frame: pd.DataFrame, status: str = "") -> None:
+        """Show the expert rules' findings (:mod:`analysis.rules.findings`) in the Expert tab."""
+        self._show_list(EXPERT_TAB, frame, status)
+
+    def _show_list(self, kind: str, frame: pd.DataFrame, status: str) -> None:
+        """Keep a list tab's rows; show them, in their own order, when it is the current tab."""
+        self._frames[kind] = frame
+        self._list_status[kind] = status
         self._loading_text = ""
-        if self.kind() == OUTLIERS_TAB:
-            self.model.set_frame(frame, columns_for(OUTLIERS_TAB, frame, self._report_labels))
+        if self.kind() == kind:
+            self.model.set_frame(frame, columns_for(kind, frame, self._report_labels))
             self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
             self.proxy.sort(-1)
             self.status_label.setText(status)
             self._fit_columns()
+            self._apply_filter()
 
     def set_status(self, text: str) -> None:
         self.status_label.setText(text)
@@ -424,7 +449,7 @@ class StatsPanel(QWidget):
     def _fit_columns(self) -> None:
         header = self.table.horizontalHeader()
         self.table.resizeColumnsToContents()
-        name_col = self.model.column_of("name")
+        name_col = self.model.column_of(self._filter_key())
         if name_col >= 0:
             widest = 220 if self.kind() == OUTLIERS_TAB else 320
             header.resizeSection(name_col, min(max(header.sectionSize(name_col), 120), widest))
@@ -434,17 +459,17 @@ class StatsPanel(QWidget):
     def _on_tab_changed(self, _index: int) -> None:
         kind = self.kind()
         frame = self._frames.get(kind)
-        is_outliers = kind == OUTLIERS_TAB
+        is_list = kind in LIST_TABS
         for widget in (self.prev_button, self.next_button):
-            widget.setEnabled(not is_outliers)
-        if frame is not None and is_outliers:
-            self.show_outliers(frame.drop(columns=["mads"], errors="ignore"),
-                               getattr(self, "_outlier_status", ""))  # fmt: skip
+            widget.setEnabled(not is_list)
+        if frame is not None and is_list:
+            self._show_list(kind, frame, self._list_status.get(kind, ""))
         elif frame is not None:
             self.show_table(kind, frame, "")
         else:
             self.model.set_frame(pd.DataFrame(), [])
             self.status_label.setText(self._loading_text)
+        self._apply_filter()  # each kind filters its own column
         self.kind_changed.emit(kind)
 
     def _emit_scope(self) -> None:
@@ -462,10 +487,14 @@ class StatsPanel(QWidget):
         else:
             pattern = QRegularExpression.escape(text)
         self.filter_edit.setStyleSheet("")
-        self.proxy.setFilterKeyColumn(max(self.model.column_of("name"), 0))
+        self.proxy.setFilterKeyColumn(max(self.model.column_of(self._filter_key()), 0))
         self.proxy.setFilterRegularExpression(
             QRegularExpression(pattern, QRegularExpression.PatternOption.CaseInsensitiveOption)
         )
+
+    def _filter_key(self) -> str:
+        """The column the filter matches: a finding's text, or the name."""
+        return "what" if self.kind() == EXPERT_TAB else "name"
 
     def _row_record(self, index: QModelIndex) -> dict:
         row = self.proxy.mapToSource(index).row()
@@ -477,6 +506,8 @@ class StatsPanel(QWidget):
         record = self._row_record(index)
         if self.kind() == OUTLIERS_TAB:
             self.outlier_selected.emit(record)
+        elif self.kind() == EXPERT_TAB:
+            self.finding_selected.emit(record)
         elif record.get("name") is not None:
             self.name_activated.emit(str(record["name"]), self.kind(), group_of(record))
 
@@ -486,7 +517,7 @@ class StatsPanel(QWidget):
             self._on_clicked(current)
 
     def _on_double_clicked(self, index: QModelIndex) -> None:
-        if not index.isValid() or self.kind() == OUTLIERS_TAB:
+        if not index.isValid() or self.kind() in LIST_TABS:
             return
         record = self._row_record(index)
         if record.get("name") is not None:

@@ -170,7 +170,7 @@ def test_switching_tabs_keeps_the_panel_width(qtbot):
     panel, dock, _window = _docked(qtbot)
     statuses = ["1 event", "123,456,789 events · 38 reports · 1,234 ms" * 3, ""]
     widths = set()
-    for i, (kind, _title) in enumerate(TABS[:-1]):
+    for i, (kind, _title) in enumerate(TABS[:-2]):  # not the list tabs
         panel.tabs.setCurrentIndex(i)
         panel.show_table(kind, _frame(), statuses[i % 3])
         QApplication.processEvents()

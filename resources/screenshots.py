@@ -1,0 +1,277 @@
+"""Take docs/gui.md's screenshots from the real window: ``python resources/screenshots.py docs/``.
+
+Opens the main window as ``main.py`` does (every panel docked, dark theme, settings in a
+temporary file so the user's layout plays no part), on the built-in demo, drives it as a user
+would (search, a selection, a click on an event, the Expert tab) and saves the whole window,
+1280×800, as PNG: ``search.png``, ``events.png``, ``details.png``, ``area.png``,
+``expert.png`` and, when the real reports of ``--real-dir`` are there, ``counters.png`` (GPU
+metric and memory rows). Offscreen by default (``QT_QPA_PLATFORM=offscreen``); under Xvfb or
+a desktop, set ``QT_QPA_PLATFORM`` yourself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # run as a script from anywhere: import the project beside it
+    sys.path.insert(0, str(ROOT))
+
+__all__ = ["SHOTS", "main", "take_screenshots"]
+
+#: The pictures, in the order they are taken.
+SHOTS = ("search", "events", "details", "area", "expert", "counters")
+SIZE = (1280, 800)
+#: A real report with GPU metric rows (vector_add on an A100), and the rows pinned.
+COUNTER_REPORT = "ayush-os__nsight-systems-deep-dive__vector_add_profile_v3.sqlite"
+COUNTER_ROWS = ("SM Active", "SM Issue", "DRAM Read Throughput", "DRAM Write Throughput",
+                "PCIe RX Throughput", "GR Active")  # fmt: skip
+_TIMEOUT_S = 120.0
+
+
+def _wait(app, done: Callable[[], bool], what: str, timeout_s: float = _TIMEOUT_S) -> None:
+    """Run Qt's events until ``done()``; a shot of a half-drawn window is worse than none."""
+    deadline = time.monotonic() + timeout_s
+    while not done():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"gave up waiting for {what} after {timeout_s:.0f} s")
+        app.processEvents()
+        time.sleep(0.01)
+    for _ in range(5):  # let the last results paint
+        app.processEvents()
+
+
+def _idle(window) -> bool:
+    return not window.report_list.is_loading() and not window.runner.active_jobs()
+
+
+def _open(app, window, paths: list[Path]) -> None:
+    window.close_all_reports()
+    _wait(app, lambda: _idle(window), "closing reports")
+    window.open_paths(paths)
+    _wait(app, lambda: _idle(window) and bool(window.binding.tracks()), "the reports")
+    window.fit()
+    _wait(app, lambda: _idle(window), "the panels")
+
+
+def _save(app, window, out: Path, name: str) -> Path:
+    from PySide6.QtGui import QImage
+
+    _wait(app, lambda: _idle(window), f"the {name} view")
+    path = out / f"{name}.png"
+    # 15-bit colour looks the same and halves the file; quality 0: zlib's level 9.
+    image = window.grab().toImage().convertToFormat(QImage.Format.Format_RGB555)
+    image.convertToFormat(QImage.Format.Format_RGB888).save(str(path), "PNG", 0)
+    return path
+
+
+def _make_window(settings_path: Path):
+    from PySide6.QtCore import Qt
+
+    from app.fonts import ensure_usable_font
+    from app.gui import _install_panels
+    from app.main_window import MainWindow
+    from app.settings import Settings
+    from app.theme import apply_theme
+
+    app = _application()
+    ensure_usable_font(app)
+    apply_theme(app)
+    settings = Settings(settings_path)
+    settings.set_theme_choice("dark")  # the docs show the default look, whatever the desktop
+    window = MainWindow(settings)
+    _install_panels(window)
+    window.theme_switcher.apply()
+    window.resize(*SIZE)
+    window.show()
+    # More room for the timeline and the docks under it than a first start gives.
+    window.resizeDocks([window.stats_controller.dock], [460], Qt.Orientation.Horizontal)
+    window.resizeDocks([window.events_controller.dock], [300], Qt.Orientation.Vertical)
+    return app, window
+
+
+def _application():
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance() or QApplication([sys.argv[0]])
+    app.setApplicationName("Strata")
+    return app
+
+
+def _shoot_search(app, window, out: Path):
+    """search.png; returns the match it selected (details.png shows it)."""
+    from resources.demo import SLOW_KERNEL_SHORT_NAME
+
+    search = window.search_controller
+    search.open_search()
+    search.bar.field.blockSignals(True)  # typed text waits for a pause; say it at once
+    search.bar.field.setText(SLOW_KERNEL_SHORT_NAME)
+    search.bar.field.blockSignals(False)
+    search.search(SLOW_KERNEL_SHORT_NAME)
+    _wait(app, lambda: search.matches() is not None, "the search")
+    ref = search.step(1)
+    _save(app, window, out, "search")
+    _end_search(window)
+    return ref
+
+
+def _end_search(window) -> None:
+    from PySide6.QtWidgets import QToolBar
+
+    window.search_controller.close()
+    window.findChild(QToolBar, "searchToolBar").hide()
+
+
+def _gpu_row_keys(window, per_report: int = 1) -> list[str]:
+    """The first stream rows of each report (what an area drag across them would take)."""
+    keys, seen = [], {}
+    for track in window.timeline.state.tracks():
+        if track.kind == "gpu_stream" and seen.get(track.report_index, 0) < per_report:
+            seen[track.report_index] = seen.get(track.report_index, 0) + 1
+            keys.append(track.key)
+    return keys
+
+
+def _middle_window(window, fraction: float) -> tuple[int, int]:
+    lo, hi = window.timeline.state.activity_range()
+    width = int((hi - lo) * fraction)
+    middle = (lo + hi) // 2
+    return middle - width // 2, middle + width // 2
+
+
+def _shoot_events(app, window, out: Path) -> Path:
+    t0, t1 = _middle_window(window, 0.02)
+    state = window.timeline.state
+    state.set_view_range(*_middle_window(window, 0.06))
+    state.select(t0, t1)
+    window.events_controller.dock.raise_()
+    return _save(app, window, out, "events")
+
+
+def _shoot_details(app, window, out: Path, ref) -> Path:
+    from PySide6.QtCore import Qt
+
+    from app.event_lookup import focus_event
+
+    window.timeline.state.select(None)
+    binding = window.binding
+    focus_event(window.timeline, binding.shown_set(), binding.offsets_ns(), ref, zoom=False)
+    details = window.event_actions.dock
+    details.show()
+    details.raise_()
+    # The Events view's minimum width leaves the details a sliver: the bottom is theirs here.
+    bottom = (window.reports_dock, window.events_controller.dock)
+    for dock in bottom:
+        dock.hide()
+    window.timeline.select_event(ref)
+    window.event_actions.show_details(ref)
+    path = _save(app, window, out, "details")
+    for dock in bottom:
+        dock.show()
+    window.tabifyDockWidget(window.reports_dock, window.events_controller.dock)
+    window.resizeDocks([window.events_controller.dock], [300], Qt.Orientation.Vertical)
+    return path
+
+
+def _shoot_area(app, window, out: Path) -> Path:
+    from viewer.state import Scope
+
+    rows = _gpu_row_keys(window, per_report=2)
+    t0, t1 = _middle_window(window, 0.1)
+    state = window.timeline.state
+    state.set_view_range(*_middle_window(window, 0.3))
+    state.select(t0, t1, rows)
+    window.stats_controller.panel.set_kind("kernels")
+    window.stats_controller.panel.set_scope(Scope("selection"))
+    window.events_controller.dock.raise_()
+    return _save(app, window, out, "area")
+
+
+def _shoot_expert(app, window, out: Path) -> Path:
+    from viewer.state import Scope
+
+    stats = window.stats_controller
+    stats.panel.set_scope(Scope("all"))
+    window.timeline.state.select(None)
+    stats.panel.set_kind("expert")
+    _wait(app, lambda: stats.expert_list.findings() is not None, "the expert rules")
+    frame = stats.panel.current_frame()
+    rows = frame.index[frame["rule"] == "cuda_api_sync"]
+    if len(rows):
+        index = stats.panel.proxy.mapFromSource(stats.panel.model.index(int(rows[0]), 0))
+        stats.panel.table.selectRow(index.row())
+        stats.expert_list.focus_finding(frame.iloc[int(rows[0])].to_dict())
+    return _save(app, window, out, "expert")
+
+
+def _shoot_counters(app, window, out: Path, real_dir: Path) -> Path | None:
+    from PySide6.QtCore import Qt
+
+    path = real_dir / COUNTER_REPORT
+    if not path.is_file():
+        return None
+    _open(app, window, [path])
+    window.event_actions.show_details(None)
+    window.stats_controller.panel.set_kind("kernels")
+    window.resizeDocks([window.events_controller.dock], [140], Qt.Orientation.Vertical)
+    state = window.timeline.state
+    for track in state.tracks():
+        if track.kind == "gpu_metric" and track.label in COUNTER_ROWS:
+            state.pin(track.key)
+    # Zoomed to the kernels (3.6 ms of a 0.5 s run) with a margin of idle GPU each side.
+    kernels = window.binding.shown_reports()[0].kernels
+    offset = window.binding.offsets_ns()[0]
+    lo, hi = int(kernels.start_ns.min()) + offset, int(kernels.end_ns.max()) + offset
+    state.set_view_range(lo - (hi - lo) // 4, hi + (hi - lo) // 4)
+    return _save(app, window, out, "counters")
+
+
+def take_screenshots(out: Path, real_dir: Path | None) -> list[Path]:
+    """Save the window's pictures into ``out``; return the files written."""
+    from resources.demo import build_demo_reports
+
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="strata-shots-") as tmp:
+        app, window = _make_window(Path(tmp) / "settings.ini")
+        try:
+            _open(app, window, build_demo_reports(Path(tmp) / "demo"))
+            found = _shoot_search(app, window, out)
+            written = [
+                out / "search.png",
+                _shoot_events(app, window, out),
+                _shoot_details(app, window, out, found),
+                _shoot_area(app, window, out),
+                _shoot_expert(app, window, out),
+            ]
+            if real_dir is not None:
+                counters = _shoot_counters(app, window, out, real_dir)
+                written += [counters] if counters is not None else []
+        finally:
+            window.close()
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out", type=Path, help="folder for the PNG files (e.g. docs/)")
+    parser.add_argument(
+        "--real-dir",
+        type=Path,
+        default=ROOT.parent / "shared" / "reports" / "real",
+        help="folder of the real reports for counters.png (skipped when they are absent)",
+    )
+    args = parser.parse_args(argv)
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    for path in take_screenshots(args.out, args.real_dir):
+        print(path)  # noqa: T201 - a script's output
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
