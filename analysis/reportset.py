@@ -368,14 +368,15 @@ class ReportSet:
             ),  # fmt: skip
         )
 
-    def findings(self):
-        """Return the :class:`~analysis.rules.findings.ExpertFindings` of the set: the
-        ``nsys analyze`` rules (default set and options) on every report, computed once."""
-        from analysis.rules.findings import find_expert_findings
+    def derived(self, key: Hashable, compute: Callable[[ReportSet], object]) -> object:
+        """Return a value over the whole set, ``compute(snapshot)``, computed once per
+        membership (dropped when a report is added or removed), as the set's own values are.
 
-        return self._set_value(
-            ("findings",), lambda snap: find_expert_findings(list(snap.reports), snap.labels)
-        )
+        For analyses above the set (e.g. :func:`analysis.rules.findings.set_findings`) that
+        the set must not import. ``key`` names the value; use a tuple starting with a name
+        of your module.
+        """
+        return self._set_value(("derived", key), compute)
 
     # -- the notebook API -----------------------------------------------------------------
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pandas as pd
 from PySide6.QtCore import QObject, Signal
 
-from analysis.rules.findings import ExpertFindings
+from analysis.rules.findings import ExpertFindings, set_findings
 from analysis.schema import pid_of
 from analysis.timefmt import pluralize
 from app.event_lookup import instance_refs, scroll_track_into_view
@@ -68,7 +68,7 @@ class ExpertList(QObject):
             self._panel.show_findings(pd.DataFrame())
             return
         self._panel.show_findings(pd.DataFrame(), "Running the expert rules…")
-        run_for_set(self._runner, self._shown, lambda rs: rs.findings(), "expert",
+        run_for_set(self._runner, self._shown, set_findings, "expert",
                     lambda: self._shown, self._on_ready, self._on_failed)  # fmt: skip
 
     def _on_failed(self, text: str) -> None:

@@ -14,10 +14,11 @@ import pandas as pd
 
 from analysis.errors import StrataError
 from analysis.model import Report
+from analysis.reportset import ReportSet
 from analysis.rules import DEFAULT_RULES, RuleResult, run_rule
 from analysis.timefmt import format_duration_ns
 
-__all__ = ["FINDING_COLUMNS", "ExpertFindings", "find_expert_findings"]
+__all__ = ["FINDING_COLUMNS", "ExpertFindings", "find_expert_findings", "set_findings"]
 
 #: Columns of :attr:`ExpertFindings.frame`.
 FINDING_COLUMNS = (
@@ -176,3 +177,10 @@ def _bytes_text(count: int) -> str:
         if count >= scale:
             return f"{count / scale:.3g} {unit}"
     return f"{count} B"
+
+
+def set_findings(reports: ReportSet) -> ExpertFindings:
+    """The findings of a report set, computed once per membership (kept by the set)."""
+    return reports.derived(
+        ("rules.findings",), lambda snap: find_expert_findings(list(snap.reports), snap.labels)
+    )

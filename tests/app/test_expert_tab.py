@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt
 
 from analysis.reportset import ReportSet
 from analysis.rules import run_rule
+from analysis.rules.findings import set_findings
 from tests.app.conftest import LOAD_TIMEOUT_MS, wait_idle
 
 
@@ -107,8 +108,8 @@ def test_findings_are_computed_once_per_report_set(demo_reports) -> None:
     from analysis.open import open_report
 
     reports = ReportSet(open_report(p) for p in demo_reports)
-    first = reports.snapshot().findings()
-    assert reports.findings() is first
+    first = set_findings(reports.snapshot())
+    assert set_findings(reports) is first
     reports.remove(0)
-    assert reports.findings() is not first
-    assert set(reports.findings().frame["report"]) == set(reports.labels)
+    assert set_findings(reports) is not first
+    assert set(set_findings(reports).frame["report"]) == set(reports.labels)
