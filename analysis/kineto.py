@@ -172,7 +172,7 @@ class _JsonStream:
                 value, end = self.decoder.raw_decode(self.buf, self.pos)
             except json.JSONDecodeError as exc:
                 if self.eof:
-                    raise self._broken(exc.msg) from exc
+                    raise self._broken(exc.msg, exc.pos >= len(self.buf)) from exc
                 if len(self.buf) - self.pos > _MAX_VALUE:
                     raise self._broken(f"a value larger than {_MAX_VALUE >> 20} MiB") from exc
                 self._fill()
@@ -183,9 +183,11 @@ class _JsonStream:
             self.pos = end
             return value
 
-    def _broken(self, what: str) -> CorruptReportError:
-        if self.eof and not self.buf[self.pos :].strip():
-            what = "it ends early (truncated)"
+    def _broken(self, what: str, at_end: bool = False) -> CorruptReportError:
+        if at_end or (self.eof and not self.buf[self.pos :].strip()):
+            return CorruptReportError(
+                self.path, "is not valid JSON: it ends early (truncated, e.g. by a crash)"
+            )
         return CorruptReportError(self.path, f"is not valid JSON: {what}")
 
     def _expect(self, allowed: str, where: str) -> str:
