@@ -201,3 +201,13 @@ def test_an_empty_trace_and_odd_ids_open(tmp_path: Path) -> None:
     assert sorted(set(report.nvtx.track_keys["level"].tolist())) == [0, 1]
     assert "worker" in report.threads["name"].tolist()
     assert report.threads["global_tid"].is_unique
+
+
+@requires_shared
+@pytest.mark.skipif(not TRACES, reason="needs the Kineto traces")
+def test_info_names_the_format_and_the_rank(tmp_path: Path) -> None:
+    trace = next(p for p in TRACES if "cpu_only" in p.name)
+    done = run_cli("info", str(trace), env={**os.environ, "STRATA_CACHE_DIR": str(tmp_path)})
+    assert done.returncode == 0, done.stderr
+    assert "  format:        PyTorch profiler trace (Kineto 1)" in done.stdout
+    assert "  rank:          34 of 300" in done.stdout
