@@ -35,7 +35,7 @@ from analysis.model import Report, ReportInfo, StringIds
 from analysis.progress import Progress
 from analysis.schema import MEM_KIND_LABELS, MEMCPY_KIND_LABELS, SYNC_TYPE_LABELS
 
-__all__ = ["TRACE_SUFFIXES", "is_trace_name", "load_kineto", "looks_like_json"]
+__all__ = ["TRACE_SUFFIXES", "is_trace_file", "is_trace_name", "load_kineto", "looks_like_json"]
 
 #: File names taken as Kineto traces when a folder is opened (content decides otherwise).
 TRACE_SUFFIXES = (".json", ".json.gz")
@@ -73,6 +73,29 @@ _SYNC_KINDS = {
 def is_trace_name(path: Path) -> bool:
     """Whether a file name says Kineto trace (``.json``, ``.json.gz``, ``.pt.trace.json``)."""
     return path.name.lower().endswith(TRACE_SUFFIXES)
+
+
+#: How much of a ``.json`` file a folder scan reads to tell a trace from other JSON.
+_SNIFF = 64 << 10
+
+
+def is_trace_file(path: Path) -> bool:
+    """Whether a regular file found in a folder is a Kineto trace, by name and first bytes.
+
+    A folder of reports often holds other JSON (a manifest, a config): only files whose
+    first 64 KiB (decompressed) name ``traceEvents`` or ``schemaVersion`` are taken, so
+    that they do not turn a folder open into an error. Never call it on a FIFO.
+    """
+    if not is_trace_name(path):
+        return False
+    try:
+        with open(path, "rb") as raw:
+            gz = raw.read(2) == _GZIP_MAGIC
+            raw.seek(0)
+            head = (gzip.GzipFile(fileobj=raw) if gz else raw).read(_SNIFF)
+    except (OSError, EOFError, zlib.error):
+        return False
+    return b'"traceEvents"' in head or b'"schemaVersion"' in head
 
 
 def looks_like_json(head: bytes) -> bool:

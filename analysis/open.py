@@ -38,7 +38,7 @@ from analysis.errors import (
     UnsupportedVersionError,
 )
 from analysis.exportdir import export_dir_format, export_dir_sqlite
-from analysis.kineto import is_trace_name, load_kineto, looks_like_json
+from analysis.kineto import is_trace_file, is_trace_name, load_kineto, looks_like_json
 from analysis.loader import load_sqlite
 from analysis.model import EventTable, Report
 from analysis.progress import Progress
@@ -74,11 +74,11 @@ def find_reports(paths: Iterable[str | Path]) -> list[Path]:
     """Expand files and folders into report files, in a stable order.
 
     A folder adds every regular ``.sqlite``/``.nsys-rep``/``.qdrep`` file and every
-    ``.json``/``.json.gz`` (a PyTorch profiler trace) directly inside it (not recursively: a
-    symbolic link loop below it costs nothing); entries that are not regular files (a FIFO
-    or folder named ``x.sqlite``, a dangling or looping link) are skipped. When both
-    ``x.nsys-rep`` and ``x.sqlite`` exist, only the SQLite export is taken. A path given by
-    name is returned as it is; :func:`open_report` judges it.
+    ``.json``/``.json.gz`` PyTorch profiler trace (by its first bytes) directly inside it
+    (not recursively: a symbolic link loop below it costs nothing); entries that are not
+    regular files (a FIFO or folder named ``x.sqlite``, a dangling or looping link) are
+    skipped. When both ``x.nsys-rep`` and ``x.sqlite`` exist, only the SQLite export is
+    taken. A path given by name is returned as it is; :func:`open_report` judges it.
 
     Raises
     ------
@@ -106,7 +106,10 @@ def _folder_reports(folder: Path) -> list[Path]:
     except OSError as exc:
         raise NotAReportError(folder, f"cannot list folder ({exc.strerror or exc})") from exc
     files = [
-        p for p in entries if (p.suffix in REPORT_SUFFIXES or is_trace_name(p)) and _is_regular(p)
+        p
+        for p in entries
+        if (p.suffix in REPORT_SUFFIXES and _is_regular(p))
+        or (is_trace_name(p) and _is_regular(p) and is_trace_file(p))
     ]
     sqlite_stems = {p.stem for p in files if p.suffix == ".sqlite"}
     files = [p for p in files if p.suffix == ".sqlite" or p.stem not in sqlite_stems]

@@ -211,3 +211,11 @@ def test_info_names_the_format_and_the_rank(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "  format:        PyTorch profiler trace (Kineto 1)" in done.stdout
     assert "  rank:          34 of 300" in done.stdout
+
+
+def test_a_folder_scan_skips_other_json(tmp_path: Path) -> None:
+    # A manifest beside the reports must not turn the folder open into an error.
+    (tmp_path / "demo-manifest.json").write_text('{"reports": ["a.sqlite"]}')
+    (tmp_path / "broken.json.gz").write_bytes(b"\x1f\x8b not gzip")
+    trace = _write(tmp_path, "run.pt.trace.json.gz", _trace(_EVENT % (1, 2)), gz=True)
+    assert find_reports([tmp_path]) == [trace]
