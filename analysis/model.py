@@ -260,7 +260,12 @@ class DurationTable(_Columns):
 
 @dataclass(frozen=True)
 class ReportInfo:
-    """What a report is: where it came from, who wrote it and when it ran."""
+    """What a report is: where it came from, who wrote it and when it ran.
+
+    ``rank`` and ``world_size``: the torch.distributed rank and world size a PyTorch
+    profiler (Kineto) trace names in its ``distributedInfo``; None when unknown (every nsys
+    report).
+    """
 
     path: Path
     name: str
@@ -269,6 +274,8 @@ class ReportInfo:
     session_start_utc_ns: int
     duration_ns: int
     os: str = ""
+    rank: int | None = None
+    world_size: int | None = None
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ from analysis.errors import (
     UnsupportedVersionError,
 )
 from analysis.exportdir import export_dir_format, export_dir_sqlite
+from analysis.kineto import is_trace_file, is_trace_name, load_kineto, looks_like_json
 from analysis.loader import load_sqlite
 from analysis.model import EventTable, Report
 from analysis.progress import Progress
@@ -72,7 +73,8 @@ def find_nsys() -> str | None:
 def find_reports(paths: Iterable[str | Path]) -> list[Path]:
     """Expand files and folders into report files, in a stable order.
 
-    A folder adds every regular ``.sqlite``/``.nsys-rep``/``.qdrep`` file directly inside it
+    A folder adds every regular ``.sqlite``/``.nsys-rep``/``.qdrep`` file and every
+    ``.json``/``.json.gz`` PyTorch profiler trace (by its first bytes) directly inside it
     (not recursively: a symbolic link loop below it costs nothing); entries that are not
     regular files (a FIFO or folder named ``x.sqlite``, a dangling or looping link) are
     skipped. When both ``x.nsys-rep`` and ``x.sqlite`` exist, only the SQLite export is
@@ -103,7 +105,12 @@ def _folder_reports(folder: Path) -> list[Path]:
         entries = sorted(folder.iterdir())
     except OSError as exc:
         raise NotAReportError(folder, f"cannot list folder ({exc.strerror or exc})") from exc
-    files = [p for p in entries if p.suffix in REPORT_SUFFIXES and _is_regular(p)]
+    files = [
+        p
+        for p in entries
+        if (p.suffix in REPORT_SUFFIXES and _is_regular(p))
+        or (is_trace_name(p) and _is_regular(p) and is_trace_file(p))
+    ]
     sqlite_stems = {p.stem for p in files if p.suffix == ".sqlite"}
     files = [p for p in files if p.suffix == ".sqlite" or p.stem not in sqlite_stems]
     # Folders written by 'nsys export --type arrowdir|parquetdir' directly inside, by content.
@@ -112,7 +119,7 @@ def _folder_reports(folder: Path) -> list[Path]:
         raise NotAReportError(
             folder,
             "folder holds no Nsight Systems reports (.sqlite, .nsys-rep, .qdrep, or an "
-            "arrowdir/parquetdir export folder)",
+            "arrowdir/parquetdir export folder) or PyTorch profiler traces (.json, .json.gz)",
         )
     return sorted(files)
 
@@ -143,7 +150,8 @@ def open_report(
     Parameters
     ----------
     path
-        An SQLite export, an ``.nsys-rep``/``.qdrep`` (converted with ``nsys export``), or a
+        An SQLite export, an ``.nsys-rep``/``.qdrep`` (converted with ``nsys export``), a
+        PyTorch profiler (Kineto) trace (``.json``, ``.json.gz``, by content), or a
         folder written by ``nsys export --type arrowdir|parquetdir``.
     progress
         ``progress(fraction, text)`` callback.
@@ -181,6 +189,10 @@ def open_report(
             # Name the folder the user gave, not its copy in the cache.
             raise type(exc)(path, exc.reason) from exc
     magic = _magic(path)
+    if looks_like_json(magic):
+        # A PyTorch profiler (Kineto) trace: parsed directly, never cached (a read costs
+        # about what a cache entry would: ~5 us an event).
+        return load_kineto(path, progress, cancel)
     wal = pending_wal(path) if magic.startswith(SQLITE_MAGIC) else None
     if wal is not None:
         if use_cache:

@@ -229,7 +229,8 @@ class MainWindow(QMainWindow):
             self,
             "Open reports",
             self._last_folder(),
-            f"Nsight Systems reports ({patterns});;All files (*)",
+            f"Nsight Systems reports and PyTorch profiler traces ({patterns} *.json *.json.gz)"
+            ";;All files (*)",
         )
         self.open_paths(files)
 

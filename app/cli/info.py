@@ -41,8 +41,13 @@ def format_info(report: Report) -> str:
     lines = [
         f"{info.name}",
         f"  path:          {info.path}",
-        f"  nsys version:  {info.nsys_version} (export schema {info.schema_version})",
+        f"  nsys version:  {info.nsys_version} (export schema {info.schema_version})"
+        if info.nsys_version or not info.schema_version.startswith("Kineto")
+        else f"  format:        PyTorch profiler trace ({info.schema_version})",
     ]
+    if info.rank is not None:
+        size = "?" if info.world_size is None else info.world_size
+        lines.append(f"  rank:          {info.rank} of {size}")
     if info.session_start_utc_ns:
         when = dt.datetime.fromtimestamp(info.session_start_utc_ns / 1e9, tz=dt.timezone.utc)
         lines.append(f"  session start: {when.isoformat(timespec='seconds')}")

@@ -89,7 +89,7 @@ def test_a_folder_of_neither_reports_nor_recipe_output_gives_one_line(
     wait_idle(qtbot, window)
     assert window.messages.messages() == [
         f"{tmp_path.name}: folder holds no Nsight Systems reports (.sqlite, .nsys-rep, .qdrep, "
-        "or an arrowdir/parquetdir export folder)"
+        "or an arrowdir/parquetdir export folder) or PyTorch profiler traces (.json, .json.gz)"
     ]
     assert window.recipe_outputs.windows() == []
 

@@ -29,7 +29,7 @@ def _skip_lines(err: str, folder: Path, names=SKIPPED) -> list[str]:
 
 def test_info_prints_the_good_report_and_names_the_bad_one(tmp_path: Path, inputs: Path) -> None:
     bad = tmp_path / "bad.json"
-    bad.write_text('{"traceEvents": []}')
+    bad.write_text('{"name": "not a profiler trace"}')  # JSON, but no traceEvents
     proc = run_cli("info", str(bad), str(inputs / "r1.sqlite"))
     assert proc.returncode == 1
     assert proc.stdout.startswith("r1.sqlite\n")
