@@ -9,6 +9,7 @@ from pathlib import Path
 from analysis._files import read_head
 from analysis._sqlite import SQLITE_MAGIC
 from analysis.errors import NotAReportError
+from analysis.kineto import is_trace_file, is_trace_name
 from analysis.open import REPORT_SUFFIXES, find_nsys, find_reports
 from analysis.recipes.output import is_recipe_output
 from analysis.timefmt import pluralize
@@ -96,12 +97,15 @@ def preview_paths(paths: Iterable[str | Path], already_open: Collection[Path] = 
 
 def _file_problem(path: Path) -> str:
     """Why ``path`` would not open as a report ('' when it looks like one)."""
-    if path.suffix.lower() not in REPORT_SUFFIXES:
+    trace = is_trace_name(path)
+    if path.suffix.lower() not in REPORT_SUFFIXES and not trace:
         return "not a report"
     try:
-        head, _size = read_head(path, 16)
+        head, _size = read_head(path, 16)  # refuses a FIFO or device without blocking
     except NotAReportError as exc:
         return _short(exc.reason)
+    if trace:  # a regular file now: its first bytes say whether it is a Kineto trace
+        return "" if is_trace_file(path) else "JSON, not a PyTorch profiler trace"
     if path.suffix.lower() in _NSYS_REP_SUFFIXES:
         if head.startswith(SQLITE_MAGIC):
             return ""  # a SQLite export under another name: read directly

@@ -94,3 +94,19 @@ def test_the_preview_never_waits_on_a_fifo_and_skips_what_is_open(tmp_path: Path
     assert "named pipe" in reasons[fifo]
     assert "no Nsight Systems reports" in reasons[empty]
     assert preview.summary().startswith("1 report, 3 skipped: ")
+
+
+def test_the_preview_takes_a_pytorch_trace_and_not_other_json(tmp_path: Path) -> None:
+    """A Kineto trace opens, so a drag counts it; other JSON and a FIFO named like a trace
+    are skipped with their reason, the FIFO without waiting on it."""
+    trace = tmp_path / "rank0.pt.trace.json"
+    trace.write_text('{"schemaVersion": 1, "traceEvents": []}')
+    config = tmp_path / "config.json"
+    config.write_text('{"lr": 0.1}')
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    preview = preview_paths([trace, config, fifo])
+    assert preview.reports == (trace,)
+    reasons = dict(preview.skipped)
+    assert reasons[config] == "JSON, not a PyTorch profiler trace"
+    assert "named pipe" in reasons[fifo]
