@@ -30,6 +30,7 @@ __all__ = [
     "FORMATS",
     "TIME_UNITS",
     "column_strings",
+    "file_section",
     "format_results",
     "format_table",
     "header_of",
@@ -243,10 +244,35 @@ def _csv_column(texts: list[str]) -> list[str]:
     return texts
 
 
+def _head(report_name: str, result) -> str:
+    args = "".join(f"({a})" for a in result.args)
+    return f"Processing [{escape_text(report_name)}] with [{result.base_name}.py]{args}..."
+
+
+def file_section(
+    report_name: str, result, fmt: str, timeunit: str, target: str
+) -> tuple[str, str | None]:
+    """One report written to a file, as ``nsys stats -o PREFIX`` writes it.
+
+    Returns
+    -------
+    tuple
+        (the console line naming the file, the file's text: the section without its
+        ``Processing`` line; None for a SKIPPED report, which writes nothing).
+    """
+    head = f"{_head(report_name, result)[:-3]} to [{escape_text(target)}]..."
+    if result.skipped:
+        return f"{head} SKIPPED: {escape_text(result.skipped)}\n\n", None
+    if fmt == "json":
+        return f"{head} PROCESSED\n\n", format_results({report_name: [result]}, fmt, timeunit)
+    section = _section(report_name, result, fmt, timeunit)
+    body = section[len(_head(report_name, result)) + 2 :]
+    return f"{head} PROCESSED\n\n", body[:-1] if body.endswith("\n") else body
+
+
 def _section(report_name: str, result, fmt: str, timeunit: str) -> str:
     """One report's text as nsys prints it, blank line after (none after an empty csv)."""
-    args = "".join(f"({a})" for a in result.args)
-    head = f"Processing [{escape_text(report_name)}] with [{result.base_name}.py]{args}... "
+    head = _head(report_name, result) + " "
     if result.skipped:
         return f"{head}\n{format_table(result, fmt, timeunit)}\n\n"
     if fmt in ("hdoc", "htable"):
