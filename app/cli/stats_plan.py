@@ -121,4 +121,5 @@ class HelpReports(argparse.Action):
             if "base" in spec.args:
                 args += "[:base|:mangled]"
             lines.append(f"  {name}{args} -- {spec.title}")
-        parser.exit(0, "\n".join(lines) + "\n\n")
+        sys.stdout.write("\n".join(lines) + "\n\n")
+        parser.exit(0)
