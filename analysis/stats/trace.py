@@ -176,7 +176,9 @@ def cuda_api_trace(report: Report, args: tuple[str, ...], xp: ModuleType):
     if not report.has_source("CUPTI_ACTIVITY_KIND_RUNTIME"):
         raise SkipReport(f"{report.name} does not contain CUDA trace data.")
     api = report.cuda_api
-    order = np.lexsort((api["row_id"], api.start_ns))  # ORDER BY start; ties in rowid order
+    # ORDER BY start; ties in rowid order, as nsys prints them (not in correlation id
+    # order: vector_add_profile_v3 has a call of id 544 before those of 540-543).
+    order = np.lexsort((api["row_id"], api.start_ns))
     gtid = api["global_tid"][order]
     frame = pd.DataFrame({
         "Start": api.start_ns[order], "Duration": api.duration_ns[order],
@@ -187,7 +189,10 @@ def cuda_api_trace(report: Report, args: tuple[str, ...], xp: ModuleType):
     # LEFT JOIN ThreadNames: a thread named twice lists its calls twice, as nsys does.
     frame = frame.merge(_thread_names(report), on="global_tid", how="left", sort=False)
     frame = frame.drop(columns="global_tid")[_API_TRACE_COLUMNS]
-    frame["T-Pri"] = frame["T-Pri"].astype("Int64")
+    try:
+        frame["T-Pri"] = frame["T-Pri"].astype("Int64")
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise CorruptReportError(report.path, "a ThreadNames priority is not an integer") from exc
     return frame, {"Start": "ts", "Duration": "dur"}
 
 
@@ -207,7 +212,8 @@ def cuda_kern_exec_trace(report: Report, args: tuple[str, ...], xp: ModuleType):
         require(report, report.has_source("NVTX_EVENTS"), "NV Tools Extension (NVTX) data")
     kernels, api = report.kernels, report.cuda_api
     k, a = api_matches(report, kernels["correlation_id"], kernels["global_pid"])
-    order = np.lexsort((kernels["row_id"][k], api.start_ns[a]))  # ORDER BY API start
+    # ORDER BY the API start; ties in the kernels' rowid order (the join's scan order).
+    order = np.lexsort((kernels["row_id"][k], api.start_ns[a]))
     k, a = k[order], a[order]
     r_start, r_end = api.start_ns[a], api.end_ns[a]
     k_start, k_end = kernels.start_ns[k], kernels.end_ns[k]

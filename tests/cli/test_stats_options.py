@@ -151,3 +151,14 @@ def test_unified_memory_rows_are_refused_not_misprinted(tmp_path: Path, capsys) 
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert "does not summarise" in err
+
+
+@requires_shared
+def test_a_text_thread_priority_is_one_line_not_a_traceback(tmp_path: Path, capsys) -> None:
+    report = _copy(CUPY, tmp_path)
+    mutate_sqlite(report, "UPDATE ThreadNames SET priority = 'high'")
+    capsys.readouterr()
+    assert main(["stats", "--no-cache", "-r", "cuda_api_trace", str(report)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "Traceback" not in err
