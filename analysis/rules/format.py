@@ -8,8 +8,6 @@ durations in ns (or ``--timeunit``), sizes in MB with 3 decimals, report text es
 
 from __future__ import annotations
 
-import html
-import json
 from collections.abc import Mapping, Sequence
 
 import pandas as pd
@@ -17,15 +15,20 @@ import pandas as pd
 from analysis.errors import AnalysisError
 from analysis.escape import escape_text, escape_texts
 from analysis.stats.format import column_strings, header_of
+from analysis.stats.layouts import (
+    NSYS_FORMATS,
+    boxed_table,
+    column_table,
+    hdoc_page,
+    html_table,
+    json_rows,
+    tsv_rows,
+)
 
 __all__ = ["RULE_FORMATS", "format_rule_results", "rule_cells"]
 
-RULE_FORMATS = ("column", "table", "csv", "tsv", "json", "hdoc", "htable")
+RULE_FORMATS = NSYS_FORMATS
 _WIDTH = 80
-_HDOC_HEAD = (
-    '<!DOCTYPE html>\n<html lang="en">\n<head>\n  <meta charset="UTF-8">\n'
-    "  <title>Nsight Systems Stats Output</title>\n</head>\n<body>\n"
-)
 
 
 def rule_cells(result, timeunit: str = "nsec") -> tuple[list[str], list[list[str]], list[bool]]:
@@ -57,64 +60,10 @@ def _wrap(message: str) -> str:
     return "\n".join(lines)
 
 
-def _centred(text: str, width: int) -> str:
-    pad = width - len(text)
-    return " " * (pad // 2) + text + " " * (pad - pad // 2)
-
-
-def _padded(headers, cells, numeric) -> tuple[list[int], list[list[str]]]:
-    widths = [max([len(h)] + [len(t) for t in col]) for h, col in zip(headers, cells, strict=True)]
-    padded = [
-        [t.rjust(w) if num else t.ljust(w) for t in col]
-        for col, w, num in zip(cells, widths, numeric, strict=True)
-    ]
-    return widths, padded
-
-
-def _column_table(headers, cells, numeric) -> str:
-    widths, padded = _padded(headers, cells, numeric)
-    head = " " + "  ".join(_centred(h, w) for h, w in zip(headers, widths, strict=True))
-    rule = " " + "  ".join("-" * w for w in widths)
-    return "\n".join([head, rule, *(" " + "  ".join(row) for row in zip(*padded, strict=True))])
-
-
-def _boxed_table(headers, cells, numeric) -> str:
-    widths, padded = _padded(headers, cells, numeric)
-    rule = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
-    head = "| " + " | ".join(_centred(h, w) for h, w in zip(headers, widths, strict=True)) + " |"
-    body = ["| " + " | ".join(row) + " |" for row in zip(*padded, strict=True)]
-    return "\n".join([rule, head, rule, *body, rule])
-
-
 def _csv_field(text: str) -> str:
     if "," in text or "\n" in text or "\r" in text or '"' in text:
         return '"' + text.replace('"', '""') + '"'
     return text
-
-
-def _json_table(headers, cells, numeric) -> str:
-    rows = []
-    for row in zip(*cells, strict=True):
-        fields = []
-        for header, text, num in zip(headers, row, numeric, strict=True):
-            value = text if num and text != "" else json.dumps(text, ensure_ascii=False)
-            fields.append(f"    {json.dumps(header)}: {value}")
-        rows.append("  {\n" + ",\n".join(fields) + "\n  }")
-    return "[\n" + ",\n".join(rows) + "\n]"
-
-
-def _html_table(headers, cells) -> str:
-    if not cells or not cells[0]:
-        return "<table>\n  </tbody>\n</table>"
-    head = "".join(f"      <th>{html.escape(h)}</th>\n" for h in headers)
-    body = "".join(
-        "    <tr>\n" + "".join(f"      <td>{html.escape(t)}</td>\n" for t in row) + "    </tr>\n"
-        for row in zip(*cells, strict=True)
-    )
-    return (
-        f"<table>\n  <thead>\n    <tr>\n{head}    </tr>\n  </thead>\n  <tbody>\n{body}"
-        "  </tbody>\n</table>"
-    )
 
 
 def _framed(result, fmt: str, cells_of) -> str:
@@ -124,7 +73,7 @@ def _framed(result, fmt: str, cells_of) -> str:
         box = "+--+\n" if fmt == "table" else ""
         return f"{box}{title}{_wrap(result.noresult)}\n\n"
     headers, cells, numeric = cells_of()
-    draw = _boxed_table if fmt == "table" else _column_table
+    draw = boxed_table if fmt == "table" else column_table
     text = f"{title}{_wrap(result.advice)}\n\n{draw(headers, cells, numeric)}\n\n"
     limit = result.limit_message()
     return f"{text}{limit}\n\n\n" if limit else text
@@ -134,21 +83,21 @@ def _bare(result, fmt: str, cells_of) -> str:
     """The csv/tsv/json/hdoc/htable sections: the rows alone."""
     headers, cells, numeric = cells_of()
     empty = result.frame.empty
-    if fmt in ("csv", "tsv"):
+    if fmt == "csv":
         if empty:
             return ""
-        sep, field = (",", _csv_field) if fmt == "csv" else ("\t", lambda t: t)
-        lines = [sep.join(map(field, headers))]
-        lines += [sep.join(map(field, row)) for row in zip(*cells, strict=True)]
+        lines = [",".join(map(_csv_field, headers))]
+        lines += [",".join(map(_csv_field, row)) for row in zip(*cells, strict=True)]
         return "\n".join(lines) + "\n\n"
+    if fmt == "tsv":
+        return "" if empty else tsv_rows(headers, cells) + "\n\n"
     if fmt == "json":
-        return "[\n]\n" if empty else _json_table(headers, cells, numeric) + "\n\n"
-    table = _html_table(headers, cells)
+        return "[\n]\n" if empty else json_rows(headers, cells, numeric) + "\n\n"
+    table = html_table(headers, cells)
     gap = "\n" if empty else "\n\n"  # nsys leaves no blank line after an empty table
     if fmt == "htable":
         return table + gap
-    heading = html.escape(f"{result.title} ({result.base_name})")
-    return f"{_HDOC_HEAD}<h1>{heading}</h1>\n{table}\n</body>\n</html>{gap}"
+    return hdoc_page(f"{result.title} ({result.base_name})", table) + gap
 
 
 def _section(report_name: str, result, fmt: str, timeunit: str) -> str:

@@ -39,7 +39,7 @@ from types import ModuleType
 import pandas as pd
 
 from analysis.model import Report
-from analysis.stats import cuda, nvtx_reports, trace  # noqa: F401 - they register reports
+from analysis.stats import absent, cuda, nvtx_reports, trace  # noqa: F401 - they register reports
 from analysis.stats._base import REGISTRY, SkipReport, StatsResult, parse_spec, time_percent
 from analysis.stats.format import FORMATS, format_results
 from analysis.xp import get_xp

@@ -24,20 +24,24 @@ import pandas as pd
 
 from analysis.errors import AnalysisError
 from analysis.escape import escape_text, escape_texts
+from analysis.stats.layouts import boxed_table, column_table, hdoc_page, html_table, tsv_rows
 
 __all__ = [
     "FORMATS",
     "TIME_UNITS",
     "column_strings",
+    "file_section",
     "format_results",
     "format_table",
     "header_of",
     "json_value",
     "parse_timeunit",
+    "printed_cells",
     "table_strings",
 ]
 
-FORMATS = ("column", "csv", "json")
+#: ``-f``: nsys's formats (its ``json`` excepted: ours lists each result with its units).
+FORMATS = ("column", "table", "csv", "tsv", "json", "hdoc", "htable")
 _UNIT_LABEL = {"dur": "ns", "ts": "ns", "mem": "MB", "thru": "MB/s", "ratio": "%"}
 #: ``--timeunit`` name -> (header label, factor from ns, decimals), as nsys 2023.4 prints
 #: them (checked with its binary: it multiplies, so 50 ns is 0.0000 ms, 3000250000 ns is
@@ -184,25 +188,14 @@ def _is_numeric(texts: Sequence[str]) -> bool:
     return True
 
 
-def _column_layout(headers: list[str], cells: list[list[str]], numeric: list[bool]) -> str:
-    n = len(headers)
-    for i, col in enumerate(cells):
-        if not numeric[i]:
-            cells[i] = [t if len(t) <= _COLUMN_MAX else t[: _COLUMN_MAX - 1] + "…" for t in col]
-    widths = [max([len(headers[i])] + [len(t) for t in cells[i]]) for i in range(n)]
-
-    def centred(text: str, width: int) -> str:
-        pad = width - len(text)
-        return " " * (pad // 2) + text + " " * (pad - pad // 2)
-
-    padded = [
-        [t.rjust(widths[i]) for t in col] if numeric[i] else [t.ljust(widths[i]) for t in col]
+def _clipped(cells: list[list[str]], numeric: list[bool]) -> list[list[str]]:
+    """Text wider than 100 characters cut to 99 plus an ellipsis (column and table)."""
+    return [
+        col
+        if numeric[i]
+        else [t if len(t) <= _COLUMN_MAX else t[: _COLUMN_MAX - 1] + "…" for t in col]
         for i, col in enumerate(cells)
     ]
-    head = " " + "  ".join(centred(h, w) for h, w in zip(headers, widths, strict=True))
-    rule = " " + "  ".join("-" * w for w in widths)
-    body = [" " + line for line in map("  ".join, zip(*padded, strict=True))]
-    return "\n".join([head, rule, *body])
 
 
 def _numeric_column(series: pd.Series, texts: list[str]) -> bool:
@@ -212,10 +205,8 @@ def _numeric_column(series: pd.Series, texts: list[str]) -> bool:
     return _is_numeric(texts)
 
 
-def format_table(result, fmt: str = "column", timeunit: str = "nsec") -> str:
-    """Return one result's table (or its SKIPPED / no-data line), without the framing."""
-    if result.skipped:
-        return f"SKIPPED: {escape_text(result.skipped)}"
+def printed_cells(result, timeunit: str = "nsec") -> tuple[list[str], list[list[str]], list[bool]]:
+    """Return (headers, escaped printed cells column by column, whether each is numeric)."""
     visible = [c for c in result.frame.columns if not str(c).startswith("_")]
     frame = result.frame[visible]
     headers = [header_of(c, result.units.get(c), timeunit) for c in visible]
@@ -224,14 +215,25 @@ def format_table(result, fmt: str = "column", timeunit: str = "nsec") -> str:
         col if pd.api.types.is_numeric_dtype(dtype) else escape_texts(col)
         for dtype, col in zip(frame.dtypes, cells, strict=True)
     ]
-    if not len(frame) or not cells:
-        return "" if fmt == "csv" else _NO_DATA
+    numeric = [_numeric_column(frame[c], col) for c, col in zip(visible, cells, strict=True)]
+    return headers, cells, numeric
+
+
+def format_table(result, fmt: str = "column", timeunit: str = "nsec") -> str:
+    """Return one result's table (or its SKIPPED / no-data line), without the framing."""
+    if result.skipped:
+        return f"SKIPPED: {escape_text(result.skipped)}"
+    headers, cells, numeric = printed_cells(result, timeunit)
+    if not len(result.frame) or not cells:
+        return "" if fmt in ("csv", "tsv") else _NO_DATA
     if fmt == "csv":
         quoted = [_csv_column(col) for col in cells]
         lines = map(",".join, zip(*quoted, strict=True))
         return "\n".join([",".join(_csv_field(h) for h in headers), *lines])
-    numeric = [_numeric_column(frame[c], col) for c, col in zip(visible, cells, strict=True)]
-    return _column_layout(headers, cells, numeric)
+    if fmt == "tsv":
+        return tsv_rows(headers, cells)
+    draw = boxed_table if fmt == "table" else column_table
+    return draw(headers, _clipped(cells, numeric), numeric)
 
 
 def _csv_column(texts: list[str]) -> list[str]:
@@ -242,16 +244,55 @@ def _csv_column(texts: list[str]) -> list[str]:
     return texts
 
 
+def _head(report_name: str, result) -> str:
+    args = "".join(f"({a})" for a in result.args)
+    return f"Processing [{escape_text(report_name)}] with [{result.base_name}.py]{args}..."
+
+
+def file_section(
+    report_name: str, result, fmt: str, timeunit: str, target: str
+) -> tuple[str, str | None]:
+    """One report written to a file, as ``nsys stats -o PREFIX`` writes it.
+
+    Returns
+    -------
+    tuple
+        (the console line naming the file, the file's text: the section without its
+        ``Processing`` line; None for a SKIPPED report, which writes nothing).
+    """
+    head = f"{_head(report_name, result)[:-3]} to [{escape_text(target)}]..."
+    if result.skipped:
+        return f"{head} SKIPPED: {escape_text(result.skipped)}\n\n", None
+    if fmt == "json":
+        return f"{head} PROCESSED\n\n", format_results({report_name: [result]}, fmt, timeunit)
+    section = _section(report_name, result, fmt, timeunit)
+    body = section[len(_head(report_name, result)) + 2 :]
+    return f"{head} PROCESSED\n\n", body[:-1] if body.endswith("\n") else body
+
+
 def _section(report_name: str, result, fmt: str, timeunit: str) -> str:
     """One report's text as nsys prints it, blank line after (none after an empty csv)."""
-    args = "".join(f"({a})" for a in result.args)
-    head = f"Processing [{escape_text(report_name)}] with [{result.base_name}.py]{args}... "
-    body = format_table(result, fmt, timeunit)
+    head = _head(report_name, result) + " "
     if result.skipped:
-        return f"{head}\n{body}\n\n"
-    if fmt == "csv":
+        return f"{head}\n{format_table(result, fmt, timeunit)}\n\n"
+    if fmt in ("hdoc", "htable"):
+        return f"{head}\n{_html_section(result, fmt, timeunit)}"
+    body = format_table(result, fmt, timeunit)
+    if fmt in ("csv", "tsv"):
         return f"{head}\n{body}\n\n" if body else f"{head}\n"
-    return f"{head}\n\n ** {result.title} ({result.base_name}):\n\n{body}\n\n"
+    # nsys's table layout draws an empty box before the title of a table with no rows.
+    box = "+--+\n" if fmt == "table" and body == _NO_DATA else ""
+    return f"{head}\n{box}\n ** {result.title} ({result.base_name}):\n\n{body}\n\n"
+
+
+def _html_section(result, fmt: str, timeunit: str) -> str:
+    headers, cells, _ = printed_cells(result, timeunit)
+    empty = not len(result.frame) or not cells
+    table = html_table(headers, cells)
+    gap = "\n" if empty else "\n\n"  # nsys leaves no blank line after an empty table
+    if fmt == "htable":
+        return table + gap
+    return hdoc_page(f"{result.title} ({result.base_name})", table) + gap
 
 
 def json_value(value: object) -> object:

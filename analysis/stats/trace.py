@@ -1,4 +1,6 @@
-"""``cuda_gpu_trace``: one row per kernel, memcpy and memset, in start order.
+"""The trace reports: ``cuda_gpu_trace`` (one row per kernel, memcpy and memset, in start
+order), ``cuda_api_trace`` (one per CUDA API call) and ``cuda_kern_exec_trace`` (one per
+launched kernel, with its launch call).
 
 spec: nsys-sqlite.md §3.8. Quirks kept from nsys 2023.4: the throughput is
 ``bytes * (1000000000 // duration)`` (integer division first; NULL for a zero duration), the
@@ -9,18 +11,24 @@ memsets, each in rowid order (the UNION ALL order).
 
 from __future__ import annotations
 
+import sqlite3
 from types import ModuleType
 
 import numpy as np
 import pandas as pd
 
+from analysis._sqlite import _ro_uri
+from analysis.errors import CorruptReportError
 from analysis.model import Report
-from analysis.names import MEMSET_NAME, memcpy_names
-from analysis.stats._base import SkipReport, register
+from analysis.names import MEMSET_NAME, api_display_names, memcpy_names
+from analysis.projection import api_matches
+from analysis.schema import pid_of, tid_of
+from analysis.stats._base import SkipReport, register, require
 from analysis.stats.cuda import kernel_names
 
 __all__: list[str] = []
 
+_KERNEL_ARGS = ("nvtx-name", "base", "mangled")
 _TABLES = {
     "kernels": "CUPTI_ACTIVITY_KIND_KERNEL",
     "memcpy": "CUPTI_ACTIVITY_KIND_MEMCPY",
@@ -131,3 +139,99 @@ def cuda_gpu_trace(report: Report, args: tuple[str, ...], xp: ModuleType):
     for col in ("Start", "Duration", "CorrId", "Ctx", "Strm"):
         frame[col] = frame[col].astype(np.int64)
     return frame, {c: _UNITS.get(c) for c in frame.columns}
+
+
+_API_TRACE_COLUMNS = ["Start", "Duration", "Name", "Result", "CorrID", "Pid", "Tid", "T-Pri",
+                      "Thread Name"]  # fmt: skip
+
+
+def _thread_names(report: Report) -> pd.DataFrame:
+    """ThreadNames rows (``global_tid``, ``T-Pri``, ``Thread Name``), in rowid order.
+
+    Read from the SQLite file (the model keeps no priority); from the model's thread names,
+    priorities unknown, for other inputs.
+    """
+    path = report.path
+    if path.is_file():
+        con = sqlite3.connect(_ro_uri(path), uri=True)
+        try:
+            rows = con.execute(
+                "SELECT t.globalTid, t.priority, s.value FROM ThreadNames AS t "
+                "LEFT JOIN StringIds AS s ON s.id = t.nameId ORDER BY t.rowid"
+            ).fetchall()
+        except sqlite3.Error as exc:
+            raise CorruptReportError(path, f"its ThreadNames table cannot be read ({exc})") from exc
+        finally:
+            con.close()
+        return pd.DataFrame(rows, columns=["global_tid", "T-Pri", "Thread Name"], dtype=object)
+    threads = report.threads
+    return pd.DataFrame({"global_tid": threads["global_tid"], "T-Pri": None,
+                         "Thread Name": threads["name"]}, dtype=object)  # fmt: skip
+
+
+@register("cuda_api_trace", "CUDA API Trace")
+def cuda_api_trace(report: Report, args: tuple[str, ...], xp: ModuleType):
+    if not report.has_source("ThreadNames"):
+        raise SkipReport(f"{report.name} file does not contain ThreadNames table.")
+    if not report.has_source("CUPTI_ACTIVITY_KIND_RUNTIME"):
+        raise SkipReport(f"{report.name} does not contain CUDA trace data.")
+    api = report.cuda_api
+    # ORDER BY start; ties in rowid order, as nsys prints them (not in correlation id
+    # order: vector_add_profile_v3 has a call of id 544 before those of 540-543).
+    order = np.lexsort((api["row_id"], api.start_ns))
+    gtid = api["global_tid"][order]
+    frame = pd.DataFrame({
+        "Start": api.start_ns[order], "Duration": api.duration_ns[order],
+        "Name": api_display_names(report.strings.lookup(api["name_id"][order])),
+        "Result": api["return_value"][order], "CorrID": api["correlation_id"][order],
+        "Pid": pid_of(gtid), "Tid": tid_of(gtid), "global_tid": gtid.astype(object),
+    })  # fmt: skip
+    # LEFT JOIN ThreadNames: a thread named twice lists its calls twice, as nsys does.
+    frame = frame.merge(_thread_names(report), on="global_tid", how="left", sort=False)
+    frame = frame.drop(columns="global_tid")[_API_TRACE_COLUMNS]
+    try:
+        frame["T-Pri"] = frame["T-Pri"].astype("Int64")
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise CorruptReportError(report.path, "a ThreadNames priority is not an integer") from exc
+    return frame, {"Start": "ts", "Duration": "dur"}
+
+
+def _xyz_text(table, k: np.ndarray, names: tuple[str, str, str]) -> np.ndarray:
+    """printf('%4d %4d %4d', x, y, z) of each kernel (a NULL prints as 0)."""
+    cols = [
+        np.nan_to_num(np.asarray(table[n][k], dtype=np.float64)).astype(np.int64) for n in names
+    ]
+    return np.array([f"{x:4d} {y:4d} {z:4d}" for x, y, z in zip(*cols, strict=True)], dtype=object)
+
+
+@register("cuda_kern_exec_trace", "CUDA Kernel Launch & Exec Time Trace", _KERNEL_ARGS)
+def cuda_kern_exec_trace(report: Report, args: tuple[str, ...], xp: ModuleType):
+    require(report, report.has_source("CUPTI_ACTIVITY_KIND_KERNEL"), "CUDA kernel data")
+    require(report, report.has_source("CUPTI_ACTIVITY_KIND_RUNTIME"), "CUDA API data")
+    if "nvtx-name" in args:
+        require(report, report.has_source("NVTX_EVENTS"), "NV Tools Extension (NVTX) data")
+    kernels, api = report.kernels, report.cuda_api
+    k, a = api_matches(report, kernels["correlation_id"], kernels["global_pid"])
+    # ORDER BY the API start; ties in the kernels' rowid order (the join's scan order).
+    order = np.lexsort((kernels["row_id"][k], api.start_ns[a]))
+    k, a = k[order], a[order]
+    r_start, r_end = api.start_ns[a], api.end_ns[a]
+    k_start, k_end = kernels.start_ns[k], kernels.end_ns[k]
+    queued = k_start - r_end >= 0
+    gtid = api["global_tid"][a]
+    frame = pd.DataFrame({
+        "API Start": r_start, "API Dur": r_end - r_start,
+        "Queue Start": pd.array(np.where(queued, r_end, 0), dtype="Int64"),
+        "Queue Dur": pd.array(np.where(queued, k_start - r_end, 0), dtype="Int64"),
+        "Kernel Start": k_start, "Kernel Dur": k_end - k_start,
+        "Total Dur": np.maximum(r_end, k_end) - r_start,
+        "PID": pid_of(gtid), "TID": tid_of(gtid), "DevId": kernels["device_id"][k],
+        "API Function": api_display_names(report.strings.lookup(api["name_id"][a])),
+        "GridXYZ": _xyz_text(kernels, k, ("grid_x", "grid_y", "grid_z")),
+        "BlockXYZ": _xyz_text(kernels, k, ("block_x", "block_y", "block_z")),
+        "Kernel Name": kernel_names(report, args)[k],
+    })  # fmt: skip
+    frame.loc[~queued, ["Queue Start", "Queue Dur"]] = pd.NA
+    units = {c: "ts" for c in ("API Start", "Queue Start", "Kernel Start")}
+    units.update({c: "dur" for c in ("API Dur", "Queue Dur", "Kernel Dur", "Total Dur")})
+    return frame, units

@@ -1,4 +1,4 @@
-"""``main.py stats REPORT... -r NAME[,NAME...] [-f column|csv|json] [-o FILE]``.
+"""``main.py stats REPORT... [-r NAME[,NAME...]]... [-f FORMAT]... [-o PREFIX]...``.
 
 nsys-stats-compatible summaries (see :mod:`analysis.stats`): for each report, each asked
 summary is printed under a ``Processing [<report>] with [<name>.py]...`` line, as
@@ -8,12 +8,13 @@ summary is printed under a ``Processing [<report>] with [<name>.py]...`` line, a
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from analysis import answers
 from analysis.errors import AnalysisError
 from analysis.stats import FORMATS, REPORT_NAMES, format_results, parse_spec
 from analysis.stats.compute import summarize as compute_summaries
-from analysis.stats.format import parse_timeunit
+from analysis.stats.format import file_section, parse_timeunit
 from analysis.stats.lean import wait_for_cache_writes
 from analysis.xp import BACKENDS, get_xp
 from app.cli.common import (
@@ -24,6 +25,7 @@ from app.cli.common import (
     open_each,
     output_stream,
 )
+from app.cli.stats_plan import HelpReports, Job, comma_list, output_file, plan
 
 __all__ = ["DEFAULT_REPORTS", "add_parser", "run"]
 
@@ -49,16 +51,35 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "-r",
         "--report",
         dest="report_names",
-        default=",".join(DEFAULT_REPORTS),
+        action="append",
         metavar="NAME[,NAME...]",
-        help="summaries to run, with options after a colon (e.g. cuda_gpu_kern_sum:base)",
+        help="summaries to run, repeatable, with options after a colon (e.g. "
+        "cuda_gpu_kern_sum:base); default: " + ",".join(DEFAULT_REPORTS),
     )
-    parser.add_argument("-f", "--format", choices=FORMATS, default="column", dest="fmt")
+    parser.add_argument(
+        "-f",
+        "--format",
+        dest="formats",
+        action="append",
+        metavar="FORMAT[,FORMAT...]",
+        help=f"{', '.join(FORMATS)}, or '.' (column, csv into files); repeatable, the i-th "
+        "for the i-th summary as nsys pairs them",
+    )
     parser.add_argument(
         "-o",
         "--output",
-        metavar="FILE",
-        help="write to FILE ('-': stdout); never onto, into or around an input",
+        dest="outputs",
+        action="append",
+        metavar="PREFIX",
+        help="'-' (stdout, the default), '.' (beside each report) or a prefix: files "
+        "PREFIX_<summary>.<ext> as nsys names them; repeatable like -f; never onto an input",
+    )
+    parser.add_argument(
+        "--help-reports",
+        nargs="?",
+        action=HelpReports,
+        metavar="NAME|ALL",
+        help="list the summaries and exit",
     )
     parser.add_argument(
         "--timeunit",
@@ -74,17 +95,37 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
 
 
-def run(args: argparse.Namespace) -> int:
-    specs = [s.strip() for s in args.report_names.split(",") if s.strip()]
-    if not specs:
-        raise AnalysisError(f"-r {args.report_names!r} names no summary; e.g. -r cuda_api_sum")
+def _jobs(args: argparse.Namespace) -> list[Job]:
+    specs = comma_list(args.report_names or [",".join(DEFAULT_REPORTS)], "-r")
+    formats = comma_list(args.formats, "-f")
+    for fmt in formats:
+        if fmt not in (*FORMATS, "."):
+            raise AnalysisError(f"-f: invalid choice '{fmt}' (choose from {', '.join(FORMATS)})")
     for spec in specs:
         parse_spec(spec)  # a bad name fails before any report is opened
+    return plan(specs, formats, comma_list(args.outputs, "-o"))
+
+
+def _targets(jobs: list[Job], paths: list[Path]) -> dict[tuple[Path, int], Path]:
+    """The file each (report, summary) is written to, for the jobs that write files."""
+    return {
+        (path, i): Path(job.output) if job.whole else output_file(job, path, len(paths) > 1)
+        for path in paths
+        for i, job in enumerate(jobs)
+        if job.output is not None
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    jobs = _jobs(args)
+    specs = [job.spec for job in jobs]
     timeunit = parse_timeunit(args.timeunit)
     xp = get_xp(args.backend)
     skips = Skips()
     paths = expand_reports(args.reports, skips)
-    check_output_file(args.output, args.reports, paths)
+    targets = _targets(jobs, paths)
+    for target in targets.values():
+        check_output_file(str(target), args.reports, paths)
 
     def compute(path, wanted):
         # Inside SQLite for a small report, else only the columns the summaries read.
@@ -96,14 +137,44 @@ def run(args: argparse.Namespace) -> int:
         # Summaries computed before for this same report are printed from their tables.
         return answers.summaries(path, specs, lambda wanted: compute(path, wanted))
 
-    results = {}
+    results, sources = {}, {}
     for path, (report_name, tables) in open_each(paths, summarize, skips):
         # Two reports with one file name (other folders) are told apart by their path.
         name = report_name if report_name not in results else str(path)
-        results[name] = tables
+        results[name], sources[name] = tables, path
     if results:
-        text = format_results(results, args.fmt, timeunit)
-        with output_stream(args.output) as out:
-            out.write(text)
+        _write(_texts(results, sources, jobs, targets, timeunit))
     wait_for_cache_writes()
     return skips.status()
+
+
+def _texts(results, sources, jobs: list[Job], targets, timeunit: str) -> dict[str | None, str]:
+    """Destination (None: the console; else a file) -> its text, in printing order."""
+    fmts = {job.fmt for job in jobs}
+    one_place = len({(job.output, job.whole) for job in jobs}) == 1
+    if one_place and len(fmts) == 1 and (jobs[0].output is None or jobs[0].whole):
+        return {jobs[0].output: format_results(results, fmts.pop(), timeunit)}
+    texts: dict[str | None, list[str]] = {}
+    for name, tables in results.items():
+        for i, (job, result) in enumerate(zip(jobs, tables, strict=True)):
+            if job.output is None or job.whole:
+                text = format_results({name: [result]}, job.fmt, timeunit)
+                texts.setdefault(job.output, []).append(text)
+                continue
+            target = targets[(sources[name], i)]
+            line, body = file_section(name, result, job.fmt, timeunit, str(target))
+            texts.setdefault(None, []).append(line)
+            if body is not None:
+                texts[str(target)] = [body]
+    return {dest: "".join(parts) for dest, parts in texts.items()}
+
+
+def _write(texts: dict[str | None, str]) -> None:
+    """Each file replaced once complete; then the console."""
+    for dest, text in texts.items():
+        if dest is not None:
+            with output_stream(dest) as out:
+                out.write(text)
+    if None in texts:
+        with output_stream(None) as out:
+            out.write(texts[None])

@@ -1,0 +1,125 @@
+"""How ``stats`` pairs its summaries with formats and outputs, as ``nsys stats`` 2023.4 does.
+
+``-r``, ``-f`` and ``-o`` each take comma lists and may be repeated. The i-th summary is
+printed in the i-th format to the i-th output, the last format and output serving the
+summaries after them. An output is ``-`` (the console), ``.`` (files beside each report,
+named after it) or a prefix: summary ``cuda_gpu_kern_sum:base`` in csv goes to
+``PREFIX_cuda_gpu_kern_sum_base.csv``. The format ``.`` is column on the console and csv in
+a file, which is also the format of a file when no ``-f`` is given.
+
+Kept from Strata's earlier ``-o FILE``: an output that exists already, or ends in the
+extension of a format (``out.csv``, ``stats.txt``), is one file that receives everything
+printed for it, as the console would (nsys would write ``out.csv_<summary>.csv``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from analysis.errors import AnalysisError
+from analysis.stats import REPORT_NAMES
+from analysis.stats._base import REGISTRY
+from analysis.stats.layouts import format_extension
+
+__all__ = ["HelpReports", "Job", "comma_list", "output_file", "plan"]
+
+_WHOLE_SUFFIXES = (".txt", ".csv", ".tsv", ".json", ".html")
+
+
+@dataclass(frozen=True)
+class Job:
+    """One summary: its spec, its format, and its output (None: the console).
+
+    ``whole``: the output is one file taking the console's text, not a prefix.
+    """
+
+    spec: str
+    fmt: str
+    output: str | None
+    whole: bool = False
+
+
+def comma_list(values: Sequence[str] | None, option: str) -> list[str]:
+    """The items of a repeated, comma-separated option, in order (empty ones dropped).
+
+    Raises
+    ------
+    AnalysisError
+        The option was given but names nothing.
+    """
+    items = [v.strip() for value in values or () for v in value.split(",") if v.strip()]
+    if values and not items:
+        raise AnalysisError(f"{option} {','.join(values)!r} names no summary or format")
+    return items
+
+
+def plan(specs: Sequence[str], formats: Sequence[str], outputs: Sequence[str]) -> list[Job]:
+    """Pair each summary with its format and output (nsys's rule: by position, last repeats).
+
+    Raises
+    ------
+    AnalysisError
+        An output that runs a command (``@cmd``, which Strata does not do).
+    """
+    for output in outputs:
+        if output.startswith("@"):
+            raise AnalysisError(f"-o {output!r}: piping into a command is not supported")
+    jobs = []
+    for i, spec in enumerate(specs):
+        output = outputs[min(i, len(outputs) - 1)] if outputs else "-"
+        fmt = formats[min(i, len(formats) - 1)] if formats else "."
+        if fmt == ".":
+            fmt = "column" if output == "-" else "csv"
+        if output == "-":
+            jobs.append(Job(spec, fmt, None))
+        else:
+            jobs.append(Job(spec, fmt, output, _is_whole_file(output)))
+    if len(formats) > len(specs) or len(outputs) > len(specs):
+        sys.stderr.write("WARNING: Number of specified output formats exceeds number of reports.\n")
+    return jobs
+
+
+def _is_whole_file(output: str) -> bool:
+    if output == ".":
+        return False
+    path = Path(output)
+    return path.suffix.lower() in _WHOLE_SUFFIXES or path.exists() or path.is_symlink()
+
+
+def output_file(job: Job, report: Path, several: bool) -> Path:
+    """Where ``job`` writes for ``report``: ``<prefix>_<spec>.<ext>``.
+
+    ``.`` is the report's own path without its extension. With ``several`` reports, an
+    explicit prefix gets each report's name too (``PREFIX_<report>_<spec>.csv``), so that
+    they do not write over one another.
+    """
+    if job.output == ".":
+        base = report.with_suffix("")
+    else:
+        base = Path(str(job.output))
+        if several:
+            base = base.with_name(f"{base.name}_{report.stem}")
+    name = job.spec.strip().replace(":", "_")
+    return base.with_name(f"{base.name}_{name}.{format_extension(job.fmt)}")
+
+
+class HelpReports(argparse.Action):
+    """``--help-reports [NAME]``: list the summaries (or one) as nsys does, then exit."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        names = REPORT_NAMES if not values or values == "ALL" else [values]
+        if any(n not in REGISTRY for n in names):
+            parser.exit(2, f"strata: unknown report '{values}'; see --help-reports\n")
+        lines = ["", "The following built-in reports are available:", ""]
+        for name in names:
+            spec = REGISTRY[name]
+            args = "".join(f"[:{a}]" for a in spec.args if a not in ("base", "mangled"))
+            if "base" in spec.args:
+                args += "[:base|:mangled]"
+            lines.append(f"  {name}{args} -- {spec.title}")
+        sys.stdout.write("\n".join(lines) + "\n\n")
+        parser.exit(0)
