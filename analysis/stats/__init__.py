@@ -40,7 +40,14 @@ import pandas as pd
 
 from analysis.model import Report
 from analysis.stats import absent, cuda, nvtx_reports, trace  # noqa: F401 - they register reports
-from analysis.stats._base import REGISTRY, SkipReport, StatsResult, parse_spec, time_percent
+from analysis.stats._base import (
+    REGISTRY,
+    ReportSpec,
+    SkipReport,
+    StatsResult,
+    parse_spec,
+    time_percent,
+)
 from analysis.stats.format import FORMATS, format_results
 from analysis.xp import get_xp
 
@@ -51,11 +58,17 @@ __all__ = [
     "format_results",
     "parse_spec",
     "run_report",
+    "summary_spec",
     "time_percent",
 ]
 
 #: Every supported report name (arguments such as ``:base`` come after a colon).
 REPORT_NAMES: tuple[str, ...] = tuple(sorted(REGISTRY))
+
+
+def summary_spec(name: str) -> ReportSpec | None:
+    """Return the registered summary ``name`` (its nsys title and arguments), or None."""
+    return REGISTRY.get(name)
 
 
 def run_report(report: Report, spec: str, xp: ModuleType | None = None) -> StatsResult:

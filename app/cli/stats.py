@@ -25,7 +25,7 @@ from app.cli.common import (
     open_each,
     output_stream,
 )
-from app.cli.stats_plan import HelpReports, Job, comma_list, output_file, plan
+from app.cli.stats_plan import HelpReports, SummaryJob, comma_list, output_file, plan
 
 __all__ = ["DEFAULT_REPORTS", "add_parser", "run"]
 
@@ -95,7 +95,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
 
 
-def _jobs(args: argparse.Namespace) -> list[Job]:
+def _jobs(args: argparse.Namespace) -> list[SummaryJob]:
     specs = comma_list(args.report_names or [",".join(DEFAULT_REPORTS)], "-r")
     formats = comma_list(args.formats, "-f")
     for fmt in formats:
@@ -106,7 +106,7 @@ def _jobs(args: argparse.Namespace) -> list[Job]:
     return plan(specs, formats, comma_list(args.outputs, "-o"))
 
 
-def _targets(jobs: list[Job], paths: list[Path]) -> dict[tuple[Path, int], Path]:
+def _targets(jobs: list[SummaryJob], paths: list[Path]) -> dict[tuple[Path, int], Path]:
     """The file each (report, summary) is written to, for the jobs that write files."""
     return {
         (path, i): Path(job.output) if job.whole else output_file(job, path, len(paths) > 1)
@@ -148,7 +148,9 @@ def run(args: argparse.Namespace) -> int:
     return skips.status()
 
 
-def _texts(results, sources, jobs: list[Job], targets, timeunit: str) -> dict[str | None, str]:
+def _texts(
+    results, sources, jobs: list[SummaryJob], targets, timeunit: str
+) -> dict[str | None, str]:
     """Destination (None: the console; else a file) -> its text, in printing order."""
     fmts = {job.fmt for job in jobs}
     one_place = len({(job.output, job.whole) for job in jobs}) == 1

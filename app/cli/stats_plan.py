@@ -21,17 +21,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from analysis.errors import AnalysisError
-from analysis.stats import REPORT_NAMES
-from analysis.stats._base import REGISTRY
+from analysis.stats import REPORT_NAMES, summary_spec
 from analysis.stats.layouts import format_extension
 
-__all__ = ["HelpReports", "Job", "comma_list", "output_file", "plan"]
+__all__ = ["HelpReports", "SummaryJob", "comma_list", "output_file", "plan"]
 
 _WHOLE_SUFFIXES = (".txt", ".csv", ".tsv", ".json", ".html")
 
 
 @dataclass(frozen=True)
-class Job:
+class SummaryJob:
     """One summary: its spec, its format, and its output (None: the console).
 
     ``whole``: the output is one file taking the console's text, not a prefix.
@@ -57,7 +56,7 @@ def comma_list(values: Sequence[str] | None, option: str) -> list[str]:
     return items
 
 
-def plan(specs: Sequence[str], formats: Sequence[str], outputs: Sequence[str]) -> list[Job]:
+def plan(specs: Sequence[str], formats: Sequence[str], outputs: Sequence[str]) -> list[SummaryJob]:
     """Pair each summary with its format and output (nsys's rule: by position, last repeats).
 
     Raises
@@ -75,9 +74,9 @@ def plan(specs: Sequence[str], formats: Sequence[str], outputs: Sequence[str]) -
         if fmt == ".":
             fmt = "column" if output == "-" else "csv"
         if output == "-":
-            jobs.append(Job(spec, fmt, None))
+            jobs.append(SummaryJob(spec, fmt, None))
         else:
-            jobs.append(Job(spec, fmt, output, _is_whole_file(output)))
+            jobs.append(SummaryJob(spec, fmt, output, _is_whole_file(output)))
     if len(formats) > len(specs) or len(outputs) > len(specs):
         sys.stderr.write("WARNING: Number of specified output formats exceeds number of reports.\n")
     return jobs
@@ -90,7 +89,7 @@ def _is_whole_file(output: str) -> bool:
     return path.suffix.lower() in _WHOLE_SUFFIXES or path.exists() or path.is_symlink()
 
 
-def output_file(job: Job, report: Path, several: bool) -> Path:
+def output_file(job: SummaryJob, report: Path, several: bool) -> Path:
     """Where ``job`` writes for ``report``: ``<prefix>_<spec>.<ext>``.
 
     ``.`` is the report's own path without its extension. With ``several`` reports, an
@@ -112,11 +111,11 @@ class HelpReports(argparse.Action):
 
     def __call__(self, parser, namespace, values, option_string=None) -> None:
         names = REPORT_NAMES if not values or values == "ALL" else [values]
-        if any(n not in REGISTRY for n in names):
+        if any(summary_spec(n) is None for n in names):
             parser.exit(2, f"strata: unknown report '{values}'; see --help-reports\n")
         lines = ["", "The following built-in reports are available:", ""]
         for name in names:
-            spec = REGISTRY[name]
+            spec = summary_spec(name)
             args = "".join(f"[:{a}]" for a in spec.args if a not in ("base", "mangled"))
             if "base" in spec.args:
                 args += "[:base|:mangled]"
