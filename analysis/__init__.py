@@ -25,8 +25,9 @@ from analysis.errors import (
 )
 
 if TYPE_CHECKING:
+    from analysis.discover import find_reports
     from analysis.model import EVENT_TABLES, EventTable, Report, ReportInfo, StringIds
-    from analysis.open import find_reports, open_report
+    from analysis.open import open_report
     from analysis.reportset import ReportSet, open_reports
 
 #: name -> the module that defines it, imported by ``__getattr__`` when first asked for.
@@ -36,7 +37,7 @@ _LAZY = {
     "Report": "analysis.model",
     "ReportInfo": "analysis.model",
     "StringIds": "analysis.model",
-    "find_reports": "analysis.open",
+    "find_reports": "analysis.discover",
     "open_report": "analysis.open",
     "ReportSet": "analysis.reportset",
     "open_reports": "analysis.reportset",

@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from analysis import cachesize
+from analysis import cachedir, cachesize
 from analysis._cachefiles import (
     DamagedEntryError,
     digest,
@@ -51,6 +51,7 @@ from analysis._cachefiles import (
     read_meta,
     write_meta,
 )
+from analysis.cachedir import cache_root
 from analysis.model import EVENT_TABLES, DurationTable, EventTable, Report, ReportInfo, StringIds
 
 __all__ = [
@@ -65,7 +66,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 8
 #: Columns holding StringIds ids (-1: none), in any event table.
 _STRING_ID_COLUMNS = ("name_id", "short_name_id", "mangled_name_id", "text_id")
 #: What a damaged entry raises while it is read (a checksum mismatch is a ValueError).
@@ -84,16 +84,6 @@ _FRAMES = (
 )
 
 
-def cache_root() -> Path:
-    """Return the cache folder: ``$STRATA_CACHE_DIR`` or the user cache dir (platformdirs)."""
-    env = os.environ.get("STRATA_CACHE_DIR")
-    if env:
-        return Path(env)
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("strata", appauthor=False))
-
-
 def cache_key(path: Path) -> str:
     """Return the cache key of ``path``: its resolved path, size, mtime, content and format.
 
@@ -104,7 +94,8 @@ def cache_key(path: Path) -> str:
         st, fingerprint = file_fingerprint(path)  # never blocks on a FIFO
     except OSError:  # unreadable: keyed without content (opening it will say why)
         st, fingerprint = path.stat(), None
-    text = f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}|{fingerprint or ''}|{FORMAT_VERSION}"
+    version = cachedir.COLUMNS_FORMAT
+    text = f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}|{fingerprint or ''}|{version}"
     # surrogateescape: a file name that is not valid UTF-8 keys by its bytes, not a crash.
     return hashlib.sha1(text.encode("utf-8", "surrogateescape")).hexdigest()[:24]
 
@@ -344,7 +335,7 @@ def _held(entry: Path) -> dict[str, list[str]] | None:
     """
     try:
         meta = read_meta(entry / "meta.json")
-        if meta.get("format") != FORMAT_VERSION or meta.get("partial") is not True:
+        if meta.get("format") != cachedir.COLUMNS_FORMAT or meta.get("partial") is not True:
             return None
         return {kind: list(layout["columns"]) for kind, layout in meta["layout"].items()}
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
@@ -400,7 +391,7 @@ def _write_small(tmp: Path, report: Report, layout: dict[str, dict], files: dict
         files[f"{name}.frame.arrow"], _ = _write_table(tmp / f"{name}.frame.arrow", frame)
     info = report.info
     meta = {
-        "format": FORMAT_VERSION,
+        "format": cachedir.COLUMNS_FORMAT,
         "partial": partial,
         "source": str(Path(info.path).resolve()),
         "info": {
@@ -503,7 +494,7 @@ def load_cached(key: str, path: Path, partial: bool = False) -> Report | None:
 
 def _load(entry: Path, path: Path, partial: bool) -> Report | None:
     meta = read_meta(entry / "meta.json")
-    if meta.get("format") != FORMAT_VERSION:
+    if meta.get("format") != cachedir.COLUMNS_FORMAT:
         raise DamagedEntryError("cache format mismatch")
     is_partial = meta["partial"]
     if not isinstance(is_partial, bool):

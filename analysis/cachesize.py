@@ -1,6 +1,6 @@
 """The cache folder's size cap: least-recently-used entries are evicted once it is passed.
 
-The cap covers the four kinds of entry under :func:`analysis.cache.cache_root`: columnar
+The cap covers the four kinds of entry under :func:`analysis.cachedir.cache_root`: columnar
 entries (``reports/<key>/``), ``.nsys-rep`` exports (``exports/*.sqlite``), checkpointed
 copies of reports left in WAL mode (``wal-checkpointed/*.sqlite``) and stored summary
 answers (``answers/<key>/``). An entry is evicted whole.

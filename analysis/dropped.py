@@ -8,9 +8,9 @@ from pathlib import Path
 
 from analysis._files import read_head
 from analysis._sqlite import SQLITE_MAGIC
+from analysis.discover import REPORT_SUFFIXES, find_reports, is_trace_file, is_trace_name
 from analysis.errors import NotAReportError
-from analysis.kineto import is_trace_file, is_trace_name
-from analysis.open import REPORT_SUFFIXES, find_nsys, find_reports
+from analysis.open import find_nsys
 from analysis.recipes.output import is_recipe_output
 from analysis.timefmt import pluralize
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import stat
 import tempfile
 from pathlib import Path
 
@@ -25,37 +24,14 @@ import pyarrow.parquet as pq
 
 from analysis import cache, cachesize
 from analysis._files import os_reason
+from analysis.discover import EXPORT_DIR_SUFFIXES, export_dir_format
 from analysis.errors import CorruptReportError, NotAReportError
 from analysis.progress import Progress
 
-__all__ = ["EXPORT_DIR_SUFFIXES", "export_dir_format", "export_dir_sqlite"]
+__all__ = ["export_dir_sqlite"]
 
 #: File suffix -> the ``nsys export --type`` that writes a folder of such files.
-EXPORT_DIR_SUFFIXES = {".arrow": "arrowdir", ".parquet": "parquetdir"}
 #: The table every Nsight Systems export has (the loader refuses a report without it).
-_MARKER = "StringIds"
-
-
-def export_dir_format(path: Path) -> str | None:
-    """Return ``"arrowdir"`` or ``"parquetdir"`` when ``path`` is such a folder, else None.
-
-    Never raises: a missing path, a link loop or an unreadable folder is not one.
-    """
-    if not _is_a(path, stat.S_ISDIR):
-        return None
-    found = [
-        kind
-        for suffix, kind in EXPORT_DIR_SUFFIXES.items()
-        if _is_a(path / f"{_MARKER}{suffix}", stat.S_ISREG)
-    ]
-    return found[0] if len(found) == 1 else None
-
-
-def _is_a(path: Path, test) -> bool:  # noqa: ANN001 - stat.S_ISDIR or S_ISREG
-    try:
-        return bool(test(path.stat().st_mode))
-    except (OSError, ValueError):  # missing, a link loop, a name with a NUL
-        return False
 
 
 def _table_files(folder: Path, suffix: str) -> list[Path]:

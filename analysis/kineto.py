@@ -29,17 +29,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from analysis.discover import GZIP_MAGIC
 from analysis.errors import CancelledError, CorruptReportError, NotAReportError
 from analysis.loader import _SPECS, _nvtx_meta, _TableBuilder
 from analysis.model import Report, ReportInfo, StringIds
 from analysis.progress import Progress
 from analysis.schema import MEM_KIND_LABELS, MEMCPY_KIND_LABELS, SYNC_TYPE_LABELS
 
-__all__ = ["TRACE_SUFFIXES", "is_trace_file", "is_trace_name", "load_kineto", "looks_like_json"]
+__all__ = ["load_kineto"]
 
 #: File names taken as Kineto traces when a folder is opened (content decides otherwise).
-TRACE_SUFFIXES = (".json", ".json.gz")
-_GZIP_MAGIC = b"\x1f\x8b"
 _CHUNK = 1 << 20
 #: One JSON value (an event, a metadata key) larger than this is refused, so that a file
 #: that is not JSON after all is not read whole into the window.
@@ -68,42 +67,6 @@ _SYNC_KINDS = {
     "stream sync": 3,
     "context sync": 4,
 }
-
-
-def is_trace_name(path: Path) -> bool:
-    """Whether a file name says Kineto trace (``.json``, ``.json.gz``, ``.pt.trace.json``)."""
-    return path.name.lower().endswith(TRACE_SUFFIXES)
-
-
-#: How much of a ``.json`` file a folder scan reads to tell a trace from other JSON.
-_SNIFF = 64 << 10
-
-
-def is_trace_file(path: Path) -> bool:
-    """Whether a regular file found in a folder is a Kineto trace, by name and first bytes.
-
-    A folder of reports often holds other JSON (a manifest, a config): only files whose
-    first 64 KiB (decompressed) name ``traceEvents`` or ``schemaVersion`` are taken, so
-    that they do not turn a folder open into an error. Never call it on a FIFO.
-    """
-    if not is_trace_name(path):
-        return False
-    try:
-        with open(path, "rb") as raw:
-            gz = raw.read(2) == _GZIP_MAGIC
-            raw.seek(0)
-            head = (gzip.GzipFile(fileobj=raw) if gz else raw).read(_SNIFF)
-    except (OSError, EOFError, zlib.error):
-        return False
-    return b'"traceEvents"' in head or b'"schemaVersion"' in head
-
-
-def looks_like_json(head: bytes) -> bool:
-    """Whether a file's first bytes are gzip or start a JSON object or array."""
-    if head.startswith(_GZIP_MAGIC):
-        return True
-    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
-    return text[:1] in (b"{", b"[")
 
 
 def load_kineto(
@@ -150,7 +113,7 @@ class _open_text:  # noqa: N801 - used as a context manager, like open()
 
     def __enter__(self) -> tuple[io.TextIOWrapper, io.BufferedReader]:
         self.raw = open(self.path, "rb")  # noqa: SIM115 - closed in __exit__
-        binary = gzip.GzipFile(fileobj=self.raw) if self.raw.read(2) == _GZIP_MAGIC else self.raw
+        binary = gzip.GzipFile(fileobj=self.raw) if self.raw.read(2) == GZIP_MAGIC else self.raw
         self.raw.seek(0)
         self.text = io.TextIOWrapper(binary, encoding="utf-8-sig")
         return self.text, self.raw

@@ -17,19 +17,19 @@ import selectors
 import shutil
 import signal
 import sqlite3
-import stat
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection
 from dataclasses import replace
 from pathlib import Path
 
 from analysis import cache, cachesize
-from analysis._files import os_reason, pending_wal, read_head
+from analysis._files import pending_wal, read_head
 from analysis._sqlite import SQLITE_MAGIC
+from analysis.discover import export_dir_format, looks_like_json
 from analysis.errors import (
     CorruptReportError,
     ExportError,
@@ -37,24 +37,21 @@ from analysis.errors import (
     ReportError,
     UnsupportedVersionError,
 )
-from analysis.exportdir import export_dir_format, export_dir_sqlite
-from analysis.kineto import is_trace_file, is_trace_name, load_kineto, looks_like_json
+from analysis.exportdir import export_dir_sqlite
+from analysis.kineto import load_kineto
 from analysis.loader import load_sqlite
 from analysis.model import EventTable, Report
 from analysis.progress import Progress
 
 __all__ = [
-    "REPORT_SUFFIXES",
     "export_path",
     "find_nsys",
-    "find_reports",
     "open_report",
     "sqlite_source",
 ]
 
 log = logging.getLogger(__name__)
 
-REPORT_SUFFIXES = (".sqlite", ".nsys-rep", ".qdrep")
 _NSYS_REP_MAGIC = b"NVIDIA"  # "NVIDIA Tegra Profiler Report ..." (MANIFEST §3)
 #: Seconds an ``nsys export`` may run before it is killed ($STRATA_EXPORT_TIMEOUT_S).
 #: nsys 2023.4 exports ~1 M events a minute on the 2-core reference machine, so 30 minutes
@@ -68,68 +65,6 @@ def find_nsys() -> str | None:
     if env and Path(env).is_file() and os.access(env, os.X_OK):
         return env
     return shutil.which("nsys")
-
-
-def find_reports(paths: Iterable[str | Path]) -> list[Path]:
-    """Expand files and folders into report files, in a stable order.
-
-    A folder adds every regular ``.sqlite``/``.nsys-rep``/``.qdrep`` file and every
-    ``.json``/``.json.gz`` PyTorch profiler trace (by its first bytes) directly inside it
-    (not recursively: a symbolic link loop below it costs nothing); entries that are not
-    regular files (a FIFO or folder named ``x.sqlite``, a dangling or looping link) are
-    skipped. When both ``x.nsys-rep`` and ``x.sqlite`` exist, only the SQLite export is
-    taken. A path given by name is returned as it is; :func:`open_report` judges it.
-
-    Raises
-    ------
-    NotAReportError
-        A path does not exist, is a link loop, or a folder cannot be listed or holds no
-        report.
-    """
-    found: list[Path] = []
-    for raw in paths:
-        path = Path(raw)
-        try:
-            mode = path.stat().st_mode
-        except OSError as exc:
-            raise NotAReportError(path, os_reason(exc)) from exc
-        if stat.S_ISDIR(mode) and export_dir_format(path) is None:
-            found.extend(_folder_reports(path))
-        else:
-            found.append(path)
-    return found
-
-
-def _folder_reports(folder: Path) -> list[Path]:
-    try:
-        entries = sorted(folder.iterdir())
-    except OSError as exc:
-        raise NotAReportError(folder, f"cannot list folder ({exc.strerror or exc})") from exc
-    files = [
-        p
-        for p in entries
-        if (p.suffix in REPORT_SUFFIXES and _is_regular(p))
-        or (is_trace_name(p) and _is_regular(p) and is_trace_file(p))
-    ]
-    sqlite_stems = {p.stem for p in files if p.suffix == ".sqlite"}
-    files = [p for p in files if p.suffix == ".sqlite" or p.stem not in sqlite_stems]
-    # Folders written by 'nsys export --type arrowdir|parquetdir' directly inside, by content.
-    files += [p for p in entries if p.suffix not in REPORT_SUFFIXES and export_dir_format(p)]
-    if not files:
-        raise NotAReportError(
-            folder,
-            "folder holds no Nsight Systems reports (.sqlite, .nsys-rep, .qdrep, or an "
-            "arrowdir/parquetdir export folder) or PyTorch profiler traces (.json, .json.gz)",
-        )
-    return sorted(files)
-
-
-def _is_regular(path: Path) -> bool:
-    try:
-        return stat.S_ISREG(path.stat().st_mode)
-    except OSError:  # dangling link, link loop, vanished meanwhile
-        log.debug("skipping %r: not a readable regular file", path)
-        return False
 
 
 def _magic(path: Path) -> bytes:

@@ -31,9 +31,10 @@ import pandas as pd
 
 from analysis import projection as _projection
 from analysis.alignment import TimeAlignment
+from analysis.discover import find_reports
 from analysis.errors import AnalysisError
 from analysis.model import Report
-from analysis.open import find_reports, open_report
+from analysis.open import open_report
 from analysis.timefmt import pluralize
 
 __all__ = ["EVENT_KINDS", "ReportSet", "open_reports"]
@@ -439,7 +440,7 @@ class ReportSet:
             Unknown summary, option or time unit.
         """
         from analysis.stats import run_report
-        from analysis.stats.format import parse_timeunit
+        from analysis.stats.text import parse_timeunit
 
         unit = parse_timeunit(timeunit)
         snap = self.snapshot()
@@ -495,7 +496,8 @@ def _with_report(frames: list[pd.DataFrame], labels: list[str], always: bool) ->
 
 def _csv_frame(result, timeunit: str) -> pd.DataFrame:
     """A summary's frame as its CSV shows it: printed headers, sizes in MB, chosen time unit."""
-    from analysis.stats.format import column_strings, header_of
+    from analysis.stats.format import column_strings
+    from analysis.stats.text import header_of
 
     visible = [c for c in result.frame.columns if not str(c).startswith("_")]
     out = {}

@@ -9,10 +9,12 @@ from __future__ import annotations
 import logging
 import os
 from types import ModuleType
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from analysis.errors import StrataError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["BACKENDS", "backend_name", "cupy_available", "get_xp", "to_numpy"]
 
@@ -49,6 +51,8 @@ def get_xp(backend: str | None = None) -> ModuleType:
     StrataError
         'cupy' was asked for but is not usable, or the name is unknown.
     """
+    import numpy as np
+
     choice = backend or os.environ.get("STRATA_BACKEND") or "auto"
     if choice == "numpy":
         return np
@@ -74,6 +78,8 @@ def backend_name(xp: ModuleType) -> str:
 
 def to_numpy(array: object) -> np.ndarray:
     """Return a NumPy array for a NumPy or CuPy array (CuPy arrays never leave analysis)."""
+    import numpy as np
+
     if hasattr(array, "get") and not isinstance(array, np.ndarray):
         return array.get()
     return np.asarray(array)

@@ -28,9 +28,9 @@ from PySide6.QtWidgets import (
 
 from analysis import __version__
 from analysis.cache import cache_root
+from analysis.discover import REPORT_SUFFIXES
 from analysis.dropped import DropPreview, preview_paths
 from analysis.errors import ReportError, StrataError
-from analysis.open import REPORT_SUFFIXES
 from analysis.timefmt import format_count, format_range_ns, pluralize
 from app.alignment_bar import AlignmentToolBar
 from app.dialogs import PinByNameDialog, ShortcutsDialog, about_text

@@ -45,8 +45,8 @@ from pathlib import Path
 from typing import Any
 
 from analysis._sqlite import limit_read_threads, usable_cores
+from analysis.discover import find_reports
 from analysis.errors import AnalysisError, ReportError, StrataError
-from analysis.open import find_reports
 from analysis.progress import ItemProgress
 from analysis.recipes._procs import pool_context
 from analysis.recipes.base import FilePartial, RecipeOptions, RecipeOutput, get_recipe

@@ -2,7 +2,7 @@
 
 Formats: column (the console default: title, advice wrapped at 80 columns, the table, the
 row-limit line), table (the same with a boxed table), csv, tsv, json, hdoc and htable (the
-bare rows). Cells are printed as ``nsys stats`` prints them (:mod:`analysis.stats.format`):
+bare rows). Cells are printed as ``nsys stats`` prints them (:mod:`analysis.stats.text`):
 durations in ns (or ``--timeunit``), sizes in MB with 3 decimals, report text escaped.
 """
 
@@ -14,7 +14,7 @@ import pandas as pd
 
 from analysis.errors import AnalysisError
 from analysis.escape import escape_text, escape_texts
-from analysis.stats.format import column_strings, header_of
+from analysis.stats.format import column_strings
 from analysis.stats.layouts import (
     NSYS_FORMATS,
     boxed_table,
@@ -24,6 +24,7 @@ from analysis.stats.layouts import (
     json_rows,
     tsv_rows,
 )
+from analysis.stats.text import header_of
 
 __all__ = ["RULE_FORMATS", "format_rule_results", "rule_cells"]
 
@@ -126,7 +127,7 @@ def format_rule_results(
     fmt
         One of :data:`RULE_FORMATS`.
     timeunit
-        Unit of durations and timestamps (see :func:`analysis.stats.format.parse_timeunit`).
+        Unit of durations and timestamps (see :func:`analysis.stats.text.parse_timeunit`).
     """
     if fmt not in RULE_FORMATS:
         raise AnalysisError(f"unknown format '{fmt}'; choose one of {', '.join(RULE_FORMATS)}")

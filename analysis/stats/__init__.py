@@ -13,8 +13,9 @@ Reports: cuda_gpu_kern_sum (``:base``, ``:mangled``, ``:nvtx-name``), cuda_gpu_k
 cuda_api_sum, cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum, cuda_api_gpu_sum, cuda_gpu_sum,
 cuda_gpu_trace, cuda_kern_exec_sum, nvtx_sum, nvtx_pushpop_sum, nvtx_startend_sum,
 nvtx_pushpop_trace, nvtx_kern_sum, nvtx_gpu_proj_sum, nvtx_gpu_proj_trace, osrt_sum
-(:data:`REPORT_NAMES`). Their column and csv output is byte for byte what nsys 2023.4
-prints (``LANG=C.UTF-8``: no thousands separators), ``--timeunit`` included.
+(:data:`REPORT_NAMES`, :mod:`analysis.stats.catalog`). Their column and csv output is byte
+for byte what nsys 2023.4 prints (``LANG=C.UTF-8``: no thousands separators), ``--timeunit``
+included.
 
 Behaviour follows nsys 2023.4 (spec: nsys-sqlite.md §3–4), including where other versions
 differ:
@@ -34,22 +35,14 @@ differ:
 
 from __future__ import annotations
 
-from types import ModuleType
+from typing import TYPE_CHECKING
 
-import pandas as pd
+from analysis.stats.catalog import REPORT_NAMES, parse_spec, summary_spec
+from analysis.stats.text import FORMATS, format_results
 
-from analysis.model import Report
-from analysis.stats import absent, cuda, nvtx_reports, trace  # noqa: F401 - they register reports
-from analysis.stats._base import (
-    REGISTRY,
-    ReportSpec,
-    SkipReport,
-    StatsResult,
-    parse_spec,
-    time_percent,
-)
-from analysis.stats.format import FORMATS, format_results
-from analysis.xp import get_xp
+if TYPE_CHECKING:
+    from analysis.stats._base import StatsResult, time_percent
+    from analysis.stats.run import run_report
 
 __all__ = [
     "FORMATS",
@@ -62,43 +55,16 @@ __all__ = [
     "time_percent",
 ]
 
-#: Every supported report name (arguments such as ``:base`` come after a colon).
-REPORT_NAMES: tuple[str, ...] = tuple(sorted(REGISTRY))
+#: Names resolved on first use: they import NumPy and pandas, which the catalog, the
+#: formats and a stored answer (``main.py stats`` answering from its cache) never need.
+_LAZY = {"StatsResult": "analysis.stats._base", "time_percent": "analysis.stats._base",
+         "run_report": "analysis.stats.run"}  # fmt: skip
 
 
-def summary_spec(name: str) -> ReportSpec | None:
-    """Return the registered summary ``name`` (its nsys title and arguments), or None."""
-    return REGISTRY.get(name)
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'analysis.stats' has no attribute {name!r}")
+    import importlib
 
-
-def run_report(report: Report, spec: str, xp: ModuleType | None = None) -> StatsResult:
-    """Compute one nsys stats report.
-
-    Parameters
-    ----------
-    report
-        A loaded report.
-    spec
-        ``name[:arg...]``, e.g. ``cuda_gpu_kern_sum``, ``cuda_gpu_kern_sum:base``,
-        ``cuda_gpu_kern_sum:nvtx-name``.
-    xp
-        Array module for the group-by engine (default: :func:`analysis.xp.get_xp`).
-
-    Returns
-    -------
-    StatsResult
-        With ``skipped`` set (and an empty frame) when the report lacks the tables.
-
-    Raises
-    ------
-    AnalysisError
-        Unknown report name or option.
-    """
-    report_spec, args = parse_spec(spec)
-    name = ":".join((report_spec.name, *args))
-    module = xp if xp is not None else get_xp()
-    try:
-        frame, units = report_spec.func(report, args, module)
-    except SkipReport as skip:
-        return StatsResult(name, report_spec.title, pd.DataFrame(), {}, str(skip))
-    return StatsResult(name, report_spec.title, frame, units, None)
+    return getattr(importlib.import_module(module), name)

@@ -18,6 +18,8 @@ from analysis.engine import GroupStats, exact_sum, group_stats, sqlite_round
 from analysis.errors import AnalysisError
 from analysis.model import DurationTable, EventTable, Report
 from analysis.names import api_display_names, string_codes
+from analysis.stats.catalog import SUMMARIES
+from analysis.stats.format import json_table, printed_cells
 
 __all__ = [
     "REGISTRY",
@@ -71,6 +73,18 @@ class StatsResult:
     def args(self) -> tuple[str, ...]:
         return tuple(self.name.split(":")[1:])
 
+    @property
+    def n_rows(self) -> int:
+        return len(self.frame)
+
+    def printed(self, timeunit: str = "nsec") -> tuple[list[str], list[list[str]], list[bool]]:
+        """(headers, escaped printed cells column by column, whether each is numeric)."""
+        return printed_cells(self.frame, self.units, timeunit)
+
+    def json_table(self) -> tuple[list[str], list[list[object]]]:
+        """(every column name, rows of JSON-ready values)."""
+        return json_table(self.frame)
+
 
 class SkipReport(Exception):  # noqa: N818 - a control-flow signal, caught by run_report
     """Raised by a report function when the report lacks its tables (message = why)."""
@@ -90,8 +104,12 @@ REGISTRY: dict[str, ReportSpec] = {}
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
-def register(name: str, title: str, args: tuple[str, ...] = ()) -> Callable:
-    """Register ``func(report, spec_name, args, xp) -> (frame, units)`` as a summary."""
+def register(name: str) -> Callable:
+    """Register ``func(report, args, xp) -> (frame, units)`` as summary ``name``.
+
+    The name, title and options are :data:`analysis.stats.catalog.SUMMARIES`'s.
+    """
+    info = SUMMARIES[name]  # a KeyError here: a summary missing from the catalog
 
     def wrap(func: Callable) -> Callable:
         @functools.wraps(func)
@@ -101,7 +119,7 @@ def register(name: str, title: str, args: tuple[str, ...] = ()) -> Callable:
             except TotalOverflowError as exc:
                 raise overflow_error(report.name, name, exc) from exc
 
-        REGISTRY[name] = ReportSpec(name, title, args, guarded)
+        REGISTRY[name] = ReportSpec(info.name, info.title, info.args, guarded)
         return func
 
     return wrap
@@ -121,28 +139,6 @@ class TotalOverflowError(AnalysisError):
     nsys's SQL ``sum()`` raises "integer overflow" there and prints no table; so do we
     (:func:`register` adds the report and summary to the message).
     """
-
-
-def parse_spec(spec: str) -> tuple[ReportSpec, tuple[str, ...]]:
-    """Split ``name:arg:arg`` and check the name and arguments.
-
-    Raises
-    ------
-    AnalysisError
-        Unknown report name or argument.
-    """
-    parts = [p for p in spec.strip().split(":")]
-    name, args = parts[0], tuple(a for a in parts[1:] if a)
-    if name not in REGISTRY:
-        raise AnalysisError(
-            f"unknown stats report '{name}'; choose one of {', '.join(sorted(REGISTRY))}"
-        )
-    report_spec = REGISTRY[name]
-    for arg in args:
-        if arg not in report_spec.args:
-            allowed = ", ".join(report_spec.args) or "none"
-            raise AnalysisError(f"report '{name}' has no option '{arg}' (options: {allowed})")
-    return report_spec, args
 
 
 #: The CUDA API suffix rule (spec §3.3); kept under its old name for callers.

@@ -39,20 +39,20 @@ _UM_MIGRATIONS = f"SELECT 1 FROM {_MEMCPY} WHERE copyKind IN (11, 12)"
 
 @dataclass(frozen=True)
 class Absent:
-    """One report: its title, its table checks in nsys's order, and where data would be.
+    """One report: its table checks in nsys's order, and where data would be (its title is
+    :mod:`analysis.stats.catalog`'s).
 
     ``any_of``: (table pattern or names, message): SKIPPED unless one of those tables
     exists. ``data``: tables (or a ``SELECT``) whose rows the report would summarise.
     """
 
-    title: str
     checks: tuple[tuple[str, str], ...] = ()
     any_of: tuple[tuple[str, ...], str] | None = None
     data: tuple[str, ...] = ()
 
 
-def _graphics(table: str, what: str, title: str) -> Absent:
-    return Absent(title, ((table, f"does not contain {what}."),), data=(table,))
+def _graphics(table: str, what: str) -> Absent:
+    return Absent(((table, f"does not contain {what}."),), data=(table,))
 
 
 _WDDM_PAIRS = ("WDDM_DMA_PACKET_START_EVENTS", "WDDM_DMA_PACKET_STOP_EVENTS",
@@ -62,42 +62,30 @@ _NVVIDEO = ("NVVIDEO_ENCODER_API", "NVVIDEO_DECODER_API", "NVVIDEO_JPEG_API")
 
 #: name -> what nsys 2023.4 checks (reports/<name>.py ``table_checks`` and ``setup``).
 ABSENT_REPORTS: dict[str, Absent] = {
-    "um_sum": Absent("Unified Memory Analysis Summary", _UM_CHECKS,
-                     data=(_UM_CPU, _UM_GPU, _UM_MIGRATIONS)),
-    "um_total_sum": Absent("Unified Memory Totals Summary", _UM_CHECKS,
-                           data=(_UM_CPU, _UM_GPU, _UM_MIGRATIONS)),
-    "um_cpu_page_faults_sum": Absent("Unified Memory CPU Page Faults Summary", _UM_CHECKS[1:2],
-                                     data=(_UM_CPU,)),
-    "openmp_sum": Absent("OpenMP Summary", any_of=(
-        ("^OPENMP_EVENT_KIND_.+$",), "does not contain OpenMP event data.")),
-    "openacc_sum": Absent("OpenACC Summary", any_of=(
-        ("^CUPTI_ACTIVITY_KIND_OPENACC_.+$",), "does not contain OpenACC event data.")),
-    "mpi_event_trace": Absent("MPI Event Trace", any_of=(_MPI, "does not contain MPI event data.")),
-    "dx11_pix_sum": _graphics("D3D11_PIX_DEBUG_API", "DX11 CPU debug markers",
-                              "DX11 PIX Range Summary"),
-    "dx12_gpu_marker_sum": _graphics("DX12_WORKLOAD", "DX12 GPU debug markers",
-                                     "DX12 GPU Command List PIX Ranges Summary"),
-    "dx12_pix_sum": _graphics("D3D12_PIX_DEBUG_API", "DX12 CPU debug markers",
-                              "DX12 PIX Range Summary"),
-    "opengl_khr_range_sum": _graphics("KHR_DEBUG_EVENTS", "KHR Extension (KHR_DEBUG) data",
-                                      "OpenGL KHR_debug Range Summary"),
+    "um_sum": Absent(_UM_CHECKS, data=(_UM_CPU, _UM_GPU, _UM_MIGRATIONS)),
+    "um_total_sum": Absent(_UM_CHECKS, data=(_UM_CPU, _UM_GPU, _UM_MIGRATIONS)),
+    "um_cpu_page_faults_sum": Absent(_UM_CHECKS[1:2], data=(_UM_CPU,)),
+    "openmp_sum": Absent(any_of=(("^OPENMP_EVENT_KIND_.+$",),
+                                 "does not contain OpenMP event data.")),
+    "openacc_sum": Absent(any_of=(("^CUPTI_ACTIVITY_KIND_OPENACC_.+$",),
+                                  "does not contain OpenACC event data.")),
+    "mpi_event_trace": Absent(any_of=(_MPI, "does not contain MPI event data.")),
+    "dx11_pix_sum": _graphics("D3D11_PIX_DEBUG_API", "DX11 CPU debug markers"),
+    "dx12_gpu_marker_sum": _graphics("DX12_WORKLOAD", "DX12 GPU debug markers"),
+    "dx12_pix_sum": _graphics("D3D12_PIX_DEBUG_API", "DX12 CPU debug markers"),
+    "opengl_khr_range_sum": _graphics("KHR_DEBUG_EVENTS", "KHR Extension (KHR_DEBUG) data"),
     "opengl_khr_gpu_range_sum": _graphics("KHR_DEBUG_EVENTS",
-                                          "GPU KHR Extension (KHR_DEBUG) data",
-                                          "OpenGL KHR_debug GPU Range Summary"),
-    "vulkan_api_sum": _graphics("VULKAN_API", "Vulkan API trace data", "Vulkan API Summary"),
-    "vulkan_api_trace": _graphics("VULKAN_API", "Vulkan API trace data", "Vulkan API Trace"),
+                                          "GPU KHR Extension (KHR_DEBUG) data"),
+    "vulkan_api_sum": _graphics("VULKAN_API", "Vulkan API trace data"),
+    "vulkan_api_trace": _graphics("VULKAN_API", "Vulkan API trace data"),
     "vulkan_gpu_marker_sum": _graphics(
-        "VULKAN_WORKLOAD", "GPU Vulkan Debug Extension (GPU Vulkan Debug markers) data",
-        "Vulkan GPU Range Summary"),
+        "VULKAN_WORKLOAD", "GPU Vulkan Debug Extension (GPU Vulkan Debug markers) data"),
     "vulkan_marker_sum": _graphics(
-        "VULKAN_DEBUG_API", "Vulkan Debug Extension (Vulkan Debug Util) data",
-        "Vulkan Range Summary"),
+        "VULKAN_DEBUG_API", "Vulkan Debug Extension (Vulkan Debug Util) data"),
     "wddm_queue_sum": Absent(
-        "WDDM Queue Utilization Summary",
         (("TARGET_INFO_WDDM_CONTEXTS", "does not contain WDDM context data."),),
         any_of=(_WDDM_PAIRS, "does not contain WDDM event data."), data=_WDDM_PAIRS),
-    "nvvideo_api_sum": Absent("NvVideo API Summary",
-                              any_of=(_NVVIDEO, "does not contain NvVideo trace data."),
+    "nvvideo_api_sum": Absent(any_of=(_NVVIDEO, "does not contain NvVideo trace data."),
                               data=_NVVIDEO),
 }  # fmt: skip
 
@@ -168,7 +156,7 @@ def _register(name: str) -> None:
     def func(report: Report, args: tuple[str, ...], xp: ModuleType):
         return _run(name, report)
 
-    register(name, ABSENT_REPORTS[name].title)(func)
+    register(name)(func)
 
 
 for _name in ABSENT_REPORTS:

@@ -48,7 +48,6 @@ _KERNEL = "CUPTI_ACTIVITY_KIND_KERNEL"
 _RUNTIME = "CUPTI_ACTIVITY_KIND_RUNTIME"
 _MEMCPY = "CUPTI_ACTIVITY_KIND_MEMCPY"
 _MEMSET = "CUPTI_ACTIVITY_KIND_MEMSET"
-_KERNEL_ARGS = ("nvtx-name", "base", "mangled")
 _DUR = "dur"
 
 
@@ -172,17 +171,17 @@ def _units(frame: pd.DataFrame, mem: bool = False) -> dict[str, str | None]:
     return units
 
 
-@register("cuda_gpu_kern_sum", "CUDA GPU Kernel Summary", _KERNEL_ARGS)
+@register("cuda_gpu_kern_sum")
 def cuda_gpu_kern_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
     return _kernel_summary(report, args, xp, gb=False)
 
 
-@register("cuda_gpu_kern_gb_sum", "CUDA GPU Kernel/Grid/Block Summary", _KERNEL_ARGS)
+@register("cuda_gpu_kern_gb_sum")
 def cuda_gpu_kern_gb_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
     return _kernel_summary(report, args, xp, gb=True)
 
 
-@register("cuda_api_sum", "CUDA API Summary")
+@register("cuda_api_sum")
 def cuda_api_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
     require(report, report.has_source(_RUNTIME), "CUDA trace data")
     api = report.cuda_api
@@ -230,7 +229,7 @@ def memory_op_names(report: Report) -> tuple[np.ndarray, np.ndarray, np.ndarray,
     return (ops.labels[ops.codes], ops.end_ns - ops.start_ns, ops.values, is_set)
 
 
-@register("cuda_gpu_mem_time_sum", "CUDA GPU MemOps Summary (by Time)")
+@register("cuda_gpu_mem_time_sum")
 def cuda_gpu_mem_time_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
     names, durs, _, _ = memory_op_names(report)
     return memory_time_frame(*grouped(names, durs, xp))
@@ -245,7 +244,7 @@ def memory_time_frame(labels: np.ndarray, stats: GroupStats):
     return frame, _units(frame)
 
 
-@register("cuda_gpu_mem_size_sum", "CUDA GPU MemOps Summary (by Size)")
+@register("cuda_gpu_mem_size_sum")
 def cuda_gpu_mem_size_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
     names, _, sizes, _ = memory_op_names(report)
     return memory_size_frame(*grouped(names, sizes, xp))
@@ -298,17 +297,17 @@ def _category_summary(report: Report, xp: ModuleType, with_api: bool, missing: s
     return frame, _units(frame)
 
 
-@register("cuda_api_gpu_sum", "CUDA Summary (API/Kernels/MemOps)")
+@register("cuda_api_gpu_sum")
 def cuda_api_gpu_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
     return _category_summary(report, xp, True, "CUDA API, GPU kernel, nor memory operations data")
 
 
-@register("cuda_gpu_sum", "CUDA GPU Summary (Kernels/MemOps)")
+@register("cuda_gpu_sum")
 def cuda_gpu_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
     return _category_summary(report, xp, False, "GPU kernel/memory operations data")
 
 
-@register("cuda_kern_exec_sum", "CUDA Kernel Launch & Exec Time Summary", _KERNEL_ARGS)
+@register("cuda_kern_exec_sum")
 def cuda_kern_exec_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
     require(report, report.has_source(_KERNEL), "CUDA kernel data")
     require(report, report.has_source(_RUNTIME), "CUDA API data")

@@ -75,22 +75,22 @@ def _range_summary(report: Report, types: tuple[int, ...], with_style: bool, xp:
     return frame, _dur_units(frame)
 
 
-@register("nvtx_sum", "NVTX Range Summary")
+@register("nvtx_sum")
 def nvtx_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
     return _range_summary(report, NVTX_RANGE_TYPES, True, xp)
 
 
-@register("nvtx_pushpop_sum", "NVTX Push/Pop Range Summary")
+@register("nvtx_pushpop_sum")
 def nvtx_pushpop_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
     return _range_summary(report, NVTX_PUSHPOP_TYPES, False, xp)
 
 
-@register("nvtx_startend_sum", "NVTX Start/End Range Summary")
+@register("nvtx_startend_sum")
 def nvtx_startend_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
     return _range_summary(report, NVTX_STARTEND_TYPES, False, xp)
 
 
-@register("osrt_sum", "OS Runtime Summary")
+@register("osrt_sum")
 def osrt_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
     require(report, report.has_source("OSRT_API"), "OS Runtime trace data")
     osrt = report.osrt
@@ -102,7 +102,7 @@ def osrt_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
     return calls_frame(names, stats)
 
 
-@register("nvtx_kern_sum", "NVTX Range Kernel Summary", ("base", "mangled"))
+@register("nvtx_kern_sum")
 def nvtx_kern_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
     require(report, report.has_source(_NVTX), _NVTX_MISSING)
     require(report, report.has_source(_KERNEL), "CUDA kernel data")
@@ -182,7 +182,7 @@ _PROJ_TIMED = ("Total Proj Time", "Total Range Time", "Proj Avg", "Proj Med", "P
                "Proj Max", "Proj StdDev")  # fmt: skip
 
 
-@register("nvtx_gpu_proj_sum", "NVTX GPU Projection Summary")
+@register("nvtx_gpu_proj_sum")
 def nvtx_gpu_proj_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
     proj = _projection(report).frame
     proj = proj[proj["name"].notna()]
@@ -215,7 +215,7 @@ def nvtx_gpu_proj_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
     return frame, _dur_units(frame, _PROJ_TIMED)
 
 
-@register("nvtx_gpu_proj_trace", "NVTX GPU Projection Trace")
+@register("nvtx_gpu_proj_trace")
 def nvtx_gpu_proj_trace(report: Report, args: tuple[str, ...], xp: ModuleType):
     details = _projection(report)
     proj = details.frame
@@ -251,7 +251,7 @@ def nvtx_gpu_proj_trace(report: Report, args: tuple[str, ...], xp: ModuleType):
     return frame, units
 
 
-@register("nvtx_pushpop_trace", "NVTX Push/Pop Range Trace")
+@register("nvtx_pushpop_trace")
 def nvtx_pushpop_trace(report: Report, args: tuple[str, ...], xp: ModuleType):
     """Every push/pop range with its place in the tree of tightest enclosing ranges.
 

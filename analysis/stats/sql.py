@@ -42,7 +42,8 @@ from analysis.loader import check_event_tables
 from analysis.names import MEMSET_NAME, api_display_names
 from analysis.schema import OSRT_CLASS_CALL
 from analysis.stats import cuda
-from analysis.stats._base import SkipReport, StatsResult, TotalOverflowError, parse_spec
+from analysis.stats._base import SkipReport, StatsResult, TotalOverflowError
+from analysis.stats.catalog import parse_spec
 
 __all__ = ["SQL_REPORTS", "NotServed", "sql_summaries"]
 

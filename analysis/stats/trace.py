@@ -28,7 +28,6 @@ from analysis.stats.cuda import kernel_names
 
 __all__: list[str] = []
 
-_KERNEL_ARGS = ("nvtx-name", "base", "mangled")
 _TABLES = {
     "kernels": "CUPTI_ACTIVITY_KIND_KERNEL",
     "memcpy": "CUPTI_ACTIVITY_KIND_MEMCPY",
@@ -130,7 +129,7 @@ def _part(report: Report, kind: str, args: tuple[str, ...]) -> pd.DataFrame:
     return frame
 
 
-@register("cuda_gpu_trace", "CUDA GPU Trace", ("nvtx-name", "base", "mangled"))
+@register("cuda_gpu_trace")
 def cuda_gpu_trace(report: Report, args: tuple[str, ...], xp: ModuleType):
     kinds = _checks(report)
     frame = pd.concat([_part(report, k, args) for k in kinds], ignore_index=True)
@@ -169,7 +168,7 @@ def _thread_names(report: Report) -> pd.DataFrame:
                          "Thread Name": threads["name"]}, dtype=object)  # fmt: skip
 
 
-@register("cuda_api_trace", "CUDA API Trace")
+@register("cuda_api_trace")
 def cuda_api_trace(report: Report, args: tuple[str, ...], xp: ModuleType):
     if not report.has_source("ThreadNames"):
         raise SkipReport(f"{report.name} file does not contain ThreadNames table.")
@@ -204,7 +203,7 @@ def _xyz_text(table, k: np.ndarray, names: tuple[str, str, str]) -> np.ndarray:
     return np.array([f"{x:4d} {y:4d} {z:4d}" for x, y, z in zip(*cols, strict=True)], dtype=object)
 
 
-@register("cuda_kern_exec_trace", "CUDA Kernel Launch & Exec Time Trace", _KERNEL_ARGS)
+@register("cuda_kern_exec_trace")
 def cuda_kern_exec_trace(report: Report, args: tuple[str, ...], xp: ModuleType):
     require(report, report.has_source("CUPTI_ACTIVITY_KIND_KERNEL"), "CUDA kernel data")
     require(report, report.has_source("CUPTI_ACTIVITY_KIND_RUNTIME"), "CUDA API data")

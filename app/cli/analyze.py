@@ -19,7 +19,7 @@ from analysis.rules import (
     parse_rule_spec,
     run_rule,
 )
-from analysis.stats.format import parse_timeunit
+from analysis.stats.text import parse_timeunit
 from app.cli.common import (
     LoadBar,
     Skips,

@@ -21,7 +21,8 @@ from analysis.diff import (
 )
 from analysis.errors import AnalysisError
 from analysis.stats import StatsResult
-from analysis.stats.format import format_table, json_value
+from analysis.stats.format import json_value
+from analysis.stats.text import format_table
 from app.cli.common import (
     LoadBar,
     Skips,

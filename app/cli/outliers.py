@@ -18,7 +18,8 @@ from analysis.errors import AnalysisError
 from analysis.outliers import DEFAULT_THRESHOLD, OUTLIER_KINDS
 from analysis.reportset import ReportSet
 from analysis.stats import StatsResult
-from analysis.stats.format import format_table, json_value
+from analysis.stats.format import json_value
+from analysis.stats.text import format_table
 from analysis.xp import BACKENDS, get_xp
 from app.cli.common import (
     LoadBar,

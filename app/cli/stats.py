@@ -12,11 +12,9 @@ from pathlib import Path
 
 from analysis import answers
 from analysis.errors import AnalysisError
-from analysis.stats import FORMATS, REPORT_NAMES, format_results, parse_spec
-from analysis.stats.compute import summarize as compute_summaries
-from analysis.stats.format import file_section, parse_timeunit
-from analysis.stats.lean import wait_for_cache_writes
-from analysis.xp import BACKENDS, get_xp
+from analysis.stats.catalog import REPORT_NAMES, parse_spec
+from analysis.stats.text import FORMATS, file_section, format_results, parse_timeunit
+from analysis.xp import BACKENDS
 from app.cli.common import (
     Skips,
     add_report_args,
@@ -120,16 +118,25 @@ def run(args: argparse.Namespace) -> int:
     jobs = _jobs(args)
     specs = [job.spec for job in jobs]
     timeunit = parse_timeunit(args.timeunit)
-    xp = get_xp(args.backend)
+    if args.backend is not None:
+        from analysis.xp import get_xp
+
+        get_xp(args.backend)  # an unusable backend fails before any report is opened
     skips = Skips()
     paths = expand_reports(args.reports, skips)
     targets = _targets(jobs, paths)
     for target in targets.values():
         check_output_file(str(target), args.reports, paths)
 
+    computed = []
+
     def compute(path, wanted):
         # Inside SQLite for a small report, else only the columns the summaries read.
-        return compute_summaries(path, wanted, xp, use_cache=not args.no_cache)
+        # NumPy, pandas and the readers are imported here: a stored answer needs none.
+        from analysis.xp import get_xp
+
+        computed.append(path)
+        return compute_summaries(path, wanted, get_xp(args.backend), use_cache=not args.no_cache)
 
     def summarize(path):
         if args.no_cache:
@@ -144,8 +151,18 @@ def run(args: argparse.Namespace) -> int:
         results[name], sources[name] = tables, path
     if results:
         _write(_texts(results, sources, jobs, targets, timeunit))
-    wait_for_cache_writes()
+    if computed:  # their cache entries may still be being written
+        from analysis.stats.lean import wait_for_cache_writes
+
+        wait_for_cache_writes()
     return skips.status()
+
+
+def compute_summaries(path, specs, xp, use_cache: bool):  # noqa: ANN001, ANN201
+    """:func:`analysis.stats.compute.summarize`, imported when a summary is computed."""
+    from analysis.stats.compute import summarize
+
+    return summarize(path, specs, xp, use_cache=use_cache)
 
 
 def _texts(

@@ -132,7 +132,7 @@ def test_version_change_invalidates(report, capsys, monkeypatch) -> None:
 
 def test_cache_format_change_invalidates(report, capsys, monkeypatch) -> None:
     _stats(report, capsys)
-    monkeypatch.setattr("analysis.cache.FORMAT_VERSION", 999)
+    monkeypatch.setattr("analysis.cachedir.COLUMNS_FORMAT", 999)
     assert _recomputed(report, capsys, monkeypatch)
 
 
@@ -191,7 +191,7 @@ def test_odd_tables_come_back_exactly_or_are_not_stored(tmp_path, monkeypatch) -
     import numpy as np
     import pandas as pd
 
-    from analysis.stats import StatsResult
+    from analysis.stats import StatsResult, format_results
 
     monkeypatch.setenv("STRATA_CACHE_DIR", str(tmp_path / "cache"))
     report = tmp_path / "r.sqlite"
@@ -204,12 +204,20 @@ def test_odd_tables_come_back_exactly_or_are_not_stored(tmp_path, monkeypatch) -
         "floats": np.array([-0.0, np.nan, np.inf]),
         "flags": np.array([True, False, True]),
     })  # fmt: skip
-    store.put("odd", "r.sqlite", StatsResult("odd", "Odd", frame, {"ints": "dur"}))
+    result = StatsResult("odd", "Odd", frame, {"ints": "dur"})
+    store.put("odd", "r.sqlite", result)
     name, back = store.get("odd")
     assert name == "r.sqlite"
     assert back.units == {"ints": "dur"}
-    assert answers._same(back.frame, frame)
-    assert repr(back.frame["floats"].tolist()) == repr(frame["floats"].tolist())
+    assert [c.name for c in back.columns] == list(frame.columns)
+    floats = back.columns[3].values
+    assert repr(floats[0]) == "-0.0"
+    assert floats[1] != floats[1]  # NaN
+    assert floats[2] == float("inf")
+    for fmt in ("column", "csv", "json", "table", "tsv", "htable"):
+        for unit in ("nsec", "usec", "seconds"):
+            ours = format_results({"r": [back]}, fmt, unit)
+            assert ours == format_results({"r": [result]}, fmt, unit), (fmt, unit)
     numpy_cells = pd.DataFrame({"x": pd.Series([np.int64(1)], dtype=object)})
     store.put("numpy", "r.sqlite", StatsResult("numpy", "N", numpy_cells))
     assert store.get("numpy") is None  # it would come back as a Python int: not stored

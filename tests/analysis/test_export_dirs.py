@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from analysis import find_reports, open_report
-from analysis.exportdir import export_dir_format
+from analysis.discover import export_dir_format
 from analysis.open import find_nsys
 from app.cli import main as cli_main
 from tests.analysis.test_stats_fixtures import parse_sections

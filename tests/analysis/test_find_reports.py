@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from analysis.discover import find_reports
 from analysis.errors import NotAReportError
-from analysis.open import find_reports
 
 
 def _touch_report(path: Path) -> Path:

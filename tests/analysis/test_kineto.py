@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from analysis import open_report
+from analysis.discover import find_reports
 from analysis.errors import CorruptReportError, NotAReportError
-from analysis.open import find_reports
 from analysis.reportset import ReportSet
 from analysis.stats import run_report
 from tests.conftest import REAL_DIR, fingerprint, real_reports, requires_shared

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from analysis.stats import REPORT_NAMES, run_report
-from analysis.stats.format import format_table
+from analysis.stats.text import format_table
 from tests.conftest import EXPECTED_DIR, FIXTURES_DIR, requires_fixtures
 
 _PROCESSING = re.compile(

@@ -21,7 +21,8 @@ import pytest
 from analysis.selection import aggregate
 from analysis.stats import run_report
 from analysis.stats._base import strip_api_version
-from analysis.stats.format import header_of, table_strings
+from analysis.stats.format import table_strings
+from analysis.stats.text import header_of
 from tests.conftest import REAL_DIR, requires_shared
 
 QUASIBEN = sorted(REAL_DIR.glob("quasiben__*.sqlite")) if REAL_DIR.is_dir() else []

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from analysis.stats import StatsResult
-from analysis.stats.format import format_table
+from analysis.stats.text import format_table
 from app.cli.outliers import format_outliers
 from resources import demo
 from tests.helpers import run_cli

@@ -1,0 +1,101 @@
+"""Every ``nsys stats`` summary Strata knows: its name, nsys's title and its options.
+
+The one place these are written. Plain Python (no NumPy, no pandas): ``main.py stats``
+checks its ``-r`` names, prints ``--help-reports`` and prints a stored answer
+(:mod:`analysis.answers`) without importing what computes the summaries. The functions
+that compute them are registered against these names (:func:`analysis.stats._base.register`,
+which refuses a name that is not here).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from analysis.errors import AnalysisError
+
+__all__ = ["REPORT_NAMES", "SUMMARIES", "SummaryInfo", "parse_spec", "summary_spec"]
+
+_KERNEL = ("nvtx-name", "base", "mangled")
+
+
+@dataclass(frozen=True)
+class SummaryInfo:
+    """A summary as ``-r`` names it: name, nsys's title, the options after its colons."""
+
+    name: str
+    title: str
+    args: tuple[str, ...] = ()
+
+
+#: name -> (nsys 2023.4's title, options), in nsys's ``--help-reports`` order of names.
+_TABLE: dict[str, tuple[str, tuple[str, ...]]] = {
+    "cuda_api_gpu_sum": ("CUDA Summary (API/Kernels/MemOps)", ()),
+    "cuda_api_sum": ("CUDA API Summary", ()),
+    "cuda_api_trace": ("CUDA API Trace", ()),
+    "cuda_gpu_kern_gb_sum": ("CUDA GPU Kernel/Grid/Block Summary", _KERNEL),
+    "cuda_gpu_kern_sum": ("CUDA GPU Kernel Summary", _KERNEL),
+    "cuda_gpu_mem_size_sum": ("CUDA GPU MemOps Summary (by Size)", ()),
+    "cuda_gpu_mem_time_sum": ("CUDA GPU MemOps Summary (by Time)", ()),
+    "cuda_gpu_sum": ("CUDA GPU Summary (Kernels/MemOps)", ()),
+    "cuda_gpu_trace": ("CUDA GPU Trace", _KERNEL),
+    "cuda_kern_exec_sum": ("CUDA Kernel Launch & Exec Time Summary", _KERNEL),
+    "cuda_kern_exec_trace": ("CUDA Kernel Launch & Exec Time Trace", _KERNEL),
+    "dx11_pix_sum": ("DX11 PIX Range Summary", ()),
+    "dx12_gpu_marker_sum": ("DX12 GPU Command List PIX Ranges Summary", ()),
+    "dx12_pix_sum": ("DX12 PIX Range Summary", ()),
+    "mpi_event_trace": ("MPI Event Trace", ()),
+    "nvtx_gpu_proj_sum": ("NVTX GPU Projection Summary", ()),
+    "nvtx_gpu_proj_trace": ("NVTX GPU Projection Trace", ()),
+    "nvtx_kern_sum": ("NVTX Range Kernel Summary", ("base", "mangled")),
+    "nvtx_pushpop_sum": ("NVTX Push/Pop Range Summary", ()),
+    "nvtx_pushpop_trace": ("NVTX Push/Pop Range Trace", ()),
+    "nvtx_startend_sum": ("NVTX Start/End Range Summary", ()),
+    "nvtx_sum": ("NVTX Range Summary", ()),
+    "nvvideo_api_sum": ("NvVideo API Summary", ()),
+    "openacc_sum": ("OpenACC Summary", ()),
+    "opengl_khr_gpu_range_sum": ("OpenGL KHR_debug GPU Range Summary", ()),
+    "opengl_khr_range_sum": ("OpenGL KHR_debug Range Summary", ()),
+    "openmp_sum": ("OpenMP Summary", ()),
+    "osrt_sum": ("OS Runtime Summary", ()),
+    "um_cpu_page_faults_sum": ("Unified Memory CPU Page Faults Summary", ()),
+    "um_sum": ("Unified Memory Analysis Summary", ()),
+    "um_total_sum": ("Unified Memory Totals Summary", ()),
+    "vulkan_api_sum": ("Vulkan API Summary", ()),
+    "vulkan_api_trace": ("Vulkan API Trace", ()),
+    "vulkan_gpu_marker_sum": ("Vulkan GPU Range Summary", ()),
+    "vulkan_marker_sum": ("Vulkan Range Summary", ()),
+    "wddm_queue_sum": ("WDDM Queue Utilization Summary", ()),
+}
+
+SUMMARIES: dict[str, SummaryInfo] = {
+    name: SummaryInfo(name, title, args) for name, (title, args) in _TABLE.items()
+}
+#: Every summary name (options such as ``:base`` come after a colon).
+REPORT_NAMES: tuple[str, ...] = tuple(sorted(SUMMARIES))
+
+
+def summary_spec(name: str) -> SummaryInfo | None:
+    """Return the summary ``name`` (its nsys title and options), or None."""
+    return SUMMARIES.get(name)
+
+
+def parse_spec(spec: str) -> tuple[SummaryInfo, tuple[str, ...]]:
+    """Split ``name:arg:arg`` and check the name and options.
+
+    Raises
+    ------
+    AnalysisError
+        Unknown summary name or option.
+    """
+    parts = spec.strip().split(":")
+    name, args = parts[0], tuple(a for a in parts[1:] if a)
+    info = SUMMARIES.get(name)
+    if info is None:
+        raise AnalysisError(
+            f"unknown stats report '{name}'; choose one of {', '.join(REPORT_NAMES)}"
+        )
+    for arg in args:
+        if arg not in info.args:
+            allowed = ", ".join(info.args) or "none"
+            raise AnalysisError(f"report '{name}' has no option '{arg}' (options: {allowed})")
+    return info, args

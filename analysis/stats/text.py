@@ -1,0 +1,283 @@
+"""Print summary results the way ``nsys stats`` does (column, table, csv, tsv, HTML) or as JSON.
+
+spec: nsys-sqlite.md §3.1 "Column-name tags → headers and units", "Console framing",
+"Number presentation": durations and timestamps in ns (integers as is, REALs with their
+digits), sizes in MB = 10^6 B and throughputs in MB/s with 3 decimals, no thousands
+separators (nsys under ``LANG=C.UTF-8``; with ``en_US`` it would print ``10,000``). The column
+layout: one leading space, columns two spaces apart, headers centred (extra space on the
+right), numbers right-aligned, text left-aligned, text wider than 100 characters cut to 99
+plus ``…``.
+
+Text from the report (names, labels) is printed with its control and format characters
+escaped (:mod:`analysis.escape`), in the column and CSV formats alike: a report must not be
+able to drive the terminal it is printed on. JSON escapes them itself.
+
+Plain Python: a result is anything with the :class:`Printable` methods, a computed
+:class:`~analysis.stats.StatsResult` (its pandas frame turned into text by
+:mod:`analysis.stats.format`) or a stored :class:`~analysis.stats.plain.PlainResult`
+(:mod:`analysis.answers`), which prints without NumPy or pandas being imported. Both go
+through :func:`number_text`, so they print the same digits.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+from analysis.errors import AnalysisError
+from analysis.escape import escape_text
+from analysis.stats.layouts import boxed_table, column_table, hdoc_page, html_table, tsv_rows
+
+__all__ = [
+    "FORMATS",
+    "TIME_UNITS",
+    "Printable",
+    "file_section",
+    "format_results",
+    "format_table",
+    "header_of",
+    "is_numeric_text",
+    "json_value",
+    "number_text",
+    "parse_timeunit",
+]
+
+#: ``-f``: nsys's formats (its ``json`` excepted: ours lists each result with its units).
+FORMATS = ("column", "table", "csv", "tsv", "json", "hdoc", "htable")
+_UNIT_LABEL = {"dur": "ns", "ts": "ns", "mem": "MB", "thru": "MB/s", "ratio": "%"}
+#: ``--timeunit`` name -> (header label, factor from ns, decimals), as nsys 2023.4 prints
+#: them (checked with its binary: it multiplies, so 50 ns is 0.0000 ms, 3000250000 ns is
+#: 3.0003 s; 1500000002.5 ns is 1500000.002 us).
+TIME_UNITS = {
+    "nsec": ("ns", 1.0, None),
+    "usec": ("us", 1e-3, 3),
+    "msec": ("ms", 1e-6, 4),
+    "seconds": ("sec", 1e-9, 4),
+}
+_COLUMN_MAX = 100
+_NO_DATA = "Report was successfully run, but no data was returned."
+
+
+class Printable(Protocol):
+    """What the formats need of a result (:class:`~analysis.stats.StatsResult` and
+    :class:`~analysis.stats.plain.PlainResult` have it)."""
+
+    name: str
+    title: str
+    units: Mapping[str, str | None]
+    skipped: str | None
+
+    @property
+    def base_name(self) -> str: ...
+
+    @property
+    def args(self) -> tuple[str, ...]: ...
+
+    @property
+    def n_rows(self) -> int: ...
+
+    def printed(self, timeunit: str = "nsec") -> tuple[list[str], list[list[str]], list[bool]]:
+        """(headers, escaped printed cells column by column, whether each is numeric)."""
+        ...
+
+    def json_table(self) -> tuple[list[str], list[list[object]]]:
+        """(every column name, rows of JSON-ready values)."""
+        ...
+
+
+def parse_timeunit(name: str) -> str:
+    """Return the time unit ``name`` abbreviates (nsys's prefix match: 'us' -> 'usec')."""
+    text = name.strip().lower()
+    for unit in TIME_UNITS:
+        if text and (unit.startswith(text) or text == TIME_UNITS[unit][0]):
+            return unit
+    raise AnalysisError(f"unknown time unit '{name}'; choose one of {', '.join(TIME_UNITS)}")
+
+
+def header_of(column: str, unit: str | None, timeunit: str = "nsec") -> str:
+    """Return the printed header: ``Total Time (ns)``, ``Total (MB)``, ``Name``."""
+    label = _UNIT_LABEL.get(unit or "")
+    if unit in ("dur", "ts"):
+        label = TIME_UNITS[timeunit][0]
+    return f"{column} ({label})" if label else column
+
+
+def number_text(value: object, unit: str | None, timeunit: str = "nsec") -> str:
+    """One cell's printed text (a Python value: None, bool, int, float or str).
+
+    Sizes and throughputs are divided by 10^6 and times multiplied by their unit's factor
+    as floats, so a column converted as a whole (:mod:`analysis.stats.format`) gives the
+    same digits.
+    """
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if unit in ("mem", "thru"):
+        return f"{float(value) / 1e6:.3f}"
+    if unit in ("dur", "ts") and timeunit != "nsec":
+        _, factor, decimals = TIME_UNITS[timeunit]
+        return f"{float(value) * factor:.{decimals}f}"
+    if isinstance(value, bool):
+        return str(int(value))
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def json_value(value: object) -> object:
+    """One cell as JSON: missing is null, ±inf is a string (strict JSON has no number for it)."""
+    if value is None:
+        return None
+    if isinstance(value, float):
+        if math.isnan(value):
+            return None
+        return value if math.isfinite(value) else str(value)
+    return value
+
+
+def is_numeric_text(texts: Sequence[str]) -> bool:
+    """Whether every non-empty text reads as a number (a column printed right-aligned)."""
+    for text in texts:
+        if text == "":
+            continue
+        try:
+            float(text)
+        except ValueError:
+            return False
+    return True
+
+
+def _csv_field(text: str) -> str:
+    # nsys quotes a field only when it holds a separator (a JSON NVTX label with quotes is
+    # printed as is), unlike Python's csv module.
+    if "," in text or "\n" in text or "\r" in text:
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
+def _csv_column(texts: list[str]) -> list[str]:
+    """A column's CSV fields; only texts with a separator need quoting (numbers never do)."""
+    joined = "\x00".join(texts)  # one scan in C instead of a test per cell
+    if "," in joined or "\n" in joined or "\r" in joined:
+        return [_csv_field(t) for t in texts]
+    return texts
+
+
+def _clipped(cells: list[list[str]], numeric: list[bool]) -> list[list[str]]:
+    """Text wider than 100 characters cut to 99 plus an ellipsis (column and table)."""
+    return [
+        col
+        if numeric[i]
+        else [t if len(t) <= _COLUMN_MAX else t[: _COLUMN_MAX - 1] + "…" for t in col]
+        for i, col in enumerate(cells)
+    ]
+
+
+def format_table(result: Printable, fmt: str = "column", timeunit: str = "nsec") -> str:
+    """Return one result's table (or its SKIPPED / no-data line), without the framing."""
+    if result.skipped:
+        return f"SKIPPED: {escape_text(result.skipped)}"
+    headers, cells, numeric = result.printed(timeunit)
+    if not result.n_rows or not cells:
+        return "" if fmt in ("csv", "tsv") else _NO_DATA
+    if fmt == "csv":
+        quoted = [_csv_column(col) for col in cells]
+        lines = map(",".join, zip(*quoted, strict=True))
+        return "\n".join([",".join(_csv_field(h) for h in headers), *lines])
+    if fmt == "tsv":
+        return tsv_rows(headers, cells)
+    draw = boxed_table if fmt == "table" else column_table
+    return draw(headers, _clipped(cells, numeric), numeric)
+
+
+def _head(report_name: str, result: Printable) -> str:
+    args = "".join(f"({a})" for a in result.args)
+    return f"Processing [{escape_text(report_name)}] with [{result.base_name}.py]{args}..."
+
+
+def file_section(
+    report_name: str, result: Printable, fmt: str, timeunit: str, target: str
+) -> tuple[str, str | None]:
+    """One report written to a file, as ``nsys stats -o PREFIX`` writes it.
+
+    Returns
+    -------
+    tuple
+        (the console line naming the file, the file's text: the section without its
+        ``Processing`` line; None for a SKIPPED report, which writes nothing).
+    """
+    head = f"{_head(report_name, result)[:-3]} to [{escape_text(target)}]..."
+    if result.skipped:
+        return f"{head} SKIPPED: {escape_text(result.skipped)}\n\n", None
+    if fmt == "json":
+        return f"{head} PROCESSED\n\n", format_results({report_name: [result]}, fmt, timeunit)
+    section = _section(report_name, result, fmt, timeunit)
+    body = section[len(_head(report_name, result)) + 2 :]
+    return f"{head} PROCESSED\n\n", body[:-1] if body.endswith("\n") else body
+
+
+def _section(report_name: str, result: Printable, fmt: str, timeunit: str) -> str:
+    """One report's text as nsys prints it, blank line after (none after an empty csv)."""
+    head = _head(report_name, result) + " "
+    if result.skipped:
+        return f"{head}\n{format_table(result, fmt, timeunit)}\n\n"
+    if fmt in ("hdoc", "htable"):
+        return f"{head}\n{_html_section(result, fmt, timeunit)}"
+    body = format_table(result, fmt, timeunit)
+    if fmt in ("csv", "tsv"):
+        return f"{head}\n{body}\n\n" if body else f"{head}\n"
+    # nsys's table layout draws an empty box before the title of a table with no rows.
+    box = "+--+\n" if fmt == "table" and body == _NO_DATA else ""
+    return f"{head}\n{box}\n ** {result.title} ({result.base_name}):\n\n{body}\n\n"
+
+
+def _html_section(result: Printable, fmt: str, timeunit: str) -> str:
+    headers, cells, _ = result.printed(timeunit)
+    empty = not result.n_rows or not cells
+    table = html_table(headers, cells)
+    gap = "\n" if empty else "\n\n"  # nsys leaves no blank line after an empty table
+    if fmt == "htable":
+        return table + gap
+    return hdoc_page(f"{result.title} ({result.base_name})", table) + gap
+
+
+def format_results(
+    results_by_report: Mapping[str, Sequence[Printable]],
+    fmt: str = "column",
+    timeunit: str = "nsec",
+) -> str:
+    """Render results the way ``nsys stats`` prints them, one section per report and name.
+
+    Parameters
+    ----------
+    results_by_report
+        Report file name -> its results, in printing order.
+    fmt
+        One of :data:`FORMATS`: 'column' (nsys's default console table), 'csv' (``-f csv``)
+        ... or 'json' (ours: a list of ``{report, name, title, skipped, columns, units,
+        rows}`` objects, values in native units).
+    timeunit
+        Display unit of durations and timestamps (``--timeunit``): 'nsec' (default), 'usec',
+        'msec' or 'seconds' (see :func:`parse_timeunit`); JSON stays in ns.
+    """
+    if fmt not in FORMATS:
+        raise AnalysisError(f"unknown format '{fmt}'; choose one of {', '.join(FORMATS)}")
+    if fmt == "json":
+        out = []
+        for report_name, results in results_by_report.items():
+            for res in results:
+                columns, rows = res.json_table()
+                out.append({
+                    "report": report_name, "name": res.name, "title": res.title,
+                    "skipped": res.skipped, "columns": columns,
+                    "units": {c: res.units.get(c) for c in columns}, "rows": rows,
+                })  # fmt: skip
+        return json.dumps(out, indent=1) + "\n"
+    return "".join(
+        _section(report_name, res, fmt, timeunit)
+        for report_name, results in results_by_report.items()
+        for res in results
+    )
