@@ -208,15 +208,14 @@ def _link_backward(tree: RangeTree, op_of: np.ndarray, ops: pd.DataFrame) -> Non
     back = ops.index[ops["is_backward_range"].to_numpy()]
     if not len(fwd) or not len(back):
         return
+    # Every op range is a row of ``ops``: the row of each forward range's op.
+    row_of = pd.Series(ops.index, index=ops["range"]).reindex(op_of[fwd]).to_numpy(np.int64)
     forward = pd.DataFrame({"pid": pid[fwd], "seq": seq[fwd], "t": tree.start_ns[fwd],
-                            "fwd": op_of[fwd]})  # fmt: skip
-    forward = forward[~forward["fwd"].map(dict.fromkeys(ops["range"], True)).isna()]
-    pos_of = pd.Series(ops.index, index=ops["range"])
-    forward["op"] = pos_of.reindex(forward["fwd"]).to_numpy()
-    forward = forward[ops.loc[forward["op"], "direction"].to_numpy() == "fprop"]
+                            "op": row_of})  # fmt: skip
+    forward = forward[ops["direction"].to_numpy()[row_of] == "fprop"]
     ranges = ops.loc[back, "range"].to_numpy()
-    wanted = pd.DataFrame({"pid": pid[ranges], "seq": seq[ranges], "t": ops.loc[back, "start_ns"],
-                           "back": back})  # fmt: skip
+    wanted = pd.DataFrame({"pid": pid[ranges], "seq": seq[ranges],
+                           "t": ops.loc[back, "start_ns"].to_numpy(), "back": back})  # fmt: skip
     if forward.empty:
         return
     linked = pd.merge_asof(
