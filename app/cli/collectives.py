@@ -41,8 +41,9 @@ ALIGNMENTS = ("wallclock", "session")
 _INSTANCE_OUT = ["collective", "communicator", "instance", "ranks", "size_bytes",
                  "first_start_ns", "skew_ns", "straggler", "near_ties", "max_wait_ns",
                  "total_wait_ns", "transfer_ns"]  # fmt: skip
-_SUMMARY_OUT = ["collective", "communicator", "count", "ranks", "mean_skew_ns", "max_skew_ns",
-                "total_wait_ns", "worst_straggler", "straggler_count", "caused_wait_ns"]  # fmt: skip
+_SUMMARY_OUT = ["collective", "communicator", "count", "ranks", "mean_skew_ns",
+                "max_skew_ns", "total_wait_ns", "worst_straggler", "straggler_count",
+                "caused_wait_ns"]  # fmt: skip
 _WAITS_OUT = ["collective", "communicator", "report", "wait_ns", "wait_share",
               "straggler_count", "instances"]  # fmt: skip
 
