@@ -509,7 +509,11 @@ def _summaries(instances: pd.DataFrame, ranks: pd.DataFrame) -> tuple[pd.DataFra
     return summary, waits
 
 
-def collectives(report_set: ReportSet, alignment: TimeAlignment | None = None) -> CollectiveMatch:
+def collectives(
+    report_set: ReportSet,
+    alignment: TimeAlignment | None = None,
+    offsets_ns: Sequence[int] | None = None,
+) -> CollectiveMatch:
     """Return the collectives of a report set matched across its reports, computed once.
 
     Parameters
@@ -518,13 +522,19 @@ def collectives(report_set: ReportSet, alignment: TimeAlignment | None = None) -
         The reports, one per rank (their order and labels are the set's).
     alignment
         How the reports share one time axis (default: the set's own alignment).
+    offsets_ns
+        Per report, its shift on the shared axis, instead of ``alignment``'s (the offsets
+        a timeline shows, manual shifts included).
 
     Raises
     ------
     AnalysisError
         The alignment is impossible (:meth:`ReportSet.offsets_ns`).
     """
-    offsets = tuple(report_set.offsets_ns(alignment))
+    if offsets_ns is None:
+        offsets = tuple(report_set.offsets_ns(alignment))
+    else:
+        offsets = tuple(int(o) for o in offsets_ns)
 
     def compute(snap: ReportSet) -> CollectiveMatch:
         ops = [find_collectives(r) for r in snap.reports]
