@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from analysis.comm_args import collective_arg_row, collective_args_frame
 from analysis.discover import GZIP_MAGIC
 from analysis.errors import CancelledError, CorruptReportError, NotAReportError
 from analysis.loader import _SPECS, _nvtx_meta, _TableBuilder
@@ -304,6 +305,7 @@ class _Events:
         self.threads: dict[tuple[int | str, int | str], int] = {}
         self.process_names: dict[int | str, str] = {}
         self.thread_names: dict[tuple[int | str, int | str], str] = {}
+        self.comms: list[tuple] = []  # torch.distributed metadata (analysis.comm_args)
         self.cols = {kind: {f: array("q") for f in fields} for kind, fields in _FIELDS.items()}
 
     def _name(self, value: object) -> int:
@@ -342,6 +344,10 @@ class _Events:
             row["thread"] = self.threads.setdefault(thread, len(self.threads))
         else:
             _gpu_fields(kind, str(event.get("name", "")), pid, tid, args, row)
+        if kind in ("nvtx", "kernels") and "Collective name" in args:
+            comm = collective_arg_row(kind, self.count, args)
+            if comm is not None:
+                self.comms.append(comm)
         cols = self.cols[kind]
         for field, column in cols.items():
             column.append(row.get(field, 0))
@@ -488,6 +494,7 @@ def _report(events: _Events, meta: dict[str, object]) -> Report:
             },
         },  # fmt: skip
         nvtx_max_ns=builder.nvtx_max_ns,
+        collective_args=collective_args_frame(events.comms),
     )
 
 

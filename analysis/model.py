@@ -320,6 +320,10 @@ class Report:
     cuda_devices
         ``pid``, ``device_id`` (CUDA ordinal, as in event tables), ``gpu_id`` (physical
         GPU, ``gpus.device_id`` space) from ``TARGET_INFO_CUDA_DEVICE``; empty before 2024.
+    collective_args
+        torch.distributed collective metadata of a Kineto trace's events, one row per event
+        that has some (:data:`analysis.comm_args.COLLECTIVE_ARG_COLUMNS`); an empty frame
+        for nsys reports, whose 2023.4 export drops NCCL's NVTX payloads.
     pending
         Kinds still being read by a progressive open (:func:`analysis.open_report`'s
         ``on_partial``): they are empty event tables for now, and ``processes`` and
@@ -342,6 +346,7 @@ class Report:
     contexts: pd.DataFrame = field(default_factory=lambda: _empty_frame(CONTEXT_COLUMNS))
     cuda_devices: pd.DataFrame = field(default_factory=lambda: _empty_frame(CUDA_DEVICE_COLUMNS))
     pending: frozenset[str] = frozenset()
+    collective_args: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def __repr__(self) -> str:
         # One line: the default dataclass repr printed every column (74,775 characters).

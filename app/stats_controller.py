@@ -13,7 +13,9 @@ and their offsets (``TimelineBinding.layout_changed``) and hands them to its thr
 * :class:`~app.stats_outliers.OutlierList` — outliers found once per report set (scored over
   the whole run), listed and marked for the panel's scope;
 * :class:`~app.stats_expert.ExpertList` — the ``nsys analyze`` rules' findings, found once per
-  report set and listed in the Expert tab; choosing one shows its event or gap.
+  report set and listed in the Expert tab; choosing one shows its event or gap;
+* :class:`~app.stats_collectives.CollectiveList` — collectives matched across the ranks,
+  listed in the Collectives tab; choosing one centres it across every rank.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow
 
 from analysis.outliers import Outliers
+from app.stats_collectives import CollectiveList
 from app.stats_expert import ExpertList
 from app.stats_highlight import NameHighlighter
 from app.stats_jobs import ShownReports
@@ -42,14 +45,15 @@ class StatsController(QObject):
 
     Attributes
     ----------
-    table, highlighter, outlier_list, expert_list
+    table, highlighter, outlier_list, expert_list, collective_list
         The parts (see the module docstring).
 
     Signals
     -------
-    table_ready(str), outliers_ready(object), instances_changed(object), findings_ready(object)
-        Relayed from :class:`StatsTable`, :class:`OutlierList`, :class:`NameHighlighter` and
-        :class:`ExpertList`.
+    table_ready(str), outliers_ready(object), instances_changed(object), findings_ready(object),
+    collectives_ready(object)
+        Relayed from :class:`StatsTable`, :class:`OutlierList`, :class:`NameHighlighter`,
+        :class:`ExpertList` and :class:`CollectiveList`.
     failed(str)
         A job of any part failed (one line).
     """
@@ -58,6 +62,7 @@ class StatsController(QObject):
     outliers_ready = Signal(object)
     instances_changed = Signal(object)
     findings_ready = Signal(object)
+    collectives_ready = Signal(object)
     failed = Signal(str)
 
     def __init__(self, window: QMainWindow, panel: StatsPanel, dock: QDockWidget | None = None):
@@ -69,6 +74,7 @@ class StatsController(QObject):
             panel, window.runner, self.highlighter, window.timeline.state
         )
         self.expert_list = ExpertList(panel, window.runner, self.highlighter, window.timeline)
+        self.collective_list = CollectiveList(panel, window.runner, window.timeline)
         self._shown = ShownReports()
         self._connect()
 
@@ -84,13 +90,16 @@ class StatsController(QObject):
         panel.instance_step.connect(highlighter.step)
         panel.outlier_selected.connect(self.outlier_list.focus_outlier)
         panel.finding_selected.connect(self.expert_list.focus_finding)
+        panel.collective_selected.connect(self.collective_list.focus_collective)
         panel.export_requested.connect(self._on_export_requested)
         panel.histogram.range_selected.connect(highlighter.select_durations)
         table.table_ready.connect(self.table_ready)
         highlighter.instances_changed.connect(self.instances_changed)
         self.outlier_list.outliers_ready.connect(self.outliers_ready)
         self.expert_list.findings_ready.connect(self.findings_ready)
-        for part in (table, highlighter, self.outlier_list, self.expert_list):
+        self.collective_list.collectives_ready.connect(self.collectives_ready)
+        parts = (table, highlighter, self.outlier_list, self.expert_list, self.collective_list)
+        for part in parts:
             part.failed.connect(self.failed)
 
     def _on_layout_changed(self, *_args) -> None:
@@ -116,6 +125,7 @@ class StatsController(QObject):
         self.highlighter.set_shown(self._shown, is_new)
         self.outlier_list.set_shown(self._shown, is_new)
         self.expert_list.set_shown(self._shown, is_new)
+        self.collective_list.set_shown(self._shown, is_new)
         self.table.request_stats()
 
     def _wait_for(self, names: list[str]) -> None:
@@ -132,6 +142,7 @@ class StatsController(QObject):
         self.highlighter.set_shown(self._shown, True)
         self.outlier_list.set_shown(self._shown, True)
         self.expert_list.set_shown(self._shown, True)
+        self.collective_list.set_shown(self._shown, True)
         self.panel.show_loading(_loading_text(names))
 
     def _on_scope_changed(self, _scope: Scope) -> None:

@@ -11,7 +11,10 @@ What is planted, by construction (see :class:`DemoTruth` and :func:`demo_truth`)
   :data:`STRAGGLER_FACTOR` times slower (a throttled GPU); the other ranks wait for it inside
   their NCCL all-reduce kernel, so their ``ncclDevKernel_*`` instances are longer instead;
 * :data:`SLOW_KERNEL_NAME` is :data:`SLOW_FACTOR` times its nominal duration in the few
-  instances listed by :data:`PLANTED_SLOW` (never on the straggler).
+  instances listed by :data:`PLANTED_SLOW` (never on the straggler);
+* in the steps :data:`LATE_STEPS`, rank :data:`LATE_RANK`'s all-reduce kernel starts
+  :data:`LATE_NS` late (a delayed launch): it arrives last, and every other rank waits for it
+  (:attr:`DemoTruth.late_arrivals` holds each rank's all-reduce start in those steps).
 
 Command line: ``python -m resources.demo OUTDIR [--ranks N] [--steps N] [--seed N]``.
 """
@@ -37,6 +40,9 @@ from resources.demo_events import STRINGS, THREAD_NAMES
 from resources.demo_rank import RankTrace
 from resources.demo_schema import create_schema
 from resources.demo_trace import (
+    LATE_NS,
+    LATE_RANK,
+    LATE_STEPS,
     PLANTED_SLOW,
     SLOW_FACTOR,
     SLOW_KERNEL_KEY,
@@ -48,6 +54,9 @@ from resources.demo_trace import (
 __all__ = [
     "BUILDER_VERSION",
     "DEFAULT_STEPS",
+    "LATE_NS",
+    "LATE_RANK",
+    "LATE_STEPS",
     "PLANTED_SLOW",
     "SLOW_FACTOR",
     "SLOW_KERNEL_NAME",
@@ -56,6 +65,7 @@ __all__ = [
     "STRAGGLER_FACTOR",
     "STRAGGLER_RANK",
     "DemoTruth",
+    "LateArrival",
     "PlantedKernel",
     "build_demo_reports",
     "demo_truth",
@@ -65,7 +75,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 #: Bump when the generated data change; older folders are rebuilt.
-BUILDER_VERSION = 1
+BUILDER_VERSION = 2
 DEFAULT_STEPS = 40
 SLOW_KERNEL_NAME = cat.KERNELS[SLOW_KERNEL_KEY].demangled
 SLOW_KERNEL_SHORT_NAME = cat.KERNELS[SLOW_KERNEL_KEY].short
@@ -87,6 +97,20 @@ class PlantedKernel:
 
 
 @dataclass(frozen=True)
+class LateArrival:
+    """One step in which rank ``rank`` starts its all-reduce ``delay_ns`` late.
+
+    ``starts_ns``: every rank's all-reduce kernel start in that step, in ns after rank 0's
+    session start (the reports' wall-clock alignment puts them there exactly).
+    """
+
+    rank: int
+    step: int
+    delay_ns: int
+    starts_ns: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class DemoTruth:
     """What was planted in a demo set (facts by construction, for tests and the docs)."""
 
@@ -100,6 +124,7 @@ class DemoTruth:
     slow_factor: int
     slow_instances: tuple[PlantedKernel, ...]
     file_names: tuple[str, ...]
+    late_arrivals: tuple[LateArrival, ...] = ()
 
 
 def _file_names(ranks: int) -> tuple[str, ...]:
@@ -113,6 +138,12 @@ def _truth(traces: list[RankTrace], ranks: int, steps: int, seed: int) -> DemoTr
     for rank, step in planted:
         start, end = next(spans[rank])
         instances.append(PlantedKernel(rank, step, int(start), int(end - start)))
+    base = traces[0].offset_ns
+    late = tuple(
+        LateArrival(LATE_RANK, step, LATE_NS,
+                    tuple(int(np.round(t.allreduce_starts[step])) - base for t in traces))
+        for step in LATE_STEPS if ranks > LATE_RANK and step < steps
+    )  # fmt: skip
     return DemoTruth(
         ranks=ranks,
         steps=steps,
@@ -124,6 +155,7 @@ def _truth(traces: list[RankTrace], ranks: int, steps: int, seed: int) -> DemoTr
         slow_factor=SLOW_FACTOR,
         slow_instances=tuple(instances),
         file_names=_file_names(ranks),
+        late_arrivals=late,
     )
 
 

@@ -56,6 +56,8 @@ class RankTrace:
     step_spans: list[tuple[float, float]] = field(default_factory=list)
     main_sleeps: list[tuple[float, float]] = field(default_factory=list)
     loader_runs: list[tuple[float, float]] = field(default_factory=list)
+    #: Start of each step's all-reduce kernel, global clock (not shifted).
+    allreduce_starts: list[float] = field(default_factory=list)
     next_correlation: int = 1
     next_grid: int = 1
     nccl_start_ns: float = 0.0

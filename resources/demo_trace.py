@@ -20,6 +20,9 @@ from resources import demo_events as ev
 from resources.demo_rank import RankTrace, StepState
 
 __all__ = [
+    "LATE_NS",
+    "LATE_RANK",
+    "LATE_STEPS",
     "PLANTED_SLOW",
     "SLOW_FACTOR",
     "SLOW_KERNEL_KEY",
@@ -34,6 +37,11 @@ SLOW_KERNEL_KEY = "ln_fwd"
 SLOW_FACTOR = 10
 #: (rank, step, n-th launch of the slow kernel within that step)
 PLANTED_SLOW = ((0, 5, 3), (1, 17, 10), (3, 26, 0), (0, 33, 21))
+#: In these steps rank LATE_RANK's all-reduce kernel starts LATE_NS late (a delayed launch):
+#: it, not the throttled STRAGGLER_RANK, is the last to arrive, and the others wait for it.
+LATE_RANK = 1
+LATE_STEPS = (11, 29)
+LATE_NS = 20_000_000
 
 _US = 1000
 _MS = 1_000_000
@@ -122,6 +130,8 @@ class _Simulator:
         n = self.nccl_idx
         state.ready_ns = max(a[n] + lat[n], ge[i7].max(), ge[i13].max(), self.free[rank, 2])
         state.ready_ns += rng.uniform(3, 9) * _US
+        if rank == LATE_RANK and step in LATE_STEPS:
+            state.ready_ns += LATE_NS
         return state
 
     def _after_allreduce(self, rank: int, st: StepState, nccl_end: float) -> float:
@@ -151,6 +161,7 @@ class _Simulator:
             transfer = _NCCL_TRANSFER_NS * self.shared_rng.lognormal(0.0, _JITTER_SIGMA)
             nccl_end = max(s.ready_ns for s in states) + transfer
             for r, st in enumerate(states):
+                self.traces[r].allreduce_starts.append(st.ready_ns)
                 step_end = self._after_allreduce(r, st, nccl_end)
                 ev.record_step(self, self.traces[r], step, st, step_end)
                 t_cpu[r] = step_end + self.rngs[r].uniform(40, 120) * _US

@@ -45,6 +45,7 @@ from viewer.style import report_color
 from viewer.table_model import SORT_ROLE, Column, DataFrameModel
 
 __all__ = [
+    "COLLECTIVES_TAB",
     "EXPERT_TAB",
     "LIST_TABS",
     "OUTLIERS_TAB",
@@ -66,11 +67,13 @@ TABS = (
     ("osrt", "OS runtime"),
     ("outliers", "Outliers"),
     ("expert", "Expert"),
+    ("collectives", "Collectives"),
 )
 OUTLIERS_TAB = "outliers"
 EXPERT_TAB = "expert"
+COLLECTIVES_TAB = "collectives"
 #: Tabs that list instances (one row per event or gap), not statistics per name.
-LIST_TABS = (OUTLIERS_TAB, EXPERT_TAB)
+LIST_TABS = (OUTLIERS_TAB, EXPERT_TAB, COLLECTIVES_TAB)
 _HISTOGRAM_MIN_PX = 140
 _HISTOGRAM_START_PX = 220
 #: Time scopes (:attr:`viewer.state.Scope.range_mode`): whole run, the visible range, the
@@ -85,6 +88,18 @@ def columns_for(kind: str, frame: pd.DataFrame, report_labels: list[str]) -> lis
             Column("rule", "Rule", "text", "The nsys analyze rule that found it (-r NAME)"),
             Column("report", "Report", "text"), Column("what", "What", "text"),
             Column("where", "Where", "text"), Column("start_ns", "Start (ns)"),
+        ]  # fmt: skip
+    if kind == COLLECTIVES_TAB:
+        return [
+            Column("collective", "Collective", "text"),
+            Column("communicator", "Communicator", "text"), Column("instance", "#", "int"),
+            Column("ranks", "Ranks", "int"),
+            Column("skew_ns", "Skew (ns)", "int", "Last rank's start − first rank's start"),
+            Column("straggler", "Straggler", "text", "The last report to start"),
+            Column("max_wait_ns", "Max wait (ns)", "int", "The longest any rank waited"),
+            Column("total_wait_ns", "Total wait (ns)", "int", "Every rank's wait, summed"),
+            Column("transfer_ns", "Transfer (ns)", "int", "Last end − last start"),
+            Column("first_start_ns", "Start (ns)"),
         ]  # fmt: skip
     if kind == OUTLIERS_TAB:
         return [
@@ -171,6 +186,8 @@ class StatsPanel(QWidget):
         An outlier row was chosen (a ``dict`` of its fields).
     finding_selected(object)
         A row of the Expert tab was chosen (a ``dict`` of its fields).
+    collective_selected(object)
+        A row of the Collectives tab was chosen (a ``dict`` of its fields).
     export_requested(str, str)
         Export CSV…: (suggested file name, the CSV text of the rows shown).
     """
@@ -182,6 +199,7 @@ class StatsPanel(QWidget):
     instance_step = Signal(int)
     outlier_selected = Signal(object)
     finding_selected = Signal(object)
+    collective_selected = Signal(object)
     export_requested = Signal(str, str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -393,6 +411,10 @@ class StatsPanel(QWidget):
         """Show the expert rules' findings (:mod:`analysis.rules.findings`) in the Expert tab."""
         self._show_list(EXPERT_TAB, frame, status)
 
+    def show_collectives(self, frame: pd.DataFrame, status: str = "") -> None:
+        """Show collectives matched across ranks (:mod:`analysis.collectives`)."""
+        self._show_list(COLLECTIVES_TAB, frame, status)
+
     def _show_list(self, kind: str, frame: pd.DataFrame, status: str) -> None:
         """Keep a list tab's rows; show them, in their own order, when it is the current tab."""
         self._frames[kind] = frame
@@ -494,7 +516,7 @@ class StatsPanel(QWidget):
 
     def _filter_key(self) -> str:
         """The column the filter matches: a finding's text, or the name."""
-        return "what" if self.kind() == EXPERT_TAB else "name"
+        return {EXPERT_TAB: "what", COLLECTIVES_TAB: "collective"}.get(self.kind(), "name")
 
     def _row_record(self, index: QModelIndex) -> dict:
         row = self.proxy.mapToSource(index).row()
@@ -508,6 +530,8 @@ class StatsPanel(QWidget):
             self.outlier_selected.emit(record)
         elif self.kind() == EXPERT_TAB:
             self.finding_selected.emit(record)
+        elif self.kind() == COLLECTIVES_TAB:
+            self.collective_selected.emit(record)
         elif record.get("name") is not None:
             self.name_activated.emit(str(record["name"]), self.kind(), group_of(record))
 

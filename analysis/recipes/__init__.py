@@ -5,7 +5,7 @@ process pool or on Dask; ``write_output`` writes its tables (Parquet + CSV), plo
 summary into a folder that ``load_output`` reads back.
 """
 
-from analysis.recipes import diff, gaps, histogram, pace, summaries
+from analysis.recipes import diff, gaps, histogram, nccl_straggler, pace, summaries
 from analysis.recipes.base import (
     RECIPES,
     FilePartial,
@@ -49,5 +49,6 @@ for _recipe in (
     gaps.GpuGaps(),
     gaps.GpuTimeUtil(),
     diff.Diff(),
+    nccl_straggler.NcclStraggler(),
 ):
     register(_recipe)

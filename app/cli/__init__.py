@@ -36,6 +36,7 @@ SUBCOMMANDS = {
     "export": "app.cli.export",
     "diff": "app.cli.diff",
     "dlprof": "app.cli.dlprof",
+    "collectives": "app.cli.collectives",
 }
 
 #: What the exit status says; every sub-command's help ends with it.

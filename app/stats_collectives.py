@@ -1,0 +1,123 @@
+"""The stats panel's Collectives tab: collectives matched across the shown reports (one per
+rank), found once per set and offsets on a worker; choosing one centres the timeline on it
+across every rank and selects its span over the ranks' collective rows.
+
+Like the Expert tab it lists the whole reports, not the panel's time scope: matching the
+n-th collective needs every occurrence.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+from PySide6.QtCore import QObject, Signal
+
+from analysis.collectives import CollectiveMatch, collectives
+from analysis.timefmt import pluralize
+from app.event_lookup import scroll_track_into_view
+from app.jobs import JobRunner
+from app.stats_jobs import ShownReports, run_for_set
+from viewer.stats_panel import StatsPanel
+from viewer.timeline import TimelineWidget
+
+__all__ = ["CollectiveList"]
+
+
+class CollectiveList(QObject):
+    """Match and list the collectives of the shown reports.
+
+    Signals
+    -------
+    collectives_ready(object)
+        :class:`~analysis.collectives.CollectiveMatch` of the shown reports is listed.
+    failed(str)
+        The collectives could not be matched (one line).
+    """
+
+    collectives_ready = Signal(object)
+    failed = Signal(str)
+
+    def __init__(self, panel: StatsPanel, runner: JobRunner, timeline: TimelineWidget):
+        super().__init__(panel)
+        self._panel, self._runner, self._timeline = panel, runner, timeline
+        self._shown = ShownReports()
+        self._found: CollectiveMatch | None = None
+
+    def found(self) -> CollectiveMatch | None:
+        return self._found
+
+    def set_shown(self, shown: ShownReports, is_new: bool) -> None:
+        """Follow the shown reports; new reports or offsets are matched again (on a worker)."""
+        moved = shown.offsets != self._shown.offsets
+        self._shown = shown
+        if is_new or moved:
+            self._found = None
+            self._match()
+
+    def _match(self) -> None:
+        shown = self._shown
+        if not len(shown.reports):
+            self._panel.show_collectives(pd.DataFrame())
+            return
+        self._panel.show_collectives(pd.DataFrame(), "Matching collectives across ranks…")
+        offsets = shown.offsets
+        run_for_set(self._runner, shown, lambda rs: collectives(rs, offsets_ns=offsets),
+                    "collectives", lambda: self._shown, self._on_ready,
+                    self._on_failed)  # fmt: skip
+
+    def _on_failed(self, text: str) -> None:
+        self._panel.show_collectives(pd.DataFrame(), f"Collectives failed: {text}")
+        self.failed.emit(text)
+
+    def _on_ready(self, found: CollectiveMatch) -> None:
+        self._found = found
+        frame = found.instances.assign(instance_row=range(len(found.instances)))
+        self._panel.show_collectives(frame, _status(found))
+        self.collectives_ready.emit(found)
+
+    def focus_collective(self, record: dict) -> None:
+        """Centre the timeline on one matched collective across every rank and select its
+        span (first start to last end) over the rows of its ranks' collective events."""
+        found = self._found
+        if found is None:
+            return
+        ranks = found.ranks[found.ranks["instance_row"] == int(record["instance_row"])]
+        if ranks.empty:
+            return
+        start, end = int(ranks["start_ns"].min()), int(ranks["end_ns"].max())
+        pad = max((end - start) // 4, 1_000)
+        rows = self._rows_of(ranks)
+        state = self._timeline.state
+        state.set_view_range(start - pad, end + pad)
+        state.select(start, end, rows)
+        if rows:
+            scroll_track_into_view(self._timeline, rows[0])
+
+    def _rows_of(self, ranks: pd.DataFrame) -> list[str]:
+        """Keys of the timeline rows holding each rank's collective event."""
+        reports = self._shown.reports
+        wanted = set()
+        for index, table, row in zip(ranks["report_index"], ranks["table"], ranks["row"],
+                                     strict=True):  # fmt: skip
+            events = reports[int(index)].tables.get(str(table))
+            if events is not None and "track_id" in events and 0 <= int(row) < len(events):
+                wanted.add((int(index), str(table), int(events["track_id"][int(row)])))
+        keys = []
+        for track in self._timeline.state.tracks():
+            if any((track.report_index, t, i) in wanted for t, i in track.parts):
+                keys.append(track.key)
+        return keys
+
+
+def _status(found: CollectiveMatch) -> str:
+    """'40 collectives matched across 4 reports; worst straggler rank2.sqlite · notes'."""
+    inst = found.instances
+    if not len(inst):
+        text = "No collectives matched"
+    else:
+        reports = pluralize(int(inst["ranks"].max()), "report")
+        text = f"{pluralize(len(inst), 'collective')} matched across {reports}"
+        worst = found.summary.sort_values("caused_wait_ns", ascending=False).iloc[0]
+        text += f"; worst straggler {worst['worst_straggler']} ({worst['collective']})"
+    if found.notes:
+        text += " · " + "; ".join(found.notes)
+    return text
