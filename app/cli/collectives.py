@@ -21,7 +21,8 @@ from analysis.errors import AnalysisError
 from analysis.escape import escape_text
 from analysis.reportset import ReportSet
 from analysis.stats import StatsResult
-from analysis.stats.format import format_table, json_value
+from analysis.stats.format import json_value
+from analysis.stats.text import format_table
 from app.cli.common import (
     LoadBar,
     Skips,
