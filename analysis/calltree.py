@@ -21,8 +21,10 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from analysis.cpu import thread_intervals
 from analysis.errors import AnalysisError
 from analysis.model import Report, freeze
+from analysis.tracks import Track
 
 __all__ = [
     "CallTree",
@@ -30,6 +32,8 @@ __all__ = [
     "chain_text",
     "merge_stacks",
     "sample_stacks",
+    "selected_samples",
+    "selection_tree",
     "Stacks",
 ]
 
@@ -266,3 +270,91 @@ def _preorder(parent: np.ndarray, total: np.ndarray, name: np.ndarray) -> np.nda
         out.append(node)
         stack.extend(children[starts_l[node + 1] : ends_l[node + 1]][::-1])
     return np.array(out, dtype=np.int64)
+
+
+def selected_samples(
+    report: Report,
+    tracks: Sequence[Track],
+    report_index: int,
+    t0_ns: int | None = None,
+    t1_ns: int | None = None,
+    threads: Sequence[int] = (),
+) -> npt.NDArray[np.int64]:
+    """Return the rows of ``report.tables["samples"]`` a selection holds.
+
+    ``tracks``: the selected timeline rows (every report's; those of ``report_index`` count):
+    a thread's row selects that thread's samples, a CPU core row the samples taken on that
+    core; with no such row selected, every sample counts. ``t0_ns``/``t1_ns``: the time range
+    in the report's own time base (None: open). ``threads``: thread ids (TIDs) to keep
+    (the command line's ``--thread``).
+    """
+    samples = report.tables["samples"]
+    start = samples["start_ns"]
+    keep = np.ones(len(start), dtype=bool)
+    if t0_ns is not None:
+        keep &= start >= t0_ns
+    if t1_ns is not None:
+        keep &= start < t1_ns
+    gtids, cores = _selected_threads(report, tracks, report_index)
+    if gtids is not None or cores is not None:
+        chosen = np.zeros(len(start), dtype=bool)
+        if gtids is not None:
+            chosen |= np.isin(samples["global_tid"], gtids)
+        if cores is not None:
+            chosen |= np.isin(samples["cpu"], cores)
+        keep &= chosen
+    if len(threads):
+        from analysis.schema import tid_of
+
+        keep &= np.isin(tid_of(samples["global_tid"]), np.asarray(threads, dtype=np.int64))
+    return np.flatnonzero(keep)
+
+
+def _selected_threads(
+    report: Report, tracks: Sequence[Track], report_index: int
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The threads (global ids) and cores that the selected rows of one report name."""
+    gtids: list[np.ndarray] = []
+    cores: list[int] = []
+    for track in tracks:
+        if track.report_index != report_index:
+            continue
+        for table, track_id in track.parts:
+            if table == "cpu":
+                cores.append(int(track.key.rsplit("core", 1)[-1]))
+            elif table == "thread_state":
+                # Its tracks are the threads that ran, by global_tid (analysis.kinds.builtin).
+                runs = np.unique(thread_intervals(report).global_tid)
+                gtids.append(runs[[track_id]] if track_id < len(runs) else runs[:0])
+            elif table in report.tables and "global_tid" in report.tables[table].track_keys:
+                keys = report.tables[table].track_keys["global_tid"].to_numpy(np.int64)
+                gtids.append(keys[[track_id]] if track_id < len(keys) else keys[:0])
+    return (
+        np.unique(np.concatenate(gtids)) if gtids else None,
+        np.asarray(cores, dtype=np.int64) if cores else None,
+    )
+
+
+def selection_tree(
+    reports: Sequence[Report],
+    stacks: Sequence[Stacks],
+    tracks: Sequence[Track],
+    window: tuple[int | None, int | None],
+    offsets_ns: Sequence[int],
+    bottom_up: bool = False,
+) -> CallTree:
+    """The call tree of the samples a timeline selection holds, over every report.
+
+    ``stacks``: per report, :func:`sample_stacks` (a ReportSet keeps them); ``window``: the
+    selected range on the shared axis (None: open); ``offsets_ns``: per report, its offset
+    on that axis.
+    """
+    parts = []
+    t0, t1 = window
+    for i, (report, own) in enumerate(zip(reports, stacks, strict=True)):
+        off = int(offsets_ns[i]) if i < len(offsets_ns) else 0
+        rows = selected_samples(
+            report, tracks, i, None if t0 is None else t0 - off, None if t1 is None else t1 - off
+        )
+        parts.append(own.take(rows))
+    return call_tree(merge_stacks(parts), bottom_up)
