@@ -35,6 +35,7 @@ SUBCOMMANDS = {
     "analyze": "app.cli.analyze",
     "export": "app.cli.export",
     "diff": "app.cli.diff",
+    "calltree": "app.cli.calltree",
 }
 
 #: What the exit status says; every sub-command's help ends with it.
