@@ -52,7 +52,15 @@ from analysis._cachefiles import (
     write_meta,
 )
 from analysis.cachedir import cache_root
-from analysis.model import EVENT_TABLES, DurationTable, EventTable, Report, ReportInfo, StringIds
+from analysis.model import (
+    CHAIN_COLUMNS,
+    EVENT_TABLES,
+    DurationTable,
+    EventTable,
+    Report,
+    ReportInfo,
+    StringIds,
+)
 
 __all__ = [
     "EntryWriter",
@@ -81,7 +89,11 @@ _FRAMES = (
     "gpu_metric_names",
     "contexts",
     "cuda_devices",
+    "sample_chains",
+    "cuda_chains",
 )
+#: Frames holding call chains (analysis.model.CHAIN_COLUMNS), checked like event tables.
+_CHAIN_FRAMES = ("sample_chains", "cuda_chains")
 
 
 def cache_key(path: Path) -> str:
@@ -163,6 +175,24 @@ def _check_table(kind: str, columns: dict[str, np.ndarray], n_keys: int, n_strin
                 raise DamagedEntryError(
                     f"{kind}.{name}: ids {lo}..{hi} outside the {n_strings} strings"
                 )
+
+
+def _check_chains(name: str, frame, n_strings: int) -> None:
+    """Raise DamagedEntryError unless a call-chain frame has its columns and dtypes, ids
+    that index the string table (or -1), and rows sorted by (chain id, depth)."""
+    dtypes = {c: str(t) for c, t in frame.dtypes.items()}
+    if dtypes != CHAIN_COLUMNS:
+        raise DamagedEntryError(f"{name}: columns {dtypes}, not {CHAIN_COLUMNS}")
+    if not len(frame):
+        return
+    for column in ("symbol", "module"):
+        lo, hi = _span(frame[column].to_numpy())
+        if lo < -1 or hi >= n_strings:
+            raise DamagedEntryError(f"{name}.{column}: ids {lo}..{hi} outside {n_strings} strings")
+    chain, depth = frame["chain_id"].to_numpy(), frame["depth"].to_numpy()
+    step = np.diff(chain)
+    if np.any(step < 0) or np.any((step == 0) & (np.diff(depth) < 0)):
+        raise DamagedEntryError(f"{name}: frames not sorted by chain and depth")
 
 
 class EntryWriter:
@@ -256,6 +286,9 @@ class EntryWriter:
                 for kind, table in report.tables.items():
                     keys = table.track_keys if isinstance(table, EventTable) else ()
                     _check_table(kind, table.columns, len(keys), len(report.strings))
+                if report.complete:
+                    for name in _CHAIN_FRAMES:
+                        _check_chains(name, getattr(report, name), len(report.strings))
             except DamagedEntryError as exc:
                 # It would be discarded on every read: odd ids in the report itself.
                 log.info("%s is not cached: %s", report.info.path, exc)
@@ -516,6 +549,8 @@ def _load(entry: Path, path: Path, partial: bool) -> Report | None:
         name: _read_table(entry, f"{name}.frame.arrow", meta["files"]).to_pandas()
         for name in _FRAMES
     }
+    for name in _CHAIN_FRAMES:
+        _check_chains(name, frames[name], len(strings))
     return Report(
         info=ReportInfo(**info),
         strings=string_ids,

@@ -14,7 +14,7 @@ __all__ = ["COLUMNS_FORMAT", "cache_root"]
 
 #: The format of the columnar entries (:mod:`analysis.cache`): bumped whenever what an entry
 #: holds, or how the report is read into it, changes; an entry of another format is rebuilt.
-COLUMNS_FORMAT = 8
+COLUMNS_FORMAT = 9
 
 
 def cache_root() -> Path:

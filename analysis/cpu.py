@@ -14,7 +14,7 @@ import numpy.typing as npt
 
 from analysis.model import Report, freeze
 
-__all__ = ["CoreIntervals", "core_intervals"]
+__all__ = ["CoreIntervals", "core_intervals", "thread_intervals"]
 
 
 @dataclass(frozen=True)
@@ -94,6 +94,24 @@ def core_intervals(report: Report) -> CoreIntervals:
         end_ns=freeze(np.maximum(run_end, run_start)),
         global_tid=freeze(run_gtid),
         cores=freeze(np.unique(run_cpu)),
+    )
+
+
+def thread_intervals(report: Report) -> CoreIntervals:
+    """Return the run intervals of :func:`core_intervals` sorted by ``(global_tid, start_ns)``.
+
+    What a thread's "thread state" row draws: running on ``cpu`` inside an interval, not
+    running (waiting, sleeping, preempted) between them. A thread runs on one core at a
+    time, so one thread's intervals never overlap.
+    """
+    runs = core_intervals(report)
+    order = np.lexsort((runs.start_ns, runs.global_tid))
+    return CoreIntervals(
+        cpu=freeze(runs.cpu[order]),
+        start_ns=freeze(runs.start_ns[order]),
+        end_ns=freeze(runs.end_ns[order]),
+        global_tid=freeze(runs.global_tid[order]),
+        cores=runs.cores,
     )
 
 

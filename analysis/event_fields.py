@@ -13,13 +13,18 @@ import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
 
+import numpy as np
+
 from analysis._files import pending_wal
 from analysis._sqlite import ReportDatabase, quote_ident
+from analysis.calltree import chain_text
 from analysis.errors import StrataError
+from analysis.escape import escape_text
 from analysis.model import Report
 from analysis.open import sqlite_source
+from analysis.timefmt import format_duration_ns
 
-__all__ = ["EXTRA_COLUMNS", "read_event_fields"]
+__all__ = ["EXTRA_COLUMNS", "backtrace_lines", "read_event_fields"]
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +51,70 @@ EXTRA_COLUMNS: Mapping[str, tuple[str, ...]] = {
         "jsonText",
     ),
 }
+
+
+#: Most frames a backtrace in the details lists (the innermost; the rest are counted).
+MAX_FRAMES = 24
+#: Thread tables whose events show the call chain of their thread's nearest CPU sample.
+_THREAD_TABLES = ("cuda_api", "osrt", "nvtx")
+
+
+def _frame_lines(report: Report, chains, chain_id: int, title: str) -> list[tuple[str, str]]:
+    frames = chain_text(report, chains, chain_id)
+    lines = []
+    for depth, (symbol, module) in enumerate(frames[:MAX_FRAMES]):
+        where = f"  ({escape_text(Path(module).name)})" if module else ""
+        lines.append((title if depth == 0 else "", f"#{depth} {escape_text(symbol)}{where}"))
+    if len(frames) > MAX_FRAMES:
+        lines.append(("", f"… {len(frames) - MAX_FRAMES:,} more frames"))
+    return lines
+
+
+def backtrace_lines(report: Report, table: str, row: int) -> list[tuple[str, str]]:
+    """Return the call-chain lines of one event, innermost frame first (spec §1.4, §1.7).
+
+    A CUDA API call: its backtrace (``CUDA_CALLCHAINS``). A CPU sample: its call chain. A
+    CUDA API call, OS runtime call or NVTX range: also the call chain of the CPU sample of
+    its thread nearest to its start. Frames read ``#depth symbol (module file name)``,
+    escaped. Empty when there is none.
+    """
+    events = report.tables.get(table)
+    if events is None or "start_ns" not in events or not 0 <= row < len(events):
+        return []
+    lines: list[tuple[str, str]] = []
+    if table == "cuda_api" and "callchain_id" in events:
+        chain = int(events["callchain_id"][row])
+        if chain >= 0:
+            lines += _frame_lines(report, report.cuda_chains, chain, "Backtrace")
+    if table == "samples":
+        lines += _frame_lines(report, report.sample_chains, int(events["sample_id"][row]),
+                              "Call chain")  # fmt: skip
+    elif table in _THREAD_TABLES:
+        lines += _nearest_sample(report, int(events["global_tid"][row]),
+                                 int(events["start_ns"][row]))  # fmt: skip
+    return lines
+
+
+def _nearest_sample(report: Report, global_tid: int, t_ns: int) -> list[tuple[str, str]]:
+    samples = report.tables["samples"]
+    keys = samples.track_keys
+    if not len(samples) or "global_tid" not in keys:
+        return []
+    track = np.flatnonzero(keys["global_tid"].to_numpy() == global_tid)
+    if not len(track):
+        return []
+    rows = samples.track_slice(int(track[0]))
+    starts = samples["start_ns"][rows]
+    i = int(np.searchsorted(starts, t_ns))
+    near = [j for j in (i - 1, i) if 0 <= j < len(starts)]
+    if not near:
+        return []
+    j = min(near, key=lambda k: abs(int(starts[k]) - t_ns))
+    delta = int(starts[j]) - t_ns
+    when = ("+" if delta >= 0 else "-") + format_duration_ns(abs(delta))
+    lines = [("Nearest CPU sample", f"{when} from the start")]
+    chain = int(samples["sample_id"][rows.start + j])
+    return lines + _frame_lines(report, report.sample_chains, chain, "Sample stack")
 
 
 def read_event_fields(report: Report, table: str, row: int) -> dict[str, object]:

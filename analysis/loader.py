@@ -119,6 +119,8 @@ _SPECS: dict[str, tuple[str, tuple[_Col, ...]]] = {
             _c("name_id", "nameId", fill=-1),
             _c("event_class", "eventClass"),
             _c("return_value", "returnValue", np.int64),
+            # The call's backtrace in CUDA_CALLCHAINS (-1: none; spec §1.4).
+            _c("callchain_id", "callchainId", np.int64, fill=-1),
         ),
     ),
     "osrt": (
@@ -191,12 +193,29 @@ _SPECS: dict[str, tuple[str, tuple[_Col, ...]]] = {
     ),
 }
 
+_CHAIN_COLUMNS = (
+    _c("chain_id", "id", np.int64, fill=-1),
+    _c("depth", "stackDepth", np.int64),
+    _c("symbol", "symbol", fill=-1),
+    _c("module", "module", fill=-1),
+)
+#: Call chains (spec §1.4, §1.7): not events but frames, one row per (chain id, depth),
+#: depth 0 the innermost. Read and checked as the event tables are (one validation), kept
+#: as :attr:`Report.sample_chains` / :attr:`Report.cuda_chains` sorted by (chain, depth).
+_CHAIN_SPECS: dict[str, tuple[str, tuple[_Col, ...]]] = {
+    "sample_chains": ("SAMPLING_CALLCHAINS", _CHAIN_COLUMNS),
+    "cuda_chains": ("CUDA_CALLCHAINS", _CHAIN_COLUMNS),
+}
+_ALL_SPECS = {**_SPECS, **_CHAIN_SPECS}
+
 #: Name columns whose ids must resolve through StringIds (mapped to pool codes on read).
 _NAME_COLUMNS = {
     "kernels": ("name_id", "short_name_id", "mangled_name_id"),
     "cuda_api": ("name_id",),
     "osrt": ("name_id",),
     "nvtx": ("text_id",),
+    "sample_chains": ("symbol", "module"),
+    "cuda_chains": ("symbol", "module"),
 }
 #: Columns a present table must have, and that must never be NULL: without them every
 #: event would silently start (or end) at 0. NVTX's NULL end means "a mark / still open".
@@ -271,7 +290,9 @@ def load_sqlite(
         if on_partial is not None and kinds is None:
             partials = _Partials(db, info, strings, builder, on_partial)
         _read_events(db, builder, report_progress, cancel, kinds, partials)
-        if kinds is not None:
+        if kinds is None:
+            builder.chains = _read_chains(db, strings)
+        else:
             # A partial model still refuses what a full one refuses (recipes and stats go
             # through the same validation as info): the tables not read are checked in SQLite.
             check_event_tables(db, strings, skip=kinds)
@@ -312,6 +333,7 @@ def _report(
         contexts=metadata.read_contexts(db),
         cuda_devices=metadata.read_cuda_devices(db),
         pending=pending,
+        **({} if pending else builder.chains),
     )
 
 
@@ -393,9 +415,30 @@ def _read_events(
     )
 
 
+def _read_chains(db: ReportDatabase, strings: StringTable) -> dict[str, pd.DataFrame]:
+    """Read the call-chain tables present: frames sorted by (chain id, depth).
+
+    Checked as event tables are: integers only, symbol and module ids in StringIds.
+    """
+    kinds = [kind for kind in _CHAIN_SPECS if db.columns(_CHAIN_SPECS[kind][0])]
+    chains = {kind: chain_frame(_empty_columns(kind)) for kind in _CHAIN_SPECS}
+    for kind, data in zip(kinds, db.read_tables([_column_read(db, k, strings) for k in kinds]),
+                          strict=True):  # fmt: skip
+        chains[kind] = chain_frame(data)
+    return chains
+
+
+def chain_frame(data: Mapping[str, np.ndarray]) -> pd.DataFrame:
+    """Call-chain columns as the model keeps them: sorted by (chain id, depth), no row ids."""
+    order = np.lexsort((data["depth"], data["chain_id"]))
+    return pd.DataFrame(
+        {c.name: np.asarray(data[c.name], dtype=c.dtype)[order] for c in _CHAIN_COLUMNS}
+    )
+
+
 def _empty_columns(kind: str) -> dict[str, np.ndarray]:
     """The raw columns of an absent table (no rows)."""
-    empty = {c.name: np.empty(0, dtype=c.dtype) for c in _SPECS[kind][1]}
+    empty = {c.name: np.empty(0, dtype=c.dtype) for c in _ALL_SPECS[kind][1]}
     empty["row_id"] = np.empty(0, dtype=np.int64)
     return empty
 
@@ -409,7 +452,7 @@ def _column_read(db: ReportDatabase, kind: str, strings: StringTable) -> ColumnR
         The table lacks its start (or end) column; while reading: a NULL start or end, a
         value that is not an integer, or a string id that StringIds lacks.
     """
-    table, cols = _SPECS[kind]
+    table, cols = _ALL_SPECS[kind]
     present = set(db.columns(table))
     for c in cols:
         if c.name in _REQUIRED and c.source not in present:
@@ -577,8 +620,8 @@ def check_event_tables(
     checked = checked or {}
     plans = {
         kind: _column_read(db, kind, strings)
-        for kind in _READ_ORDER
-        if kind not in skip and db.columns(_SPECS[kind][0])  # a view named like nsys's raises
+        for kind in (*_READ_ORDER, *_CHAIN_SPECS)
+        if kind not in skip and db.columns(_ALL_SPECS[kind][0])  # a view named like nsys's raises
     }
     for kind, read in plans.items():
         where = _suspect_rows(db, kind, strings, set(checked.get(kind, ())))
@@ -599,7 +642,7 @@ def _suspect_rows(
     a sum of the columns real. Those two cost ~20 ns per value, half of a ``typeof()`` per
     column (2 M kernels x 15 columns: 0.7 s instead of 1.1 s). None: nothing left to check.
     """
-    table, cols = _SPECS[kind]
+    table, cols = _ALL_SPECS[kind]
     present = set(db.columns(table))
     names = {c.source for c in cols if c.name in _NAME_COLUMNS.get(kind, ())}
     times = {"start", "end"} if {"start", "end"} <= checked else set()
@@ -765,6 +808,7 @@ class _TableBuilder:
         self.gpu_raw: dict[str, dict[str, np.ndarray]] = {}
         self.nvtx_max_ns = 0
         self.nvtx_texts = np.empty(0, dtype=object)
+        self.chains: dict[str, pd.DataFrame] = {}
 
     def add(self, kind: str, data: dict[str, np.ndarray]) -> None:
         data = in_start_order(data)

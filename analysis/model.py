@@ -17,6 +17,7 @@ import numpy.typing as npt
 import pandas as pd
 
 __all__ = [
+    "CHAIN_COLUMNS",
     "CONTEXT_COLUMNS",
     "CUDA_DEVICE_COLUMNS",
     "EVENT_TABLES",
@@ -54,10 +55,16 @@ CONTEXT_COLUMNS = (
     "is_green_context",
 )
 CUDA_DEVICE_COLUMNS = ("pid", "device_id", "gpu_id")
+#: Columns of :attr:`Report.sample_chains` and :attr:`Report.cuda_chains`, with dtypes.
+CHAIN_COLUMNS = {"chain_id": "int64", "depth": "int64", "symbol": "int32", "module": "int32"}
 
 
 def _empty_frame(columns: tuple[str, ...]) -> pd.DataFrame:
     return pd.DataFrame({c: np.empty(0, dtype=np.int64) for c in columns})
+
+
+def _empty_chains() -> pd.DataFrame:
+    return pd.DataFrame({c: np.empty(0, dtype=t) for c, t in CHAIN_COLUMNS.items()})
 
 
 def freeze(array: np.ndarray) -> np.ndarray:
@@ -324,6 +331,12 @@ class Report:
         torch.distributed collective metadata of a Kineto trace's events, one row per event
         that has some (:data:`analysis.comm_args.COLLECTIVE_ARG_COLUMNS`); an empty frame
         for nsys reports, whose 2023.4 export drops NCCL's NVTX payloads.
+    sample_chains, cuda_chains
+        Call chains of CPU samples (``SAMPLING_CALLCHAINS``: ``chain_id`` is the sample's
+        ``samples.sample_id``) and of CUDA API calls (``CUDA_CALLCHAINS``: the call's
+        ``cuda_api.callchain_id``): one row per frame, :data:`CHAIN_COLUMNS`, sorted by
+        ``(chain_id, depth)``; depth 0 is the innermost frame; ``symbol`` and ``module``
+        index :attr:`strings` (-1: none). Empty while :attr:`pending` or in a partial report.
     pending
         Kinds still being read by a progressive open (:func:`analysis.open_report`'s
         ``on_partial``): they are empty event tables for now, and ``processes`` and
@@ -345,6 +358,8 @@ class Report:
     nvtx_max_ns: int = 0
     contexts: pd.DataFrame = field(default_factory=lambda: _empty_frame(CONTEXT_COLUMNS))
     cuda_devices: pd.DataFrame = field(default_factory=lambda: _empty_frame(CUDA_DEVICE_COLUMNS))
+    sample_chains: pd.DataFrame = field(default_factory=_empty_chains)
+    cuda_chains: pd.DataFrame = field(default_factory=_empty_chains)
     pending: frozenset[str] = frozenset()
     collective_args: pd.DataFrame = field(default_factory=pd.DataFrame)
 

@@ -193,7 +193,10 @@ def _thread_rows(report: Report, tables: dict[str, SliceTable]) -> pd.DataFrame:
     """One row per (thread, kind, level) track that has events."""
     frames = []
     for order, kind in enumerate(kinds_at("thread")):
-        keys = report.tables[kind.tables[0]].track_keys
+        # A derived kind (thread state) keys its own tracks by thread.
+        keys = tables[kind.drawn_as]._cache.get("keys")
+        if keys is None:
+            keys = report.tables[kind.tables[0]].track_keys
         counts = np.diff(tables[kind.drawn_as].track_offsets)
         frame = pd.DataFrame(
             {

@@ -118,11 +118,13 @@ def _close_on_interrupt(window) -> None:
 
 def _install_panels(window) -> None:
     """Dock the side panels on ``window`` and put back their saved places."""
+    from app.calltree_controller import install_call_tree
     from app.events_controller import install_events_view
     from app.search_controller import install_search
     from app.stats_controller import install_stats_panel
 
     window.stats_controller = install_stats_panel(window)
+    window.calltree_controller = install_call_tree(window)
     window.search_controller = install_search(window)
     window.events_controller = install_events_view(window)
     window.restore_dock_state()

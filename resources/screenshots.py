@@ -26,12 +26,14 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere: import the proje
 __all__ = ["SHOTS", "main", "take_screenshots"]
 
 #: The pictures, in the order they are taken.
-SHOTS = ("search", "events", "details", "area", "expert", "counters")
+SHOTS = ("search", "events", "details", "area", "expert", "counters", "calltree")
 SIZE = (1280, 800)
 #: A real report with GPU metric rows (vector_add on an A100), and the rows pinned.
 COUNTER_REPORT = "ayush-os__nsight-systems-deep-dive__vector_add_profile_v3.sqlite"
 COUNTER_ROWS = ("SM Active", "SM Issue", "DRAM Read Throughput", "DRAM Write Throughput",
                 "PCIe RX Throughput", "GR Active")  # fmt: skip
+#: A real report with CPU samples and call chains (a CPU build, OpenMP threads).
+CALLTREE_REPORT = "NTHU-SC__ISC25-ICON-C__cpu.sqlite"
 _TIMEOUT_S = 120.0
 
 
@@ -232,6 +234,34 @@ def _shoot_counters(app, window, out: Path, real_dir: Path) -> Path | None:
     return _save(app, window, out, "counters")
 
 
+def _shoot_calltree(app, window, out: Path, real_dir: Path) -> Path | None:
+    path = real_dir / CALLTREE_REPORT
+    if not path.is_file():
+        return None
+    _open(app, window, [path])
+    window.event_actions.show_details(None)
+    controller = window.calltree_controller
+    dock = window.findChild(type(window.stats_controller.dock), "callTreeDock")
+    if dock is not None:
+        dock.show()
+        dock.raise_()
+    state = window.timeline.state
+    # The main thread's rows, half of the run: the tree and flame graph follow the selection.
+    track = next(t for t in state.tracks() if t.kind == "thread_state")
+    lo, hi = state.full_range()
+    state.select(lo + (hi - lo) // 4, hi - (hi - lo) // 4, rows=(track.key,))
+    state.pin(track.key)
+    _wait(app, lambda: controller.panel.tree is not None and controller.panel.tree.samples > 0
+          and not window.runner.active_jobs(), "the call tree")  # fmt: skip
+    tree = controller.panel.tree_view
+    for i in range(min(tree.topLevelItemCount(), 1)):
+        item = tree.topLevelItem(i)
+        while item is not None and item.childCount():
+            item.setExpanded(True)
+            item = item.child(0)
+    return _save(app, window, out, "calltree")
+
+
 def take_screenshots(out: Path, real_dir: Path | None) -> list[Path]:
     """Save the window's pictures into ``out``; return the files written."""
     from resources.demo import build_demo_reports
@@ -252,6 +282,8 @@ def take_screenshots(out: Path, real_dir: Path | None) -> list[Path]:
             if real_dir is not None:
                 counters = _shoot_counters(app, window, out, real_dir)
                 written += [counters] if counters is not None else []
+                calltree = _shoot_calltree(app, window, out, real_dir)
+                written += [calltree] if calltree is not None else []
         finally:
             window.close()
     return written

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.counters import COUNTER_TABLES, counter_lines
+from analysis.event_fields import backtrace_lines
 from analysis.model import Report
 from analysis.names import NAMED_KINDS, event_name
 from analysis.projection import correlated_row
@@ -183,6 +184,8 @@ def describe_event(
             lines.append(("Launched", shown_name(report, partner) or "(unnamed)"))
     elif event.source == "nvtx":
         lines += _nvtx_lines(report, row, fields, projection, offset_ns)
+    # Backtraces (CUDA API), a sample's call chain, the thread's nearest sample's stack.
+    lines += backtrace_lines(report, event.source, row)
     return lines
 
 

@@ -209,7 +209,10 @@ class TimelinePainter:
             table = tables.get(name)
             if table is None:
                 continue
-            lo, hi = table.window(track_id, frame.t0_ns - offset, frame.t1_ns - offset)
+            # The first pixel column starts up to one pixel before t0: an event ending in
+            # that sliver colours it (as it does when a pan reuses that column).
+            t0 = frame.t0_ns - offset - int(np.ceil(frame.ns_per_px))
+            lo, hi = table.window(track_id, t0, frame.t1_ns - offset)
             if hi > lo:
                 parts.append((name, table, lo, hi))
         return parts

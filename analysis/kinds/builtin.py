@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.counters import memory_slices, metric_slices
-from analysis.cpu import core_intervals
+from analysis.cpu import core_intervals, thread_intervals
 from analysis.kinds.registry import (
     DURATION,
     EventKind,
@@ -139,6 +139,31 @@ def _cpu_slices(report: Report) -> SliceTable:
     return table
 
 
+def _thread_state_slices(report: Report) -> SliceTable:
+    """Per thread, the intervals it ran (SCHED_EVENTS), labelled by the core it ran on.
+
+    Tracks are threads: ``_cache["keys"]`` is their ``global_tid`` frame (the thread rows'
+    key), as a report table's ``track_keys`` is for the other thread kinds.
+    """
+    runs = thread_intervals(report)
+    gtids = np.unique(runs.global_tid)
+    offsets = np.searchsorted(runs.global_tid, np.append(gtids, np.iinfo(np.int64).max))
+    offsets[-1] = len(runs)
+    cores, label_ids = np.unique(runs.cpu, return_inverse=True)
+    table = SliceTable(
+        kind="thread_state",
+        start_ns=runs.start_ns,
+        end_ns=runs.end_ns,
+        track_offsets=freeze(offsets.astype(np.int64)),
+        label_ids=freeze(label_ids.reshape(-1).astype(np.int32)),
+        labels=np.array([f"Running on core {c}" for c in cores.tolist()], dtype=object),
+        source="",
+    )
+    table._cache["keys"] = pd.DataFrame({"global_tid": gtids.astype(np.int64)})
+    table._cache["cpu"] = runs.cpu
+    return table
+
+
 def _nvtx_gpu_slices(report: Report, frame: pd.DataFrame | None = None) -> SliceTable | None:
     """The projected ranges' boxes; ``frame``: ``project_nvtx(report)`` when the caller
     keeps it (a ReportSet), else computed here."""
@@ -231,6 +256,9 @@ BUILTIN_KINDS = (
     EventKind("osrt", "OS runtime", ("osrt",), locate=_osrt_calls, names=_named("osrt"),
               slices=_string_slices("osrt"), place="thread", panels=(("osrt", DURATION),),
               summaries=("osrt_sum",)),
+    # Running vs not, per thread (SCHED_EVENTS): first among a thread's rows.
+    EventKind("thread_state", "Thread state", ("sched",), slices=_thread_state_slices,
+              place="thread"),
     EventKind("samples", "CPU samples", ("samples",), names=_samples_names, place="thread"),
     EventKind("sched", "CPU", ("sched",), slices=_cpu_slices, place="cpu", slice_name="cpu"),
     EventKind("sync", "CUDA synchronization", ("sync",)),

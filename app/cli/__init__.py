@@ -37,6 +37,7 @@ SUBCOMMANDS = {
     "diff": "app.cli.diff",
     "dlprof": "app.cli.dlprof",
     "collectives": "app.cli.collectives",
+    "calltree": "app.cli.calltree",
 }
 
 #: What the exit status says; every sub-command's help ends with it.

@@ -88,6 +88,9 @@ def test_a_shift_drag_still_selects_time_over_every_row(qtbot, demo) -> None:
 def test_crossing_a_group_header_takes_every_row_under_it(qtbot, demo) -> None:
     window, _controller = demo
     timeline = window.timeline
+    # Thread rows (thread state, samples) fill the first screen: bring the GPU rows in.
+    gpu = next(t.key for t in window.binding.tracks() if t.kind == "gpu_all")
+    assert timeline.scroll_to_track(gpu)
     group_y = None
     for row, y, _pinned in timeline._frame().placed_rows():
         if row.kind == "group" and row.track is None and "CUDA HW" in row.path:

@@ -10,12 +10,15 @@ import pytest
 from PySide6.QtGui import QImage
 
 from analysis.errors import StrataError
+from analysis.schema import tid_of
 from app.cli import main
 from app.cli.render import parse_range, parse_size, parse_time_ns
 from tests.conftest import REAL_DIR, ROOT, fingerprint, requires_shared
+from tests.helpers import sql_rows
 from viewer.style import DARK, name_argb
 
 CONCURRENT = REAL_DIR / "extra-p__extrap__concurrent.s1__profile1.sqlite"
+SAXPY_MPI = REAL_DIR / "hpcgroup__pipit__saxpy-mpi-cuda_nsys_perlmutter0.sqlite"
 
 
 @pytest.mark.parametrize(
@@ -112,3 +115,28 @@ def test_render_runs_as_a_command(tmp_path) -> None:
     assert done.returncode == 0, done.stderr
     image = QImage(str(out))
     assert (image.width(), image.height()) == (1600, 900)
+
+
+@requires_shared
+def test_render_pins_the_thread_state_row(tmp_path, qapp) -> None:
+    runs = sql_rows(
+        SAXPY_MPI,
+        "SELECT globalTid, start, nxt, cpu FROM (SELECT globalTid, start, cpu, isSchedIn, "
+        "LEAD(start) OVER (PARTITION BY globalTid ORDER BY start, isSchedIn, rowid) AS nxt "
+        "FROM SCHED_EVENTS) WHERE isSchedIn != 0 AND nxt IS NOT NULL",
+    )
+    gtid, start, end, cpu = max(runs, key=lambda r: r[2] - r[1])  # the longest run
+    tid = int(tid_of(gtid))
+    out = tmp_path / "state.png"
+    before = fingerprint(SAXPY_MPI)
+    quarter = (end - start) // 4
+    status = main(["render", str(SAXPY_MPI), "-o", str(out), "--size", "1000x400", "--range",
+                   f"{start + quarter}:{end - quarter}", "--pin",
+                   rf"\[{tid}\] / Thread state"])  # fmt: skip
+    assert status == 0
+    assert fingerprint(SAXPY_MPI) == before
+    image = QImage(str(out))
+    # The pinned row is the first under the ruler; the run covers the view's middle.
+    y = DARK.ruler_height_px + DARK.row_height_px // 2
+    x = (DARK.header_width_px + 1000) // 2
+    assert image.pixel(x, y) & 0xFFFFFF == name_argb(f"Running on core {cpu}") & 0xFFFFFF

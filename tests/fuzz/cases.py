@@ -20,6 +20,7 @@ __all__ = [
     "NSYS_TABLES",
     "NVTX",
     "REPORT_CLASSES",
+    "call_chain",
     "deep_nvtx",
     "endless_cte",
     "many_streams",
@@ -62,6 +63,20 @@ def memory_usage(label: str, start: str = "1000", size: str = "4096") -> Sql:
                "memKind", "memoryOperationType", "name", "correlationId")  # fmt: skip
     create = f"CREATE TABLE {MEMORY} ({', '.join(f'{c} INTEGER' for c in columns)})"
     insert = f"INSERT INTO {MEMORY} VALUES ({start}, 0, 0, 1, 4096, 0, {size}, 2, 0, NULL, 0)"
+    return Sql(label, (create, insert))
+
+
+def call_chain(
+    table: str, label: str, chain_id: str = "1", depth: str = "0", symbol: str = ""
+) -> Sql:
+    """A call-chain table (spec §1.4, §1.7; absent from the demo) with one frame: chain
+    ``chain_id`` (sample 1, or the CUDA calls whose ``callchainId`` is 1), ``depth`` and
+    ``symbol`` (default: a string the report has); NOT NULL left off."""
+    symbol = symbol or "(SELECT min(id) FROM StringIds)"
+    columns = ("id", "symbol", "module", "unresolved", "originalIP", "stackDepth")
+    create = f"CREATE TABLE {table} ({', '.join(f'{c} INTEGER' for c in columns)})"
+    module = "(SELECT max(id) FROM StringIds)"
+    insert = f"INSERT INTO {table} VALUES ({chain_id}, {symbol}, {module}, 0, 4096, {depth})"
     return Sql(label, (create, insert))
 
 
@@ -153,6 +168,20 @@ REPORT_CLASSES: dict[str, _Builder] = {
     "text in the memory-usage bytes": lambda s: (memory_usage("text bytes", size="'lots'"),),
     "NULL memory-usage timestamp": lambda s: (memory_usage("NULL start", start="NULL"),),
     "memory-usage table with one allocation": lambda s: valid(memory_usage("one allocation")),
+    "call-chain frame": lambda s: valid(call_chain("SAMPLING_CALLCHAINS", "one frame")),
+    "CUDA backtrace frame with NULL symbol": lambda s: valid(
+        call_chain("CUDA_CALLCHAINS", "NULL symbol", symbol="NULL")
+    ),
+    "text in a call-chain depth": lambda s: (
+        call_chain("SAMPLING_CALLCHAINS", "text depth", depth="'deep'"),
+    ),
+    "real in a CUDA backtrace id": lambda s: (call_chain("CUDA_CALLCHAINS", "real id", "1.5"),),
+    "call-chain symbol id with no string": lambda s: (
+        call_chain("SAMPLING_CALLCHAINS", "absent symbol", symbol=str(2**31 + 5)),
+    ),
+    "call-chain depth and id near int64 limits": lambda s: valid(
+        call_chain("SAMPLING_CALLCHAINS", "huge", "9223372036854775807", "-9223372036854775808")
+    ),
     # --- times
     "end before start": lambda s: (set_value(KERNEL, "end", "start - 1000"),),
     "duration near 2^62": lambda s: (set_value(KERNEL, "end", f"start + {_HUGE}"),),

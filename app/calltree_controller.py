@@ -1,0 +1,106 @@
+"""Wire the call-tree panel to the shown reports and the timeline selection.
+
+The selection (time range and rows) drives the tree as it drives the stats panel: with a
+selection, its samples (of the selected threads' or cores' rows; every sample when no such
+row is selected); without one, every sample of the run. Trees are built on a worker
+(:class:`app.jobs.JobRunner`, one channel: a newer request supersedes a running one); each
+report's stacks are computed once per report set (``ReportSet.derived``).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtWidgets import QMainWindow
+
+from analysis.calltree import CallTree, sample_stacks, selection_tree
+from analysis.reportset import ReportSet
+from analysis.timefmt import pluralize
+from app.stats_jobs import error_text
+from viewer.calltree_view import CallTreePanel
+
+__all__ = ["CallTreeController", "install_call_tree"]
+
+
+def _stacks(reports: ReportSet) -> list:
+    return [sample_stacks(report) for report in reports.reports]
+
+
+class CallTreeController(QObject):
+    """Keep a :class:`CallTreePanel` in step with the reports and the selection.
+
+    Signals
+    -------
+    tree_ready(object)
+        The tree now shown (:class:`analysis.calltree.CallTree`).
+    """
+
+    tree_ready = Signal(object)
+
+    def __init__(self, window: QMainWindow, panel: CallTreePanel) -> None:
+        super().__init__(window)
+        self._window, self.panel = window, panel
+        window.binding.layout_changed.connect(lambda *_a: self.request())
+        window.timeline.state.selection_changed.connect(lambda *_a: self.request())
+        panel.mode_changed.connect(lambda _b: self.request())
+
+    def request(self) -> None:
+        """Rebuild the tree for the current selection and mode (on a worker)."""
+        binding = self._window.binding
+        reports = binding.shown_set()
+        if not len(reports) or any(not r.complete for r in reports.reports):
+            self.panel.show_tree(None, None, "No CPU samples")
+            return
+        offsets = [int(o) for o in binding.offsets_ns()]
+        selection = self._window.timeline.state.selection()
+        tracks = binding.tracks()
+        rows = []
+        window = (None, None)
+        if selection is not None:
+            window = selection.time_range
+            chosen = set(selection.rows)
+            rows = [t for t in tracks if t.key in chosen]
+        bottom_up = self.panel.is_bottom_up()
+
+        def work(_progress, _cancel) -> tuple[CallTree, CallTree, str]:
+            stacks = reports.derived(("calltree", "stacks"), _stacks)
+            tree = selection_tree(reports.reports, stacks, rows, window, offsets, bottom_up)
+            flame = tree
+            if bottom_up:
+                flame = selection_tree(reports.reports, stacks, rows, window, offsets)
+            where = "the selection" if selection is not None else "the whole run"
+            chained = int(tree.self_count.sum())
+            status = f"{pluralize(tree.samples, 'sample')} in {where}"
+            if chained != tree.samples:
+                status += f" ({chained:,} with a call chain)"
+            return tree, flame, status
+
+        job = self._window.runner.submit(work, channel="calltree")
+        job.finished.connect(self._on_ready)
+        job.failed.connect(lambda exc: self.panel.status.setText(f"Failed: {error_text(exc)}"))
+
+    def _on_ready(self, result: tuple[CallTree, CallTree, str]) -> None:
+        tree, flame, status = result
+        if tree.bottom_up != self.panel.is_bottom_up():
+            return  # the mode changed meanwhile: its own request follows
+        self.panel.show_tree(tree, flame, status)
+        self.tree_ready.emit(tree)
+
+
+def install_call_tree(window: QMainWindow) -> CallTreeController:
+    """Dock the call-tree panel beside the stats panel of ``window``; return its controller."""
+    panel = CallTreePanel(window)
+    if hasattr(window, "add_side_panel"):
+        dock = window.add_side_panel(panel, "Call tree", "callTreeDock")
+    else:  # pragma: no cover - every window of the app has add_side_panel
+        from PySide6.QtWidgets import QDockWidget
+
+        dock = QDockWidget("Call tree", window)
+        dock.setWidget(panel)
+        window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
+    stats = getattr(getattr(window, "stats_controller", None), "dock", None)
+    if stats is not None:
+        window.tabifyDockWidget(stats, dock)
+        stats.raise_()
+    controller = CallTreeController(window, panel)
+    controller.request()
+    return controller

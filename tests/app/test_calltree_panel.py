@@ -1,0 +1,82 @@
+"""The call-tree panel: the selection's CPU samples as a tree and a flame graph (real report)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from analysis.schema import tid_of
+from tests.app.conftest import LOAD_TIMEOUT_MS, wait_idle
+from tests.conftest import REAL_DIR, requires_shared
+from tests.helpers import sql_rows
+
+SAXPY = REAL_DIR / "hpcgroup__pipit__saxpy-mpi-cuda_nsys_perlmutter0.sqlite"
+
+
+@pytest.fixture
+def saxpy(qtbot, make_window):
+    from app.calltree_controller import install_call_tree
+
+    window = make_window()
+    controller = install_call_tree(window)
+    window.open_paths([SAXPY])
+    wait_idle(qtbot, window)
+    qtbot.waitUntil(lambda: controller.panel.tree_view.topLevelItemCount() > 0,
+                    timeout=LOAD_TIMEOUT_MS)  # fmt: skip
+    return window, controller
+
+
+def _leaf_counts(where: str = "", *params) -> Counter:
+    rows = sql_rows(
+        SAXPY, "SELECT s.value FROM SAMPLING_CALLCHAINS c JOIN COMPOSITE_EVENTS e ON e.id = c.id "
+        f"JOIN StringIds s ON s.id = c.symbol WHERE c.stackDepth = 0 {where}", *params,
+    )  # fmt: skip
+    return Counter(v for (v,) in rows)
+
+
+@requires_shared
+def test_whole_run_then_a_selection_drive_the_tree(qtbot, saxpy) -> None:
+    window, controller = saxpy
+    panel = controller.panel
+    (total,) = sql_rows(SAXPY, "SELECT count(*) FROM COMPOSITE_EVENTS")[0]
+    assert panel.tree.samples == total
+    # Bottom-up: the roots are where the samples stopped.
+    with qtbot.waitSignal(controller.tree_ready, timeout=LOAD_TIMEOUT_MS):
+        panel.mode.setCurrentIndex(1)
+    roots = {}
+    for i in range(panel.tree_view.topLevelItemCount()):
+        item = panel.tree_view.topLevelItem(i)
+        roots[item.text(0)] = int(item.text(2).replace(",", ""))
+    assert Counter(roots) == _leaf_counts()
+    # A selection of one thread's sample row over the middle half of the run.
+    track = next(t for t in window.binding.tracks() if t.kind == "samples")
+    ((_table, track_id),) = track.parts
+    report = window.binding.shown_reports()[0]
+    gtid = int(report.tables["samples"].track_keys["global_tid"].iloc[track_id])
+    lo, hi = sql_rows(SAXPY, "SELECT min(start), max(start) FROM COMPOSITE_EVENTS")[0]
+    t0, t1 = lo + (hi - lo) // 4, hi - (hi - lo) // 4
+    offset = window.binding.offsets_ns()[0]
+    with qtbot.waitSignal(controller.tree_ready, timeout=LOAD_TIMEOUT_MS):
+        window.timeline.state.select(t0 + offset, t1 + offset, rows=(track.key,))
+    expected = _leaf_counts("AND e.globalTid = ? AND e.start >= ? AND e.start < ?", gtid, t0, t1)
+    (n,) = sql_rows(
+        SAXPY, "SELECT count(*) FROM COMPOSITE_EVENTS WHERE globalTid = ? AND start >= ? "
+        "AND start < ?", gtid, t0, t1,
+    )[0]  # fmt: skip
+    assert 0 < n < total
+    assert tid_of(gtid) > 0
+    assert panel.tree.samples == n
+    roots = Counter({
+        panel.tree_view.topLevelItem(i).text(0):
+        int(panel.tree_view.topLevelItem(i).text(2).replace(",", ""))
+        for i in range(panel.tree_view.topLevelItemCount())
+    })  # fmt: skip
+    assert roots == expected
+    # The flame graph draws the top-down tree: its roots span the width by their totals.
+    flame = panel.flame
+    assert not flame.tree.bottom_up
+    boxes = flame.boxes(1000.0, 400.0)
+    bottom = [r for r, node in boxes if flame.tree.level[node] == 0]
+    assert bottom
+    assert abs(sum(r.width() for r in bottom) - 1000.0) < len(bottom) + 1
