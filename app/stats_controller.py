@@ -13,7 +13,9 @@ and their offsets (``TimelineBinding.layout_changed``) and hands them to its thr
 * :class:`~app.stats_outliers.OutlierList` — outliers found once per report set (scored over
   the whole run), listed and marked for the panel's scope;
 * :class:`~app.stats_expert.ExpertList` — the ``nsys analyze`` rules' findings, found once per
-  report set and listed in the Expert tab; choosing one shows its event or gap.
+  report set and listed in the Expert tab; choosing one shows its event or gap;
+* :class:`~app.stats_diff.DiffList` — the diff of the baseline reports and the compared ones
+  in the Diff tab, and the changed names' colours on the timeline.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow
 
 from analysis.outliers import Outliers
+from app.stats_diff import DiffList
 from app.stats_expert import ExpertList
 from app.stats_highlight import NameHighlighter
 from app.stats_jobs import ShownReports
@@ -42,7 +45,7 @@ class StatsController(QObject):
 
     Attributes
     ----------
-    table, highlighter, outlier_list, expert_list
+    table, highlighter, outlier_list, expert_list, diff_list
         The parts (see the module docstring).
 
     Signals
@@ -69,6 +72,8 @@ class StatsController(QObject):
             panel, window.runner, self.highlighter, window.timeline.state
         )
         self.expert_list = ExpertList(panel, window.runner, self.highlighter, window.timeline)
+        self.diff_list = DiffList(panel, window.runner, self.highlighter, window.timeline.state,
+                                  self._path_of, self._scheme)  # fmt: skip
         self._shown = ShownReports()
         self._connect()
 
@@ -90,7 +95,10 @@ class StatsController(QObject):
         highlighter.instances_changed.connect(self.instances_changed)
         self.outlier_list.outliers_ready.connect(self.outliers_ready)
         self.expert_list.findings_ready.connect(self.findings_ready)
-        for part in (table, highlighter, self.outlier_list, self.expert_list):
+        report_list = getattr(self._window, "report_list", None)
+        if report_list is not None:
+            report_list.entry_removed.connect(lambda e: self.diff_list.forget_report(e.path))
+        for part in (table, highlighter, self.outlier_list, self.expert_list, self.diff_list):
             part.failed.connect(self.failed)
 
     def _on_layout_changed(self, *_args) -> None:
@@ -116,6 +124,7 @@ class StatsController(QObject):
         self.highlighter.set_shown(self._shown, is_new)
         self.outlier_list.set_shown(self._shown, is_new)
         self.expert_list.set_shown(self._shown, is_new)
+        self.diff_list.set_shown(self._shown, is_new)
         self.table.request_stats()
 
     def _wait_for(self, names: list[str]) -> None:
@@ -132,12 +141,25 @@ class StatsController(QObject):
         self.highlighter.set_shown(self._shown, True)
         self.outlier_list.set_shown(self._shown, True)
         self.expert_list.set_shown(self._shown, True)
+        self.diff_list.set_shown(self._shown, True)
         self.panel.show_loading(_loading_text(names))
 
     def _on_scope_changed(self, _scope: Scope) -> None:
         self.highlighter.refresh()
         self.table.request_stats()
         self.outlier_list.refresh()
+
+    def _path_of(self, report) -> Path | None:
+        """The path the user opened ``report`` from (what the diff names reports by)."""
+        report_list = getattr(self._window, "report_list", None)
+        for entry in report_list.entries() if report_list is not None else ():
+            if entry.report is report:
+                return entry.path
+        return None
+
+    def _scheme(self) -> str:
+        switcher = getattr(self._window, "theme_switcher", None)
+        return switcher.scheme() if switcher is not None else "dark"
 
     # -- what app/ and the tests ask --------------------------------------------------------
 
