@@ -273,14 +273,20 @@ def classify(
 
 
 def diff_samples(
-    before: NameSamples, after: NameSamples, options: DiffOptions | None = None
-) -> pd.DataFrame:
+    before: NameSamples, after: NameSamples, options: DiffOptions | None = None,
+    with_keys: bool = False,
+) -> pd.DataFrame:  # fmt: skip
     """Compare two sides name by name.
+
+    ``with_keys`` adds ``Key`` (str) after ``Name``: the full name a row is keyed by (two
+    CUDA API groups can show one name), what :meth:`WindowIndex.groups` takes to find the
+    row's instances again.
 
     Returns
     -------
     pandas.DataFrame
-        ``Name`` (str), [``Style`` (str), when a side has styles], then :data:`DIFF_COLUMNS`:
+        ``Name`` (str), [``Key``], [``Style`` (str), when a side has styles], then
+        :data:`DIFF_COLUMNS`:
         ``Status`` (one of :data:`STATUSES`); ``Total Delta``, ``Total Before``,
         ``Total After`` (int64 ns; 0 for a missing side); ``Instances Before/After/Delta``
         (int64); ``Med Before``, ``Med After`` (float64 ns, NaN for a missing side),
@@ -292,6 +298,8 @@ def diff_samples(
     options.check()
     names, ib, ia = _matched(before, after)
     frame = pd.DataFrame({"Name": _names(before, after, ib, ia)})
+    if with_keys:
+        frame["Key"] = [k[0] for k in names]
     if before.styles is not None or after.styles is not None:
         frame["Style"] = [k[1] for k in names]
     med_b = _side_column(before.medians, ib, np.nan, np.float64)
@@ -339,10 +347,11 @@ def by_impact(frame: pd.DataFrame, label_column: str = "Name") -> pd.DataFrame:
 
 def diff_kind(
     before: ReportSet | Sequence[Report], after: ReportSet | Sequence[Report], kind: str,
-    options: DiffOptions | None = None,
+    options: DiffOptions | None = None, with_keys: bool = False,
 ) -> pd.DataFrame:  # fmt: skip
     """Return :func:`diff_samples` of the instances of ``kind`` of the two sides."""
-    return diff_samples(name_samples(before, kind), name_samples(after, kind), options)
+    return diff_samples(name_samples(before, kind), name_samples(after, kind), options,
+                        with_keys)  # fmt: skip
 
 
 def diff_sets(

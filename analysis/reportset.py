@@ -212,6 +212,22 @@ class ReportSet:
         snap._store, snap._alignment, snap._is_frozen = self._store, self._alignment, True
         return snap
 
+    def subset(self, indices: Iterable[int]) -> ReportSet:
+        """Return a fixed set of some of these reports (by position, in the order given).
+
+        It shares the per-report values (slice tables, projections) with this set, so a
+        diff of two groups of the loaded reports does not project their NVTX ranges again;
+        values over the whole set (window indexes, outliers) are its own. Its alignment is
+        the default one (sessions start at 0): what it is for, whole-run statistics, does
+        not depend on the time axis, and an NVTX alignment may not hold for a part.
+        """
+        chosen = tuple(self._reports[self.index(int(i))] for i in indices)
+        sub = ReportSet.__new__(ReportSet)
+        sub._lock, sub._memo = threading.Lock(), _Memo()
+        sub._reports, sub._store, sub._alignment = chosen, self._store, TimeAlignment()
+        sub._is_frozen = True
+        return sub
+
     def _set_value(self, key: tuple, compute: Callable[[ReportSet], object]) -> object:
         # Computed from a snapshot: the value belongs to the membership whose memo holds it.
         snap = self if self._is_frozen else self.snapshot()

@@ -49,6 +49,7 @@ from app.theme import ThemeSwitcher
 from app.timeline_binding import TimelineBinding, TimelineWidget
 from app.timeline_keys import install_timeline_keys
 from viewer.events import EventRef
+from viewer.state import DiffState
 
 __all__ = ["DEFAULT_SIZE", "MainWindow", "fit_into"]
 
@@ -168,6 +169,13 @@ class MainWindow(QMainWindow):
         self.report_list.entry_added.connect(self._on_entries_changed)
         self.report_list.entry_removed.connect(self._on_entries_changed)
         self.reports_panel.close_requested.connect(self.report_list.remove)
+        state = self.timeline.state
+        self.reports_panel.baseline_requested.connect(
+            lambda paths: state.set_baseline(str(p) for p in paths)
+        )
+        self.reports_panel.compare_requested.connect(self._compare_paths)
+        self.reports_panel.diff_clear_requested.connect(state.clear_diff)
+        state.diff_changed.connect(self._on_diff_changed)
         self.report_list.duplicate_ignored.connect(
             lambda path: self.statusBar().showMessage(f"{path.name} is already open", 5000)
         )
@@ -429,6 +437,56 @@ class MainWindow(QMainWindow):
         for dock in self.findChildren(QDockWidget):
             if dock.toggleViewAction() not in listed:
                 self._view_menu.addAction(dock.toggleViewAction())
+
+    # -- diff -----------------------------------------------------------------------------
+
+    def set_diff_baseline(self) -> None:
+        """Make the reports selected in the Reports panel (else the first) the baseline."""
+        entries = self.report_list.entries()
+        paths = self.reports_panel.selected_paths() or [e.path for e in entries[:1]]
+        if paths:
+            self.timeline.state.set_baseline(str(p) for p in paths)
+            self.statusBar().showMessage(
+                f"Baseline: {', '.join(p.name for p in paths)}. Choose what to compare with it "
+                "(Compare with Baseline, Ctrl+Shift+B)", 8000)  # fmt: skip
+
+    def compare_with_baseline(self) -> None:
+        """Compare the reports selected in the Reports panel (else the last report that is
+        not the baseline) with the baseline."""
+        before = set(self.timeline.state.diff().before)
+        others = [e.path for e in self.report_list.entries() if str(e.path) not in before]
+        self._compare_paths(self.reports_panel.selected_paths() or others[-1:])
+
+    def _compare_paths(self, paths: list[Path]) -> None:
+        state = self.timeline.state
+        if not state.diff().before:
+            self.statusBar().showMessage("Set a baseline first (Set as Baseline, Ctrl+B)", 5000)
+            return
+        if paths:
+            state.compare_with_baseline(str(p) for p in paths)
+        stats = getattr(self, "stats_controller", None)
+        if stats is not None and state.diff().is_ready:
+            stats.panel.set_kind("diff")
+            if stats.dock is not None:
+                stats.dock.show()
+                stats.dock.raise_()
+
+    def toggle_diff_colors(self) -> None:
+        """Colour the names that changed on the timeline, or stop."""
+        state = self.timeline.state
+        if not state.diff().is_ready:
+            text = "Nothing to colour: set a baseline and reports to compare with it"
+            self.statusBar().showMessage(text, 5000)
+        state.set_diff_colored(not state.diff().is_colored)
+        self.actions_by_name["diff_colors"].setChecked(state.diff().is_colored)
+
+    def clear_diff(self) -> None:
+        """Compare nothing (the timeline's colours go back to normal)."""
+        self.timeline.state.clear_diff()
+
+    def _on_diff_changed(self, diff: DiffState) -> None:
+        self.reports_panel.show_diff(diff)
+        self.actions_by_name["diff_colors"].setChecked(diff.is_colored)
 
     def export_image_dialog(self) -> Path | None:
         """Ask for a PNG or SVG file name and save the timeline as shown into it."""

@@ -29,13 +29,15 @@ __all__ = [
 
 @dataclass(frozen=True)
 class ActionSpec:
-    """One action: its id, menu text, the window method it calls, keys and status tip."""
+    """One action: its id, menu text, the window method it calls, keys, status tip, and
+    whether it is an on/off switch (the window keeps its check mark in step)."""
 
     name: str
     text: str
     method: str
     shortcuts: tuple[str, ...] = ()
     tip: str = ""
+    checkable: bool = False
 
 
 ACTIONS = (
@@ -81,6 +83,20 @@ ACTIONS = (
         "choose_nvtx", "Align on NVTX Range…", "choose_nvtx_range", ("Ctrl+L",),
         "Line the reports up on the first instance of an NVTX range",
     ),
+    ActionSpec(
+        "diff_baseline", "Set as &Baseline", "set_diff_baseline", ("Ctrl+B",),
+        "Compare against the reports selected in the Reports panel (the first one if none)",
+    ),
+    ActionSpec(
+        "diff_compare", "&Compare with Baseline", "compare_with_baseline", ("Ctrl+Shift+B",),
+        "Compare the reports selected in the Reports panel (the last one if none) with the "
+        "baseline: the Diff tab of the Statistics panel",
+    ),
+    ActionSpec(
+        "diff_colors", "C&olour What Changed", "toggle_diff_colors", ("Ctrl+D",),
+        "Colour the events of names that got slower / faster; dim the rest", True,
+    ),
+    ActionSpec("diff_clear", "C&lear Diff", "clear_diff", (), "Compare nothing"),
     ActionSpec("shortcuts", "&Keyboard Shortcuts", "show_shortcuts", ("F1",)),
     ActionSpec("about", "&About Strata", "show_about"),
 )  # fmt: skip
@@ -92,6 +108,7 @@ def build_actions(window: QMainWindow) -> dict[str, QAction]:
     for spec in ACTIONS:
         action = QAction(spec.text, window)
         action.setObjectName(spec.name)
+        action.setCheckable(spec.checkable)
         if spec.shortcuts:
             action.setShortcuts([QKeySequence(s) for s in spec.shortcuts])
             keys = action.shortcut().toString(QKeySequence.SequenceFormat.NativeText)
@@ -134,6 +151,10 @@ def build_menu_bar(
     view.addSeparator()
     view.addActions([actions["pin_by_name"], actions["unpin_all"], actions["show_hidden"]])
     view.addActions([actions["collapse_all"], actions["expand_all"]])
+    view.addSeparator()
+    diff = view.addMenu("&Diff")
+    diff.addActions([actions["diff_baseline"], actions["diff_compare"], actions["diff_colors"],
+                     actions["diff_clear"]])  # fmt: skip
     view.addSeparator()
     help_menu = window.menuBar().addMenu("&Help")
     help_menu.addActions([actions["shortcuts"], actions["about"]])

@@ -1,14 +1,16 @@
-"""The open reports as a table: loading progress, what each holds, its time shift, close."""
+"""The open reports as a table: loading progress, what each holds, its time shift, close,
+and which reports a diff compares (the context menu sets the baseline and the others)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QPoint, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDoubleSpinBox,
     QHeaderView,
+    QMenu,
     QProgressBar,
     QTableWidget,
     QTableWidgetItem,
@@ -19,12 +21,15 @@ from PySide6.QtWidgets import (
 
 from analysis.timefmt import format_count, format_duration_ns, pluralize
 from app.loading import LOADED, ReportEntry, ReportList
+from viewer.state import DiffState
 
 __all__ = ["ReportsPanel"]
 
 _COLUMNS = ("Report", "Status", "Manual offset", "Shift", "")
 _COL_NAME, _COL_STATUS, _COL_MANUAL, _COL_SHIFT, _COL_CLOSE = range(len(_COLUMNS))
 _NS_PER_MS = 1_000_000
+#: What the Report cell adds for a report of the diff.
+_ROLE_TEXT = {"before": "  · baseline", "after": "  · compared"}
 
 
 class ReportsPanel(QWidget):
@@ -38,19 +43,31 @@ class ReportsPanel(QWidget):
     -------
     close_requested(Path)
         The row's close button was pressed.
+    baseline_requested(list), compare_requested(list)
+        The context menu's Set as Baseline / Compare with Baseline, with the selected
+        reports' paths (several rows: a group).
+    diff_clear_requested()
+        The context menu's Clear Diff.
     """
 
     close_requested = Signal(object)
+    baseline_requested = Signal(list)
+    compare_requested = Signal(list)
+    diff_clear_requested = Signal()
 
     def __init__(self, report_list: ReportList, parent: QWidget | None = None):
         super().__init__(parent)
         self._list = report_list
         self._rows: dict[Path, int] = {}
+        self._diff = DiffState()
         self._table = QTableWidget(0, len(_COLUMNS), self)
         self._table.setHorizontalHeaderLabels(list(_COLUMNS))
         self._table.verticalHeader().setVisible(False)
         self._table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self._table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        # Several rows: a group of reports on one side of a diff.
+        self._table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self._table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self._table.customContextMenuRequested.connect(self._show_menu)
         self._table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self._table.setAlternatingRowColors(True)
         self._table.setWordWrap(False)
@@ -76,12 +93,59 @@ class ReportsPanel(QWidget):
         return self._table.rowCount()
 
     def selected_path(self) -> Path | None:
-        """Return the path of the selected row, if any."""
-        rows = self._table.selectionModel().selectedRows()
-        if not rows:
-            return None
-        item = self._table.item(rows[0].row(), _COL_NAME)
-        return Path(item.data(Qt.ItemDataRole.UserRole)) if item else None
+        """Return the path of the (first) selected row, if any."""
+        paths = self.selected_paths()
+        return paths[0] if paths else None
+
+    def selected_paths(self) -> list[Path]:
+        """Return the paths of the selected rows, top to bottom."""
+        rows = sorted(i.row() for i in self._table.selectionModel().selectedRows())
+        items = [self._table.item(row, _COL_NAME) for row in rows]
+        return [Path(i.data(Qt.ItemDataRole.UserRole)) for i in items if i is not None]
+
+    def select_paths(self, paths: list[Path]) -> None:
+        """Select the rows of ``paths`` (and no other)."""
+        self._table.clearSelection()
+        model, flags = self._table.model(), self._table.selectionModel().SelectionFlag
+        for path in paths:
+            row = self._row_of(Path(path))
+            if row is not None:
+                self._table.selectionModel().select(
+                    model.index(row, _COL_NAME), flags.Select | flags.Rows
+                )
+
+    def show_diff(self, diff: DiffState) -> None:
+        """Mark the reports a diff compares: '· baseline', '· compared'."""
+        self._diff = diff
+        roles = {**dict.fromkeys(diff.before, "before"), **dict.fromkeys(diff.after, "after")}
+        for row in range(self._table.rowCount()):
+            item = self._table.item(row, _COL_NAME)
+            if item is None:
+                continue
+            path = Path(item.data(Qt.ItemDataRole.UserRole))
+            item.setText(path.name + _ROLE_TEXT.get(roles.get(str(path), ""), ""))
+
+    def _show_menu(self, pos: QPoint) -> None:
+        if not self.selected_paths():
+            return
+        menu = QMenu(self)
+        self.fill_menu(menu)
+        menu.popup(self._table.viewport().mapToGlobal(pos))
+
+    def fill_menu(self, menu: QMenu) -> None:
+        """Add the diff actions for the selected reports to ``menu``."""
+        paths = self.selected_paths()
+        several = len(paths) > 1
+        before = menu.addAction("Set as Baseline (Group)" if several else "Set as Baseline")
+        before.triggered.connect(lambda: self.baseline_requested.emit(paths))
+        after = menu.addAction("Compare Group with Baseline" if several
+                               else "Compare with Baseline")  # fmt: skip
+        after.setEnabled(bool(self._diff.before))
+        after.triggered.connect(lambda: self.compare_requested.emit(paths))
+        menu.addSeparator()
+        clear = menu.addAction("Clear Diff")
+        clear.setEnabled(bool(self._diff.before or self._diff.after))
+        clear.triggered.connect(self.diff_clear_requested.emit)
 
     def show_shifts(self, shifts_ns: dict[Path, int]) -> None:
         """Show the total offset applied to each report."""

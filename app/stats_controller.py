@@ -16,6 +16,8 @@ and their offsets (``TimelineBinding.layout_changed``) and hands them to its thr
   report set and listed in the Expert tab; choosing one shows its event or gap;
 * :class:`~app.stats_collectives.CollectiveList` — collectives matched across the ranks,
   listed in the Collectives tab; choosing one centres it across every rank.
+* :class:`~app.stats_diff.DiffList` — the diff of the baseline reports and the compared ones
+  in the Diff tab, and the changed names' colours on the timeline.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow
 
 from analysis.outliers import Outliers
 from app.stats_collectives import CollectiveList
+from app.stats_diff import DiffList
 from app.stats_expert import ExpertList
 from app.stats_highlight import NameHighlighter
 from app.stats_jobs import ShownReports
@@ -45,7 +48,7 @@ class StatsController(QObject):
 
     Attributes
     ----------
-    table, highlighter, outlier_list, expert_list, collective_list
+    table, highlighter, outlier_list, expert_list, collective_list, diff_list
         The parts (see the module docstring).
 
     Signals
@@ -75,6 +78,8 @@ class StatsController(QObject):
         )
         self.expert_list = ExpertList(panel, window.runner, self.highlighter, window.timeline)
         self.collective_list = CollectiveList(panel, window.runner, window.timeline)
+        self.diff_list = DiffList(panel, window.runner, self.highlighter, window.timeline.state,
+                                  self._path_of, self._scheme)  # fmt: skip
         self._shown = ShownReports()
         self._connect()
 
@@ -98,7 +103,11 @@ class StatsController(QObject):
         self.outlier_list.outliers_ready.connect(self.outliers_ready)
         self.expert_list.findings_ready.connect(self.findings_ready)
         self.collective_list.collectives_ready.connect(self.collectives_ready)
-        parts = (table, highlighter, self.outlier_list, self.expert_list, self.collective_list)
+        report_list = getattr(self._window, "report_list", None)
+        if report_list is not None:
+            report_list.entry_removed.connect(lambda e: self.diff_list.forget_report(e.path))
+        parts = (table, highlighter, self.outlier_list, self.expert_list, self.collective_list,
+                 self.diff_list)  # fmt: skip
         for part in parts:
             part.failed.connect(self.failed)
 
@@ -126,6 +135,7 @@ class StatsController(QObject):
         self.outlier_list.set_shown(self._shown, is_new)
         self.expert_list.set_shown(self._shown, is_new)
         self.collective_list.set_shown(self._shown, is_new)
+        self.diff_list.set_shown(self._shown, is_new)
         self.table.request_stats()
 
     def _wait_for(self, names: list[str]) -> None:
@@ -143,12 +153,25 @@ class StatsController(QObject):
         self.outlier_list.set_shown(self._shown, True)
         self.expert_list.set_shown(self._shown, True)
         self.collective_list.set_shown(self._shown, True)
+        self.diff_list.set_shown(self._shown, True)
         self.panel.show_loading(_loading_text(names))
 
     def _on_scope_changed(self, _scope: Scope) -> None:
         self.highlighter.refresh()
         self.table.request_stats()
         self.outlier_list.refresh()
+
+    def _path_of(self, report) -> Path | None:
+        """The path the user opened ``report`` from (what the diff names reports by)."""
+        report_list = getattr(self._window, "report_list", None)
+        for entry in report_list.entries() if report_list is not None else ():
+            if entry.report is report:
+                return entry.path
+        return None
+
+    def _scheme(self) -> str:
+        switcher = getattr(self._window, "theme_switcher", None)
+        return switcher.scheme() if switcher is not None else "dark"
 
     # -- what app/ and the tests ask --------------------------------------------------------
 

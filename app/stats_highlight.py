@@ -1,5 +1,7 @@
 """Highlight one name on the timeline: its instances stand out, Next / Previous step through
 them, a double-click zooms to the longest, and its histogram selects instances by value.
+It also carries the diff's tints (:mod:`app.stats_diff`) to the timeline, under the
+highlight: one path sets what the timeline emphasises.
 
 The highlighted name is the timeline state's (:meth:`viewer.state.TimelineState.highlight`);
 its instances are gathered on a worker (a name can have millions).
@@ -27,6 +29,7 @@ from app.stats_jobs import (
     name_groups,
 )
 from viewer.events import EventRef
+from viewer.frame import EventTints
 from viewer.state import NameHighlight, scope_window
 from viewer.stats_panel import StatsPanel
 from viewer.timeline import TimelineWidget
@@ -69,6 +72,7 @@ class NameHighlighter(QObject):
         self._state = timeline.state
         self._shown = ShownReports()
         self._marks: list[EventRef] = []
+        self._tints: EventTints | None = None
         self._rows: dict[tuple[int, str], np.ndarray] = {}
         self._instances = pd.DataFrame()
         self._position = -1
@@ -79,6 +83,7 @@ class NameHighlighter(QObject):
         self._shown = shown
         if is_new:
             self._marks, self._rows, self._instances = [], {}, pd.DataFrame()
+            self._tints = None
             self._state.set_highlight(None)
             self._panel.histogram.clear()
 
@@ -86,6 +91,15 @@ class NameHighlighter(QObject):
         """Flag ``marks`` (outliers) on the timeline beside the highlighted instances."""
         self._marks = marks
         self.push_highlights()
+
+    def set_tints(self, tints: EventTints | None) -> None:
+        """Colour events on the timeline (a diff's changed names; None: none), under the
+        highlighted name's emphasis."""
+        self._tints = tints
+        self.push_highlights()
+
+    def tints(self) -> EventTints | None:
+        return self._tints
 
     def push_highlights(self) -> None:
         """(Re)apply the highlighted rows and marks to the timeline."""
@@ -95,7 +109,7 @@ class NameHighlighter(QObject):
         tables = [reports.slice_tables(i) for i in range(len(reports))]
         rows = {k: v for k, v in self._rows.items() if k[1] in tables[k[0]]}
         try:
-            self._timeline.set_highlights(rows, self._marks)
+            self._timeline.set_highlights(rows, self._marks, self._tints)
         except (IndexError, KeyError) as exc:  # the timeline shows another report set
             log.debug("highlights not applied: %s", exc)
 

@@ -28,7 +28,7 @@ from app.stats_jobs import (
     stats_frame,
 )
 from viewer.state import Scope, TimelineSelection, TimelineState, scope_window
-from viewer.stats_panel import LIST_TABS, StatsPanel
+from viewer.stats_panel import OWN_TABS, StatsPanel
 
 __all__ = ["StatsTable"]
 
@@ -75,7 +75,7 @@ class StatsTable(QObject):
     def request_stats(self) -> None:
         """Recompute the current tab for the current scope (coalesced, on a worker)."""
         kind, shown = self._panel.kind(), self._shown
-        if kind in LIST_TABS or not shown.reports:
+        if kind in OWN_TABS or not shown.reports:
             return
         if self._is_running:
             self._is_dirty = True

@@ -12,7 +12,14 @@ from PySide6.QtWidgets import QApplication, QMainWindow, QMenu
 from viewer.histogram import DurationHistogramWidget
 from viewer.style import THEMES
 
-__all__ = ["THEME_CHOICES", "ThemeSwitcher", "apply_theme", "system_scheme"]
+__all__ = [
+    "DIFF_COLORS",
+    "THEME_CHOICES",
+    "ThemeSwitcher",
+    "apply_theme",
+    "diff_colors",
+    "system_scheme",
+]
 
 _STYLE_SHEET = Path(__file__).parent / "resources" / "style.qss"
 
@@ -27,6 +34,19 @@ _COLOURS = {
     "light": ("#f0f1f3", "#ffffff", "#f5f6f8", "#1f2328", "#656d76", "#e8eaed", "#c9ced6",
               "#a0a7b1", "#9aa1ab"),
 }  # fmt: skip
+
+#: What a diff's changes look like (the Diff tab's text, the timeline's events): slower in
+#: Okabe & Ito's vermillion, faster in their bluish green, told apart with every common
+#: colour-vision deficiency (they differ in lightness and in blue, not in red-green alone);
+#: the Change column says it in words too (▲ slower, ▼ faster).
+DIFF_COLORS = {"slower": "#D55E00", "faster": "#009E73"}
+
+
+def diff_colors(scheme: str) -> dict[str, str]:
+    """Return the Diff tab's text colour per status in ``scheme`` ('light' or 'dark'):
+    :data:`DIFF_COLORS`, and noise greyed (the palette's dim text); appeared / vanished keep
+    the usual text colour."""
+    return {**DIFF_COLORS, "noise": _COLOURS[scheme][4]}
 
 
 def system_scheme() -> str:

@@ -2,11 +2,11 @@
 
 Opens the main window as ``main.py`` does (every panel docked, dark theme, settings in a
 temporary file so the user's layout plays no part), on the built-in demo, drives it as a user
-would (search, a selection, a click on an event, the Expert tab) and saves the whole window,
-1280×800, as PNG: ``search.png``, ``events.png``, ``details.png``, ``area.png``,
-``expert.png`` and, when the real reports of ``--real-dir`` are there, ``counters.png`` (GPU
-metric and memory rows). Offscreen by default (``QT_QPA_PLATFORM=offscreen``); under Xvfb or
-a desktop, set ``QT_QPA_PLATFORM`` yourself.
+would (search, a selection, a click on an event, the Expert tab, a diff) and saves the whole
+window, 1280×800, as PNG: ``search.png``, ``events.png``, ``details.png``, ``area.png``,
+``expert.png``, ``diff.png`` and, when the real reports of ``--real-dir`` are there,
+``counters.png`` (GPU metric and memory rows). Offscreen by default
+(``QT_QPA_PLATFORM=offscreen``); under Xvfb or a desktop, set ``QT_QPA_PLATFORM`` yourself.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere: import the proje
 __all__ = ["SHOTS", "main", "take_screenshots"]
 
 #: The pictures, in the order they are taken.
-SHOTS = ("search", "events", "details", "area", "expert", "counters", "calltree")
+SHOTS = ("search", "events", "details", "area", "expert", "diff", "counters", "calltree")
 SIZE = (1280, 800)
 #: A real report with GPU metric rows (vector_add on an A100), and the rows pinned.
 COUNTER_REPORT = "ayush-os__nsight-systems-deep-dive__vector_add_profile_v3.sqlite"
@@ -212,6 +212,28 @@ def _shoot_expert(app, window, out: Path) -> Path:
     return _save(app, window, out, "expert")
 
 
+def _shoot_diff(app, window, out: Path) -> Path:
+    """diff.png: rank 0 as the baseline, the straggler rank compared, changes coloured."""
+    from resources.demo import STRAGGLER_RANK
+
+    stats, state = window.stats_controller, window.timeline.state
+    paths = [e.path for e in window.report_list.entries()]
+    window.reports_panel.select_paths(paths[:1])
+    window.set_diff_baseline()
+    window.reports_panel.select_paths([paths[STRAGGLER_RANK]])
+    window.compare_with_baseline()
+    _wait(app, lambda: stats.diff_list.frame() is not None, "the diff")
+    window.toggle_diff_colors()
+    _wait(app, lambda: bool(window.timeline.tints()), "the diff colours")
+    for track in state.tracks():  # the two runs' GPU rows, one above the other
+        if track.kind == "gpu_stream" and track.report_index in (0, STRAGGLER_RANK):
+            state.pin(track.key)
+    state.set_view_range(*_middle_window(window, 0.04))
+    window.statusBar().clearMessage()
+    window.event_actions.show_details(None)
+    return _save(app, window, out, "diff")
+
+
 def _shoot_counters(app, window, out: Path, real_dir: Path) -> Path | None:
     from PySide6.QtCore import Qt
 
@@ -278,6 +300,7 @@ def take_screenshots(out: Path, real_dir: Path | None) -> list[Path]:
                 _shoot_details(app, window, out, found),
                 _shoot_area(app, window, out),
                 _shoot_expert(app, window, out),
+                _shoot_diff(app, window, out),
             ]
             if real_dir is not None:
                 counters = _shoot_counters(app, window, out, real_dir)

@@ -12,7 +12,23 @@ from viewer.events import EventRef
 from viewer.rows import Row, RowLayout
 from viewer.style import Theme
 
-__all__ = ["Frame"]
+__all__ = ["EventTints", "Frame"]
+
+
+@dataclass(frozen=True)
+class EventTints:
+    """Colours chosen per event, over the events' own (a diff's slower / faster names).
+
+    ``codes[(report_index, table)]`` holds one ``uint8`` per event of that slice table: 0
+    dims the event (as a highlight dims the events it does not emphasise), ``k`` paints it
+    ``colors[k - 1]`` (0xAARRGGBB). Tables not named are drawn as usual.
+    """
+
+    codes: dict[tuple[int, str], npt.NDArray[np.uint8]] = field(default_factory=dict)
+    colors: tuple[int, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.codes)
 
 
 @dataclass
@@ -36,6 +52,7 @@ class Frame:
     partner: EventRef | None = None
     highlights: dict[tuple[int, str], npt.NDArray[np.bool_]] = field(default_factory=dict)
     marks: list[EventRef] = field(default_factory=list)
+    tints: EventTints = field(default_factory=EventTints)
     hover_x: float | None = None
     #: Track keys of an area selection (rows × time); empty: the selection spans every row.
     selection_rows: frozenset[str] = frozenset()

@@ -122,6 +122,7 @@ class TimelinePainter:
             frame.scroll_px,
             frame.pinned_height_px,
             id(frame.highlights),
+            id(frame.tints),
             tuple(frame.offsets_ns),
             id(frame.tables),
             frame.theme,
@@ -188,7 +189,7 @@ class TimelinePainter:
         p.drawImage(frame.data_x, top, qimage)
         self._data_key, self._rect_jobs = key, rect_jobs
         # Holding the keyed objects keeps their ids from being reused by new ones.
-        self._data_refs = (frame.rows, frame.pinned, frame.highlights, frame.tables)
+        self._data_refs = (frame.rows, frame.pinned, frame.highlights, frame.tints, frame.tables)
         return rect_jobs
 
     def _wide_events(self, frame: Frame, row: Row, parts: list) -> list:
@@ -277,10 +278,7 @@ class TimelinePainter:
             if len(sel):
                 events = strip.event[sel]
                 argb = self.colors(report_index, name, table, events)
-                mask = frame.highlights.get((report_index, name))
-                if mask is not None:
-                    argb = np.where(mask[events], argb, _dim(argb, 0.25)).astype(np.uint32)
-                colors[sel] = argb
+                colors[sel] = _emphasis(frame, report_index, name, argb, events)
         bg = img[y0 - frame.pinned_y, 0]
         line = _blend(np.uint32(bg), colors, strip.alpha)
         inset = 2 if row.track is not None else 5
@@ -342,9 +340,7 @@ class TimelinePainter:
                 block[:, 0], block[:, 2] = x0, width
                 block[:, 1], block[:, 3] = y + 2, row.height_px - 4
                 argb = self.colors(track.report_index, name, table, index)
-                mask = frame.highlights.get((track.report_index, name))
-                if mask is not None:
-                    argb = np.where(mask[index], argb, _dim(argb, 0.25)).astype(np.uint32)
+                argb = _emphasis(frame, track.report_index, name, argb, index)
                 rects.append(block)
                 colors.append(argb)
                 wide = np.flatnonzero(width >= _LABEL_MIN_PX)
@@ -530,6 +526,23 @@ def _blend(bg: np.uint32, colors: np.ndarray, alpha: np.ndarray) -> np.ndarray:
         b = float((int(bg) >> shift) & 0xFF)
         out |= (b + (c - b) * a).astype(np.uint32) << shift
     return out
+
+
+def _emphasis(
+    frame: Frame, report_index: int, table: str, argb: np.ndarray, events: np.ndarray
+) -> np.ndarray:
+    """The colours of ``events`` once tinted (a diff) and highlighted (a name): a tinted
+    event takes its tint, an untinted one of a tinted table dims; then the events a
+    highlight does not emphasise dim."""
+    codes = frame.tints.codes.get((report_index, table))
+    if codes is not None:
+        code = codes[events]
+        palette = np.array([0, *frame.tints.colors], dtype=np.uint32)
+        argb = np.where(code > 0, palette[code], _dim(argb, 0.3)).astype(np.uint32)
+    mask = frame.highlights.get((report_index, table))
+    if mask is not None:
+        argb = np.where(mask[events], argb, _dim(argb, 0.25)).astype(np.uint32)
+    return argb
 
 
 def _dim(argb: np.ndarray, keep: float) -> np.ndarray:

@@ -1,5 +1,6 @@
 """The timeline's state without Qt: rows, pins, hidden and collapsed rows, view range,
-selection and highlighted name, with listeners told of each change.
+selection, highlighted name and the diff (before / after reports, colours on or off), with
+listeners told of each change.
 
 The widgets render a :class:`TimelineState` and change it through its methods; the Qt side
 connects its signals to the state's :class:`Notifier` attributes. Tests drive it with no
@@ -18,6 +19,7 @@ from viewer.rows import RowLayout, default_collapsed, layout_rows, match_tracks
 
 __all__ = [
     "MIN_SPAN_NS",
+    "DiffState",
     "NameHighlight",
     "Notifier",
     "Scope",
@@ -104,6 +106,46 @@ class SearchState:
 
 
 @dataclass(frozen=True)
+class DiffState:
+    """What is compared: the *before* reports (the baseline) and the *after* ones, by path,
+    and whether the timeline colours the names that changed.
+
+    Groups on either side are pooled, as :func:`analysis.diff.diff_sets` pools them. A
+    report is on one side at most. ``is_colored`` holds only while both sides are set.
+    """
+
+    before: tuple[str, ...] = ()
+    after: tuple[str, ...] = ()
+    is_colored: bool = False
+
+    @property
+    def is_ready(self) -> bool:
+        """Whether both sides have a report: there is something to compare."""
+        return bool(self.before) and bool(self.after)
+
+    def with_before(self, paths: Iterable[str]) -> DiffState:
+        """``paths`` as the baseline (they leave the after side)."""
+        before = tuple(dict.fromkeys(str(p) for p in paths))
+        return _diff(before, tuple(p for p in self.after if p not in before), self.is_colored)
+
+    def with_after(self, paths: Iterable[str]) -> DiffState:
+        """``paths`` as the after side (they leave the baseline)."""
+        after = tuple(dict.fromkeys(str(p) for p in paths))
+        return _diff(tuple(p for p in self.before if p not in after), after, self.is_colored)
+
+    def without(self, paths: Iterable[str]) -> DiffState:
+        """The diff with ``paths`` (closed reports) left out of both sides."""
+        gone = {str(p) for p in paths}
+        return _diff(tuple(p for p in self.before if p not in gone),
+                     tuple(p for p in self.after if p not in gone), self.is_colored)  # fmt: skip
+
+
+def _diff(before: tuple[str, ...], after: tuple[str, ...], is_colored: bool) -> DiffState:
+    ready = bool(before) and bool(after)
+    return DiffState(before, after, is_colored and ready)
+
+
+@dataclass(frozen=True)
 class Scope:
     """What the user asked the stats panel to summarise: ``range_mode`` (``all``,
     ``visible`` or ``selection``), ``report_index`` (None = every report), ``by_report``
@@ -133,6 +175,8 @@ class TimelineState:
         The highlighted name, or ``None``.
     search_changed(SearchState)
         The search text, its matches' count or the current match changed.
+    diff_changed(DiffState)
+        The compared reports, or whether the timeline colours what changed.
     """
 
     def __init__(self) -> None:
@@ -142,7 +186,9 @@ class TimelineState:
         self.selection_changed = Notifier()
         self.highlight_changed = Notifier()
         self.search_changed = Notifier()
+        self.diff_changed = Notifier()
         self._search = SearchState()
+        self._diff = DiffState()
         self._tracks: list[Track] = []
         self._pinned: list[str] = []
         self._hidden: set[str] = set()
@@ -355,6 +401,36 @@ class TimelineState:
         if highlight != self._highlight:
             self._highlight = highlight
             self.highlight_changed.emit(highlight)
+
+    # -- diff --------------------------------------------------------------------------
+
+    def diff(self) -> DiffState:
+        """Return what is compared (:class:`DiffState`)."""
+        return self._diff
+
+    def set_diff(self, diff: DiffState) -> None:
+        """Compare as ``diff`` says (colours need both sides: they go off without)."""
+        diff = _diff(diff.before, diff.after, diff.is_colored)
+        if diff != self._diff:
+            self._diff = diff
+            self.diff_changed.emit(diff)
+
+    def set_baseline(self, paths: Iterable[str]) -> None:
+        """Make the reports at ``paths`` the *before* side."""
+        self.set_diff(self._diff.with_before(paths))
+
+    def compare_with_baseline(self, paths: Iterable[str]) -> None:
+        """Make the reports at ``paths`` the *after* side."""
+        self.set_diff(self._diff.with_after(paths))
+
+    def set_diff_colored(self, is_colored: bool) -> None:
+        """Colour the names that got slower / faster on the timeline, or stop (needs both
+        sides)."""
+        self.set_diff(replace(self._diff, is_colored=bool(is_colored)))
+
+    def clear_diff(self) -> None:
+        """Compare nothing: no baseline, no colours."""
+        self.set_diff(DiffState())
 
     # -- search ------------------------------------------------------------------------
 

@@ -1,9 +1,11 @@
 """The stats side panel: one tab per summary, a scope, a name filter, a sortable table, the
-duration histogram of the clicked name, the outliers list and the expert rules' findings.
+duration histogram of the clicked name, the outliers list, the expert rules' findings and
+the diff of two reports (or two groups).
 
 The panel computes nothing: :mod:`app.stats_controller` reads :meth:`StatsPanel.scope`,
 runs the aggregation on a worker and calls :meth:`StatsPanel.show_table` /
-:meth:`StatsPanel.show_outliers` / :meth:`StatsPanel.show_findings`. It writes no file
+:meth:`StatsPanel.show_outliers` / :meth:`StatsPanel.show_findings` /
+:meth:`StatsPanel.show_diff`. It writes no file
 either: *Export CSV…* emits :attr:`StatsPanel.export_requested` with the text.
 """
 
@@ -37,6 +39,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from analysis.diff import DIFF_KINDS
 from analysis.outliers import Z_MAD
 from viewer.histogram import DurationHistogramWidget
 from viewer.labels import ElidedLabel
@@ -46,9 +49,12 @@ from viewer.table_model import SORT_ROLE, Column, DataFrameModel
 
 __all__ = [
     "COLLECTIVES_TAB",
+    "DIFF_KIND_TITLES",
+    "DIFF_TAB",
     "EXPERT_TAB",
     "LIST_TABS",
     "OUTLIERS_TAB",
+    "OWN_TABS",
     "RANGE_SCOPES",
     "TABS",
     "StatsPanel",
@@ -68,12 +74,18 @@ TABS = (
     ("outliers", "Outliers"),
     ("expert", "Expert"),
     ("collectives", "Collectives"),
+    ("diff", "Diff"),
 )
 OUTLIERS_TAB = "outliers"
 EXPERT_TAB = "expert"
 COLLECTIVES_TAB = "collectives"
+DIFF_TAB = "diff"
 #: Tabs that list instances (one row per event or gap), not statistics per name.
 LIST_TABS = (OUTLIERS_TAB, EXPERT_TAB, COLLECTIVES_TAB)
+#: Tabs their own controllers fill (not a summary of the scope).
+OWN_TABS = (*LIST_TABS, DIFF_TAB)
+#: (kind, title) the Diff tab compares, one at a time (:data:`analysis.diff.DIFF_KINDS`).
+DIFF_KIND_TITLES = tuple((kind, dict(TABS)[kind]) for kind in DIFF_KINDS)
 _HISTOGRAM_MIN_PX = 140
 _HISTOGRAM_START_PX = 220
 #: Time scopes (:attr:`viewer.state.Scope.range_mode`): whole run, the visible range, the
@@ -101,6 +113,8 @@ def columns_for(kind: str, frame: pd.DataFrame, report_labels: list[str]) -> lis
             Column("transfer_ns", "Transfer (ns)", "int", "Last end − last start"),
             Column("first_start_ns", "Start (ns)"),
         ]  # fmt: skip
+    if kind == DIFF_TAB:
+        return _DIFF_COLUMNS
     if kind == OUTLIERS_TAB:
         return [
             Column("name", "Name", "text"), Column("report", "Report", "text"),
@@ -144,6 +158,22 @@ def columns_for(kind: str, frame: pd.DataFrame, report_labels: list[str]) -> lis
     ]  # fmt: skip
 
 
+_DIFF_COLUMNS = [
+    Column("change", "Change", "text", "slower / faster: the median moved beyond the noise "
+           "(interval and tolerance); noise: it did not; appeared / vanished: one side only"),
+    Column("name", "Name", "text"), Column("style", "Style", "text"),
+    Column("total_delta_ns", "Total Δ (ns)", "delta", "After - before, over each side's reports"),
+    Column("med_change_pct", "Med Δ (%)", "delta_pct", "Change of the median duration"),
+    Column("med_delta_ns", "Med Δ (ns)", "delta"),
+    Column("interval", "Med Δ interval (ns)", "text",
+           "Bootstrap interval of the median change (95 %)"),
+    Column("count_before", "Count before"), Column("count_after", "Count after"),
+    Column("med_before_ns", "Med before (ns)", "dec1"),
+    Column("med_after_ns", "Med after (ns)", "dec1"),
+    Column("total_before_ns", "Total before (ns)"), Column("total_after_ns", "Total after (ns)"),
+]  # fmt: skip
+
+
 def group_of(record: dict) -> tuple[object, object]:
     """The ``(key, style)`` of a table row: which group it is, not only what it is called."""
     key, style = record.get("key", record.get("name")), record.get("style")
@@ -182,6 +212,8 @@ class StatsPanel(QWidget):
         A row was double-clicked: as :attr:`name_activated`.
     instance_step(int)
         Next (+1) or Previous (-1) instance of the active name.
+    diff_kind_changed(str)
+        The Diff tab is to compare another kind (of :data:`DIFF_KIND_TITLES`).
     outlier_selected(object)
         An outlier row was chosen (a ``dict`` of its fields).
     finding_selected(object)
@@ -197,6 +229,7 @@ class StatsPanel(QWidget):
     name_activated = Signal(str, str, object)
     name_double_clicked = Signal(str, str, object)
     instance_step = Signal(int)
+    diff_kind_changed = Signal(str)
     outlier_selected = Signal(object)
     finding_selected = Signal(object)
     collective_selected = Signal(object)
@@ -209,6 +242,7 @@ class StatsPanel(QWidget):
         self._frames: dict[str, pd.DataFrame] = {}
         self._loading_text = ""  # what every tab says while the reports are being read
         self._list_status: dict[str, str] = {}  # the status line of each list tab
+        self._row_colors: dict[str, list] = {}  # per tab: the text colour of each row
         self.model = DataFrameModel(self)
         self.proxy = _NameFilterProxy(self)
         self.proxy.setSourceModel(self.model)
@@ -235,6 +269,11 @@ class StatsPanel(QWidget):
         self.report_combo.setMinimumContentsLength(12)
         self.by_report = QCheckBox("By report", self)
         self.by_report.setToolTip("One column group per report, and the spread across them")
+        self.diff_kind_combo = QComboBox(self)
+        for key, text in DIFF_KIND_TITLES:
+            self.diff_kind_combo.addItem(text, key)
+        self.diff_kind_combo.setToolTip("What the diff compares")
+        self.diff_kind_combo.hide()
         self.filter_edit = QLineEdit(self)
         self.filter_edit.setPlaceholderText("Filter names (substring)")
         self.filter_edit.setClearButtonEnabled(True)
@@ -265,6 +304,7 @@ class StatsPanel(QWidget):
         scope_row.addWidget(self.range_combo)
         scope_row.addWidget(self.report_combo, 1)
         scope_row.addWidget(self.by_report)
+        scope_row.addWidget(self.diff_kind_combo)
         filter_row = QHBoxLayout()
         filter_row.addWidget(self.filter_edit, 1)
         filter_row.addWidget(self.regex_box)
@@ -299,6 +339,9 @@ class StatsPanel(QWidget):
         self.range_combo.currentIndexChanged.connect(self._emit_scope)
         self.report_combo.currentIndexChanged.connect(self._emit_scope)
         self.by_report.toggled.connect(self._emit_scope)
+        self.diff_kind_combo.currentIndexChanged.connect(
+            lambda _i: self.diff_kind_changed.emit(self.diff_kind())
+        )
         self.filter_edit.textChanged.connect(self._apply_filter)
         self.regex_box.toggled.connect(self._apply_filter)
         self.table.clicked.connect(self._on_clicked)
@@ -318,6 +361,18 @@ class StatsPanel(QWidget):
 
     def set_kind(self, kind: str) -> None:
         self.tabs.setCurrentIndex([k for k, _ in TABS].index(kind))
+
+    def diff_kind(self) -> str:
+        """Return the kind the Diff tab compares."""
+        return self.diff_kind_combo.currentData() or DIFF_KINDS[0]
+
+    def set_diff_kind(self, kind: str) -> None:
+        """Compare ``kind`` in the Diff tab (emits :attr:`diff_kind_changed` on a change)."""
+        self.diff_kind_combo.setCurrentIndex(max(self.diff_kind_combo.findData(kind), 0))
+
+    def _row_kind(self) -> str:
+        """The kind of the current tab's rows (the compared kind on the Diff tab)."""
+        return self.diff_kind() if self.kind() == DIFF_TAB else self.kind()
 
     def scope(self) -> Scope:
         return Scope(
@@ -415,13 +470,20 @@ class StatsPanel(QWidget):
         """Show collectives matched across ranks (:mod:`analysis.collectives`)."""
         self._show_list(COLLECTIVES_TAB, frame, status)
 
+    def show_diff(self, frame: pd.DataFrame, status: str = "", row_colors=None) -> None:
+        """Show a diff (one row per name, by impact, the app's columns) in the Diff tab;
+        ``row_colors``: per row, its text colour (``#RRGGBB``, None: the usual)."""
+        self._row_colors[DIFF_TAB] = list(row_colors) if row_colors is not None else []
+        self._show_list(DIFF_TAB, frame, status)
+
     def _show_list(self, kind: str, frame: pd.DataFrame, status: str) -> None:
         """Keep a list tab's rows; show them, in their own order, when it is the current tab."""
         self._frames[kind] = frame
         self._list_status[kind] = status
         self._loading_text = ""
         if self.kind() == kind:
-            self.model.set_frame(frame, columns_for(kind, frame, self._report_labels))
+            colors = self._row_colors.get(kind) or None
+            self.model.set_frame(frame, columns_for(kind, frame, self._report_labels), colors)
             self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
             self.proxy.sort(-1)
             self.status_label.setText(status)
@@ -452,7 +514,7 @@ class StatsPanel(QWidget):
         self.table.scrollTo(index)
         self.table.blockSignals(False)
         if emit:
-            self.name_activated.emit(name, self.kind(), group_of(record))
+            self.name_activated.emit(name, self._row_kind(), group_of(record))
         return True
 
     def _sort_key(self) -> str | None:
@@ -484,7 +546,11 @@ class StatsPanel(QWidget):
         is_list = kind in LIST_TABS
         for widget in (self.prev_button, self.next_button):
             widget.setEnabled(not is_list)
-        if frame is not None and is_list:
+        is_diff = kind == DIFF_TAB  # the whole reports: the scope does not apply
+        self.diff_kind_combo.setVisible(is_diff)
+        for widget in (self.range_combo, self.report_combo, self.by_report):
+            widget.setVisible(not is_diff)
+        if frame is not None and kind in OWN_TABS:
             self._show_list(kind, frame, self._list_status.get(kind, ""))
         elif frame is not None:
             self.show_table(kind, frame, "")
@@ -533,7 +599,7 @@ class StatsPanel(QWidget):
         elif self.kind() == COLLECTIVES_TAB:
             self.collective_selected.emit(record)
         elif record.get("name") is not None:
-            self.name_activated.emit(str(record["name"]), self.kind(), group_of(record))
+            self.name_activated.emit(str(record["name"]), self._row_kind(), group_of(record))
 
     def _on_current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
         # Keyboard navigation follows the same path as a click.
@@ -545,7 +611,7 @@ class StatsPanel(QWidget):
             return
         record = self._row_record(index)
         if record.get("name") is not None:
-            self.name_double_clicked.emit(str(record["name"]), self.kind(), group_of(record))
+            self.name_double_clicked.emit(str(record["name"]), self._row_kind(), group_of(record))
 
     def visible_rows_text(self, sep: str = ",", selected_only: bool = False) -> str:
         """Return the rows shown (after filter and sort; or only the selected) as text."""

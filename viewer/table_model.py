@@ -30,8 +30,9 @@ class Column:
     """One shown column: the frame column, its header (with unit) and how to format it.
 
     ``fmt`` is ``int`` (1,234,567), ``dec1`` (1,234.5), ``pct`` (12.3), ``ratio`` (1.31×),
-    ``z`` (12.4) or ``text``. ``color`` (``#RRGGBB``): a swatch in the header, the colour
-    of the report a by-report column belongs to ('' for none).
+    ``z`` (12.4), a signed change ``delta`` (+1,234) or ``delta_pct`` (+12.3), or ``text``.
+    ``color`` (``#RRGGBB``): a swatch in the header, the colour of the report a by-report
+    column belongs to ('' for none).
     """
 
     key: str
@@ -51,7 +52,7 @@ def format_cell(value: object, fmt: str) -> str:
         return f"{int(value):,}"  # every digit: float() would round totals past 2^53
     number = float(value)
     if math.isinf(number):
-        return "∞" if number > 0 else "−∞"
+        return ("+∞" if fmt.startswith("delta") else "∞") if number > 0 else "−∞"
     if fmt == "int":
         return f"{round(number):,}"
     if fmt == "dec1":
@@ -60,6 +61,10 @@ def format_cell(value: object, fmt: str) -> str:
         return f"{number:.1f}"
     if fmt == "ratio":
         return f"{number:.2f}×"
+    if fmt == "delta":
+        return f"{number:+,.0f}".replace("-", "−")
+    if fmt == "delta_pct":
+        return f"{number:+.1f}".replace("-", "−")
     return f"{number:,.1f}"
 
 
@@ -71,13 +76,22 @@ class DataFrameModel(QAbstractTableModel):
         self._frame = pd.DataFrame()
         self._columns: list[Column] = []
         self._arrays: list[np.ndarray] = []
+        self._row_colors: Sequence[str | None] | None = None
 
-    def set_frame(self, frame: pd.DataFrame, columns: Sequence[Column]) -> None:
-        """Replace the data (columns missing from ``frame`` are left out)."""
+    def set_frame(
+        self,
+        frame: pd.DataFrame,
+        columns: Sequence[Column],
+        row_colors: Sequence[str | None] | None = None,
+    ) -> None:
+        """Replace the data (columns missing from ``frame`` are left out); ``row_colors``:
+        per row, the ``#RRGGBB`` of its text (None: the usual colour)."""
         self.beginResetModel()
         self._frame = frame.reset_index(drop=True)
         self._columns = [c for c in columns if c.key in frame.columns]
         self._arrays = [self._frame[c.key].to_numpy() for c in self._columns]
+        fits = row_colors is not None and len(row_colors) == len(self._frame)
+        self._row_colors = list(row_colors) if fits else None
         self.endResetModel()
 
     def frame(self) -> pd.DataFrame:
@@ -113,6 +127,9 @@ class DataFrameModel(QAbstractTableModel):
             return _ALIGN_LEFT if column.fmt == "text" else _ALIGN_RIGHT
         if role == Qt.ItemDataRole.ToolTipRole and column.fmt == "text":
             return None if value is None else str(value)
+        if role == Qt.ItemDataRole.ForegroundRole and self._row_colors is not None:
+            color = self._row_colors[index.row()]
+            return None if color is None else QColor(color)
         return None
 
     def headerData(self, section: int, orientation, role=Qt.ItemDataRole.DisplayRole):

@@ -33,7 +33,7 @@ from analysis.reportset import ReportSet
 from analysis.tracks import SliceTable, Track
 from viewer.event_menu import add_event_actions
 from viewer.events import EventRef, describe_event, event_ref, find_partner, pick_event
-from viewer.frame import Frame
+from viewer.frame import EventTints, Frame
 from viewer.painter import TimelinePainter
 from viewer.rows import Row, RowLayout
 from viewer.state import TimelineState, activity_span
@@ -116,6 +116,7 @@ class TimelineWidget(QWidget):
         self._partner: EventRef | None = None
         self._highlights: dict[tuple[int, str], np.ndarray] = {}
         self._marks: list[EventRef] = []
+        self._tints = EventTints()
         self._press: tuple[QPoint, int, int, bool] | None = None
         self._dragged = False
         self._hover_x: float | None = None
@@ -186,7 +187,7 @@ class TimelineWidget(QWidget):
         self._painter.reset()  # its level-of-detail images are of the older tables
         self._tooltips.clear()
         self._selected = self._partner = None
-        self._highlights, self._marks = {}, []
+        self._highlights, self._marks, self._tints = {}, [], EventTints()
 
     def set_tracks(self, tracks: Sequence[Track]) -> None:
         """Replace the rows of the same reports, keeping view, pins and collapsed groups.
@@ -329,8 +330,9 @@ class TimelineWidget(QWidget):
         self,
         rows: Mapping[tuple[int, str], Sequence[int] | np.ndarray] | None = None,
         marks: Sequence[EventRef | tuple[int, str, int]] = (),
+        tints: EventTints | None = None,
     ) -> None:
-        """Emphasise some events and dim the rest of their tables; mark outliers.
+        """Emphasise some events and dim the rest of their tables; mark outliers; tint.
 
         Parameters
         ----------
@@ -341,6 +343,9 @@ class TimelineWidget(QWidget):
         marks
             Events to flag with a marker (outliers): ``EventRef`` or
             ``(report_index, table, row)``.
+        tints
+            Colours of some events (a diff's slower / faster names), under the emphasis;
+            ``None`` or empty: none. Tables not shown are left out.
         """
         self._highlights = {}
         for (report_index, table), index in (rows or {}).items():
@@ -352,7 +357,19 @@ class TimelineWidget(QWidget):
             m if isinstance(m, EventRef) else event_ref(self._tables[m[0]], m[0], m[1], m[2])
             for m in marks
         ]
+        codes = {}
+        for (report_index, table), code in (tints.codes if tints else {}).items():
+            shown = (
+                self._tables[report_index].get(table) if report_index < len(self._tables) else None
+            )
+            if shown is not None and len(code) == len(shown):
+                codes[(report_index, table)] = code
+        self._tints = EventTints(codes, tints.colors) if codes else EventTints()
         self.update()
+
+    def tints(self) -> EventTints:
+        """Return the tints applied (see :meth:`set_highlights`)."""
+        return self._tints
 
     def marks(self) -> list[EventRef]:
         """Return the events flagged with a marker (outliers)."""
@@ -524,6 +541,7 @@ class TimelineWidget(QWidget):
             partner=self._partner,
             highlights=self._highlights,
             marks=self._marks,
+            tints=self._tints,
             hover_x=self._hover_x,
         )
 

@@ -120,3 +120,19 @@ def test_demo_regression_comes_first_and_the_rest_is_noise(demo_pair, tmp_path: 
     assert first["Status"] == "slower"
     assert 29 < first["Med Change (%)"] < 31
     assert (table["Status"].iloc[1:] == "noise").all(), table[table["Status"] != "noise"]
+
+
+def test_keys_name_the_groups_the_window_index_finds(demo_pair) -> None:
+    """with_keys: each row's Key finds its instances again (the GUI's click on a row)."""
+    from analysis.diff import diff_kind
+    from analysis.reportset import ReportSet
+
+    before, after = (ReportSet([open_report(p, use_cache=False)]) for p in demo_pair)
+    keyed = diff_kind(before, after, "cuda_api", with_keys=True)
+    plain = diff_kind(before, after, "cuda_api")
+    assert list(keyed.columns) == [plain.columns[0], "Key", *plain.columns[1:]]
+    pd.testing.assert_frame_equal(keyed.drop(columns="Key"), plain)
+    index = after.window_index("cuda_api")
+    stats = index.stats().set_index("group")
+    for key, count in zip(keyed["Key"], keyed["Instances After"], strict=True):
+        assert int(stats.loc[index.groups(key), "count"].sum()) == count

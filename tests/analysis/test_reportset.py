@@ -202,3 +202,19 @@ def _cli_csv(spec: str, path: Path, tmp_path: Path) -> pd.DataFrame:
     assert result.returncode == 0, result.stderr
     body = result.stdout.split("\n", 1)[1]  # the "Processing [...]" line
     return pd.read_csv(io.StringIO(body))
+
+
+def test_a_subset_shares_the_projections_and_owns_its_window_index(demo, monkeypatch) -> None:
+    calls = _counting_projection(monkeypatch)
+    reports = ReportSet(demo)
+    whole = reports.window_index("nvtx_gpu")
+    part = reports.snapshot().subset([1])
+    assert list(part) == [demo[1]]
+    index = part.window_index("nvtx_gpu")
+    assert index is not whole
+    assert part.window_index("nvtx_gpu") is index
+    assert len(calls) == len(demo)  # the subset projected nothing again
+    with pytest.raises(AnalysisError):
+        part.add(demo[0])
+    with pytest.raises(AnalysisError):
+        reports.subset([5])

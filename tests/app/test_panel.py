@@ -105,9 +105,9 @@ def test_click_highlights_exactly_that_names_instances(qtbot, demo, monkeypatch)
     calls = []
     original = window.timeline.set_highlights
 
-    def spy(rows=None, marks=()):
+    def spy(rows=None, marks=(), tints=None):
         calls.append(rows)
-        original(rows, marks)
+        original(rows, marks, tints)
 
     monkeypatch.setattr(window.timeline, "set_highlights", spy)
     name = controller.panel.current_frame()["name"].iloc[3]

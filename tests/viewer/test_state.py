@@ -227,3 +227,29 @@ def test_search_state_counts_steps_and_wraps() -> None:
     state.set_search("")
     assert not state.search().is_active
     assert state.search().count == 0
+
+
+def test_diff_state_keeps_a_report_on_one_side_and_colours_only_a_full_diff() -> None:
+    from viewer.state import DiffState
+
+    state = TimelineState()
+    seen: list[DiffState] = []
+    state.diff_changed.connect(seen.append)
+    state.set_diff_colored(True)  # nothing to compare: nothing to colour
+    assert state.diff() == DiffState()
+    assert seen == []
+    state.set_baseline(["a", "b"])
+    state.compare_with_baseline(["b", "c"])  # b moves to the after side
+    assert (state.diff().before, state.diff().after) == (("a",), ("b", "c"))
+    state.set_diff_colored(True)
+    assert state.diff().is_colored
+    state.set_baseline(["c"])  # c moves back: the after side keeps b
+    assert (state.diff().before, state.diff().after) == (("c",), ("b",))
+    assert state.diff().is_colored
+    state.set_diff(state.diff().without(["b"]))  # a closed report empties a side
+    assert state.diff() == DiffState(("c",), (), False)
+    state.compare_with_baseline(["d"])
+    assert not state.diff().is_colored  # the colours stay off until asked again
+    state.clear_diff()
+    assert state.diff() == DiffState()
+    assert len(seen) == 7
