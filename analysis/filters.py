@@ -18,6 +18,7 @@ summaries read), :meth:`RowFilter.mask` to one table (what the rules read).
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -141,6 +142,8 @@ def _nvtx_range(report: Report, spec: str) -> tuple[int, int, int]:
     head, slash, tail = spec.rpartition("/")
     if slash and tail.strip().lstrip("+").isdigit():
         name, index = head, int(tail)
+    if "'" in name:
+        _quoted_name_error(name, index)
     nvtx = report.tables["nvtx"]
     rows = np.flatnonzero(np.isin(nvtx["event_type"], NVTX_RANGE_TYPES))
     texts = report.strings.lookup(nvtx["name_id"][rows], missing="")
@@ -163,6 +166,46 @@ def _nvtx_range(report: Report, spec: str) -> tuple[int, int, int]:
     return int(nvtx.start_ns[row]), end, int(nvtx["global_tid"][row])
 
 
+#: The statement nsys 2023.4 looks the range up with, the name pasted in between quotes.
+_FIND_RANGE = """
+    SELECT nvtx.start, nvtx.end, nvtx.globalTid
+    FROM NVTX_EVENTS AS nvtx
+    LEFT JOIN NVTX_EVENTS AS domain
+        ON nvtx.domainId == domain.domainId AND nvtx.globalTid >> 24 == domain.globalTid >> 24
+    LEFT JOIN StringIds AS sid ON nvtx.textId == sid.id
+    WHERE nvtx.eventType IN (59, 60, 70, 71)
+        AND coalesce(nvtx.text, sid.value) || coalesce('@' || domain.text, '') == '{NAME}'
+        ORDER BY 1
+        LIMIT 1 OFFSET {INDEX}
+    """  # the text after the name as nsys's (SQLite may quote it in its error)
+
+
+def _quoted_name_error(name: str, index: int) -> None:
+    """nsys pastes the range name into its SQL between single quotes: a name holding one
+    ends the string early, and nsys SKIPs with SQLite's error. The same statement prepared
+    on empty tables gives that error; a name that still parses is looked up as a name.
+
+    Raises
+    ------
+    FilterSkip
+        SQLite's error, as nsys prints it.
+    """
+    con = sqlite3.connect(":memory:")
+    try:
+        con.execute(
+            "CREATE TABLE NVTX_EVENTS (start INT, end INT, eventType INT, rangeId INT, "
+            "category INT, color INT, text TEXT, globalTid INT, endGlobalTid INT, "
+            "textId INT, domainId INT, uint64Value INT, int64Value INT, doubleValue REAL, "
+            "uint32Value INT, int32Value INT, floatValue REAL, jsonTextId INT, jsonText TEXT)"
+        )
+        con.execute("CREATE TABLE StringIds (id INT PRIMARY KEY, value TEXT)")
+        con.execute(_FIND_RANGE.format(NAME=name, INDEX=index)).fetchall()
+    except sqlite3.Error as err:
+        raise FilterSkip(str(err)) from None
+    finally:
+        con.close()
+
+
 def filter_report(report: Report, keep: RowFilter) -> Report:
     """Return ``report`` as nsys's filtered views show it to a query.
 
@@ -170,7 +213,9 @@ def filter_report(report: Report, keep: RowFilter) -> Report:
     keeps (by ``globalTid`` where the source has it, else by ``globalPid``). Unclosed NVTX
     ranges end at the largest NVTX timestamp kept; NVTX domains and categories are kept
     when their creating row is. Tables without both times (scheduling, samples, metrics)
-    and every other frame are the report's own.
+    and every other frame are the report's own; ``unfiltered`` is the report (nsys's
+    kernel name helper reads ``main.NVTX_EVENTS`` and ``main.CUPTI_ACTIVITY_KIND_RUNTIME``,
+    the tables under the views, for the ``:nvtx-name`` prefix).
 
     The report must be the full model (:attr:`Report.complete`): a partial one has no times.
     """
@@ -200,6 +245,7 @@ def filter_report(report: Report, keep: RowFilter) -> Report:
         nvtx_domains=_kept_meta(report.nvtx_domains, keep),
         nvtx_categories=_kept_meta(report.nvtx_categories, keep),
         nvtx_max_ns=nvtx_max,
+        unfiltered=report.unfiltered or report,
     )
 
 

@@ -320,6 +320,10 @@ class Report:
     cuda_devices
         ``pid``, ``device_id`` (CUDA ordinal, as in event tables), ``gpu_id`` (physical
         GPU, ``gpus.device_id`` space) from ``TARGET_INFO_CUDA_DEVICE``; empty before 2024.
+    unfiltered
+        A filtered report (:func:`analysis.filters.filter_report`): the report it was
+        filtered from, for what nsys reads unfiltered (the kernels' ``:nvtx-name``
+        prefix); None otherwise.
     pending
         Kinds still being read by a progressive open (:func:`analysis.open_report`'s
         ``on_partial``): they are empty event tables for now, and ``processes`` and
@@ -342,6 +346,7 @@ class Report:
     contexts: pd.DataFrame = field(default_factory=lambda: _empty_frame(CONTEXT_COLUMNS))
     cuda_devices: pd.DataFrame = field(default_factory=lambda: _empty_frame(CUDA_DEVICE_COLUMNS))
     pending: frozenset[str] = frozenset()
+    unfiltered: Report | None = field(default=None, repr=False, compare=False)
 
     def __repr__(self) -> str:
         # One line: the default dataclass repr printed every column (74,775 characters).

@@ -38,6 +38,8 @@ from types import ModuleType
 
 import pandas as pd
 
+from analysis.errors import AnalysisError
+from analysis.filters import FilterSkip, RowFilter, filter_report, resolve_filter
 from analysis.model import Report
 from analysis.stats import absent, cuda, nvtx_reports, trace  # noqa: F401 - they register reports
 from analysis.stats._base import (
@@ -46,6 +48,7 @@ from analysis.stats._base import (
     SkipReport,
     StatsResult,
     parse_spec,
+    split_filter,
     time_percent,
 )
 from analysis.stats.format import FORMATS, format_results
@@ -97,8 +100,43 @@ def run_report(report: Report, spec: str, xp: ModuleType | None = None) -> Stats
     report_spec, args = parse_spec(spec)
     name = ":".join((report_spec.name, *args))
     module = xp if xp is not None else get_xp()
+    options, own = split_filter(args)
     try:
-        frame, units = report_spec.func(report, args, module)
+        if options:
+            report = _filtered(report, report_spec, own, options, module)
+        frame, units = report_spec.func(report, own, module)
     except SkipReport as skip:
         return StatsResult(name, report_spec.title, pd.DataFrame(), {}, str(skip))
     return StatsResult(name, report_spec.title, frame, units, None)
+
+
+def _filtered(
+    report: Report, report_spec: ReportSpec, own: tuple[str, ...], options, xp: ModuleType
+) -> Report:
+    """``report`` as nsys's filtered views show it (:func:`analysis.filters.filter_report`).
+
+    nsys checks a report's tables before it sets up the filter: a report the summary SKIPs
+    for a missing table says so, not that the NVTX range is missing.
+
+    Raises
+    ------
+    SkipReport
+        The summary's own SKIPPED text, else the filter's (NVTX range not found...).
+    AnalysisError
+        A partial report (no times): the caller opens the full model for filters.
+    """
+    if not report.complete:
+        raise AnalysisError(f"{report.name}: a filtered summary needs the full report")
+    start, end = options.get("start"), options.get("end")
+    try:
+        keep = resolve_filter(
+            report,
+            None if start is None else int(start),
+            None if end is None else int(end),
+            options.get("nvtx"),
+        )
+    except FilterSkip as skip:
+        nothing = RowFilter(-(2**63), -(2**63))  # keeps no row
+        report_spec.func(filter_report(report, nothing), own, xp)  # its own SKIPPED first
+        raise SkipReport(str(skip)) from None
+    return report if keep is None else filter_report(report, keep)

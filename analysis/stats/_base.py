@@ -16,6 +16,7 @@ import pandas as pd
 
 from analysis.engine import GroupStats, exact_sum, group_stats, sqlite_round
 from analysis.errors import AnalysisError
+from analysis.filters import FILTER_OPTIONS
 from analysis.model import DurationTable, EventTable, Report
 from analysis.names import api_display_names, string_codes
 
@@ -26,6 +27,7 @@ __all__ = [
     "SkipReport",
     "StatsResult",
     "register",
+    "split_filter",
     "checked_totals",
     "overflow_error",
     "stat_block",
@@ -126,23 +128,60 @@ class TotalOverflowError(AnalysisError):
 def parse_spec(spec: str) -> tuple[ReportSpec, tuple[str, ...]]:
     """Split ``name:arg:arg`` and check the name and arguments.
 
+    Besides its own arguments (``base``...), every report takes nsys's filter options
+    ``start=NS``, ``end=NS`` and ``nvtx=NAME[@DOMAIN][/INDEX]`` (what ``--filter-time`` and
+    ``--filter-nvtx`` add, see :func:`split_filter`); an NVTX name keeps its own colons
+    (``nvtx=aten::empty:base`` is the range ``aten::empty`` and the argument ``base``).
+
     Raises
     ------
     AnalysisError
-        Unknown report name or argument.
+        Unknown report name or argument, a start or end that is not an integer.
     """
-    parts = [p for p in spec.strip().split(":")]
-    name, args = parts[0], tuple(a for a in parts[1:] if a)
+    name, *pieces = spec.strip().split(":")
     if name not in REGISTRY:
         raise AnalysisError(
             f"unknown stats report '{name}'; choose one of {', '.join(sorted(REGISTRY))}"
         )
     report_spec = REGISTRY[name]
+    args: list[str] = []
+    for piece in pieces:
+        key = piece.partition("=")[0]
+        starts_arg = piece in report_spec.args or ("=" in piece and key in FILTER_OPTIONS)
+        if args and args[-1].startswith("nvtx=") and not starts_arg:
+            args[-1] += ":" + piece  # the NVTX name's own colon
+        elif piece:
+            args.append(piece)
     for arg in args:
-        if arg not in report_spec.args:
-            allowed = ", ".join(report_spec.args) or "none"
+        key, sep, value = arg.partition("=")
+        if sep and key in FILTER_OPTIONS:
+            if key != "nvtx" and not _is_int64(value):
+                raise AnalysisError(f"report '{name}': {arg!r} is not a 64-bit integer time")
+        elif arg not in report_spec.args:
+            allowed = ", ".join((*report_spec.args, "start=NS", "end=NS", "nvtx=RANGE"))
             raise AnalysisError(f"report '{name}' has no option '{arg}' (options: {allowed})")
-    return report_spec, args
+    return report_spec, tuple(args)
+
+
+def _is_int64(text: str) -> bool:
+    try:
+        return _INT64_MIN <= int(text) <= _INT64_MAX
+    except ValueError:
+        return False
+
+
+def split_filter(args: tuple[str, ...]) -> tuple[dict[str, str], tuple[str, ...]]:
+    """Return ({filter option: value}, the report's own arguments) of :func:`parse_spec`'s
+    arguments; a filter option given twice keeps its last value (nsys's argparse)."""
+    options: dict[str, str] = {}
+    own = []
+    for arg in args:
+        key, sep, value = arg.partition("=")
+        if sep and key in FILTER_OPTIONS:
+            options[key] = value
+        else:
+            own.append(arg)
+    return options, tuple(own)
 
 
 #: The CUDA API suffix rule (spec §3.3); kept under its old name for callers.

@@ -66,8 +66,13 @@ def kernel_names(report: Report, args: tuple[str, ...] = ()) -> np.ndarray:
 
 
 def _nvtx_prefixed(report: Report, names: np.ndarray) -> np.ndarray:
-    """Prefix ``<innermost enclosing range text>/`` (spec §4.2)."""
+    """Prefix ``<innermost enclosing range text>/`` (spec §4.2).
+
+    Of a filtered report's kernels too, from its unfiltered API calls and ranges: nsys's
+    kernel name helper reads the tables under the filter's views (``main.``).
+    """
     kernels = report.kernels
+    report = report.unfiltered or report
     api_idx = api_index_of(report, kernels["correlation_id"], kernels["global_pid"])
     launched = np.flatnonzero(api_idx >= 0)
     if len(launched) == 0 or len(report.nvtx) == 0:

@@ -245,7 +245,8 @@ def _csv_column(texts: list[str]) -> list[str]:
 
 
 def _head(report_name: str, result) -> str:
-    args = "".join(f"({a})" for a in result.args)
+    # nsys prints the arguments as given: ``(nvtx=aten::empty:base)``.
+    args = f"({result.name.partition(':')[2]})" if result.args else ""
     return f"Processing [{escape_text(report_name)}] with [{result.base_name}.py]{args}..."
 
 
