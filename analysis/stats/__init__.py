@@ -110,13 +110,46 @@ def run_report(report: Report, spec: str, xp: ModuleType | None = None) -> Stats
     return StatsResult(name, report_spec.title, frame, units, None)
 
 
+#: The tables each nsys report checks before it sets the filter up (its ``table_checks``;
+#: what its ``setup`` checks after, the filter's SKIPPED text comes first).
+_CHECKED_FIRST = {
+    "cuda_api_sum": ("CUPTI_ACTIVITY_KIND_RUNTIME",),
+    "cuda_api_trace": ("ThreadNames", "CUPTI_ACTIVITY_KIND_RUNTIME"),
+    "cuda_gpu_kern_gb_sum": ("CUPTI_ACTIVITY_KIND_KERNEL",),
+    "cuda_gpu_kern_sum": ("CUPTI_ACTIVITY_KIND_KERNEL",),
+    "cuda_gpu_trace": ("TARGET_INFO_GPU",),
+    "cuda_kern_exec_sum": ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME"),
+    "cuda_kern_exec_trace": ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME"),
+    "nvtx_gpu_proj_sum": ("NVTX_EVENTS", "CUPTI_ACTIVITY_KIND_RUNTIME"),
+    "nvtx_gpu_proj_trace": ("NVTX_EVENTS", "CUPTI_ACTIVITY_KIND_RUNTIME"),
+    "nvtx_kern_sum": ("NVTX_EVENTS", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME"),
+    "nvtx_pushpop_sum": ("NVTX_EVENTS",),
+    "nvtx_pushpop_trace": ("NVTX_EVENTS",),
+    "nvtx_startend_sum": ("NVTX_EVENTS",),
+    "nvtx_sum": ("NVTX_EVENTS",),
+    "opengl_khr_gpu_range_sum": ("KHR_DEBUG_EVENTS",),
+    "opengl_khr_range_sum": ("KHR_DEBUG_EVENTS",),
+    "osrt_sum": ("OSRT_API",),
+    "um_cpu_page_faults_sum": ("CUDA_UM_CPU_PAGE_FAULT_EVENTS",),
+    "um_sum": ("CUPTI_ACTIVITY_KIND_MEMCPY", "CUDA_UM_CPU_PAGE_FAULT_EVENTS",
+               "CUDA_UM_GPU_PAGE_FAULT_EVENTS"),
+    "um_total_sum": ("CUPTI_ACTIVITY_KIND_MEMCPY", "CUDA_UM_CPU_PAGE_FAULT_EVENTS",
+                     "CUDA_UM_GPU_PAGE_FAULT_EVENTS"),
+    "vulkan_api_sum": ("VULKAN_API",),
+    "vulkan_api_trace": ("ThreadNames", "VULKAN_API"),
+    "vulkan_gpu_marker_sum": ("VULKAN_WORKLOAD",),
+    "vulkan_marker_sum": ("VULKAN_DEBUG_API",),
+    "wddm_queue_sum": ("TARGET_INFO_WDDM_CONTEXTS",),
+}  # fmt: skip
+
+
 def _filtered(
     report: Report, report_spec: ReportSpec, own: tuple[str, ...], options, xp: ModuleType
 ) -> Report:
     """``report`` as nsys's filtered views show it (:func:`analysis.filters.filter_report`).
 
-    nsys checks a report's tables before it sets up the filter: a report the summary SKIPs
-    for a missing table says so, not that the NVTX range is missing.
+    nsys checks some of a report's tables before it sets up the filter (:data:`_CHECKED_FIRST`):
+    a report lacking one is SKIPPED for it, not for a missing NVTX range.
 
     Raises
     ------
@@ -136,7 +169,8 @@ def _filtered(
             options.get("nvtx"),
         )
     except FilterSkip as skip:
-        nothing = RowFilter(-(2**63), -(2**63))  # keeps no row
-        report_spec.func(filter_report(report, nothing), own, xp)  # its own SKIPPED first
+        if not all(report.has_source(t) for t in _CHECKED_FIRST.get(report_spec.name, ())):
+            nothing = RowFilter(-(2**63), -(2**63))  # keeps no row
+            report_spec.func(filter_report(report, nothing), own, xp)  # its own SKIPPED
         raise SkipReport(str(skip)) from None
     return report if keep is None else filter_report(report, keep)
