@@ -337,6 +337,10 @@ class Report:
         ``cuda_api.callchain_id``): one row per frame, :data:`CHAIN_COLUMNS`, sorted by
         ``(chain_id, depth)``; depth 0 is the innermost frame; ``symbol`` and ``module``
         index :attr:`strings` (-1: none). Empty while :attr:`pending` or in a partial report.
+    unfiltered
+        A filtered report (:func:`analysis.filters.filter_report`): the report it was
+        filtered from, for what nsys reads unfiltered (the kernels' ``:nvtx-name``
+        prefix); None otherwise.
     pending
         Kinds still being read by a progressive open (:func:`analysis.open_report`'s
         ``on_partial``): they are empty event tables for now, and ``processes`` and
@@ -362,6 +366,7 @@ class Report:
     cuda_chains: pd.DataFrame = field(default_factory=_empty_chains)
     pending: frozenset[str] = frozenset()
     collective_args: pd.DataFrame = field(default_factory=pd.DataFrame)
+    unfiltered: Report | None = field(default=None, repr=False, compare=False)
 
     def __repr__(self) -> str:
         # One line: the default dataclass repr printed every column (74,775 characters).

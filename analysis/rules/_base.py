@@ -11,13 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-import numpy as np
-import numpy.typing as npt
 import pandas as pd
 
 from analysis.errors import AnalysisError
+from analysis.filters import MAX_TIME, FilterSkip, RowFilter, resolve_filter
 from analysis.model import Report
-from analysis.schema import NVTX_RANGE_TYPES, pid_of, tid_of
 
 __all__ = [
     "DEFAULT_ROWS",
@@ -34,8 +32,6 @@ __all__ = [
 
 #: nsys's ExpertSystemsReport.DEFAULT_ROW_LIMIT.
 DEFAULT_ROWS = 50
-#: The largest timestamp nsys's filter uses for an open end.
-_MAX_TIME = 0x7FFFFFFFFFFFFFFF
 #: Options every rule takes: name -> (type, default).
 _COMMON_OPTIONS: dict[str, tuple[type, object]] = {
     "start": (int, None),
@@ -153,7 +149,7 @@ def parse_rule_spec(spec: str) -> tuple[Rule, dict[str, object]]:
             options[key] = kind(text)
         except ValueError:
             raise AnalysisError(f"{name}: {key}={text!r} is not an integer") from None
-        if kind is int and not -_MAX_TIME - 1 <= options[key] <= _MAX_TIME:
+        if kind is int and not -MAX_TIME - 1 <= options[key] <= MAX_TIME:
             raise AnalysisError(f"{name}: {key}={text} is out of the 64-bit range")
     if rule.check is not None:
         rule.check(options)
@@ -175,54 +171,6 @@ def _join_text_values(pieces: list[str], allowed: Mapping[str, tuple[type, objec
     return args
 
 
-@dataclass(frozen=True)
-class RowFilter:
-    """nsys's ``start``/``end``/``nvtx``/``process``/``thread`` filter of a rule's tables.
-
-    A row is kept when it overlaps ``[start, end)`` (nsys's filtered views: starts inside,
-    ends inside, or spans it), and, where the table has the ids, belongs to the process,
-    thread or NVTX range's thread asked for.
-    """
-
-    start: int = 0
-    end: int = _MAX_TIME
-    pid: int | None = None
-    tid: int | None = None
-    nvtx_gtid: int | None = None
-
-    def mask(
-        self,
-        start: npt.ArrayLike,
-        end: npt.ArrayLike,
-        global_tid: npt.ArrayLike | None = None,
-        global_pid: npt.ArrayLike | None = None,
-    ) -> npt.NDArray[np.bool_]:
-        s, e = np.asarray(start, np.int64), np.asarray(end, np.int64)
-        lo, hi = self.start, self.end
-        keep = ((s >= lo) & (s < hi)) | ((e >= lo) & (e < hi)) | ((s < lo) & (e >= hi))
-        if global_tid is not None:
-            gtid = np.asarray(global_tid, np.int64)
-            if self.pid is not None:
-                keep &= pid_of(gtid) == self.pid
-            if self.tid is not None:
-                keep &= tid_of(gtid) == self.tid
-            if self.nvtx_gtid is not None:
-                keep &= self._nvtx_thread(gtid)
-        elif global_pid is not None:
-            gpid = np.asarray(global_pid, np.int64)
-            if self.pid is not None:
-                keep &= pid_of(gpid) == self.pid
-            if self.nvtx_gtid is not None:
-                keep &= (gpid >> 24) == (self.nvtx_gtid >> 24)
-        return keep
-
-    def _nvtx_thread(self, gtid: np.ndarray) -> npt.NDArray[np.bool_]:
-        nvtx = self.nvtx_gtid
-        if int(pid_of(nvtx)) != int(tid_of(nvtx)):
-            return gtid == nvtx  # a push/pop range: its thread
-        return (gtid >> 24) == (nvtx >> 24)  # a start/end range: its process
-
-
 def row_filter(report: Report, options: Mapping[str, object]) -> RowFilter | None:
     """Return the filter of a run's options, or None when they filter nothing.
 
@@ -231,56 +179,19 @@ def row_filter(report: Report, options: Mapping[str, object]) -> RowFilter | Non
     SkipRule
         The NVTX range is not in the report, or start > end (nsys's SKIPPED texts).
     """
-    start, end, nvtx = options["start"], options["end"], options["nvtx"]
     pid = options.get("process", -1)
     tid = options.get("thread", -1)
-    pid = None if pid is None or pid < 0 else pid
-    tid = None if tid is None or tid < 0 else tid
-    if all(v is None for v in (start, end, nvtx, pid, tid)):
-        return None
-    nvtx_gtid = None
-    if nvtx is None:
-        start = 0 if start is None else start
-        end = _MAX_TIME if end is None else end
-    else:
-        nvtx_start, nvtx_end, nvtx_gtid = _nvtx_range(report, str(nvtx))
-        start = nvtx_start if start is None else start
-        end = nvtx_end if end is None else end
-    if start > end:
-        raise SkipRule("The start time cannot be greater than the end time.")
-    if (pid is not None or tid is not None) and nvtx is not None:
-        raise SkipRule("The 'nvtx' option cannot be used with 'pid' or 'tid'.")
-    return RowFilter(int(start), int(end), pid, tid, nvtx_gtid)
-
-
-def _nvtx_range(report: Report, spec: str) -> tuple[int, int, int]:
-    """(start, end, globalTid) of the NVTX range ``name[@domain][/index]``, as nsys finds it."""
-    if not report.has_source("NVTX_EVENTS"):
-        raise SkipRule(f"{report.name} does not contain NV Tools Extension (NVTX) data.")
-    name, index = spec, 0
-    head, slash, tail = spec.rpartition("/")
-    if slash and tail.strip().lstrip("+").isdigit():
-        name, index = head, int(tail)
-    nvtx = report.tables["nvtx"]
-    rows = np.flatnonzero(np.isin(nvtx["event_type"], NVTX_RANGE_TYPES))
-    texts = report.strings.lookup(nvtx["name_id"][rows], missing="")
-    domains = report.nvtx_domains
-    labels = {
-        (int(p), int(d)): f"@{n}"
-        for p, d, n in zip(domains["pid"], domains["domain_id"], domains["name"], strict=True)
-    }
-    pids = pid_of(nvtx["global_tid"][rows]).tolist()
-    full = [
-        f"{t}{labels.get((p, int(d)), '')}"
-        for t, p, d in zip(texts.tolist(), pids, nvtx["domain_id"][rows].tolist(), strict=True)
-    ]
-    hits = rows[np.asarray(full, dtype=object) == name] if full else rows[:0]
-    hits = hits[np.argsort(nvtx.start_ns[hits], kind="stable")]
-    if index >= len(hits):
-        raise SkipRule(f"NVTX range '{spec}' could not be found in {report.name}.")
-    row = hits[index]
-    end = _MAX_TIME if bool(nvtx["is_open"][row]) else int(nvtx.end_ns[row])
-    return int(nvtx.start_ns[row]), end, int(nvtx["global_tid"][row])
+    try:
+        return resolve_filter(
+            report,
+            options["start"],
+            options["end"],
+            None if options["nvtx"] is None else str(options["nvtx"]),
+            None if pid is None or pid < 0 else pid,
+            None if tid is None or tid < 0 else tid,
+        )
+    except FilterSkip as skip:
+        raise SkipRule(str(skip)) from None
 
 
 def limit_rows(frame: pd.DataFrame, rows: int) -> pd.DataFrame:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from analysis.errors import AnalysisError
+from analysis.filterspec import FILTER_OPTIONS, is_int64
 
 __all__ = ["REPORT_NAMES", "SUMMARIES", "SummaryInfo", "parse_spec", "summary_spec"]
 
@@ -29,14 +30,14 @@ class SummaryInfo:
 
 #: name -> (nsys 2023.4's title, options), in nsys's ``--help-reports`` order of names.
 _TABLE: dict[str, tuple[str, tuple[str, ...]]] = {
-    "cuda_api_gpu_sum": ("CUDA Summary (API/Kernels/MemOps)", ()),
+    "cuda_api_gpu_sum": ("CUDA Summary (API/Kernels/MemOps)", _KERNEL),
     "cuda_api_sum": ("CUDA API Summary", ()),
     "cuda_api_trace": ("CUDA API Trace", ()),
     "cuda_gpu_kern_gb_sum": ("CUDA GPU Kernel/Grid/Block Summary", _KERNEL),
     "cuda_gpu_kern_sum": ("CUDA GPU Kernel Summary", _KERNEL),
     "cuda_gpu_mem_size_sum": ("CUDA GPU MemOps Summary (by Size)", ()),
     "cuda_gpu_mem_time_sum": ("CUDA GPU MemOps Summary (by Time)", ()),
-    "cuda_gpu_sum": ("CUDA GPU Summary (Kernels/MemOps)", ()),
+    "cuda_gpu_sum": ("CUDA GPU Summary (Kernels/MemOps)", _KERNEL),
     "cuda_gpu_trace": ("CUDA GPU Trace", _KERNEL),
     "cuda_kern_exec_sum": ("CUDA Kernel Launch & Exec Time Summary", _KERNEL),
     "cuda_kern_exec_trace": ("CUDA Kernel Launch & Exec Time Trace", _KERNEL),
@@ -80,22 +81,38 @@ def summary_spec(name: str) -> SummaryInfo | None:
 
 
 def parse_spec(spec: str) -> tuple[SummaryInfo, tuple[str, ...]]:
-    """Split ``name:arg:arg`` and check the name and options.
+    """Split ``name:arg:arg`` and check the name and arguments.
+
+    Besides its own arguments (``base``...), every report takes nsys's filter options
+    ``start=NS``, ``end=NS`` and ``nvtx=NAME[@DOMAIN][/INDEX]`` (what ``--filter-time`` and
+    ``--filter-nvtx`` add, see :func:`analysis.filterspec.split_filter`); an NVTX name keeps
+    its own colons (``nvtx=aten::empty:base`` is the range ``aten::empty`` and the argument
+    ``base``).
 
     Raises
     ------
     AnalysisError
-        Unknown summary name or option.
+        Unknown report name or argument, a start or end that is not an integer.
     """
-    parts = spec.strip().split(":")
-    name, args = parts[0], tuple(a for a in parts[1:] if a)
+    name, *pieces = spec.strip().split(":")
     info = SUMMARIES.get(name)
     if info is None:
-        raise AnalysisError(
-            f"unknown stats report '{name}'; choose one of {', '.join(REPORT_NAMES)}"
-        )
+        names = ", ".join(REPORT_NAMES)
+        raise AnalysisError(f"unknown stats report '{name}'; choose one of {names}")
+    args: list[str] = []
+    for piece in pieces:
+        key = piece.partition("=")[0]
+        starts_arg = piece in info.args or ("=" in piece and key in FILTER_OPTIONS)
+        if args and args[-1].startswith("nvtx=") and not starts_arg:
+            args[-1] += ":" + piece  # the NVTX name's own colon
+        elif piece:
+            args.append(piece)
     for arg in args:
-        if arg not in info.args:
-            allowed = ", ".join(info.args) or "none"
+        key, sep, value = arg.partition("=")
+        if sep and key in FILTER_OPTIONS:
+            if key != "nvtx" and not is_int64(value):
+                raise AnalysisError(f"report '{name}': {arg!r} is not a 64-bit integer time")
+        elif arg not in info.args:
+            allowed = ", ".join((*info.args, "start=NS", "end=NS", "nvtx=RANGE"))
             raise AnalysisError(f"report '{name}' has no option '{arg}' (options: {allowed})")
-    return info, args
+    return info, tuple(args)

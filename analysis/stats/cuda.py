@@ -65,8 +65,13 @@ def kernel_names(report: Report, args: tuple[str, ...] = ()) -> np.ndarray:
 
 
 def _nvtx_prefixed(report: Report, names: np.ndarray) -> np.ndarray:
-    """Prefix ``<innermost enclosing range text>/`` (spec §4.2)."""
+    """Prefix ``<innermost enclosing range text>/`` (spec §4.2).
+
+    Of a filtered report's kernels too, from its unfiltered API calls and ranges: nsys's
+    kernel name helper reads the tables under the filter's views (``main.``).
+    """
     kernels = report.kernels
+    report = report.unfiltered or report
     api_idx = api_index_of(report, kernels["correlation_id"], kernels["global_pid"])
     launched = np.flatnonzero(api_idx >= 0)
     if len(launched) == 0 or len(report.nvtx) == 0:
@@ -260,8 +265,12 @@ def memory_size_frame(labels: np.ndarray, stats: GroupStats):
     return frame, _units(frame, mem=True)
 
 
-def _category_rows(report: Report, with_api: bool):
-    """(names, categories, durations) of the union behind cuda_api_gpu_sum / cuda_gpu_sum."""
+def _category_rows(report: Report, with_api: bool, args: tuple[str, ...]):
+    """(names, categories, durations) of the union behind cuda_api_gpu_sum / cuda_gpu_sum.
+
+    Kernels are named as ``args`` say (``base``, ``mangled``, ``nvtx-name``), as nsys's
+    kernel view names them; ``nvtx-name`` needs NVTX and API tables only with kernels.
+    """
     names, cats, durs = [], [], []
     if with_api and report.has_source(_RUNTIME):
         api = report.cuda_api
@@ -269,7 +278,10 @@ def _category_rows(report: Report, with_api: bool):
         cats.append(np.full(len(api), "CUDA_API", dtype=object))
         durs.append(api.duration_ns)
     if report.has_source(_KERNEL):
-        names.append(kernel_names(report))
+        if "nvtx-name" in args:
+            require(report, report.has_source("NVTX_EVENTS"), "NV Tools Extension (NVTX) data")
+            require(report, report.has_source(_RUNTIME), "CUDA API data")
+        names.append(kernel_names(report, args))
         cats.append(np.full(len(report.kernels), "CUDA_KERNEL", dtype=object))
         durs.append(report.kernels.duration_ns)
     if report.has_source(_MEMCPY) or report.has_source(_MEMSET):
@@ -280,8 +292,10 @@ def _category_rows(report: Report, with_api: bool):
     return names, cats, durs
 
 
-def _category_summary(report: Report, xp: ModuleType, with_api: bool, missing: str):
-    names, cats, durs = _category_rows(report, with_api)
+def _category_summary(
+    report: Report, args: tuple[str, ...], xp: ModuleType, with_api: bool, missing: str
+):
+    names, cats, durs = _category_rows(report, with_api, args)
     if not names:
         raise SkipReport(f"{report.name} does not contain {missing}.")
     names_all = np.concatenate(names)
@@ -299,12 +313,14 @@ def _category_summary(report: Report, xp: ModuleType, with_api: bool, missing: s
 
 @register("cuda_api_gpu_sum")
 def cuda_api_gpu_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
-    return _category_summary(report, xp, True, "CUDA API, GPU kernel, nor memory operations data")
+    return _category_summary(
+        report, args, xp, True, "CUDA API, GPU kernel, nor memory operations data"
+    )
 
 
 @register("cuda_gpu_sum")
 def cuda_gpu_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
-    return _category_summary(report, xp, False, "GPU kernel/memory operations data")
+    return _category_summary(report, args, xp, False, "GPU kernel/memory operations data")
 
 
 @register("cuda_kern_exec_sum")

@@ -194,7 +194,8 @@ def format_table(result: Printable, fmt: str = "column", timeunit: str = "nsec")
 
 
 def _head(report_name: str, result: Printable) -> str:
-    args = "".join(f"({a})" for a in result.args)
+    # nsys prints the arguments as given: ``(base:mangled)``, ``(nvtx=aten::empty:base)``.
+    args = f"({result.name.partition(':')[2]})" if result.args else ""
     return f"Processing [{escape_text(report_name)}] with [{result.base_name}.py]{args}..."
 
 

@@ -145,7 +145,7 @@ def main(argv: list[str]) -> int:
         flags, rest = _split_verbosity(argv)
         if not rest or rest[0] not in SUBCOMMANDS and rest[0] not in _TOP_OPTIONS:
             return _run_gui(flags, rest)
-        args = build_parser(_commands_of(rest[0])).parse_args(argv)
+        args = build_parser(_commands_of(rest[0])).parse_args(_joined_values(argv))
         _configure_logging(args.verbose, args.quiet)
         module = importlib.import_module(SUBCOMMANDS[args.command])
         return module.run(args)
@@ -160,6 +160,27 @@ def main(argv: list[str]) -> int:
         return 130
     except Exception:  # noqa: BLE001 - last resort: a bug, keep its traceback
         raise
+
+
+#: Options whose value may start with a dash (``--filter-time -5s/3s``: nsys takes it).
+_DASHED_VALUES = ("--filter-time",)
+
+
+def _joined_values(argv: list[str]) -> list[str]:
+    """``--filter-time -5s/3s`` as ``--filter-time=-5s/3s``: argparse would take a value
+    starting with a dash for an option."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        if argv[i] == "--":
+            return out + argv[i:]
+        if argv[i] in _DASHED_VALUES and i + 1 < len(argv) and argv[i + 1].startswith("-"):
+            out.append(f"{argv[i]}={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(argv[i])
+        i += 1
+    return out
 
 
 def run() -> None:

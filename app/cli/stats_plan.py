@@ -102,7 +102,8 @@ def output_file(job: SummaryJob, report: Path, several: bool) -> Path:
         base = Path(str(job.output))
         if several:
             base = base.with_name(f"{base.name}_{report.stem}")
-    name = job.spec.strip().replace(":", "_")
+    # A filter's NVTX range may hold a slash (``nvtx=loop/2``): kept in the file's name.
+    name = job.spec.strip().replace(":", "_").replace("/", "_")
     return base.with_name(f"{base.name}_{name}.{format_extension(job.fmt)}")
 
 

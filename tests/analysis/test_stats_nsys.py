@@ -30,6 +30,8 @@ REPORTS = ",".join(
         "cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum", "nvtx_sum", "nvtx_pushpop_sum",
         "nvtx_startend_sum", "osrt_sum", "nvtx_gpu_proj_sum", "nvtx_gpu_proj_trace",
         "cuda_kern_exec_sum", "nvtx_kern_sum", "cuda_api_gpu_sum", "cuda_gpu_sum",
+        "cuda_api_gpu_sum:base", "cuda_api_gpu_sum:nvtx-name", "cuda_gpu_sum:mangled",
+        "cuda_gpu_sum:nvtx-name:base",
         "nvtx_pushpop_trace",
         "cuda_gpu_trace",
     ]

@@ -7,9 +7,12 @@ without nsys or the shared reports.
 
 from __future__ import annotations
 
+import csv
+import io
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 from pathlib import Path
 
@@ -162,3 +165,32 @@ def test_a_text_thread_priority_is_one_line_not_a_traceback(tmp_path: Path, caps
     report = _copy(CUPY, tmp_path)
     mutate_sqlite(report, "UPDATE ThreadNames SET priority = 'high'")
     assert "ThreadNames" in refusal(capsys, "-r", "cuda_api_trace", str(report))
+
+
+@requires_shared
+@pytest.mark.parametrize("variant", ["base", "mangled"])
+def test_gpu_sum_names_kernels_by_the_variant(variant: str, in_tmp: Path, capsys) -> None:
+    """cuda_gpu_sum:base/:mangled: the kernel rows group by that name (computed here)."""
+    report = _copy("LeiWang1999__memfusion_artifact__report1.sqlite", in_tmp)
+    column = {"base": "shortName", "mangled": "mangledName"}[variant]
+    con = sqlite3.connect(report)
+    expected = sorted(
+        con.execute(
+            f"SELECT s.value, count(*), sum(k.end - k.start) FROM CUPTI_ACTIVITY_KIND_KERNEL k "
+            f"JOIN StringIds s ON s.id = coalesce(k.{column}, k.demangledName) GROUP BY 1"
+        ).fetchall()
+    )
+    demangled = {r[0] for r in con.execute(
+        "SELECT s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s "
+        "ON s.id = k.demangledName"
+    )}  # fmt: skip
+    con.close()
+    assert {name for name, _, _ in expected} != demangled  # the variant names them otherwise
+    out = strata_stats(report, capsys, "-f", "csv", "-r", f"cuda_gpu_sum:{variant}")
+    rows = list(csv.DictReader(io.StringIO(out.split("\n", 1)[1].strip())))
+    kernels = sorted(
+        (r["Operation"], int(r["Instances"]), int(r["Total Time (ns)"]))
+        for r in rows
+        if r["Category"] == "CUDA_KERNEL"
+    )
+    assert kernels == expected

@@ -1,0 +1,80 @@
+"""nsys's filter options of a summary or rule (``start=NS``, ``end=NS``, ``nvtx=RANGE``) and
+``--filter-time``'s time syntax: plain Python, read before any report is opened.
+
+What the options select is :mod:`analysis.filters`'.
+"""
+
+from __future__ import annotations
+
+import re
+
+from analysis.errors import AnalysisError
+
+__all__ = ["FILTER_OPTIONS", "is_int64", "parse_filter_time", "split_filter"]
+
+#: The filter options every summary and rule takes (what --filter-time/--filter-nvtx add).
+FILTER_OPTIONS = ("start", "end", "nvtx")
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+#: --filter-time units, in ns (nsys analyze --help).
+_UNITS = {"ns": 1, "nsec": 1, "us": 10**3, "usec": 10**3, "ms": 10**6, "msec": 10**6,
+          "s": 10**9, "sec": 10**9, "m": 60 * 10**9, "min": 60 * 10**9,
+          "h": 3600 * 10**9, "hour": 3600 * 10**9}  # fmt: skip
+_TIME_PART = re.compile(
+    r"([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)(nsec|ns|usec|us|msec|ms|sec|s|min|m|hour|h)?"
+)
+
+
+def is_int64(text: str) -> bool:
+    """Whether ``text`` is an integer in the int64 range."""
+    try:
+        return _INT64_MIN <= int(text) <= _INT64_MAX
+    except ValueError:
+        return False
+
+
+def _time_value(text: str, default: int, whole: str) -> int:
+    if not text:
+        return default
+    pos, total = 0, 0.0
+    for match in _TIME_PART.finditer(text):
+        if match.start() != pos:
+            break
+        total += float(match.group(1)) * _UNITS[match.group(2) or "ns"]
+        pos = match.end()
+    if pos != len(text) or pos == 0:
+        raise AnalysisError(f"--filter-time {whole!r}: '{text}' is not a time (e.g. 1s2ms, 500us)")
+    if not _INT64_MIN <= total <= _INT64_MAX:
+        raise AnalysisError(f"--filter-time {whole!r}: '{text}' is out of the 64-bit range")
+    return int(total)
+
+
+def parse_filter_time(text: str) -> tuple[int, int]:
+    """Return (start, end) ns of ``--filter-time [START]/[END]`` (an omitted side: no bound).
+
+    Raises
+    ------
+    AnalysisError
+        No slash, a side that is not a time, or start after end.
+    """
+    start_text, slash, end_text = text.strip().partition("/")
+    if not slash:
+        raise AnalysisError(f"--filter-time {text!r}: the argument must contain a slash")
+    start = _time_value(start_text.strip(), _INT64_MIN, text)
+    end = _time_value(end_text.strip(), _INT64_MAX, text)
+    if start > end:
+        raise AnalysisError(f"--filter-time {text!r}: the start is after the end")
+    return start, end
+
+
+def split_filter(args: tuple[str, ...]) -> tuple[dict[str, str], tuple[str, ...]]:
+    """Return ({filter option: value}, the report's own arguments) of :func:`parse_spec`'s
+    arguments; a filter option given twice keeps its last value (nsys's argparse)."""
+    options: dict[str, str] = {}
+    own = []
+    for arg in args:
+        key, sep, value = arg.partition("=")
+        if sep and key in FILTER_OPTIONS:
+            options[key] = value
+        else:
+            own.append(arg)
+    return options, tuple(own)
