@@ -5,7 +5,7 @@ process pool or on Dask; ``write_output`` writes its tables (Parquet + CSV), plo
 summary into a folder that ``load_output`` reads back.
 """
 
-from analysis.recipes import diff, gaps, histogram, pace, summaries
+from analysis.recipes import diff, gaps, histogram, pace, rule_tables, summaries
 from analysis.recipes.base import (
     RECIPES,
     FilePartial,
@@ -53,5 +53,9 @@ for _recipe in (
     gaps.GpuGaps(),
     gaps.GpuTimeUtil(),
     diff.Diff(),
+    rule_tables.CudaApiSync(),
+    rule_tables.CudaMemcpyAsync(),
+    rule_tables.CudaMemcpySync(),
+    rule_tables.CudaMemsetSync(),
 ):
     register(_recipe)

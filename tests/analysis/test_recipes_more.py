@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from analysis.errors import AnalysisError
 from analysis.recipes import RecipeOptions, run_recipe
 from tests.analysis.test_recipes import AYUSH, CONCURRENT
 from tests.conftest import requires_shared
@@ -89,7 +90,9 @@ def test_stats_recipe_equals_nsys_recipe(recipe: str, staged: Path, tmp_path: Pa
 
 # -- every new recipe: identical output in every mode ---------------------------------------------
 
-MODE_RECIPES = [(name, RecipeOptions()) for name in sorted(_STATS)]
+MODE_RECIPES = [
+    (name, RecipeOptions()) for name in [*sorted(_STATS), "cuda_api_sync", "cuda_memcpy_sync"]
+]
 
 
 @pytest.fixture(scope="module")
@@ -136,3 +139,43 @@ def test_serial_processes_and_dask_give_identical_files(
                 if file.endswith((".parquet", ".csv")):
                     a = (outs["serial"] / file).read_bytes()
                     assert a == (outs[mode] / file).read_bytes(), (name, mode, file)
+
+
+# -- expert rules as recipes ---------------------------------------------------------------------
+
+NTHU_GPU = REPORTS[0].parent / "NTHU-SC__ISC25-ICON-C__gpu.sqlite"
+
+
+def _comparable(frame: pd.DataFrame) -> pd.DataFrame:
+    """Rows as plain Python values (NULL: None), the index dropped."""
+    frame = frame.reset_index(drop=True).astype(object)
+    return frame.where(frame.notna(), None)
+
+
+@requires_shared
+@pytest.mark.parametrize(
+    ("recipe", "extra"),
+    [
+        ("cuda_api_sync", []),
+        ("cuda_memcpy_sync", []),
+        ("cuda_memcpy_async", [NTHU_GPU]),
+        ("cuda_memset_sync", [NTHU_GPU]),
+    ],
+)
+def test_rule_recipe_equals_nsys_recipe(recipe: str, extra: list[Path], tmp_path: Path) -> None:
+    reports = [*REPORTS, *extra]
+    if not all(p.is_file() for p in reports):
+        pytest.skip("needs the real reports in ../shared")
+    theirs = nsys_recipe(recipe, stage_reports(reports, tmp_path / "in"), tmp_path / "nsys")
+    if not (theirs / "analysis.parquet").exists():
+        # No report has a finding (cuda_memset_sync: no report uses memset synchronously):
+        # nsys writes no table; we stop with one line that names why.
+        with pytest.raises(AnalysisError, match="no report gave data"):
+            run_recipe(recipe, reports, RecipeOptions(use_cache=False))
+        return
+    want = pd.read_parquet(theirs / "analysis.parquet")
+    got = run_recipe(recipe, reports, RecipeOptions(use_cache=False)).output.tables["analysis"]
+    got = got.assign(File=got["File"].map(_stem))
+    assert len(want) > 0
+    assert list(got.columns) == list(want.columns)
+    pd.testing.assert_frame_equal(_comparable(got), _comparable(want))
