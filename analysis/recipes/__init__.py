@@ -57,5 +57,6 @@ for _recipe in (
     rule_tables.CudaMemcpyAsync(),
     rule_tables.CudaMemcpySync(),
     rule_tables.CudaMemsetSync(),
+    rule_tables.NvtxGpuProjTrace(),
 ):
     register(_recipe)

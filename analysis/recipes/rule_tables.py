@@ -1,11 +1,12 @@
-"""The CUDA expert-rule recipes: ``cuda_api_sync``, ``cuda_memcpy_async``,
-``cuda_memcpy_sync``, ``cuda_memset_sync``.
+"""Recipes that list one per-report table: the CUDA expert rules ``cuda_api_sync``,
+``cuda_memcpy_async``, ``cuda_memcpy_sync``, ``cuda_memset_sync``, and the
+``nvtx_gpu_proj_trace`` stats report.
 
 spec: nsys-sqlite.md §5.4 (rules as recipes). Each report's findings are those of
 ``main.py analyze -r NAME`` (:func:`analysis.rules.run_rule`, nsys 2023.4's rules) without a
 row limit, as nsys's recipe runs them (``--rows`` defaults to -1 there); the hidden columns
 (``_Global ID``, …) are dropped. The reduce step concatenates them into one ``analysis``
-table with a ``File`` column. A report the rule SKIPS (it lacks the tables, or is an export
+table (``trace`` for ``nvtx_gpu_proj_trace``) with a ``File`` column. A report the rule SKIPS (it lacks the tables, or is an export
 too old for the rule) or where it finds nothing gives no data, as in nsys.
 """
 
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from analysis.model import Report
 from analysis.open import open_report
 from analysis.recipes.base import (
     FilePartial,
@@ -28,7 +30,14 @@ from analysis.recipes.base import (
 from analysis.recipes.summaries import files_table
 from analysis.timefmt import pluralize
 
-__all__ = ["CudaApiSync", "CudaMemcpyAsync", "CudaMemcpySync", "CudaMemsetSync", "RuleRecipe"]
+__all__ = [
+    "CudaApiSync",
+    "CudaMemcpyAsync",
+    "CudaMemcpySync",
+    "CudaMemsetSync",
+    "NvtxGpuProjTrace",
+    "RuleRecipe",
+]
 
 
 @dataclass(frozen=True)
@@ -43,15 +52,21 @@ class RuleRecipe(Recipe):
 
     #: What one finding is, for the console summary.
     finding: str = "finding"
+    #: The output table's name (nsys's file name).
+    table_name: str = "analysis"
 
-    def map(self, report_path: Path, options: RecipeOptions) -> RuleFindings | None:
+    def findings(self, report: Report) -> pd.DataFrame | None:
+        """Return the report's rows (hidden ``_`` columns included), or None if SKIPPED."""
         from analysis.rules import run_rule
 
-        report = open_report(report_path, use_cache=options.use_cache, tables=self.tables)
         result = run_rule(report, f"{self.name}:rows=-1")
-        if result.skipped is not None or result.frame.empty:
+        return None if result.skipped is not None else result.frame
+
+    def map(self, report_path: Path, options: RecipeOptions) -> RuleFindings | None:
+        report = open_report(report_path, use_cache=options.use_cache, tables=self.tables)
+        frame = self.findings(report)
+        if frame is None or frame.empty:
             return None
-        frame = result.frame
         return RuleFindings(frame[[c for c in frame.columns if not c.startswith("_")]])
 
     def reduce(self, partials: Sequence[FilePartial], options: RecipeOptions) -> RecipeOutput:
@@ -63,7 +78,7 @@ class RuleRecipe(Recipe):
             f"{self.name}: {pluralize(len(table), self.finding)} "
             f"in {pluralize(len(files), 'report')}"
         ]
-        if len(table):
+        if len(table) and "Duration" in table:
             top = table.sort_values("Duration", ascending=False, kind="stable").head(5)
             for row in top.to_dict("records"):
                 api = f" {row['API Name']}" if "API Name" in row else ""
@@ -73,7 +88,7 @@ class RuleRecipe(Recipe):
                 )
         return RecipeOutput(
             recipe=self.name,
-            tables={"analysis": table, "files": files_table(partials)},
+            tables={self.table_name: table, "files": files_table(partials)},
             summary="\n".join(lines),
             files=files,
         )
@@ -113,3 +128,23 @@ class CudaMemsetSync(RuleRecipe):
     description = "synchronous memsets that block the host"
     tables = ("cuda_api", "memset")
     finding = "memset call"
+
+
+class NvtxGpuProjTrace(RuleRecipe):
+    """``nvtx_gpu_proj_trace``: every NVTX range projected onto the GPU, per report.
+
+    The rows are ``main.py stats -r nvtx_gpu_proj_trace``'s (nsys 2023.4's, its nameless row
+    of the GPU work outside every range included), as nsys's recipe takes them.
+    """
+
+    name = "nvtx_gpu_proj_trace"
+    description = "NVTX ranges projected onto the GPU, one row per range, per report"
+    tables = ("nvtx", "cuda_api", "kernels", "memcpy", "memset")
+    finding = "range"
+    table_name = "trace"
+
+    def findings(self, report: Report) -> pd.DataFrame | None:
+        from analysis.stats import run_report
+
+        result = run_report(report, self.name)
+        return None if result.skipped is not None else result.frame

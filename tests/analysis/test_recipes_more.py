@@ -160,21 +160,23 @@ def _comparable(frame: pd.DataFrame) -> pd.DataFrame:
         ("cuda_memcpy_sync", []),
         ("cuda_memcpy_async", [NTHU_GPU]),
         ("cuda_memset_sync", [NTHU_GPU]),
+        ("nvtx_gpu_proj_trace", []),
     ],
 )
-def test_rule_recipe_equals_nsys_recipe(recipe: str, extra: list[Path], tmp_path: Path) -> None:
+def test_table_recipe_equals_nsys_recipe(recipe: str, extra: list[Path], tmp_path: Path) -> None:
     reports = [*REPORTS, *extra]
     if not all(p.is_file() for p in reports):
         pytest.skip("needs the real reports in ../shared")
     theirs = nsys_recipe(recipe, stage_reports(reports, tmp_path / "in"), tmp_path / "nsys")
-    if not (theirs / "analysis.parquet").exists():
+    table = "trace" if recipe == "nvtx_gpu_proj_trace" else "analysis"
+    if not (theirs / f"{table}.parquet").exists():
         # No report has a finding (cuda_memset_sync: no report uses memset synchronously):
         # nsys writes no table; we stop with one line that names why.
         with pytest.raises(AnalysisError, match="no report gave data"):
             run_recipe(recipe, reports, RecipeOptions(use_cache=False))
         return
-    want = pd.read_parquet(theirs / "analysis.parquet")
-    got = run_recipe(recipe, reports, RecipeOptions(use_cache=False)).output.tables["analysis"]
+    want = pd.read_parquet(theirs / f"{table}.parquet")
+    got = run_recipe(recipe, reports, RecipeOptions(use_cache=False)).output.tables[table]
     got = got.assign(File=got["File"].map(_stem))
     assert len(want) > 0
     assert list(got.columns) == list(want.columns)
