@@ -6,8 +6,9 @@ spec: nsys-sqlite.md §5.4 (rules as recipes). Each report's findings are those 
 ``main.py analyze -r NAME`` (:func:`analysis.rules.run_rule`, nsys 2023.4's rules) without a
 row limit, as nsys's recipe runs them (``--rows`` defaults to -1 there); the hidden columns
 (``_Global ID``, …) are dropped. The reduce step concatenates them into one ``analysis``
-table (``trace`` for ``nvtx_gpu_proj_trace``) with a ``File`` column. A report the rule SKIPS (it lacks the tables, or is an export
-too old for the rule) or where it finds nothing gives no data, as in nsys.
+table (``trace`` for ``nvtx_gpu_proj_trace``) with a ``File`` column. A report the rule
+SKIPS (it lacks the tables, or is an export too old for the rule) or where it finds nothing
+gives no data, as in nsys.
 """
 
 from __future__ import annotations
