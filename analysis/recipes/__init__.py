@@ -5,7 +5,7 @@ process pool or on Dask; ``write_output`` writes its tables (Parquet + CSV), plo
 summary into a folder that ``load_output`` reads back.
 """
 
-from analysis.recipes import diff, gaps, histogram, nccl_straggler, pace, summaries
+from analysis.recipes import diff, gaps, histogram, nccl_straggler, pace, rule_tables, summaries
 from analysis.recipes.base import (
     RECIPES,
     FilePartial,
@@ -44,11 +44,20 @@ for _recipe in (
     summaries.CudaGpuKernSum(),
     summaries.NvtxSum(),
     summaries.NvtxGpuProjSum(),
+    summaries.CudaApiSum(),
+    summaries.OsrtSum(),
+    summaries.CudaGpuMemSizeSum(),
+    summaries.CudaGpuMemTimeSum(),
     histogram.CudaGpuKernHist(),
     pace.CudaGpuKernPace(),
     gaps.GpuGaps(),
     gaps.GpuTimeUtil(),
     diff.Diff(),
+    rule_tables.CudaApiSync(),
+    rule_tables.CudaMemcpyAsync(),
+    rule_tables.CudaMemcpySync(),
+    rule_tables.CudaMemsetSync(),
+    rule_tables.NvtxGpuProjTrace(),
     nccl_straggler.NcclStraggler(),
 ):
     register(_recipe)

@@ -405,8 +405,11 @@ def build_figure(spec: PlotSpec):
         _draw_histogram(fig, spec, panels)
     elif spec.kind == "heatmap":
         n_rows, n_cols = spec.data.shape
+        # ~1.8 in below the cells for the report names (30 characters at 7 pt, turned 90°):
+        # two rows of a 2 in figure left the cells no room (matplotlib collapsed them).
         fig = Figure(
-            figsize=(min(4 + 0.35 * n_cols, 24), min(2 + 0.3 * n_rows, 18)), layout="constrained"
+            figsize=(min(4 + 0.35 * n_cols, 24), min(3.8 + 0.3 * n_rows, 20)),
+            layout="constrained",
         )
         _draw_heatmap(fig, spec)
     elif spec.kind == "lines":

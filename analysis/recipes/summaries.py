@@ -40,7 +40,17 @@ from analysis.recipes.base import (
 from analysis.recipes.partials import GroupPartial, MergedGroups, merge_partials
 from analysis.timefmt import pluralize
 
-__all__ = ["CudaGpuKernSum", "NvtxGpuProjSum", "NvtxSum", "StatsRecipe", "files_table"]
+__all__ = [
+    "CudaApiSum",
+    "CudaGpuKernSum",
+    "CudaGpuMemSizeSum",
+    "CudaGpuMemTimeSum",
+    "NvtxGpuProjSum",
+    "NvtxSum",
+    "OsrtSum",
+    "StatsRecipe",
+    "files_table",
+]
 
 #: Rows of the per-report heatmap (the names with the largest total).
 _HEATMAP_ROWS = 30
@@ -77,6 +87,8 @@ class StatsRecipe(Recipe):
     stat_names: tuple[str, ...] = ("Total Time", "Instances", "Avg", "Med", "Min", "Max", "StdDev")
     has_time_percent = True
     has_quartiles = True
+    #: The unit of the summarised values in the console summary.
+    unit = "ns"
     #: Sort after the total (descending): extra (column, ascending) pairs.
     tie_break: tuple[tuple[str, bool], ...] = ()
 
@@ -246,9 +258,13 @@ class StatsRecipe(Recipe):
         out["Spread"] = sqlite_round(spread, 2)
         return out
 
+    def name_column(self) -> str:
+        """Return the key column that names a row (``Name``, ``Range`` or ``Operation``)."""
+        return next(c for c in self.key_columns if c != "Style")
+
     def labels(self, table: pd.DataFrame) -> list[str]:
         """Return a readable label per row: the name, with ``[StartEnd]`` for such ranges."""
-        name_column = "Name" if "Name" in self.key_columns else "Range"
+        name_column = self.name_column()
         # A NULL name (no string) reads as nsys prints it: empty.
         names = ["" if pd.isna(n) else str(n) for n in table[name_column].tolist()]
         if "Style" not in table:
@@ -267,7 +283,7 @@ class StatsRecipe(Recipe):
             kind="heatmap",
             title=f"{self.name}: mean duration relative to the fastest report",
             xlabel="report",
-            ylabel="Name" if "Name" in self.key_columns else "Range",
+            ylabel=self.name_column(),
             data=data,
         )
 
@@ -281,8 +297,8 @@ class StatsRecipe(Recipe):
             label = self.labels(pd.DataFrame([row]))[0]
             fastest = f"  fastest in {row['Fastest']}" if len(files) > 1 else ""
             lines.append(
-                f"  {_short(label, 50):50s}  total {int(row[total]):>15,d} ns"
-                f"  x{int(row[count]):<8d}  avg {float(row[mean]):>14,.1f} ns{fastest}"
+                f"  {_short(label, 50):50s}  total {int(row[total]):>15,d} {self.unit}"
+                f"  x{int(row[count]):<8d}  avg {float(row[mean]):>14,.1f} {self.unit}{fastest}"
             )
         return "\n".join(lines)
 
@@ -408,3 +424,101 @@ class NvtxGpuProjSum(StatsRecipe):
             "Avg Range Lvl": avg("level"),
             "Avg Num Child": avg("num_child"),
         }
+
+
+def _no_groups() -> GroupPartial:
+    return GroupPartial.from_codes([], pd.DataFrame({"Name": []}), [])
+
+
+def _skipped(report: Report, name: str) -> bool:
+    """Whether ``nsys stats -r name`` SKIPS the report (it lacks the tables)."""
+    from analysis.stats import run_report
+
+    return run_report(report, name, xp=np).skipped is not None
+
+
+class CudaApiSum(StatsRecipe):
+    """``cuda_api_sum`` across reports: CUDA runtime/driver API calls (spec §3.3)."""
+
+    name = "cuda_api_sum"
+    description = "CUDA API call summary per report and across reports"
+    tables = ("cuda_api",)
+    key_columns = ("Name",)
+    stat_names = ("Total Time", "Num Calls", "Avg", "Med", "Min", "Max", "StdDev")
+    tie_break = (("Name", True),)
+
+    def groups_of(self, report: Report) -> GroupPartial:
+        from analysis.names import api_display_names
+
+        api = report.cuda_api
+        if len(api) == 0:
+            return _no_groups()
+        # nsys's recipe groups its per-report rows by the displayed name (suffix dropped).
+        names = api_display_names(report.strings.lookup(api["name_id"]))
+        codes, labels = factorize_rows(pd.DataFrame({"Name": names}))
+        if isinstance(api, DurationTable):
+            durations = api.duration_ns
+        else:
+            durations = checked_subtract(api.end_ns, api.start_ns, "a call's duration")
+        return GroupPartial.from_codes(codes, labels, durations)
+
+
+class OsrtSum(StatsRecipe):
+    """``osrt_sum`` across reports: OS runtime library calls (spec §3.5)."""
+
+    name = "osrt_sum"
+    description = "OS runtime call summary per report and across reports"
+    tables = ("osrt",)
+    key_columns = ("Name",)
+    stat_names = ("Total Time", "Num Calls", "Avg", "Med", "Min", "Max", "StdDev")
+    tie_break = (("Name", True),)
+
+    def groups_of(self, report: Report) -> GroupPartial:
+        from analysis.schema import OSRT_CLASS_CALL
+
+        osrt = report.osrt
+        calls = np.flatnonzero(np.asarray(osrt["event_class"]) == OSRT_CLASS_CALL)
+        if len(calls) == 0:
+            return _no_groups()
+        names = report.strings.lookup(osrt["name_id"][calls])
+        codes, labels = factorize_rows(pd.DataFrame({"Name": names}))
+        durations = checked_subtract(osrt.end_ns[calls], osrt.start_ns[calls], "a call's duration")
+        return GroupPartial.from_codes(codes, labels, durations)
+
+
+class _MemorySum(StatsRecipe):
+    """The GPU memory operation summaries: memcpy and memset rows grouped by operation."""
+
+    tables = ("memcpy", "memset")
+    key_columns = ("Operation",)
+    tie_break = (("Operation", True),)
+    #: Which value of :func:`analysis.stats.cuda.memory_op_names` is summarised.
+    value_index = 1
+
+    def groups_of(self, report: Report) -> GroupPartial:
+        from analysis.stats.cuda import memory_op_names
+
+        if _skipped(report, self.name):
+            return _no_groups()
+        ops = memory_op_names(report)
+        codes, labels = factorize_rows(pd.DataFrame({"Operation": ops[0]}))
+        return GroupPartial.from_codes(codes, labels, np.asarray(ops[self.value_index], np.int64))
+
+
+class CudaGpuMemTimeSum(_MemorySum):
+    """``cuda_gpu_mem_time_sum`` across reports (spec §3.6)."""
+
+    name = "cuda_gpu_mem_time_sum"
+    description = "GPU memory operations by time, per report and across reports"
+    stat_names = ("Total Time", "Count", "Avg", "Med", "Min", "Max", "StdDev")
+
+
+class CudaGpuMemSizeSum(_MemorySum):
+    """``cuda_gpu_mem_size_sum`` across reports: bytes moved per operation (spec §3.7)."""
+
+    name = "cuda_gpu_mem_size_sum"
+    description = "GPU memory operations by size, per report and across reports"
+    stat_names = ("Total", "Count", "Avg", "Med", "Min", "Max", "StdDev")
+    has_time_percent = False
+    value_index = 2
+    unit = "B"

@@ -1,6 +1,6 @@
 """The GPU idle-time rules of ``nsys analyze``: gpu_gaps and gpu_time_util.
 
-The computation is the one of the recipes of the same names (:mod:`analysis.recipes.gaps`):
+The computation is the one of the recipes of the same names (:mod:`analysis.gpu_idle`):
 GPU operations plus CUDA profiler overhead, per process and device. The rules add nsys's
 row limit, which cuts the gap (chunk) query before the ranking as well as after it.
 """
@@ -14,9 +14,9 @@ import pandas as pd
 
 from analysis._sqlite import ReportDatabase
 from analysis.errors import AnalysisError
+from analysis.gpu_idle import find_gaps, gpu_ops, low_utilization, time_utilization
 from analysis.model import Report
 from analysis.open import sqlite_source
-from analysis.recipes.gaps import find_gaps, gpu_ops, low_utilization, time_utilization
 from analysis.rules._base import Rule, SkipRule, limit_rows, register, row_filter
 
 __all__ = ["GPU_TABLES"]

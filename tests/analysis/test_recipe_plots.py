@@ -25,3 +25,23 @@ def test_heatmap_title_fits_inside_the_figure(n_columns: int) -> None:
     assert box.x0 >= 0
     assert box.x1 <= width
     assert fig._suptitle.get_text().replace("\n", " ") == title
+
+
+@pytest.mark.parametrize("n_rows", [1, 2])
+def test_heatmap_of_few_rows_and_long_report_names_keeps_its_cells(n_rows: int) -> None:
+    """Two memcpy kinds over reports named like real ones: the cells must still show."""
+    import warnings
+
+    data = pd.DataFrame(
+        np.ones((n_rows, 2)),
+        columns=[
+            f"ayush-os__nsight-systems-deep-dive__vector_add_profile_v{i}.sqlite" for i in (3, 4)
+        ],
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "constrained_layout not applied … collapsed to zero"
+        fig = build_figure(PlotSpec("heatmap", "t", "report", "Operation", data))
+        fig.draw(fig.canvas.get_renderer())
+    cells = fig.axes[0].get_window_extent()
+    assert cells.height > 20
+    assert cells.width > 20

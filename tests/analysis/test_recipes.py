@@ -633,8 +633,8 @@ def test_output_folder_round_trip(tmp_path: Path) -> None:
 def test_an_nsys_rep_gives_the_same_profiler_overhead_as_its_sqlite_export() -> None:
     # Overhead rows are read from the SQLite behind the report: for an .nsys-rep, its nsys
     # export in the cache. The .sqlite in ../shared is an export of the same capture.
+    from analysis.gpu_idle import _overhead
     from analysis.open import find_nsys, open_report
-    from analysis.recipes.gaps import _overhead
 
     if find_nsys() is None:
         pytest.skip("needs nsys ($NSYS or PATH) to export the .nsys-rep")

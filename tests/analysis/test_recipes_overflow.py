@@ -19,6 +19,7 @@ import pandas as pd
 import pytest
 
 from analysis import AnalysisError, open_report
+from analysis.gpu_idle import find_gaps
 from analysis.recipes import RecipeOptions, load_output, run_recipe, write_output
 from analysis.recipes._exact import (
     RecipeOverflowError,
@@ -29,7 +30,6 @@ from analysis.recipes._exact import (
     segment_sums,
     sum_fits_int64,
 )
-from analysis.recipes.gaps import find_gaps
 from analysis.stats import run_report
 from app.cli import main as cli_main
 from resources.demo import build_demo_reports

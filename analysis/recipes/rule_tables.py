@@ -1,0 +1,151 @@
+"""Recipes that list one per-report table: the CUDA expert rules ``cuda_api_sync``,
+``cuda_memcpy_async``, ``cuda_memcpy_sync``, ``cuda_memset_sync``, and the
+``nvtx_gpu_proj_trace`` stats report.
+
+spec: nsys-sqlite.md §5.4 (rules as recipes). Each report's findings are those of
+``main.py analyze -r NAME`` (:func:`analysis.rules.run_rule`, nsys 2023.4's rules) without a
+row limit, as nsys's recipe runs them (``--rows`` defaults to -1 there); the hidden columns
+(``_Global ID``, …) are dropped. The reduce step concatenates them into one ``analysis``
+table (``trace`` for ``nvtx_gpu_proj_trace``) with a ``File`` column. A report the rule
+SKIPS (it lacks the tables, or is an export too old for the rule) or where it finds nothing
+gives no data, as in nsys.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from analysis.model import Report
+from analysis.open import open_report
+from analysis.recipes.base import (
+    FilePartial,
+    Recipe,
+    RecipeOptions,
+    RecipeOutput,
+    table_or_empty,
+)
+from analysis.recipes.summaries import files_table
+from analysis.timefmt import pluralize
+
+__all__ = [
+    "CudaApiSync",
+    "CudaMemcpyAsync",
+    "CudaMemcpySync",
+    "CudaMemsetSync",
+    "NvtxGpuProjTrace",
+    "RuleRecipe",
+]
+
+
+@dataclass(frozen=True)
+class RuleFindings:
+    """One report's findings of the rule: nsys's visible columns, in its row order."""
+
+    frame: pd.DataFrame
+
+
+class RuleRecipe(Recipe):
+    """A recipe that runs one expert rule per report and lists every finding."""
+
+    #: What one finding is, for the console summary.
+    finding: str = "finding"
+    #: The output table's name (nsys's file name).
+    table_name: str = "analysis"
+
+    def findings(self, report: Report) -> pd.DataFrame | None:
+        """Return the report's rows (hidden ``_`` columns included), or None if SKIPPED."""
+        from analysis.rules import run_rule
+
+        result = run_rule(report, f"{self.name}:rows=-1")
+        return None if result.skipped is not None else result.frame
+
+    def map(self, report_path: Path, options: RecipeOptions) -> RuleFindings | None:
+        report = open_report(report_path, use_cache=options.use_cache, tables=self.tables)
+        frame = self.findings(report)
+        if frame is None or frame.empty:
+            return None
+        return RuleFindings(frame[[c for c in frame.columns if not c.startswith("_")]])
+
+    def reduce(self, partials: Sequence[FilePartial], options: RecipeOptions) -> RecipeOutput:
+        frames = [p.partial.frame.assign(File=p.file) for p in partials]
+        columns = list(frames[0].columns) if frames else ["File"]
+        table = table_or_empty(frames, columns)
+        files = [p.file for p in partials]
+        lines = [
+            f"{self.name}: {pluralize(len(table), self.finding)} "
+            f"in {pluralize(len(files), 'report')}"
+        ]
+        if len(table) and "Duration" in table:
+            top = table.sort_values("Duration", ascending=False, kind="stable").head(5)
+            for row in top.to_dict("records"):
+                api = f" {row['API Name']}" if "API Name" in row else ""
+                lines.append(
+                    f"  {row['File']}:{api} {int(row['Duration']):,d} ns at {int(row['Start']):,d}"
+                    f" ns (PID {row['PID']})"
+                )
+        return RecipeOutput(
+            recipe=self.name,
+            tables={self.table_name: table, "files": files_table(partials)},
+            summary="\n".join(lines),
+            files=files,
+        )
+
+
+class CudaApiSync(RuleRecipe):
+    """``cuda_api_sync``: CUDA API calls that synchronise the host with the GPU."""
+
+    name = "cuda_api_sync"
+    description = "CUDA synchronization APIs that block the host, per report"
+    tables = ("cuda_api", "kernels", "memcpy", "memset", "sync")
+    finding = "synchronizing call"
+
+
+class CudaMemcpyAsync(RuleRecipe):
+    """``cuda_memcpy_async``: asynchronous memcpy calls with pageable host memory."""
+
+    name = "cuda_memcpy_async"
+    description = "asynchronous memcpys that use pageable memory (and so run synchronously)"
+    tables = ("cuda_api", "memcpy")
+    finding = "memcpy call"
+
+
+class CudaMemcpySync(RuleRecipe):
+    """``cuda_memcpy_sync``: synchronous memcpy calls."""
+
+    name = "cuda_memcpy_sync"
+    description = "synchronous memcpys that block the host"
+    tables = ("cuda_api", "memcpy")
+    finding = "memcpy call"
+
+
+class CudaMemsetSync(RuleRecipe):
+    """``cuda_memset_sync``: synchronous memset calls."""
+
+    name = "cuda_memset_sync"
+    description = "synchronous memsets that block the host"
+    tables = ("cuda_api", "memset")
+    finding = "memset call"
+
+
+class NvtxGpuProjTrace(RuleRecipe):
+    """``nvtx_gpu_proj_trace``: every NVTX range projected onto the GPU, per report.
+
+    The rows are ``main.py stats -r nvtx_gpu_proj_trace``'s (nsys 2023.4's, its nameless row
+    of the GPU work outside every range included), as nsys's recipe takes them.
+    """
+
+    name = "nvtx_gpu_proj_trace"
+    description = "NVTX ranges projected onto the GPU, one row per range, per report"
+    tables = ("nvtx", "cuda_api", "kernels", "memcpy", "memset")
+    finding = "range"
+    table_name = "trace"
+
+    def findings(self, report: Report) -> pd.DataFrame | None:
+        from analysis.stats import run_report
+
+        result = run_report(report, self.name)
+        return None if result.skipped is not None else result.frame
