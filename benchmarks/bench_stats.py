@@ -177,6 +177,17 @@ def _nsys_stats(nsys: str, path: Path) -> float:
     return seconds
 
 
+def _main_py_stats(path: Path, cache_dir: str, *options: str) -> float:
+    """Seconds of a whole ``main.py stats`` process (as a user runs it, start-up included)."""
+    env = dict(os.environ, STRATA_CACHE_DIR=cache_dir, LANG="C.UTF-8")
+    cmd = [sys.executable, str(REPO / "main.py"), "stats", "-f", "csv", "-r", ",".join(_SPECS),
+           *options, str(path)]  # fmt: skip
+    proc, seconds = timed(lambda: subprocess.run(cmd, capture_output=True, env=env, check=False))
+    if proc.returncode != 0:
+        raise RuntimeError(f"main.py stats failed: {proc.stderr.decode()[-500:]}")
+    return seconds
+
+
 def _fastest(best: dict | None, new: dict, keys: tuple[str, ...]) -> dict:
     """Keep the run whose ``keys`` add up to less time."""
     if best is None or sum(new[k] for k in keys) < sum(best[k] for k in keys):
@@ -270,6 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     nsys = None if args.skip_nsys else find_nsys()
     cold = warm = gpu = pandas = full = None
     nsys_s = None
+    whole: dict[str, float] = {}
     # The machine is shared: every measurement is repeated, interleaved with its peer's, and
     # the fastest run of each counts.
     for _ in range(args.repeat):
@@ -287,6 +299,10 @@ def main(argv: list[str] | None = None) -> int:
                 pandas, run_phase(script, ["--phase", "pandas", "--report", str(path)], env),
                 ("seconds",),
             )  # fmt: skip
+            # Whole processes: cold (no cache), first run (fills the cache), second (answered).
+            for label, options in (("cold", ("--no-cache",)), ("first", ()), ("answered", ())):
+                seconds = _main_py_stats(path, cache_dir, *options)
+                whole[label] = min(whole.get(label, seconds), seconds)
             if args.full_open:
                 shutil.rmtree(Path(cache_dir) / "reports", ignore_errors=True)  # the partial entry
                 full = _fastest(full, run_phase(script, [*strata, "--full-open"], env),
@@ -326,6 +342,16 @@ def main(argv: list[str] | None = None) -> int:
         if nsys_s is not None:
             note += f"; {nsys_s / seconds:.1f}x faster than nsys stats (target >= {target}x)"
         _line(label, seconds, note)
+    for label, key, target in (
+        ("main.py stats --no-cache (whole process)", "cold", 6),
+        ("main.py stats, second run (whole process)", "answered", 50),
+    ):
+        note = (
+            ""
+            if nsys_s is None
+            else (f"{nsys_s / whole[key]:.1f}x faster than nsys stats (target >= {target}x)")
+        )
+        _line(label, whole[key], note)
     if full is not None:
         _line("Strata full first open + stats", full["open"] + full["stats"],
               f"open_report {full['open']:.2f} s (whole model, writes the main cache)")  # fmt: skip
