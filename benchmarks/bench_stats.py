@@ -138,7 +138,7 @@ def _phase_projection(n_ranges: int, n_calls: int, threads: int = 8) -> dict:
     """
     import numpy as np
 
-    from analysis.projection import _levels, _project, _stacks, range_parents
+    from analysis.projection import _project, range_levels, range_parents, range_stacks
 
     per = n_calls // threads
     tid = np.repeat(np.arange(threads, dtype=np.int64) + (1 << 48), per)
@@ -154,8 +154,8 @@ def _phase_projection(n_ranges: int, n_calls: int, threads: int = 8) -> dict:
     def run() -> int:
         per_range, _ = _project({"tid": r_tid, "start": r_start, "end": r_end}, launches)
         parent = range_parents(r_tid, r_start, r_end, row_id)
-        level = _levels(parent)
-        _stacks(parent, level, row_id)
+        level = range_levels(parent)
+        range_stacks(parent, level, row_id)
         return int(per_range["count"].sum())
 
     pairs, seconds = timed(run)
