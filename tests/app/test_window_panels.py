@@ -216,3 +216,35 @@ def test_collapse_all_and_expand_all_from_the_keyboard(qtbot, window) -> None:
     assert {path for kind, _label, path in folded if kind == "group"} == sections
     qtbot.keyClick(table, Qt.Key.Key_E, CTRL_SHIFT)
     assert _rows(timeline) == shown
+
+
+def test_help_lists_every_shortcut_and_about_names_the_version(qtbot, window, monkeypatch):
+    from PySide6.QtGui import QKeySequence, QShortcut
+    from PySide6.QtWidgets import QMessageBox
+
+    from analysis import __version__
+    from app.dialogs import ShortcutsDialog
+
+    shown = []
+    monkeypatch.setattr(ShortcutsDialog, "exec", lambda self: shown.append(self) or 0)
+    qtbot.keyClick(window.timeline, Qt.Key.Key_F1)
+    (dialog,) = shown
+    table = dialog.table
+    rows = [(table.item(r, 0).text(), table.item(r, 1).text()) for r in range(table.rowCount())]
+    keys = {key for _name, text in rows for key in text.replace(" / ", ", ").split(", ")}
+    native = QKeySequence.SequenceFormat.NativeText
+    # Every window-wide key: the menu actions', the timeline's (W, Esc…) and search's Ctrl+F.
+    for action in window.actions_by_name.values():
+        if not action.shortcut().isEmpty():
+            assert action.shortcut().toString(native) in keys, action.text()
+    window_keys = [s for s in window.findChildren(QShortcut) if s.parent() is window]
+    assert len(window_keys) >= 7
+    for shortcut in window_keys:
+        assert shortcut.key().toString(native) in keys
+    assert "Ctrl + Shift + drag" in keys
+    told = []
+    monkeypatch.setattr(QMessageBox, "about", lambda *args: told.append(args))
+    window.actions_by_name["about"].trigger()
+    ((_parent, title, text),) = told
+    assert title == "About Strata"
+    assert f"Strata {__version__}" in text
