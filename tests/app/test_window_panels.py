@@ -248,3 +248,34 @@ def test_help_lists_every_shortcut_and_about_names_the_version(qtbot, window, mo
     ((_parent, title, text),) = told
     assert title == "About Strata"
     assert f"Strata {__version__}" in text
+
+
+def test_every_tab_keeps_the_panel_width_and_the_histogram_follows_the_theme(
+    qtbot, window, qapp
+) -> None:
+    from viewer.stats_panel import TABS
+
+    palette, sheet = qapp.palette(), qapp.styleSheet()
+    stats = window.stats_controller
+    panel, dock = stats.panel, stats.dock
+    qtbot.waitUntil(lambda: not window.runner.active_jobs(), timeout=LOAD_TIMEOUT_MS)
+    width, window_width = dock.width(), window.width()
+    assert panel.histogram.height() >= 140
+    call_tree = next(d for d in window.findChildren(QDockWidget) if d.windowTitle() == "Call tree")
+    for i, (_kind, title) in enumerate(TABS):  # the summaries and the lists of their own
+        assert panel.tabs.tabText(i) == title
+        panel.tabs.setCurrentIndex(i)
+        qtbot.waitUntil(lambda: not window.runner.active_jobs(), timeout=LOAD_TIMEOUT_MS)
+        assert (title, dock.width(), window.width()) == (title, width, window_width)
+    call_tree.raise_()
+    qtbot.waitUntil(lambda: not window.runner.active_jobs(), timeout=LOAD_TIMEOUT_MS)
+    assert (call_tree.width(), window.width()) == (width, window_width)
+    histogram = panel.histogram.plot
+    try:
+        window.theme_switcher.actions["light"].trigger()
+        assert histogram.backgroundBrush().color().lightness() > 240
+        window.theme_switcher.actions["dark"].trigger()
+        assert histogram.backgroundBrush().color().lightness() < 48
+    finally:
+        qapp.setPalette(palette)
+        qapp.setStyleSheet(sheet)
