@@ -120,15 +120,21 @@ class ShortcutsDialog(QDialog):
         self.table = table
 
 
-#: What the timeline itself does with keys and the mouse (viewer/timeline.py).
+#: What the timeline and the search bar do with keys and the mouse (viewer/timeline.py,
+#: app/timeline_keys.py, app/search_controller.py): shortcuts that are no menu action.
 _TIMELINE_KEYS = [
     ("Zoom in / out at the mouse", "W / S, wheel"),
     ("Pan earlier / later", "A / D, drag"),
-    ("Fit everything", "F, double-click"),
-    ("Select a time range", "Shift + drag"),
+    ("Fit where the activity is (again: everything)", "F, double-click"),
+    ("Select a time range (every row)", "Shift + drag"),
+    ("Select an area (rows × time)", "Ctrl + Shift + drag"),
     ("Zoom to the selected range", "Z"),
     ("Clear the selection", "Esc"),
-    ("Scroll rows", "Shift + wheel, wheel over names"),
+    ("Search event names", "Ctrl+F"),
+    ("Next / previous match (in the search field)", "Enter / Shift+Enter"),
+    ("Close the search (in the search field)", "Esc"),
+    ("Event menu: zoom, select all, statistics, Events view, copy, pin", "Right-click an event"),
+    ("Scroll rows", "↑ / ↓, Page Up / Down, Shift + wheel, wheel over names"),
     ("Pin, unpin or hide a row", "Right-click its name"),
     ("Collapse or expand a group", "Click its header"),
 ]

@@ -95,11 +95,14 @@ class EventActions(QObject):
         panel.set_kind(kind)  # its table is computed on a worker, then selected
 
     def show_in_events(self, ref: EventRef) -> None:
-        """Show ``ref`` in the Events view: its row over its time becomes the area the view
-        lists, and the view selects it (it follows the timeline's selected event).
+        """Show ``ref`` among its row's events in the Events view: its row over the visible
+        range (widened to take the whole event) becomes the area the view lists, and the view
+        selects ``ref``'s line (it follows the timeline's selected event).
 
-        Hook for the Events view dock: its controller is ``window.events_controller`` (with
-        its ``dock``); the area is the timeline state's selection over ``rows``.
+        Only the event's own time as the area listed the event alone: its neighbours, the
+        context a user opens the list for, were missing.
+
+        The Events view's controller is ``window.events_controller`` (with its ``dock``).
         """
         controller = getattr(self._window, "events_controller", None)
         dock = getattr(controller, "dock", None)
@@ -110,6 +113,7 @@ class EventActions(QObject):
         dock.raise_()
         offset = self.timeline.offsets()[ref.report_index]
         start, end = ref.start_ns + offset, max(ref.end_ns, ref.start_ns + 1) + offset
+        view_start, view_end = self.timeline.view_range()
         self.timeline.select_event(ref)
         rows = (ref.track_key,) if ref.track_key else ()
-        self.timeline.state.select(start, end, rows)
+        self.timeline.state.select(min(start, view_start), max(end, view_end), rows)

@@ -102,12 +102,15 @@ class MainWindow(QMainWindow):
             self, self.actions_by_name, self.alignment_bar.mode_actions()
         )
         self._recent_menu.aboutToShow.connect(self._on_recent_menu_about_to_show)
+        self.theme_switcher = ThemeSwitcher(self)
+        self.theme_switcher.add_menu(self._view_menu)
+        # The panels come last, together: the docks added later (add_side_panel, the
+        # Events view) append their entries below these two.
+        self._view_menu.addSeparator()
         self._view_menu.addAction(self.reports_dock.toggleViewAction())
         self.event_actions = EventActions(self)
         self._view_menu.addAction(self.event_actions.dock.toggleViewAction())
         self._view_menu.aboutToShow.connect(self._list_every_dock)
-        self.theme_switcher = ThemeSwitcher(self)
-        self.theme_switcher.add_menu(self._view_menu)
         self.addToolBar(build_tool_bar(self, self.actions_by_name))
         self.addToolBar(self.alignment_bar)
         self._build_status_bar()

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtGui import QKeyEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractSpinBox,
     QApplication,
@@ -36,7 +36,7 @@ def install_timeline_keys(window: QWidget, timeline: TimelineWidget) -> list[QSh
     Without them the keys worked only while the timeline had the keyboard focus: after a
     click in the stats table, W did nothing. A line edit takes a printable key before any
     shortcut sees it (Qt's shortcut override), so typing "w" in a filter field stays text;
-    Esc in a text field is left to the field too.
+    Esc in a text field is handed to the field (there it closes the search bar).
     """
     shortcuts = []
     for text in TIMELINE_KEYS:
@@ -44,11 +44,24 @@ def install_timeline_keys(window: QWidget, timeline: TimelineWidget) -> list[QSh
         shortcut = QShortcut(sequence, window)
         shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
         key = sequence[0].key()
-        shortcut.activated.connect(lambda key=key: _press(timeline, key))
+        shortcut.activated.connect(lambda key=key, s=shortcut: _press(timeline, key, s))
         shortcuts.append(shortcut)
     return shortcuts
 
 
-def _press(timeline: TimelineWidget, key: Qt.Key) -> None:
-    if not is_editing_text(QApplication.focusWidget()):
+def _press(timeline: TimelineWidget, key: Qt.Key, shortcut: QShortcut) -> None:
+    focus = QApplication.focusWidget()
+    if not is_editing_text(focus):
         timeline.press_key(key)
+    elif key == Qt.Key.Key_Escape:
+        # A line edit claims printable keys before shortcuts see them, but not Esc: the
+        # shortcut took it, and Esc in the search field no longer closed the search. Hand it
+        # to the field (which may pass it on to its parents, as an unclaimed key goes), with
+        # the shortcut off meanwhile: the key would trigger it again.
+        shortcut.setEnabled(False)
+        try:
+            for kind in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease):
+                event = QKeyEvent(kind, key, Qt.KeyboardModifier.NoModifier)
+                QApplication.sendEvent(focus, event)
+        finally:
+            shortcut.setEnabled(True)

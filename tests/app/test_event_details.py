@@ -12,6 +12,7 @@ from PySide6.QtGui import QGuiApplication, QImage, QPainter
 from PySide6.QtSvg import QSvgRenderer
 from PySide6.QtWidgets import QToolTip
 
+from analysis.timefmt import format_duration_ns, format_time_ns
 from tests.app.conftest import small_real, wait_idle
 from tests.conftest import requires_shared
 from tests.helpers import sql_rows
@@ -197,4 +198,103 @@ def test_view_menu_lists_every_dock_and_about_has_the_version(make_window) -> No
     assert __version__ in about_text(__version__)
     assert {"export_image", "copy_image", "collapse_all", "expand_all", "shortcuts"} <= set(
         window.actions_by_name
+    )
+
+
+def _click_at(qtbot, window, start: int, end: int, key: str) -> dict[str, str]:
+    """Zoom to [start, end] (report time) on row ``key``, click its middle as a user does,
+    and return the details pane's lines."""
+    timeline = window.timeline
+    offset = timeline.offsets()[0]
+    span = max(end - start, 1_000)
+    timeline.set_view_range(start + offset - span, end + offset + span)
+    timeline.scroll_to_track(key)
+    y, h = timeline.row_rect(key)
+    point = QPoint(int(timeline.x_of((start + end) // 2 + offset)), y + h // 2)
+    qtbot.mouseClick(timeline, Qt.MouseButton.LeftButton, pos=point)
+    pane = window.event_actions.pane
+    qtbot.waitUntil(lambda: bool(pane.lines()), timeout=3000)
+    return dict(pane.lines())
+
+
+def _api_call(path, correlation_id: int) -> tuple[str, int]:
+    """(name as cuda_api_sum spells it, tid) of the runtime call with ``correlation_id``."""
+    name, tid = sql_rows(
+        path,
+        "SELECT s.value, r.globalTid % 16777216 FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
+        "JOIN StringIds s ON s.id = r.nameId WHERE r.correlationId = ?",
+        correlation_id,
+    )[0]
+    return (name[:-6] if name[-6:-4] == "_v" else name), tid
+
+
+def test_the_pane_lists_a_kernels_resources_and_its_launch(qtbot, kernel_window) -> None:
+    window, _point, row = kernel_window
+    start, end = row[0], row[1]
+    regs, static, dynamic, corr = sql_rows(
+        small_real(0),
+        "SELECT registersPerThread, staticSharedMemory, dynamicSharedMemory, correlationId "
+        "FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE start = ? AND end = ?",
+        start,
+        end,
+    )[0]
+    key = next(t.key for t in window.timeline.tracks() if t.label == f"Stream {row[8]}")
+    lines = _click_at(qtbot, window, start, end, key)
+    assert lines["Registers/thread"] == str(regs)
+    assert lines["Shared memory"] == f"{static:,} B static, {dynamic:,} B dynamic"
+    assert lines["Correlation ID"] == str(corr)
+    api, tid = _api_call(small_real(0), corr)
+    assert lines["Launched by"].startswith(f"{api} at ")
+    assert lines["Launch thread"] == f"tid {tid}" or lines["Launch thread"].endswith(f"(tid {tid})")
+
+
+def test_the_pane_lists_a_copys_kinds_bytes_and_throughput(qtbot, kernel_window) -> None:
+    window = kernel_window[0]
+    start, end, size, copy_kind, src, dst, stream, corr = sql_rows(
+        small_real(0),
+        "SELECT start, end, bytes, copyKind, srcKind, dstKind, streamId, correlationId "
+        "FROM CUPTI_ACTIVITY_KIND_MEMCPY ORDER BY bytes DESC, start LIMIT 1",
+    )[0]
+    key = next(t.key for t in window.timeline.tracks() if t.label == f"Stream {stream}")
+    lines = _click_at(qtbot, window, start, end, key)
+    # CUDA's enums (nsys-sqlite.md: ENUM_CUDA_MEMCPY_OPER, ENUM_CUDA_MEM_KIND).
+    assert lines["Kind"] == {1: "Host-to-Device", 2: "Device-to-Host"}[copy_kind]
+    assert lines["Bytes"] == f"{size:,}"
+    assert lines["Throughput"] == f"{size / (end - start):.2f} GB/s"  # bytes/ns = GB/s
+    memory = {0: "Pageable", 1: "Pinned", 2: "Device"}
+    assert (lines["Source memory"], lines["Destination memory"]) == (memory[src], memory[dst])
+    assert lines["Correlation ID"] == str(corr)
+    assert lines["Launched by"].startswith(_api_call(small_real(0), corr)[0] + " at ")
+
+
+def test_the_pane_lists_an_nvtx_ranges_colour_and_gpu_projection(qtbot, make_window) -> None:
+    path = small_real(2)  # cupy: coloured push/pop ranges around kernels
+    window = make_window()
+    window.open_paths([path])
+    wait_idle(qtbot, window)
+    # The NVTX → GPU rows come in a second job; the pane shows the projection once they do.
+    qtbot.waitUntil(
+        lambda: any(t.kind == "nvtx_gpu" for t in window.binding.tracks()), timeout=60_000
+    )
+    rowid, start, end, color, tid = sql_rows(
+        path,
+        "SELECT rowid, start, end, color, globalTid % 16777216 FROM NVTX_EVENTS "
+        "WHERE end > start AND color IS NOT NULL ORDER BY end - start LIMIT 1",
+    )[0]
+    report = window.binding.shown_reports()[0]
+    level = int(report.nvtx["level"][(report.nvtx["row_id"] == rowid).nonzero()[0][0]])
+    key = next(t.key for t in window.timeline.tracks() if t.key.endswith(f"/nvtx/L{level}"))
+    lines = _click_at(qtbot, window, start, end, key)
+    assert window.timeline.selected_event().source_row >= 0
+    assert lines["Domain"] == "(default)"
+    assert lines["Colour"] == f"#{color & 0xFFFFFF:06X}"
+    assert lines["Thread"] == f"tid {tid}" or lines["Thread"].endswith(f"(tid {tid})")
+    # The time of the GPU work it launched: where the NVTX (GPU) row draws that range.
+    projection = window.binding.shown_set().projection(0)
+    mine = projection[projection["range_id"] == rowid].iloc[0]
+    gpu_start, gpu_end = int(mine["start_ns"]), int(mine["end_ns"])
+    assert gpu_start >= start
+    offset = window.timeline.offsets()[0]
+    assert lines["GPU projection"].startswith(
+        f"{format_time_ns(gpu_start + offset)}, {format_duration_ns(gpu_end - gpu_start)} ("
     )
