@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 import sys
+from xml.etree import ElementTree
 
 import pytest
 from PySide6.QtGui import QImage
@@ -140,3 +141,38 @@ def test_render_pins_the_thread_state_row(tmp_path, qapp) -> None:
     y = DARK.ruler_height_px + DARK.row_height_px // 2
     x = (DARK.header_width_px + 1000) // 2
     assert image.pixel(x, y) & 0xFFFFFF == name_argb(f"Running on core {cpu}") & 0xFFFFFF
+
+
+@requires_shared
+@pytest.mark.parametrize(
+    ("suffix", "magic"),
+    [
+        (".png", b"\x89PNG"),
+        (".jpg", b"\xff\xd8\xff"),
+        (".JPEG", b"\xff\xd8\xff"),
+        (".svg", b"<?xml"),
+    ],
+)
+def test_render_writes_what_the_suffix_says(suffix, magic, tmp_path, qapp) -> None:
+    out = tmp_path / f"view{suffix}"
+    assert main(["render", str(CONCURRENT), "-o", str(out), "--size", "400x300"]) == 0
+    data = out.read_bytes()
+    assert data.startswith(magic)
+    if suffix == ".svg":
+        svg = ElementTree.fromstring(data)
+        assert svg.get("viewBox") == "0 0 400 300"
+        texts = {t.text for t in svg.iter("{http://www.w3.org/2000/svg}text")}
+        assert any(text and text.startswith("view ") for text in texts)  # the ruler's, as text
+    else:
+        image = QImage(str(out))
+        assert (image.width(), image.height()) == (400, 300)
+
+
+@pytest.mark.parametrize("name", ["x.gif", "x.png.txt", "x", "x.svgz"])
+def test_render_refuses_another_suffix_before_opening_reports(name, tmp_path, capsys) -> None:
+    missing = tmp_path / "missing.sqlite"  # never opened: the name is refused first
+    assert main(["render", str(missing), "-o", str(tmp_path / name)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith(f"strata: render: cannot write '{tmp_path / name}'")
+    assert not (tmp_path / name).exists()
