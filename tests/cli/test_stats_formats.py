@@ -215,3 +215,48 @@ def test_quiet_prints_the_tables_alone(tmp_path: Path, capsys) -> None:
     tables = [s.split("\n", 1)[1] for s in sections if "\nSKIPPED" not in s]
     assert quiet == "".join(tables)
     assert quiet.startswith("Time (%),Total Time (ns),Instances")
+
+
+_NET_COLUMNS = "(start INT, end INT, value INT, globalId INT, metricsListId INT, metricsIdx INT)"
+#: network_congestion's paths: no network table; a NIC table without the tables it needs;
+#: an IB switch table with its metric names, but no rows (nsys's empty table).
+_NETWORK = {
+    "none": [],
+    "nic alone": [f"CREATE TABLE NET_NIC_METRIC {_NET_COLUMNS}"],
+    "switch, empty": [
+        f"CREATE TABLE NET_IB_SWITCH_METRIC {_NET_COLUMNS}",
+        "CREATE TABLE TARGET_INFO_NETWORK_METRICS (metricsListId INT, metricsIdx INT, name TEXT)",
+    ],
+}
+
+
+@requires_shared
+@requires_nsys
+@pytest.mark.parametrize("tables", list(_NETWORK), ids=list(_NETWORK))
+def test_um_rows_and_network_congestion_equal_nsys(tables: str, in_tmp: Path, capsys) -> None:
+    report = _copy(SAXPY, in_tmp)  # um_sum: its tables exist, without rows
+    for statement in _NETWORK[tables]:
+        mutate_sqlite(report, statement)
+    specs = "um_sum:rows=5,network_congestion:ticks_threshold=20,um_sum:rows=0,network_congestion"
+    for fmt in ("column", "csv", "json"):
+        ours = strata_stats(report, capsys, "-f", fmt, "-r", specs)
+        assert ours == nsys_stats(report, "-f", fmt, "-r", specs)
+    assert "with [um_sum.py](rows=5)... " in ours
+    (in_tmp / "ours").mkdir()
+    (in_tmp / "theirs").mkdir()
+    ours = strata_stats(report, capsys, "-r", specs, "-o", "ours/p")
+    assert ours == nsys_stats(report, "-r", specs, "-o", "theirs/p").replace("theirs/", "ours/")
+    assert "p_um_sum_rows=5.csv" in os.listdir(in_tmp / "ours")
+
+
+def test_value_options_take_integers(tmp_path: Path, capsys) -> None:
+    report = plant(tmp_path / "r.sqlite")
+    for spec in ("um_sum:rows=x", "um_sum:rows=", "um_sum:rows", "network_congestion:ticks=5"):
+        capsys.readouterr()
+        assert main(["stats", "--no-cache", "-r", spec, str(tmp_path / "none.sqlite")]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1
+        assert err.startswith("strata: report '")
+    assert main(["stats", "--no-cache", "-f", "csv", "-r", "um_sum:rows=+3", str(report)]) == 0
+    head = capsys.readouterr().out.split("\n")[0]
+    assert head == "Processing [r.sqlite] with [um_sum.py](rows=+3)... "
