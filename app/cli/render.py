@@ -172,13 +172,13 @@ def clamp_view(view: tuple[int, int], span: tuple[int, int], text: str) -> tuple
 
 
 def run(args: argparse.Namespace) -> int:
-    image_format_name = image_format(args.output)
     size = parse_size(args.size)
     view = parse_range(args.range) if args.range else None
     _check_pins(args.pin)
     skips = Skips()
     paths = expand_reports(args.reports, skips)
-    check_output_file(args.output, args.reports, paths)
+    check_output_file(args.output, args.reports, paths)  # an input is named as such first
+    image_format_name = image_format(args.output)
     reports = open_all(paths, not args.no_cache, skips, LoadBar.for_args(args))
     if not reports:
         return skips.status()

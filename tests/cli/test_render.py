@@ -14,6 +14,7 @@ from analysis.errors import StrataError
 from analysis.schema import tid_of
 from app.cli import main
 from app.cli.render import parse_range, parse_size, parse_time_ns
+from tests.cli.conftest import plant
 from tests.conftest import REAL_DIR, ROOT, fingerprint, requires_shared
 from tests.helpers import sql_rows
 from viewer.style import DARK, name_argb
@@ -169,9 +170,16 @@ def test_render_writes_what_the_suffix_says(suffix, magic, tmp_path, qapp) -> No
 
 
 @pytest.mark.parametrize("name", ["x.gif", "x.png.txt", "x", "x.svgz"])
-def test_render_refuses_another_suffix_before_opening_reports(name, tmp_path, capsys) -> None:
-    missing = tmp_path / "missing.sqlite"  # never opened: the name is refused first
-    assert main(["render", str(missing), "-o", str(tmp_path / name)]) == 2
+def test_render_refuses_another_suffix_before_opening_reports(
+    name, tmp_path, capsys, monkeypatch
+) -> None:
+    report = plant(tmp_path / "r.sqlite")
+
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("a report was opened")
+
+    monkeypatch.setattr("app.cli.render.open_all", refuse)
+    assert main(["render", str(report), "-o", str(tmp_path / name)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert err.startswith(f"strata: render: cannot write '{tmp_path / name}'")
