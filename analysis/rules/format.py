@@ -93,7 +93,7 @@ def _bare(result, fmt: str, cells_of) -> str:
     if fmt == "tsv":
         return "" if empty else tsv_rows(headers, cells) + "\n\n"
     if fmt == "json":
-        return "[\n]\n" if empty else json_rows(headers, cells, numeric) + "\n\n"
+        return "[\n]\n" if empty else json_rows(headers, cells) + "\n\n"
     table = html_table(headers, cells)
     gap = "\n" if empty else "\n\n"  # nsys leaves no blank line after an empty table
     if fmt == "htable":

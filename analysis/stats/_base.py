@@ -77,9 +77,12 @@ class StatsResult:
     def n_rows(self) -> int:
         return len(self.frame)
 
-    def printed(self, timeunit: str = "nsec") -> tuple[list[str], list[list[str]], list[bool]]:
-        """(headers, escaped printed cells column by column, whether each is numeric)."""
-        return printed_cells(self.frame, self.units, timeunit)
+    def printed(
+        self, timeunit: str = "nsec", escape: bool = True
+    ) -> tuple[list[str], list[list[str]], list[bool]]:
+        """(headers, printed cells column by column, whether each is numeric); text cells
+        escaped (:func:`~analysis.escape.escape_text`) unless ``escape`` is False."""
+        return printed_cells(self.frame, self.units, timeunit, escape)
 
     def json_table(self) -> tuple[list[str], list[list[object]]]:
         """(every column name, rows of JSON-ready values)."""

@@ -1,11 +1,13 @@
 """The nsys stats reports of data Strata does not load: SKIPPED, empty, or refused.
 
-Unified Memory, OpenMP, OpenACC, MPI and the graphics APIs (DX11/DX12, OpenGL, Vulkan,
-WDDM, NvVideo). nsys 2023.4 checks for their tables first: a report without them prints
-nsys's SKIPPED line, word for word. A report whose tables exist but hold no row prints what
-nsys prints for it (no data; ``um_total_sum``: its one row of empty totals). A report with
-rows in them is refused with one line, rather than printing a table that could differ from
-nsys's.
+Unified Memory, OpenMP, OpenACC, MPI, network metrics and the graphics APIs (DX11/DX12,
+OpenGL, Vulkan, WDDM, NvVideo). nsys 2023.4 checks for their tables first: a report without
+them prints nsys's SKIPPED line, word for word. A report whose tables exist but hold no row
+prints what nsys prints for it (no data; ``um_total_sum``: its one row of empty totals). A
+report with rows in them is refused with one line, rather than printing a table that could
+differ from nsys's. So their options (``um_sum:rows=``,
+``network_congestion:ticks_threshold=``) change nothing that is printed but the
+``Processing`` line and the file names, as nsys's.
 """
 
 from __future__ import annotations
@@ -42,13 +44,15 @@ class Absent:
     """One report: its table checks in nsys's order, and where data would be (its title is
     :mod:`analysis.stats.catalog`'s).
 
-    ``any_of``: (table pattern or names, message): SKIPPED unless one of those tables
-    exists. ``data``: tables (or a ``SELECT``) whose rows the report would summarise.
+    ``when``: (table, checks): the checks that apply when that table exists (before
+    ``any_of``). ``any_of``: (table pattern or names, message): SKIPPED unless one of those
+    tables exists. ``data``: tables (or a ``SELECT``) whose rows the report would summarise.
     """
 
     checks: tuple[tuple[str, str], ...] = ()
     any_of: tuple[tuple[str, ...], str] | None = None
     data: tuple[str, ...] = ()
+    when: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
 
 
 def _graphics(table: str, what: str) -> Absent:
@@ -59,6 +63,17 @@ _WDDM_PAIRS = ("WDDM_DMA_PACKET_START_EVENTS", "WDDM_DMA_PACKET_STOP_EVENTS",
                "WDDM_QUEUE_PACKET_START_EVENTS", "WDDM_QUEUE_PACKET_STOP_EVENTS")  # fmt: skip
 _MPI = ("MPI_P2P_EVENTS", "MPI_START_WAIT_EVENTS", "MPI_OTHER_EVENTS", "MPI_COLLECTIVES_EVENTS")
 _NVVIDEO = ("NVVIDEO_ENCODER_API", "NVVIDEO_DECODER_API", "NVVIDEO_JPEG_API")
+_NET_METRICS = (
+    "TARGET_INFO_NETWORK_METRICS",
+    "file does not contain network metrics information table.",
+)
+_NIC_CHECKS = (
+    ("ENUM_NET_DEVICE_ID", "does not contain network device IDs."),
+    ("NIC_ID_MAP", "does not contain NIC ID map."),
+    _NET_METRICS,
+    ("TARGET_INFO_NIC_INFO", "does not contain NIC info data."),
+)
+_NETWORK = ("NET_NIC_METRIC", "NET_IB_SWITCH_METRIC")
 
 #: name -> what nsys 2023.4 checks (reports/<name>.py ``table_checks`` and ``setup``).
 ABSENT_REPORTS: dict[str, Absent] = {
@@ -70,6 +85,9 @@ ABSENT_REPORTS: dict[str, Absent] = {
     "openacc_sum": Absent(any_of=(("^CUPTI_ACTIVITY_KIND_OPENACC_.+$",),
                                   "does not contain OpenACC event data.")),
     "mpi_event_trace": Absent(any_of=(_MPI, "does not contain MPI event data.")),
+    "network_congestion": Absent(
+        when=(("NET_NIC_METRIC", _NIC_CHECKS), ("NET_IB_SWITCH_METRIC", (_NET_METRICS,))),
+        any_of=(_NETWORK, "does not contain NIC or IB switch metrics."), data=_NETWORK),
     "dx11_pix_sum": _graphics("D3D11_PIX_DEBUG_API", "DX11 CPU debug markers"),
     "dx12_gpu_marker_sum": _graphics("DX12_WORKLOAD", "DX12 GPU debug markers"),
     "dx12_pix_sum": _graphics("D3D12_PIX_DEBUG_API", "DX12 CPU debug markers"),
@@ -131,6 +149,11 @@ def _run(name: str, report: Report) -> tuple[pd.DataFrame, dict]:
     for table, message in spec.checks:
         if not report.has_source(table):
             raise SkipReport(f"{report.name} {message}")
+    for table, checks in spec.when:
+        if report.has_source(table):
+            for needed, message in checks:
+                if not report.has_source(needed):
+                    raise SkipReport(f"{report.name} {message}")
     present: list[str] = []
     if spec.any_of is not None:
         present = _tables_of(report, spec.any_of[0])

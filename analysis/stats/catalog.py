@@ -21,11 +21,20 @@ _KERNEL = ("nvtx-name", "base", "mangled")
 
 @dataclass(frozen=True)
 class SummaryInfo:
-    """A summary as ``-r`` names it: name, nsys's title, the options after its colons."""
+    """A summary as ``-r`` names it: name, nsys's title, the options after its colons.
+
+    An option with a value is written as nsys's help writes it: ``rows=<limit>`` (an
+    integer, as nsys's ``int`` argument takes it).
+    """
 
     name: str
     title: str
     args: tuple[str, ...] = ()
+
+    @property
+    def value_options(self) -> frozenset[str]:
+        """The names of the options that take a value (``rows`` of ``rows=<limit>``)."""
+        return frozenset(a.partition("=")[0] for a in self.args if "=" in a)
 
 
 #: name -> (nsys 2023.4's title, options), in nsys's ``--help-reports`` order of names.
@@ -45,6 +54,7 @@ _TABLE: dict[str, tuple[str, tuple[str, ...]]] = {
     "dx12_gpu_marker_sum": ("DX12 GPU Command List PIX Ranges Summary", ()),
     "dx12_pix_sum": ("DX12 PIX Range Summary", ()),
     "mpi_event_trace": ("MPI Event Trace", ()),
+    "network_congestion": ("Network Devices Congestion", ("ticks_threshold=<ticks_per_ms>",)),
     "nvtx_gpu_proj_sum": ("NVTX GPU Projection Summary", ()),
     "nvtx_gpu_proj_trace": ("NVTX GPU Projection Trace", ()),
     "nvtx_kern_sum": ("NVTX Range Kernel Summary", ("base", "mangled")),
@@ -59,7 +69,7 @@ _TABLE: dict[str, tuple[str, tuple[str, ...]]] = {
     "openmp_sum": ("OpenMP Summary", ()),
     "osrt_sum": ("OS Runtime Summary", ()),
     "um_cpu_page_faults_sum": ("Unified Memory CPU Page Faults Summary", ()),
-    "um_sum": ("Unified Memory Analysis Summary", ()),
+    "um_sum": ("Unified Memory Analysis Summary", ("rows=<limit>",)),
     "um_total_sum": ("Unified Memory Totals Summary", ()),
     "vulkan_api_sum": ("Vulkan API Summary", ()),
     "vulkan_api_trace": ("Vulkan API Trace", ()),
@@ -87,12 +97,13 @@ def parse_spec(spec: str) -> tuple[SummaryInfo, tuple[str, ...]]:
     ``start=NS``, ``end=NS`` and ``nvtx=NAME[@DOMAIN][/INDEX]`` (what ``--filter-time`` and
     ``--filter-nvtx`` add, see :func:`analysis.filterspec.split_filter`); an NVTX name keeps
     its own colons (``nvtx=aten::empty:base`` is the range ``aten::empty`` and the argument
-    ``base``).
+    ``base``). An option with a value (``um_sum:rows=5``) takes an integer.
 
     Raises
     ------
     AnalysisError
-        Unknown report name or argument, a start or end that is not an integer.
+        Unknown report name or argument, a start, end or option value that is not an
+        integer.
     """
     name, *pieces = spec.strip().split(":")
     info = SUMMARIES.get(name)
@@ -100,9 +111,10 @@ def parse_spec(spec: str) -> tuple[SummaryInfo, tuple[str, ...]]:
         names = ", ".join(REPORT_NAMES)
         raise AnalysisError(f"unknown stats report '{name}'; choose one of {names}")
     args: list[str] = []
+    valued = info.value_options
     for piece in pieces:
         key = piece.partition("=")[0]
-        starts_arg = piece in info.args or ("=" in piece and key in FILTER_OPTIONS)
+        starts_arg = piece in info.args or ("=" in piece and key in (*FILTER_OPTIONS, *valued))
         if args and args[-1].startswith("nvtx=") and not starts_arg:
             args[-1] += ":" + piece  # the NVTX name's own colon
         elif piece:
@@ -112,7 +124,19 @@ def parse_spec(spec: str) -> tuple[SummaryInfo, tuple[str, ...]]:
         if sep and key in FILTER_OPTIONS:
             if key != "nvtx" and not is_int64(value):
                 raise AnalysisError(f"report '{name}': {arg!r} is not a 64-bit integer time")
+        elif sep and key in valued:
+            if not _is_int(value):
+                raise AnalysisError(f"report '{name}': {arg!r} is not an integer")
         elif arg not in info.args:
             allowed = ", ".join((*info.args, "start=NS", "end=NS", "nvtx=RANGE"))
             raise AnalysisError(f"report '{name}' has no option '{arg}' (options: {allowed})")
     return info, tuple(args)
+
+
+def _is_int(text: str) -> bool:
+    """Whether ``text`` is an integer as Python's ``int`` (nsys's option type) reads one."""
+    try:
+        int(text)
+    except ValueError:
+        return False
+    return True

@@ -115,18 +115,22 @@ def _numeric_column(series: pd.Series, texts: list[str]) -> bool:
 
 
 def printed_cells(
-    table: pd.DataFrame, units: Mapping[str, str | None], timeunit: str = "nsec"
+    table: pd.DataFrame,
+    units: Mapping[str, str | None],
+    timeunit: str = "nsec",
+    escape: bool = True,
 ) -> tuple[list[str], list[list[str]], list[bool]]:
-    """Return (headers, escaped printed cells column by column, whether each is numeric).
+    """Return (headers, printed cells column by column, whether each is numeric).
 
-    Columns named ``_...`` are not printed.
+    Text cells are escaped (:func:`~analysis.escape.escape_text`) unless ``escape`` is
+    False (nsys's json, which escapes them itself). Columns named ``_...`` are not printed.
     """
     visible = [c for c in table.columns if not str(c).startswith("_")]
     frame = table[visible]
     headers = [header_of(c, units.get(c), timeunit) for c in visible]
     cells = column_strings(frame, units, timeunit)
     cells = [
-        col if pd.api.types.is_numeric_dtype(dtype) else escape_texts(col)
+        col if not escape or pd.api.types.is_numeric_dtype(dtype) else escape_texts(col)
         for dtype, col in zip(frame.dtypes, cells, strict=True)
     ]
     numeric = [_numeric_column(frame[c], col) for c, col in zip(visible, cells, strict=True)]

@@ -68,8 +68,11 @@ class PlainResult:
     def n_rows(self) -> int:
         return len(self.columns[0].values) if self.columns else 0
 
-    def printed(self, timeunit: str = "nsec") -> tuple[list[str], list[list[str]], list[bool]]:
-        """(headers, escaped printed cells column by column, whether each is numeric)."""
+    def printed(
+        self, timeunit: str = "nsec", escape: bool = True
+    ) -> tuple[list[str], list[list[str]], list[bool]]:
+        """(headers, printed cells column by column, whether each is numeric); text cells
+        escaped (:func:`~analysis.escape.escape_text`) unless ``escape`` is False."""
         visible = [c for c in self.columns if not c.name.startswith("_")]
         headers = [header_of(c.name, self.units.get(c.name), timeunit) for c in visible]
         cells, numeric = [], []
@@ -77,7 +80,7 @@ class PlainResult:
             unit = self.units.get(column.name)
             texts = [number_text(v, unit, timeunit) for v in column.values]
             number = numeric_dtype(column.dtype)
-            if not number and column.dtype not in ("|b1", "boolean"):
+            if escape and not number and column.dtype not in ("|b1", "boolean"):
                 texts = escape_texts(texts)
             cells.append(texts)
             numeric.append(number or is_numeric_text(texts))

@@ -1,4 +1,5 @@
-"""Print summary results the way ``nsys stats`` does (column, table, csv, tsv, HTML) or as JSON.
+"""Print summary results the way ``nsys stats`` does (column, table, csv, tsv, json, HTML), or
+as Strata's own JSON (``strata-json``: each result with its columns' units, values native).
 
 spec: nsys-sqlite.md §3.1 "Column-name tags → headers and units", "Console framing",
 "Number presentation": durations and timestamps in ns (integers as is, REALs with their
@@ -10,7 +11,7 @@ plus ``…``.
 
 Text from the report (names, labels) is printed with its control and format characters
 escaped (:mod:`analysis.escape`), in the column and CSV formats alike: a report must not be
-able to drive the terminal it is printed on. JSON escapes them itself.
+able to drive the terminal it is printed on. The JSON formats escape them as JSON does.
 
 Plain Python: a result is anything with the :class:`Printable` methods, a computed
 :class:`~analysis.stats.StatsResult` (its pandas frame turned into text by
@@ -28,10 +29,19 @@ from typing import Protocol
 
 from analysis.errors import AnalysisError
 from analysis.escape import escape_text
-from analysis.stats.layouts import boxed_table, column_table, hdoc_page, html_table, tsv_rows
+from analysis.stats.layouts import (
+    NSYS_FORMATS,
+    boxed_table,
+    column_table,
+    hdoc_page,
+    html_table,
+    json_rows,
+    tsv_rows,
+)
 
 __all__ = [
     "FORMATS",
+    "STRATA_JSON",
     "TIME_UNITS",
     "Printable",
     "file_section",
@@ -44,8 +54,10 @@ __all__ = [
     "parse_timeunit",
 ]
 
-#: ``-f``: nsys's formats (its ``json`` excepted: ours lists each result with its units).
-FORMATS = ("column", "table", "csv", "tsv", "json", "hdoc", "htable")
+#: ``strata-json``: one JSON list of every result with its columns' units, values native.
+STRATA_JSON = "strata-json"
+#: ``-f``: nsys's formats, then Strata's own JSON.
+FORMATS = (*NSYS_FORMATS, STRATA_JSON)
 _UNIT_LABEL = {"dur": "ns", "ts": "ns", "mem": "MB", "thru": "MB/s", "ratio": "%"}
 #: ``--timeunit`` name -> (header label, factor from ns, decimals), as nsys 2023.4 prints
 #: them (checked with its binary: it multiplies, so 50 ns is 0.0000 ms, 3000250000 ns is
@@ -78,8 +90,11 @@ class Printable(Protocol):
     @property
     def n_rows(self) -> int: ...
 
-    def printed(self, timeunit: str = "nsec") -> tuple[list[str], list[list[str]], list[bool]]:
-        """(headers, escaped printed cells column by column, whether each is numeric)."""
+    def printed(
+        self, timeunit: str = "nsec", escape: bool = True
+    ) -> tuple[list[str], list[list[str]], list[bool]]:
+        """(headers, printed cells column by column, whether each is numeric); text cells
+        escaped unless ``escape`` is False."""
         ...
 
     def json_table(self) -> tuple[list[str], list[list[object]]]:
@@ -180,15 +195,18 @@ def format_table(result: Printable, fmt: str = "column", timeunit: str = "nsec")
     """Return one result's table (or its SKIPPED / no-data line), without the framing."""
     if result.skipped:
         return f"SKIPPED: {escape_text(result.skipped)}"
-    headers, cells, numeric = result.printed(timeunit)
+    # nsys's json escapes names itself (JSON escapes); every other format as escape_text.
+    headers, cells, numeric = result.printed(timeunit, escape=fmt != "json")
     if not result.n_rows or not cells:
-        return "" if fmt in ("csv", "tsv") else _NO_DATA
+        return {"csv": "", "tsv": "", "json": "[\n]"}.get(fmt, _NO_DATA)
     if fmt == "csv":
         quoted = [_csv_column(col) for col in cells]
         lines = map(",".join, zip(*quoted, strict=True))
         return "\n".join([",".join(_csv_field(h) for h in headers), *lines])
     if fmt == "tsv":
         return tsv_rows(headers, cells)
+    if fmt == "json":
+        return json_rows(headers, cells)
     draw = boxed_table if fmt == "table" else column_table
     return draw(headers, _clipped(cells, numeric), numeric)
 
@@ -200,7 +218,7 @@ def _head(report_name: str, result: Printable) -> str:
 
 
 def file_section(
-    report_name: str, result: Printable, fmt: str, timeunit: str, target: str
+    report_name: str, result: Printable, fmt: str, timeunit: str, target: str, quiet: bool = False
 ) -> tuple[str, str | None]:
     """One report written to a file, as ``nsys stats -o PREFIX`` writes it.
 
@@ -208,31 +226,50 @@ def file_section(
     -------
     tuple
         (the console line naming the file, the file's text: the section without its
-        ``Processing`` line; None for a SKIPPED report, which writes nothing).
+        ``Processing`` line; None for a SKIPPED report, which writes nothing). nsys ends the
+        line with ``PROCESSED`` and a blank line, but for a table without rows leaves it
+        open (the next section's line follows on it) and writes that table's text whole;
+        ``quiet`` (``-q``): no console line.
     """
     head = f"{_head(report_name, result)[:-3]} to [{escape_text(target)}]..."
     if result.skipped:
-        return f"{head} SKIPPED: {escape_text(result.skipped)}\n\n", None
-    if fmt == "json":
-        return f"{head} PROCESSED\n\n", format_results({report_name: [result]}, fmt, timeunit)
-    section = _section(report_name, result, fmt, timeunit)
-    body = section[len(_head(report_name, result)) + 2 :]
-    return f"{head} PROCESSED\n\n", body[:-1] if body.endswith("\n") else body
+        line = f"{head} SKIPPED: {escape_text(result.skipped)}\n\n"
+        return "" if quiet else line, None
+    if fmt == STRATA_JSON:
+        line = "" if quiet else f"{head} PROCESSED\n\n"
+        return line, format_results({report_name: [result]}, fmt, timeunit)
+    body = _section(report_name, result, fmt, timeunit, quiet=True)
+    if not result.n_rows:
+        return "" if quiet else f"{head} ", body
+    return "" if quiet else f"{head} PROCESSED\n\n", body.removesuffix("\n")
 
 
-def _section(report_name: str, result: Printable, fmt: str, timeunit: str) -> str:
-    """One report's text as nsys prints it, blank line after (none after an empty csv)."""
-    head = _head(report_name, result) + " "
+def _section(
+    report_name: str, result: Printable, fmt: str, timeunit: str, quiet: bool = False
+) -> str:
+    """One report's text as nsys prints it, blank line after (none after an empty csv).
+
+    ``quiet`` (nsys's ``-q``): without the ``Processing`` line, and nothing for a SKIPPED
+    report.
+    """
+    if quiet:
+        if result.skipped:
+            return ""
+        head = ""
+    else:
+        head = _head(report_name, result) + " \n"
     if result.skipped:
-        return f"{head}\n{format_table(result, fmt, timeunit)}\n\n"
+        return f"{head}{format_table(result, fmt, timeunit)}\n\n"
     if fmt in ("hdoc", "htable"):
-        return f"{head}\n{_html_section(result, fmt, timeunit)}"
+        return f"{head}{_html_section(result, fmt, timeunit)}"
     body = format_table(result, fmt, timeunit)
     if fmt in ("csv", "tsv"):
-        return f"{head}\n{body}\n\n" if body else f"{head}\n"
+        return f"{head}{body}\n\n" if body else head
+    if fmt == "json":  # nsys leaves no blank line after an empty list
+        return f"{head}{body}\n" if body == "[\n]" else f"{head}{body}\n\n"
     # nsys's table layout draws an empty box before the title of a table with no rows.
     box = "+--+\n" if fmt == "table" and body == _NO_DATA else ""
-    return f"{head}\n{box}\n ** {result.title} ({result.base_name}):\n\n{body}\n\n"
+    return f"{head}{box}\n ** {result.title} ({result.base_name}):\n\n{body}\n\n"
 
 
 def _html_section(result: Printable, fmt: str, timeunit: str) -> str:
@@ -249,6 +286,7 @@ def format_results(
     results_by_report: Mapping[str, Sequence[Printable]],
     fmt: str = "column",
     timeunit: str = "nsec",
+    quiet: bool = False,
 ) -> str:
     """Render results the way ``nsys stats`` prints them, one section per report and name.
 
@@ -257,16 +295,19 @@ def format_results(
     results_by_report
         Report file name -> its results, in printing order.
     fmt
-        One of :data:`FORMATS`: 'column' (nsys's default console table), 'csv' (``-f csv``)
-        ... or 'json' (ours: a list of ``{report, name, title, skipped, columns, units,
-        rows}`` objects, values in native units).
+        One of :data:`FORMATS`: 'column' (nsys's default console table), 'csv' (``-f csv``),
+        'json' (nsys's: each result a list of row objects) ... or 'strata-json' (Strata's:
+        one list of ``{report, name, title, skipped, columns, units, rows}`` objects,
+        values in native units).
     timeunit
         Display unit of durations and timestamps (``--timeunit``): 'nsec' (default), 'usec',
-        'msec' or 'seconds' (see :func:`parse_timeunit`); JSON stays in ns.
+        'msec' or 'seconds' (see :func:`parse_timeunit`); strata-json stays in ns.
+    quiet
+        nsys's ``-q``: no ``Processing`` lines, no SKIPPED reports (strata-json: no change).
     """
     if fmt not in FORMATS:
         raise AnalysisError(f"unknown format '{fmt}'; choose one of {', '.join(FORMATS)}")
-    if fmt == "json":
+    if fmt == STRATA_JSON:
         out = []
         for report_name, results in results_by_report.items():
             for res in results:
@@ -278,7 +319,7 @@ def format_results(
                 })  # fmt: skip
         return json.dumps(out, indent=1) + "\n"
     return "".join(
-        _section(report_name, res, fmt, timeunit)
+        _section(report_name, res, fmt, timeunit, quiet)
         for report_name, results in results_by_report.items()
         for res in results
     )

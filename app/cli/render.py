@@ -1,4 +1,9 @@
-"""``main.py render REPORT... -o out.png``: the timeline, headless, to a PNG."""
+"""``main.py render REPORT... -o out.png``: the timeline, headless, to an image.
+
+The output's suffix says what is written: ``.png``, ``.jpg``/``.jpeg`` (pixels, encoded by
+Qt) or ``.svg`` (vector boxes and text, :func:`app.image_export.svg_bytes`); ``-`` is PNG on
+stdout. Another suffix is refused before any report is opened.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,7 @@ import argparse
 import os
 import re
 import sys
+from pathlib import Path
 
 from analysis.alignment import TimeAlignment
 from analysis.errors import StrataError
@@ -23,6 +29,7 @@ from app.cli.common import (
 __all__ = [
     "add_parser",
     "clamp_view",
+    "image_format",
     "parse_range",
     "parse_size",
     "parse_time_ns",
@@ -36,6 +43,27 @@ _TIME = re.compile(r"^\s*(-?\d+(?:\.\d*)?|-?\.\d+)\s*(ns|us|µs|ms|s)?\s*$")
 _MAX_NS = 1 << 62
 #: A side of at most 16384 px: a 16384 x 16384 image is 1 GiB of pixels already.
 _MAX_SIDE_PX = 16384
+#: Output suffix -> what is written (Qt's image format name, or SVG).
+_IMAGE_FORMATS = {".png": "PNG", ".jpg": "JPEG", ".jpeg": "JPEG", ".svg": "SVG"}
+
+
+def image_format(output: str) -> str:
+    """What ``-o output`` is written as: ``PNG``, ``JPEG`` or ``SVG`` (``-``: PNG).
+
+    Raises
+    ------
+    StrataError
+        Any other suffix (or none).
+    """
+    if output == "-":
+        return "PNG"
+    suffix = Path(output).suffix.lower()
+    if suffix not in _IMAGE_FORMATS:
+        raise StrataError(
+            f"render: cannot write {output!r}: name it .png, .jpg, .jpeg or .svg "
+            "('-': PNG on stdout)"
+        )
+    return _IMAGE_FORMATS[suffix]
 
 
 def parse_time_ns(text: str) -> int:
@@ -75,13 +103,14 @@ def parse_size(text: str) -> tuple[int, int]:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("render", help="render the timeline to a PNG, headless")
+    parser = sub.add_parser("render", help="render the timeline to an image, headless")
     add_report_args(parser)
     parser.add_argument(
         "-o",
         "--output",
         required=True,
-        help="PNG file to write ('-': stdout); never onto, into or around an input",
+        help="image to write: .png, .jpg/.jpeg or .svg by its suffix ('-': PNG on stdout); "
+        "never onto, into or around an input",
     )
     parser.add_argument("--range", help="time range START:END (ns, or 1.5s, 200ms, 40us)")
     parser.add_argument(
@@ -148,13 +177,14 @@ def run(args: argparse.Namespace) -> int:
     _check_pins(args.pin)
     skips = Skips()
     paths = expand_reports(args.reports, skips)
-    check_output_file(args.output, args.reports, paths)
+    check_output_file(args.output, args.reports, paths)  # an input is named as such first
+    image_format_name = image_format(args.output)
     reports = open_all(paths, not args.no_cache, skips, LoadBar.for_args(args))
     if not reports:
         return skips.status()
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from app.fonts import ensure_usable_font
-    from viewer.render import ensure_application, render_to_image
+    from viewer.render import ensure_application
     from viewer.timeline import TimelineWidget
 
     ensure_usable_font(ensure_application())
@@ -172,16 +202,18 @@ def run(args: argparse.Namespace) -> int:
         widget.pin_matching(pattern)
     if view is not None:
         widget.set_view_range(*view)
-    image = render_to_image(widget, size)
+    data = _encoded(widget, size, image_format_name)
     widget.deleteLater()
-    _save_png(image, args.output)
+    with output_stream(args.output, binary=True) as out:  # whole (atomically), or stdout
+        out.write(data)
     return skips.status()
 
 
-def _save_png(image, output: str) -> None:
-    """Encode ``image`` as PNG in memory, then write it whole (atomically) or to stdout."""
-    from app.image_export import encode_image
+def _encoded(widget, size: tuple[int, int], image_format_name: str) -> bytes:
+    """The widget's view as an image file's bytes, encoded in memory."""
+    from app.image_export import encode_image, svg_bytes
+    from viewer.render import render_to_image
 
-    data = encode_image(image, "PNG")
-    with output_stream(output, binary=True) as out:
-        out.write(data)
+    if image_format_name == "SVG":
+        return svg_bytes(widget)
+    return encode_image(render_to_image(widget, size), image_format_name)

@@ -24,6 +24,7 @@ from app.cli.common import (
     open_each,
     output_stream,
 )
+from app.cli.stats_help import HelpFormats
 from app.cli.stats_plan import HelpReports, SummaryJob, comma_list, output_file, plan
 
 __all__ = ["DEFAULT_REPORTS", "add_parser", "run"]
@@ -62,7 +63,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         action="append",
         metavar="FORMAT[,FORMAT...]",
         help=f"{', '.join(FORMATS)}, or '.' (column, csv into files); repeatable, the i-th "
-        "for the i-th summary as nsys pairs them",
+        "for the i-th summary as nsys pairs them; json is nsys's (a list of row objects per "
+        "summary), strata-json Strata's (one list of every summary, with units)",
     )
     parser.add_argument(
         "-o",
@@ -79,6 +81,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         action=HelpReports,
         metavar="NAME|ALL",
         help="list the summaries and exit",
+    )
+    parser.add_argument(
+        "--help-formats",
+        nargs="?",
+        action=HelpFormats,
+        metavar="NAME|ALL",
+        help="describe the formats (nsys's text) and exit",
     )
     parser.add_argument(
         "--timeunit",
@@ -115,7 +124,7 @@ def _jobs(args: argparse.Namespace) -> list[SummaryJob]:
     specs = with_filter(specs, args.filter_time, args.filter_nvtx)
     for spec in specs:
         parse_spec(spec)  # a bad name fails before any report is opened
-    return plan(specs, formats, comma_list(args.outputs, "-o"))
+    return plan(specs, formats, comma_list(args.outputs, "-o"), quiet=args.quiet)
 
 
 def with_filter(specs: list[str], filter_time: str | None, filter_nvtx: str | None) -> list[str]:
@@ -183,7 +192,7 @@ def run(args: argparse.Namespace) -> int:
         name = report_name if report_name not in results else str(path)
         results[name], sources[name] = tables, path
     if results:
-        _write(_texts(results, sources, jobs, targets, timeunit))
+        _write(_texts(results, sources, jobs, targets, timeunit, args.quiet))
     if computed:  # their cache entries may still be being written
         from analysis.stats.lean import wait_for_cache_writes
 
@@ -199,22 +208,26 @@ def compute_summaries(path, specs, xp, use_cache: bool):  # noqa: ANN001, ANN201
 
 
 def _texts(
-    results, sources, jobs: list[SummaryJob], targets, timeunit: str
+    results, sources, jobs: list[SummaryJob], targets, timeunit: str, quiet: bool = False
 ) -> dict[str | None, str]:
-    """Destination (None: the console; else a file) -> its text, in printing order."""
+    """Destination (None: the console; else a file) -> its text, in printing order.
+
+    ``quiet`` (``-q``, nsys's "only display errors"): no ``Processing`` lines, no SKIPPED
+    reports, no lines naming the files written; the tables themselves are all printed.
+    """
     fmts = {job.fmt for job in jobs}
     one_place = len({(job.output, job.whole) for job in jobs}) == 1
     if one_place and len(fmts) == 1 and (jobs[0].output is None or jobs[0].whole):
-        return {jobs[0].output: format_results(results, fmts.pop(), timeunit)}
+        return {jobs[0].output: format_results(results, fmts.pop(), timeunit, quiet)}
     texts: dict[str | None, list[str]] = {}
     for name, tables in results.items():
         for i, (job, result) in enumerate(zip(jobs, tables, strict=True)):
             if job.output is None or job.whole:
-                text = format_results({name: [result]}, job.fmt, timeunit)
+                text = format_results({name: [result]}, job.fmt, timeunit, quiet)
                 texts.setdefault(job.output, []).append(text)
                 continue
             target = targets[(sources[name], i)]
-            line, body = file_section(name, result, job.fmt, timeunit, str(target))
+            line, body = file_section(name, result, job.fmt, timeunit, str(target), quiet)
             texts.setdefault(None, []).append(line)
             if body is not None:
                 texts[str(target)] = [body]

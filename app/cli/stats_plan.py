@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from analysis.errors import AnalysisError
+from analysis.escape import escape_text
 from analysis.stats import REPORT_NAMES, summary_spec
 from analysis.stats.layouts import format_extension
 
@@ -56,8 +57,12 @@ def comma_list(values: Sequence[str] | None, option: str) -> list[str]:
     return items
 
 
-def plan(specs: Sequence[str], formats: Sequence[str], outputs: Sequence[str]) -> list[SummaryJob]:
+def plan(
+    specs: Sequence[str], formats: Sequence[str], outputs: Sequence[str], quiet: bool = False
+) -> list[SummaryJob]:
     """Pair each summary with its format and output (nsys's rule: by position, last repeats).
+
+    More formats or outputs than summaries: a warning on stderr, unless ``quiet``.
 
     Raises
     ------
@@ -77,7 +82,7 @@ def plan(specs: Sequence[str], formats: Sequence[str], outputs: Sequence[str]) -
             jobs.append(SummaryJob(spec, fmt, None))
         else:
             jobs.append(SummaryJob(spec, fmt, output, _is_whole_file(output)))
-    if len(formats) > len(specs) or len(outputs) > len(specs):
+    if not quiet and (len(formats) > len(specs) or len(outputs) > len(specs)):
         sys.stderr.write("WARNING: Number of specified output formats exceeds number of reports.\n")
     return jobs
 
@@ -113,7 +118,7 @@ class HelpReports(argparse.Action):
     def __call__(self, parser, namespace, values, option_string=None) -> None:
         names = REPORT_NAMES if not values or values == "ALL" else [values]
         if any(summary_spec(n) is None for n in names):
-            parser.exit(2, f"strata: unknown report '{values}'; see --help-reports\n")
+            parser.exit(2, f"strata: unknown report '{escape_text(values)}'; see --help-reports\n")
         lines = ["", "The following built-in reports are available:", ""]
         for name in names:
             spec = summary_spec(name)

@@ -65,7 +65,13 @@ def test_hit_reads_no_columns_and_prints_the_same(report, capsys, monkeypatch) -
     first = _stats(report, capsys)
     assert len(_answer_files(report)) == 3
     # One stored table serves every format and time unit.
-    for options in ((), ("-f", "csv"), ("-f", "json"), ("--timeunit", "usec")):
+    for options in (
+        (),
+        ("-f", "csv"),
+        ("-f", "json"),
+        ("-f", "strata-json"),
+        ("--timeunit", "usec"),
+    ):
         with monkeypatch.context() as patched:
             _forbid_reads(patched)
             got = _stats(report, capsys, *options)
@@ -214,7 +220,7 @@ def test_odd_tables_come_back_exactly_or_are_not_stored(tmp_path, monkeypatch) -
     assert repr(floats[0]) == "-0.0"
     assert floats[1] != floats[1]  # NaN
     assert floats[2] == float("inf")
-    for fmt in ("column", "csv", "json", "table", "tsv", "htable"):
+    for fmt in ("column", "csv", "json", "strata-json", "table", "tsv", "htable"):
         for unit in ("nsec", "usec", "seconds"):
             ours = format_results({"r": [back]}, fmt, unit)
             assert ours == format_results({"r": [result]}, fmt, unit), (fmt, unit)

@@ -100,12 +100,22 @@ def test_stats_escapes_names(fmt: str, hostile: Path, capsys) -> None:
     assert escape_text(HOSTILE)[:40] in out
 
 
-def test_stats_json_keeps_names_exact_and_escaped(hostile: Path, capsys) -> None:
-    assert main(["stats", "--no-cache", "-f", "json", "-r", "cuda_gpu_kern_sum", str(hostile)]) == 0
+def test_stats_strata_json_keeps_names_exact_and_escaped(hostile: Path, capsys) -> None:
+    argv = ["stats", "--no-cache", "-f", "strata-json", "-r", "cuda_gpu_kern_sum", str(hostile)]
+    assert main(argv) == 0
     out = capsys.readouterr().out
     assert_safe(out)
     rows = json.loads(out)[0]["rows"]
     assert HOSTILE in {v for row in rows for v in row}
+
+
+def test_stats_nsys_json_keeps_names_exact_and_escaped(hostile: Path, capsys) -> None:
+    """nsys's json: the name as a JSON string decoding to itself, nothing raw printed."""
+    assert main(["stats", "--no-cache", "-f", "json", "-r", "cuda_gpu_kern_sum", str(hostile)]) == 0
+    out = capsys.readouterr().out
+    assert_safe(out)
+    rows = json.loads(out.split("\n", 1)[1])  # after the Processing line
+    assert HOSTILE in {row["Name"] for row in rows}
 
 
 def test_info_escapes_process_and_file_names(tmp_path: Path, capsys) -> None:

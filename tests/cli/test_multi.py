@@ -51,13 +51,13 @@ def test_info_with_nothing_good_exits_2_one_line_each(inputs: Path, capsys) -> N
     _skip_lines(err, inputs)
 
 
-@pytest.mark.parametrize("fmt", ["column", "csv", "json"])
+@pytest.mark.parametrize("fmt", ["column", "csv", "strata-json"])
 def test_stats_over_a_folder_prints_the_good_reports(fmt: str, inputs: Path, capsys) -> None:
     before = snapshot(inputs)
     assert main(["stats", "-f", fmt, "-r", "cuda_gpu_kern_sum", str(inputs)]) == 1
     out, err = capsys.readouterr()
     _skip_lines(err, inputs)
-    if fmt == "json":
+    if fmt == "strata-json":
         assert [t["report"] for t in json.loads(out)] == ["r1.sqlite", "r2.sqlite"]
     else:
         assert "Processing [r1.sqlite]" in out

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 import sys
+from xml.etree import ElementTree
 
 import pytest
 from PySide6.QtGui import QImage
@@ -13,6 +14,7 @@ from analysis.errors import StrataError
 from analysis.schema import tid_of
 from app.cli import main
 from app.cli.render import parse_range, parse_size, parse_time_ns
+from tests.cli.conftest import plant
 from tests.conftest import REAL_DIR, ROOT, fingerprint, requires_shared
 from tests.helpers import sql_rows
 from viewer.style import DARK, name_argb
@@ -140,3 +142,45 @@ def test_render_pins_the_thread_state_row(tmp_path, qapp) -> None:
     y = DARK.ruler_height_px + DARK.row_height_px // 2
     x = (DARK.header_width_px + 1000) // 2
     assert image.pixel(x, y) & 0xFFFFFF == name_argb(f"Running on core {cpu}") & 0xFFFFFF
+
+
+@requires_shared
+@pytest.mark.parametrize(
+    ("suffix", "magic"),
+    [
+        (".png", b"\x89PNG"),
+        (".jpg", b"\xff\xd8\xff"),
+        (".JPEG", b"\xff\xd8\xff"),
+        (".svg", b"<?xml"),
+    ],
+)
+def test_render_writes_what_the_suffix_says(suffix, magic, tmp_path, qapp) -> None:
+    out = tmp_path / f"view{suffix}"
+    assert main(["render", str(CONCURRENT), "-o", str(out), "--size", "400x300"]) == 0
+    data = out.read_bytes()
+    assert data.startswith(magic)
+    if suffix == ".svg":
+        svg = ElementTree.fromstring(data)
+        assert svg.get("viewBox") == "0 0 400 300"
+        texts = {t.text for t in svg.iter("{http://www.w3.org/2000/svg}text")}
+        assert any(text and text.startswith("view ") for text in texts)  # the ruler's, as text
+    else:
+        image = QImage(str(out))
+        assert (image.width(), image.height()) == (400, 300)
+
+
+@pytest.mark.parametrize("name", ["x.gif", "x.png.txt", "x", "x.svgz"])
+def test_render_refuses_another_suffix_before_opening_reports(
+    name, tmp_path, capsys, monkeypatch
+) -> None:
+    report = plant(tmp_path / "r.sqlite")
+
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("a report was opened")
+
+    monkeypatch.setattr("app.cli.render.open_all", refuse)
+    assert main(["render", str(report), "-o", str(tmp_path / name)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith(f"strata: render: cannot write '{tmp_path / name}'")
+    assert not (tmp_path / name).exists()

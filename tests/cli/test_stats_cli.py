@@ -56,9 +56,9 @@ def test_column_output_has_nsys_titles() -> None:
 
 
 @requires_fixtures
-def test_json_holds_native_units() -> None:
+def test_strata_json_holds_native_units() -> None:
     proc = run_cli("stats", str(FIXTURES_DIR / "syn.sqlite"), "-r", "cuda_gpu_mem_size_sum",
-                   "-f", "json")  # fmt: skip
+                   "-f", "strata-json")  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     (table,) = json.loads(proc.stdout)
     rows = {r[-1]: dict(zip(table["columns"], r, strict=True)) for r in table["rows"]}

@@ -126,11 +126,9 @@ def test_help_reports_lists_ours_as_nsys_does(capsys) -> None:
     proc = subprocess.run(
         [NSYS, "stats", "--help-reports"], capture_output=True, text=True, timeout=60, check=False
     )
-    theirs = set(proc.stdout.splitlines())
+    theirs = [line for line in proc.stdout.splitlines() if " -- " in line]
     listed = [line for line in ours if " -- " in line]
-    assert len(listed) >= 36  # nsys's 37 less network_congestion
-    # cuda_api_gpu_sum and cuda_gpu_sum show no options; um_sum has no :rows yet.
-    assert sum(line not in theirs for line in listed) <= 3
+    assert listed == theirs  # all 37, with their options (um_sum[:rows=<limit>] too)
 
 
 def refusal(capsys, *argv: str) -> str:
