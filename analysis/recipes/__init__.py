@@ -5,7 +5,16 @@ process pool or on Dask; ``write_output`` writes its tables (Parquet + CSV), plo
 summary into a folder that ``load_output`` reads back.
 """
 
-from analysis.recipes import diff, gaps, histogram, nccl_straggler, pace, rule_tables, summaries
+from analysis.recipes import (
+    diff,
+    gaps,
+    histogram,
+    nccl_straggler,
+    nvtx_pace,
+    pace,
+    rule_tables,
+    summaries,
+)
 from analysis.recipes.base import (
     RECIPES,
     FilePartial,
@@ -50,6 +59,8 @@ for _recipe in (
     summaries.CudaGpuMemTimeSum(),
     histogram.CudaGpuKernHist(),
     pace.CudaGpuKernPace(),
+    nvtx_pace.NvtxPace(),
+    nvtx_pace.NvtxGpuProjPace(),
     gaps.GpuGaps(),
     gaps.GpuTimeUtil(),
     diff.Diff(),
