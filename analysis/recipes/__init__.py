@@ -14,6 +14,7 @@ from analysis.recipes import (
     pace,
     rule_tables,
     summaries,
+    util_maps,
 )
 from analysis.recipes.base import (
     RECIPES,
@@ -61,6 +62,9 @@ for _recipe in (
     pace.CudaGpuKernPace(),
     nvtx_pace.NvtxPace(),
     nvtx_pace.NvtxGpuProjPace(),
+    util_maps.CudaGpuTimeUtilMap(),
+    util_maps.NcclGpuTimeUtilMap(),
+    util_maps.GpuMetricUtilMap(),
     gaps.GpuGaps(),
     gaps.GpuTimeUtil(),
     diff.Diff(),
