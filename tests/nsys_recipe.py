@@ -23,9 +23,10 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
-__all__ = ["nsys_recipe", "stage_reports"]
+__all__ = ["nsys_recipe", "stage_parquet", "stage_reports"]
 
 _PACKAGE = Path("target-linux-x64/python/packages/nsys_recipe")
 
@@ -54,6 +55,64 @@ def stage_reports(sources: Sequence[Path], folder: Path) -> Path:
             (folder / source.with_suffix(".nsys-rep").name).write_bytes(b"")
             time.sleep(0.02)  # the export must be newer than the report (ctime)
         shutil.copy(source, folder / source.name)
+    return folder
+
+
+def _empty_tables(extra: dict[str, Sequence[str]]) -> dict[str, list[str]]:
+    """Table -> columns of every nsys 2023.4 table our demo schema knows, plus ``extra``."""
+    import sqlite3
+
+    from resources.demo_schema import create_schema
+
+    con = sqlite3.connect(":memory:")
+    create_schema(con)
+    names = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+    tables = {t: [r[1] for r in con.execute(f'PRAGMA table_info("{t}")')] for t in names}
+    con.close()
+    return {**tables, **{t: list(c) for t, c in extra.items()}}
+
+
+def stage_parquet(
+    sources: Sequence[Path], folder: Path, absent: dict[str, Sequence[str]] | None = None
+) -> Path:
+    """Stage ``sources`` for the recipes that read Parquet exports; return ``folder``.
+
+    A ``.nsys-rep`` is copied as it is (nsys exports it itself, offline). A ``.sqlite``
+    becomes an empty ``X.nsys-rep`` and, strictly later, ``X_pqtdir/<TABLE>.parquet`` for
+    every table: each table read with pandas as nsys's own SQLite loader reads one, written
+    with pyarrow (a NULL-holding integer column is float64 both ways). A table the report
+    lacks is written empty, as ``nsys export`` does: those of our nsys 2023.4 schema
+    (:mod:`resources.demo_schema`) and ``absent`` (table -> columns). So nsys's recipe code
+    runs on reports written by our own code (the demo's NCCL ranks, planted MPI tables), and
+    on SQLite exports of real reports: its own export of an ``.nsys-rep`` writes ids as
+    uint64, on which nsys 2023.4's ``globalPid >> 24`` raises a TypeError (every recipe
+    that takes a PID from an id fails there).
+    """
+    import sqlite3
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for source in sources:
+        if source.suffix != ".sqlite":
+            shutil.copy(source, folder / source.name)
+            continue
+        (folder / source.with_suffix(".nsys-rep").name).write_bytes(b"")
+        time.sleep(0.02)  # the export must be newer than the report (ctime)
+        out = folder / f"{source.stem}_pqtdir"
+        out.mkdir()
+        con = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
+        con.text_factory = lambda b: b.decode("utf-8", errors="replace")
+        try:
+            query = "SELECT name FROM sqlite_master WHERE type = 'table'"
+            tables = [r[0] for r in con.execute(query)]
+            for table in tables:
+                frame = pd.read_sql_query(f'SELECT * FROM "{table}"', con)
+                frame.to_parquet(out / f"{table}.parquet", index=False)
+            for table, columns in _empty_tables(absent or {}).items():
+                if table not in tables:
+                    empty = pd.DataFrame({c: pd.Series(dtype="int64") for c in columns})
+                    empty.to_parquet(out / f"{table}.parquet", index=False)
+        finally:
+            con.close()
     return folder
 
 

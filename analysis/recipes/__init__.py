@@ -5,7 +5,18 @@ process pool or on Dask; ``write_output`` writes its tables (Parquet + CSV), plo
 summary into a folder that ``load_output`` reads back.
 """
 
-from analysis.recipes import diff, gaps, histogram, nccl_straggler, pace, rule_tables, summaries
+from analysis.recipes import (
+    diff,
+    gaps,
+    histogram,
+    nccl_straggler,
+    nvtx_pace,
+    pace,
+    range_sums,
+    rule_tables,
+    summaries,
+    util_maps,
+)
 from analysis.recipes.base import (
     RECIPES,
     FilePartial,
@@ -50,6 +61,14 @@ for _recipe in (
     summaries.CudaGpuMemTimeSum(),
     histogram.CudaGpuKernHist(),
     pace.CudaGpuKernPace(),
+    nvtx_pace.NvtxPace(),
+    nvtx_pace.NvtxGpuProjPace(),
+    util_maps.CudaGpuTimeUtilMap(),
+    util_maps.NcclGpuTimeUtilMap(),
+    util_maps.GpuMetricUtilMap(),
+    range_sums.MpiSum(),
+    range_sums.NcclSum(),
+    range_sums.NcclGpuProjSum(),
     gaps.GpuGaps(),
     gaps.GpuTimeUtil(),
     diff.Diff(),

@@ -46,7 +46,9 @@ class RecipeOptions:
     use_cache
         Read and write the columnar report cache when loading.
     kernel_name
-        ``cuda_gpu_kern_pace``: the kernel's short name (``shortName``) to follow.
+        The pace recipes' ``--name``: the kernel's short name (``shortName``) to follow
+        (``cuda_gpu_kern_pace``), or the NVTX range's name (``nvtx_pace``,
+        ``nvtx_gpu_proj_pace``).
     gap_ms
         ``gpu_gaps``: report idle stretches strictly longer than this many milliseconds.
     threshold_pct
@@ -57,6 +59,15 @@ class RecipeOptions:
         ``cuda_gpu_kern_hist``: logarithmic bins per factor of ten of duration.
     tolerance_pct
         ``diff``: a median that changed by at most this percentage is noise.
+    start_ns, end_ns
+        ``--start``/``--end`` of nsys's recipes (pace, heatmaps, MPI and NCCL summaries):
+        keep the events that end at or after ``start_ns`` and start at or before ``end_ns``
+        (ns on the report's own clock); None: no bound.
+    bins
+        The heatmaps (``*_util_map``): number of equal time bins over the longest session.
+    cumulative
+        The GPU time heatmaps: add up every kernel's share of a bin (may pass 100%) instead
+        of the share of time in which some kernel ran.
     """
 
     use_cache: bool = True
@@ -66,6 +77,10 @@ class RecipeOptions:
     chunks: int = 30
     bins_per_decade: int = 10
     tolerance_pct: float = 1.0
+    start_ns: int | None = None
+    end_ns: int | None = None
+    bins: int = 30
+    cumulative: bool = False
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
-"""``cuda_gpu_kern_pace``: how one kernel progresses, instance by instance, in every report.
+"""The pace recipes: how one kernel or range progresses, instance by instance, in every report.
 
-spec: nsys-sqlite.md §5.4. Kernels are selected by ``shortName`` equal to ``--name`` and
-taken in start order. Per instance: duration = end - start, delta = start - previous end
+spec: nsys-sqlite.md §5.4. ``cuda_gpu_kern_pace`` selects kernels by ``shortName`` equal to
+``--name``, in start order (the NVTX pace recipes are in :mod:`analysis.recipes.nvtx_pace`).
+Per instance: duration = end - start, delta = start - previous end
 (first instance: start - 0), and their running sums. Across reports each report's times are
 shifted by its session start relative to the earliest one (``utcEpochNs``), so ranks of one
 job line up on one clock. Tables have one row per iteration and one column per report.
@@ -37,7 +38,7 @@ from analysis.recipes.base import (
 from analysis.recipes.summaries import files_table
 from analysis.timefmt import pluralize
 
-__all__ = ["CudaGpuKernPace", "describe"]
+__all__ = ["CudaGpuKernPace", "PacePartial", "PaceRecipe", "describe"]
 
 _PACE_COLUMNS = ("start", "end", "duration", "duration_accum", "delta", "delta_accum")
 
@@ -147,30 +148,28 @@ def _shifted(partial: FilePartial, offset_ns: int) -> dict[str, np.ndarray]:
         raise RecipeOverflowError(f"{partial.file}: {exc}") from exc
 
 
-class CudaGpuKernPace(Recipe):
-    """``cuda_gpu_kern_pace --name KERNEL`` across reports."""
+class PaceRecipe(Recipe):
+    """How one named thing progresses, instance by instance, in every report (spec §5.4).
 
-    name = "cuda_gpu_kern_pace"
-    description = "progress of one kernel (--name, its short name) instance by instance"
-    tables = ("kernels",)
+    Subclasses return a report's instances (start order of nsys's recipe) from
+    :meth:`instances`; the reduce step is common.
+    """
+
+    #: What ``--name`` names, for messages and plot titles.
+    what = "thing's"
 
     def check_options(self, options: RecipeOptions) -> None:
         if not options.kernel_name:
-            raise AnalysisError("cuda_gpu_kern_pace needs --name KERNEL (the kernel's short name)")
+            raise AnalysisError(f"{self.name} needs --name NAME (the {self.what} name)")
+
+    def instances(self, report_path: Path, options: RecipeOptions) -> PacePartial | None:
+        """Return the report's instances of ``--name`` in pace order, or None (no data)."""
+        raise NotImplementedError
 
     def map(self, report_path: Path, options: RecipeOptions) -> PacePartial | None:
-        report = open_report(report_path, use_cache=options.use_cache, tables=self.tables)
-        kernels = report.kernels
-        ids = report.strings.find(options.kernel_name or "")
-        rows = np.flatnonzero(np.isin(kernels["short_name_id"], ids))
-        if len(rows) == 0:
+        partial = self.instances(report_path, options)
+        if partial is None or len(partial.start_ns) == 0:
             return None
-        rows = rows[np.argsort(kernels.start_ns[rows], kind="stable")]
-        partial = PacePartial(
-            start_ns=np.ascontiguousarray(kernels.start_ns[rows]),
-            end_ns=np.ascontiguousarray(kernels.end_ns[rows]),
-            session_start_utc_ns=report.info.session_start_utc_ns,
-        )
         _series(partial)  # a report whose own sums do not fit is skipped, named, here
         return partial
 
@@ -218,9 +217,37 @@ class CudaGpuKernPace(Recipe):
         }
         stats = tables["all_stats"].iloc[0]
         summary = (
-            f"cuda_gpu_kern_pace {options.kernel_name}: "
+            f"{self.name} {options.kernel_name}: "
             f"{pluralize(int(stats['Count']), 'instance')} in {pluralize(len(files), 'report')}; "
             f"mean {stats['Mean']:,.1f} ns, median "
             f"{stats['Median']:,.1f} ns, max {stats['Max']:,.0f} ns"
         )
         return RecipeOutput(self.name, tables, plots, summary, files)
+
+
+class CudaGpuKernPace(PaceRecipe):
+    """``cuda_gpu_kern_pace --name KERNEL`` across reports."""
+
+    name = "cuda_gpu_kern_pace"
+    description = "progress of one kernel (--name, its short name) instance by instance"
+    tables = ("kernels",)
+    what = "kernel's short"
+
+    def instances(self, report_path: Path, options: RecipeOptions) -> PacePartial | None:
+        report = open_report(report_path, use_cache=options.use_cache, tables=self.tables)
+        kernels = report.kernels
+        ids = report.strings.find(options.kernel_name or "")
+        keep = np.isin(kernels["short_name_id"], ids)
+        if options.end_ns is not None:
+            keep &= kernels.start_ns <= options.end_ns
+        if options.start_ns is not None:
+            keep &= kernels.end_ns >= options.start_ns
+        rows = np.flatnonzero(keep)
+        if len(rows) == 0:
+            return None
+        rows = rows[np.argsort(kernels.start_ns[rows], kind="stable")]
+        return PacePartial(
+            start_ns=np.ascontiguousarray(kernels.start_ns[rows]),
+            end_ns=np.ascontiguousarray(kernels.end_ns[rows]),
+            session_start_utc_ns=report.info.session_start_utc_ns,
+        )

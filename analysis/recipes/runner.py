@@ -280,6 +280,14 @@ def check_numbers(options: RecipeOptions) -> None:
             raise AnalysisError(f"{option} must be a finite number >= 0, not {value}")
     if options.threshold_pct > 100:
         raise AnalysisError(f"--threshold is a percentage (0-100), not {options.threshold_pct}")
+    if not isinstance(options.bins, int) or options.bins < 1:
+        raise AnalysisError(f"--bins must be 1 or more, not {options.bins}")
+    if (
+        options.start_ns is not None
+        and options.end_ns is not None
+        and options.start_ns > options.end_ns
+    ):
+        raise AnalysisError(f"--start {options.start_ns} is after --end {options.end_ns}")
 
 
 def run_recipe(

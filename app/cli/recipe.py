@@ -70,7 +70,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--no-cache", action="store_true", help="bypass the columnar cache")
     group = parser.add_argument_group("recipe options")
     group.add_argument(
-        "--name", dest="kernel_name", metavar="KERNEL", help="pace: kernel short name"
+        "--name",
+        dest="kernel_name",
+        metavar="NAME",
+        help="pace: kernel short name (cuda_gpu_kern_pace) or NVTX range (nvtx_*pace)",
     )
     group.add_argument("--gap", type=float, default=500.0, metavar="MS", help="gpu_gaps: min gap")
     group.add_argument(
@@ -81,6 +84,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--bins-per-decade", type=int, default=10, metavar="N", help="histogram: 1-1000"
     )
     group.add_argument("--tolerance", type=float, default=1.0, metavar="PCT", help="diff: >= 0")
+    group.add_argument(
+        "--start", type=int, metavar="NS", help="pace, maps, MPI/NCCL: events ending at or after"
+    )
+    group.add_argument(
+        "--end", type=int, metavar="NS", help="pace, maps, MPI/NCCL: events starting at or before"
+    )
+    group.add_argument("--bins", type=int, default=30, metavar="N", help="*_util_map: time bins")
+    group.add_argument(
+        "--cumulative",
+        action="store_true",
+        help="cuda/nccl_gpu_time_util_map: add up every kernel's share (may pass 100%%)",
+    )
 
 
 class ProgressBar:
@@ -118,6 +133,10 @@ def _options(args: argparse.Namespace) -> RecipeOptions:
         chunks=args.chunks,
         bins_per_decade=args.bins_per_decade,
         tolerance_pct=args.tolerance,
+        start_ns=args.start,
+        end_ns=args.end,
+        bins=args.bins,
+        cumulative=args.cumulative,
     )
     check_numbers(options)
     get_recipe(args.name).check_options(options)
