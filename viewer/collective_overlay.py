@@ -1,0 +1,201 @@
+"""Collectives on the timeline, without Qt: the matched instances on the shared axis, and
+what one frame draws of them.
+
+A frame shades each rank's wait (from its own start to the last rank's arrival, spec
+``collectives.md`` §6) over the rank's collective event and joins the ranks of each
+instance: a line through their starts and one at the last arrival. Only the instances in
+view are planned (a binary search over the instances, sorted by first start); with many of
+them in view (fewer than :data:`DETAIL_MIN_PX` pixels each, or more than
+:data:`DETAIL_MAX`), each rank row's waits are merged at pixel resolution and no lines are
+drawn, so that the rectangles drawn are at most rows × pixels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from analysis.collectives import CollectiveMatch
+from analysis.model import Report
+
+__all__ = ["DETAIL_MAX", "DETAIL_MIN_PX", "CollectiveOverlay", "OverlayPlan", "plan_overlay"]
+
+#: Most instances drawn one by one; more in view are merged.
+DETAIL_MAX = 200
+#: Fewer pixels per instance in view than this: merged.
+DETAIL_MIN_PX = 8.0
+
+Lane = tuple[int, str, int]  # (report index, table, track id): where a rank's event is drawn
+
+
+@dataclass(frozen=True)
+class CollectiveOverlay:
+    """The matched collectives of a set, as arrays (one frame reads a window of them).
+
+    Attributes
+    ----------
+    offsets_ns
+        The report offsets the times are on (a frame with others draws nothing).
+    first_start_ns, last_start_ns, reach_ns
+        Per instance (sorted by first start): its first and last start, and the latest
+        end of it and every instance before it (for the window search).
+    bounds
+        Instance ``i``'s ranks are entries ``bounds[i]`` to ``bounds[i + 1]``.
+    lane, start_ns, wait_ns
+        Per rank entry: its :attr:`lanes` code, start and wait (ns, shared axis).
+    lanes
+        ``(report_index, table, track_id)`` per lane code: the timeline rows that draw
+        the events.
+    """
+
+    offsets_ns: tuple[int, ...]
+    first_start_ns: npt.NDArray[np.int64]
+    last_start_ns: npt.NDArray[np.int64]
+    reach_ns: npt.NDArray[np.int64]
+    bounds: npt.NDArray[np.int64]
+    lane: npt.NDArray[np.int64]
+    start_ns: npt.NDArray[np.int64]
+    wait_ns: npt.NDArray[np.int64]
+    lanes: tuple[Lane, ...]
+
+    @classmethod
+    def from_match(
+        cls, match: CollectiveMatch, reports: Sequence[Report], offsets_ns: Sequence[int]
+    ) -> CollectiveOverlay:
+        """Build the overlay of ``match`` (computed on ``offsets_ns``) of ``reports``."""
+        inst, ranks = match.instances, match.ranks
+        rows = ranks["instance_row"].to_numpy(np.int64)
+        lanes: dict[Lane, int] = {}
+        codes = np.empty(len(ranks), np.int64)
+        for k, (index, table, row) in enumerate(
+            zip(ranks["report_index"], ranks["table"], ranks["row"], strict=True)
+        ):
+            events = reports[int(index)].tables.get(str(table))
+            track = -1
+            if events is not None and "track_id" in events and 0 <= int(row) < len(events):
+                track = int(events["track_id"][int(row)])
+            codes[k] = lanes.setdefault((int(index), str(table), track), len(lanes))
+        end = inst["end_ns"].to_numpy(np.int64)
+        return cls(
+            offsets_ns=tuple(int(o) for o in offsets_ns),
+            first_start_ns=inst["first_start_ns"].to_numpy(np.int64),
+            last_start_ns=inst["last_start_ns"].to_numpy(np.int64),
+            reach_ns=np.maximum.accumulate(end) if len(end) else end,
+            bounds=np.searchsorted(rows, np.arange(len(inst) + 1)).astype(np.int64),
+            lane=codes,
+            start_ns=ranks["start_ns"].to_numpy(np.int64),
+            wait_ns=ranks["wait_ns"].to_numpy(np.int64),
+            lanes=tuple(lanes),
+        )
+
+    def __len__(self) -> int:
+        return len(self.first_start_ns)
+
+    def window(self, t0_ns: int, t1_ns: int) -> tuple[int, int]:
+        """Return the instances ``[lo, hi)`` that overlap ``[t0_ns, t1_ns)``, a superset:
+        from the first that ends after ``t0_ns`` to the last that starts before ``t1_ns``."""
+        lo = int(np.searchsorted(self.reach_ns, t0_ns, side="right"))
+        hi = int(np.searchsorted(self.first_start_ns, t1_ns, side="left"))
+        return lo, max(lo, hi)
+
+
+@dataclass
+class OverlayPlan:
+    """What one frame draws, in widget px.
+
+    ``waits``: one rectangle ``(x, y, w, h)`` per shaded wait (float64, n × 4), with
+    ``wait_instances`` (the instance row, -1 when merged) and ``wait_reports`` (the report
+    index) per rectangle. ``links``: per instance drawn one by one, the points joining its
+    ranks (top to bottom); ``arrivals``: per such instance ``(x, y_top, y_bottom)`` of its
+    last arrival. ``instances``: the instance rows in view.
+    """
+
+    merged: bool = False
+    instances: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
+    waits: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros((0, 4)))
+    wait_instances: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
+    wait_reports: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
+    links: list[list[tuple[float, float]]] = field(default_factory=list)
+    arrivals: list[tuple[float, float, float]] = field(default_factory=list)
+
+
+def plan_overlay(
+    overlay: CollectiveOverlay,
+    t0_ns: int,
+    ns_per_px: float,
+    data_x: float,
+    width_px: int,
+    rows: Mapping[Lane, tuple[float, float]],
+) -> OverlayPlan:
+    """Plan one frame: ``rows`` holds the top and bottom (widget px) of each lane on
+    screen; lanes not in it are not drawn."""
+    lo, hi = overlay.window(t0_ns, t0_ns + int(np.ceil(width_px * ns_per_px)))
+    instances = np.arange(lo, hi, dtype=np.int64)
+    plan = OverlayPlan(instances=instances)
+    if hi <= lo or not rows:
+        return plan
+    top = np.full(len(overlay.lanes), np.nan)
+    bottom = np.full(len(overlay.lanes), np.nan)
+    for code, lane in enumerate(overlay.lanes):
+        if lane in rows:
+            top[code], bottom[code] = rows[lane]
+    a, b = int(overlay.bounds[lo]), int(overlay.bounds[hi])
+    lane = overlay.lane[a:b]
+    shown = ~np.isnan(top[lane])
+    entry = np.arange(a, b)[shown]
+    owner = np.searchsorted(overlay.bounds, entry, side="right") - 1
+
+    def x_of(t: np.ndarray) -> np.ndarray:
+        x = data_x + (t - t0_ns) / ns_per_px
+        return np.clip(x, data_x - 2.0, data_x + width_px + 2.0)
+
+    x0 = x_of(overlay.start_ns[entry])
+    x1 = x_of(overlay.start_ns[entry] + overlay.wait_ns[entry])
+    waiting = overlay.wait_ns[entry] > 0
+    lanes = overlay.lane[entry]
+    plan.merged = len(instances) > DETAIL_MAX or width_px / len(instances) < DETAIL_MIN_PX
+    if plan.merged:
+        _merge_waits(plan, x0[waiting], x1[waiting], lanes[waiting], top, bottom, overlay)
+        return plan
+    w = np.maximum(x1 - x0, 1.0)
+    rects = np.column_stack([x0, top[lanes] + 2, w, bottom[lanes] - top[lanes] - 4])
+    plan.waits = np.ascontiguousarray(rects[waiting])
+    plan.wait_instances = owner[waiting]
+    reports = np.array([overlay.lanes[c][0] for c in lanes], np.int64)
+    plan.wait_reports = reports[waiting] if len(reports) else reports
+    middle = (top[lanes] + bottom[lanes]) / 2
+    for i in np.unique(owner):
+        mine = np.flatnonzero(owner == i)
+        order = mine[np.argsort(middle[mine], kind="stable")]
+        if len(order) > 1:
+            plan.links.append([(float(x0[k]), float(middle[k])) for k in order])
+        x = float(x_of(overlay.last_start_ns[i : i + 1])[0])
+        y_top = float(top[lanes[order]].min() + 2)
+        plan.arrivals.append((x, y_top, float(bottom[lanes[order]].max() - 2)))
+    return plan
+
+
+def _merge_waits(plan, x0, x1, lanes, top, bottom, overlay) -> None:
+    """Per lane, the waits as runs of whole pixels (touching runs joined)."""
+    rects, reports = [], []
+    for code in np.unique(lanes):
+        mine = lanes == code
+        left = np.floor(x0[mine])
+        right = np.maximum(np.ceil(x1[mine]), left + 1)
+        order = np.argsort(left, kind="stable")
+        left, right = left[order], np.maximum.accumulate(right[order])
+        starts = np.concatenate(([True], left[1:] > right[:-1]))
+        first = np.flatnonzero(starts)
+        last = np.concatenate((first[1:], [len(left)])) - 1
+        run = np.column_stack([left[first], np.full(len(first), top[code] + 2),
+                               right[last] - left[first],
+                               np.full(len(first), bottom[code] - top[code] - 4)])  # fmt: skip
+        rects.append(run)
+        reports.append(np.full(len(first), overlay.lanes[code][0], np.int64))
+    if rects:
+        plan.waits = np.ascontiguousarray(np.concatenate(rects))
+        plan.wait_reports = np.concatenate(reports)
+        plan.wait_instances = np.full(len(plan.waits), -1, np.int64)
