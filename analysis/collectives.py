@@ -359,14 +359,22 @@ def _group(
         "near_ties": ties,
     })  # fmt: skip
     inst, col = np.nonzero(present)
-    source = [members[c].iloc[pick[i, c]] for i, c in zip(inst, col, strict=True)]
+    picked = pick[inst, col]
+
+    def taken(column: str, dtype=object) -> np.ndarray:
+        """Per (instance, rank) present, ``column`` of the rank's op (by array, not row)."""
+        out = np.empty(len(inst), dtype)
+        for j, m in enumerate(members):
+            at = col == j
+            out[at] = m[column].to_numpy()[picked[at]]
+        return out
+
     ranks = pd.DataFrame({
         "instance_row": inst, "report": member_label[col], "report_index": np.asarray(idx)[col],
         "start_ns": start[inst, col], "end_ns": end[inst, col], "wait_ns": wait[inst, col],
         "transfer_ns": transfer[inst, col],
-        "source": [s["source"] for s in source], "table": [s["table"] for s in source],
-        "row": np.array([s["row"] for s in source], np.int64),
-        "name": [s["name"] for s in source],
+        "source": taken("source"), "table": taken("table"), "row": taken("row", np.int64),
+        "name": taken("name"),
     })  # fmt: skip
     return instances, ranks
 

@@ -4,10 +4,12 @@ what one frame draws of them.
 A frame shades each rank's wait (from its own start to the last rank's arrival, spec
 ``collectives.md`` §6) over the rank's collective event and joins the ranks of each
 instance: a line through their starts and one at the last arrival. Only the instances in
-view are planned (a binary search over the instances, sorted by first start); with many of
+view are planned (a binary search over the instances, sorted by first start). With many of
 them in view (fewer than :data:`DETAIL_MIN_PX` pixels each, or more than
-:data:`DETAIL_MAX`), each rank row's waits are merged at pixel resolution and no lines are
-drawn, so that the rectangles drawn are at most rows × pixels.
+:data:`DETAIL_MAX`) each rank row's waits are merged into runs of whole pixels and no lines
+are drawn: a pixel column is shaded when a wait touches it, found per column by a binary
+search over the row's waits (sorted by start, with the running latest end), so a frame's
+work is rows × pixels × log(waits), never the number of collectives in view.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
+import pandas as pd
 
 from analysis.collectives import CollectiveMatch
 from analysis.model import Report
@@ -49,6 +52,9 @@ class CollectiveOverlay:
     lanes
         ``(report_index, table, track_id)`` per lane code: the timeline rows that draw
         the events.
+    wait_starts, wait_reach
+        Per lane code, the starts of its waits (those > 0) in ascending order, and the
+        latest end of each and every wait before it (for the merged plan).
     """
 
     offsets_ns: tuple[int, ...]
@@ -60,6 +66,8 @@ class CollectiveOverlay:
     start_ns: npt.NDArray[np.int64]
     wait_ns: npt.NDArray[np.int64]
     lanes: tuple[Lane, ...]
+    wait_starts: tuple[npt.NDArray[np.int64], ...] = ()
+    wait_reach: tuple[npt.NDArray[np.int64], ...] = ()
 
     @classmethod
     def from_match(
@@ -67,28 +75,41 @@ class CollectiveOverlay:
     ) -> CollectiveOverlay:
         """Build the overlay of ``match`` (computed on ``offsets_ns``) of ``reports``."""
         inst, ranks = match.instances, match.ranks
-        rows = ranks["instance_row"].to_numpy(np.int64)
-        lanes: dict[Lane, int] = {}
-        codes = np.empty(len(ranks), np.int64)
-        for k, (index, table, row) in enumerate(
-            zip(ranks["report_index"], ranks["table"], ranks["row"], strict=True)
-        ):
-            events = reports[int(index)].tables.get(str(table))
-            track = -1
-            if events is not None and "track_id" in events and 0 <= int(row) < len(events):
-                track = int(events["track_id"][int(row)])
-            codes[k] = lanes.setdefault((int(index), str(table), track), len(lanes))
+        index = ranks["report_index"].to_numpy(np.int64)
+        tables = ranks["table"].to_numpy(object)
+        rows = ranks["row"].to_numpy(np.int64)
+        track = np.full(len(ranks), -1, np.int64)
+        for (i, table), at in ranks.groupby(["report_index", "table"]).indices.items():
+            events = reports[int(i)].tables.get(str(table))
+            if events is None or "track_id" not in events:
+                continue
+            row = rows[at]
+            ok = (row >= 0) & (row < len(events))
+            track[at[ok]] = np.asarray(events["track_id"])[row[ok]]
+        codes, lanes = pd.MultiIndex.from_arrays([index, tables, track]).factorize()
+        codes = np.asarray(codes, np.int64)
+        start = ranks["start_ns"].to_numpy(np.int64)
+        wait = ranks["wait_ns"].to_numpy(np.int64)
+        wait_starts, wait_reach = [], []
+        for code in range(len(lanes)):
+            mine = np.flatnonzero((codes == code) & (wait > 0))
+            mine = mine[np.argsort(start[mine], kind="stable")]
+            wait_starts.append(start[mine])
+            wait_reach.append(np.maximum.accumulate(start[mine] + wait[mine]))
         end = inst["end_ns"].to_numpy(np.int64)
+        instance_rows = ranks["instance_row"].to_numpy(np.int64)
         return cls(
             offsets_ns=tuple(int(o) for o in offsets_ns),
             first_start_ns=inst["first_start_ns"].to_numpy(np.int64),
             last_start_ns=inst["last_start_ns"].to_numpy(np.int64),
             reach_ns=np.maximum.accumulate(end) if len(end) else end,
-            bounds=np.searchsorted(rows, np.arange(len(inst) + 1)).astype(np.int64),
+            bounds=np.searchsorted(instance_rows, np.arange(len(inst) + 1)).astype(np.int64),
             lane=codes,
-            start_ns=ranks["start_ns"].to_numpy(np.int64),
-            wait_ns=ranks["wait_ns"].to_numpy(np.int64),
-            lanes=tuple(lanes),
+            start_ns=start,
+            wait_ns=wait,
+            lanes=tuple((int(i), str(t), int(k)) for i, t, k in lanes),
+            wait_starts=tuple(wait_starts),
+            wait_reach=tuple(wait_reach),
         )
 
     def __len__(self) -> int:
@@ -133,8 +154,7 @@ def plan_overlay(
     """Plan one frame: ``rows`` holds the top and bottom (widget px) of each lane on
     screen; lanes not in it are not drawn."""
     lo, hi = overlay.window(t0_ns, t0_ns + int(np.ceil(width_px * ns_per_px)))
-    instances = np.arange(lo, hi, dtype=np.int64)
-    plan = OverlayPlan(instances=instances)
+    plan = OverlayPlan(instances=np.arange(lo, hi, dtype=np.int64))
     if hi <= lo or not rows:
         return plan
     top = np.full(len(overlay.lanes), np.nan)
@@ -142,10 +162,13 @@ def plan_overlay(
     for code, lane in enumerate(overlay.lanes):
         if lane in rows:
             top[code], bottom[code] = rows[lane]
+    plan.merged = hi - lo > DETAIL_MAX or width_px / (hi - lo) < DETAIL_MIN_PX
+    if plan.merged:
+        _merge_waits(plan, overlay, t0_ns, ns_per_px, data_x, width_px, top, bottom)
+        return plan
     a, b = int(overlay.bounds[lo]), int(overlay.bounds[hi])
     lane = overlay.lane[a:b]
-    shown = ~np.isnan(top[lane])
-    entry = np.arange(a, b)[shown]
+    entry = np.arange(a, b)[~np.isnan(top[lane])]
     owner = np.searchsorted(overlay.bounds, entry, side="right") - 1
 
     def x_of(t: np.ndarray) -> np.ndarray:
@@ -156,10 +179,6 @@ def plan_overlay(
     x1 = x_of(overlay.start_ns[entry] + overlay.wait_ns[entry])
     waiting = overlay.wait_ns[entry] > 0
     lanes = overlay.lane[entry]
-    plan.merged = len(instances) > DETAIL_MAX or width_px / len(instances) < DETAIL_MIN_PX
-    if plan.merged:
-        _merge_waits(plan, x0[waiting], x1[waiting], lanes[waiting], top, bottom, overlay)
-        return plan
     w = np.maximum(x1 - x0, 1.0)
     rects = np.column_stack([x0, top[lanes] + 2, w, bottom[lanes] - top[lanes] - 4])
     plan.waits = np.ascontiguousarray(rects[waiting])
@@ -178,24 +197,27 @@ def plan_overlay(
     return plan
 
 
-def _merge_waits(plan, x0, x1, lanes, top, bottom, overlay) -> None:
-    """Per lane, the waits as runs of whole pixels (touching runs joined)."""
+def _merge_waits(plan, overlay, t0_ns, ns_per_px, data_x, width_px, top, bottom) -> None:
+    """Per lane on screen, the pixel columns a wait touches, as runs (module docstring)."""
+    edges = t0_ns + np.rint(np.arange(width_px + 1) * ns_per_px).astype(np.int64)
     rects, reports = [], []
-    for code in np.unique(lanes):
-        mine = lanes == code
-        left = np.floor(x0[mine])
-        right = np.maximum(np.ceil(x1[mine]), left + 1)
-        order = np.argsort(left, kind="stable")
-        left, right = left[order], np.maximum.accumulate(right[order])
-        starts = np.concatenate(([True], left[1:] > right[:-1]))
-        first = np.flatnonzero(starts)
-        last = np.concatenate((first[1:], [len(left)])) - 1
-        run = np.column_stack([left[first], np.full(len(first), top[code] + 2),
-                               right[last] - left[first],
+    for code in np.flatnonzero(~np.isnan(top)):
+        starts, reach = overlay.wait_starts[code], overlay.wait_reach[code]
+        if not len(starts):
+            continue
+        # The waits starting before a column's right edge: the latest of their ends.
+        last = np.searchsorted(starts, edges[1:], side="left") - 1
+        touched = (last >= 0) & (reach[np.maximum(last, 0)] > edges[:-1])
+        step = np.diff(np.concatenate(([0], touched.view(np.int8), [0])))
+        first, stop = np.flatnonzero(step == 1), np.flatnonzero(step == -1)
+        if not len(first):
+            continue
+        run = np.column_stack([data_x + first, np.full(len(first), top[code] + 2),
+                               (stop - first).astype(np.float64),
                                np.full(len(first), bottom[code] - top[code] - 4)])  # fmt: skip
         rects.append(run)
         reports.append(np.full(len(first), overlay.lanes[code][0], np.int64))
     if rects:
-        plan.waits = np.ascontiguousarray(np.concatenate(rects))
+        plan.waits = np.ascontiguousarray(np.concatenate(rects), dtype=np.float64)
         plan.wait_reports = np.concatenate(reports)
         plan.wait_instances = np.full(len(plan.waits), -1, np.int64)
