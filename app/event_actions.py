@@ -48,6 +48,7 @@ class EventActions(QObject):
         self.timeline.show_in_stats_requested.connect(self.show_in_stats)
         self.timeline.show_in_events_requested.connect(self.show_in_events)
         self.timeline.anchor_requested.connect(self.use_as_anchor)
+        self.timeline.collective_anchor_requested.connect(self.align_on_collective)
 
     def show_details(self, ref: EventRef | None) -> None:
         """Show every field of ``ref`` in the pane (its hover text's lines)."""
@@ -138,3 +139,21 @@ class EventActions(QObject):
             text = "Every report has an anchor: the reports are aligned on the anchors' ends"
         self._window.statusBar().showMessage(text, 8000)
         return anchor
+
+    def align_on_collective(self, _ref: EventRef, instance: int) -> list[AlignmentAnchor]:
+        """Anchor every rank of the matched collective ``instance`` (of the timeline state's
+        collectives) on its own event of it: the reports are aligned on its end."""
+        overlay, binding = self.timeline.state.collectives(), self._window.binding
+        if overlay is None or not 0 <= instance < len(overlay):
+            return []
+        anchors = []
+        for index, table, row, end_ns in overlay.members(instance):
+            path = binding.shown_path(index)
+            if path is not None:
+                anchors.append(AlignmentAnchor(path, table, row, end_ns))
+        state = self.timeline.state
+        state.set_anchors([*(a for p, a in state.anchors().items()
+                             if p not in {b.report for b in anchors}), *anchors])  # fmt: skip
+        text = f"Aligning {pluralize(len(anchors), 'report')} on this collective's end"
+        self._window.statusBar().showMessage(text, 8000)
+        return anchors

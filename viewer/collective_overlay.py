@@ -47,8 +47,9 @@ class CollectiveOverlay:
         end of it and every instance before it (for the window search).
     bounds
         Instance ``i``'s ranks are entries ``bounds[i]`` to ``bounds[i + 1]``.
-    lane, start_ns, wait_ns
-        Per rank entry: its :attr:`lanes` code, start and wait (ns, shared axis).
+    lane, start_ns, wait_ns, end_ns, row
+        Per rank entry: its :attr:`lanes` code, start, wait and end (ns, shared axis), and
+        its event's row in the lane's table.
     lanes
         ``(report_index, table, track_id)`` per lane code: the timeline rows that draw
         the events.
@@ -66,6 +67,8 @@ class CollectiveOverlay:
     start_ns: npt.NDArray[np.int64]
     wait_ns: npt.NDArray[np.int64]
     lanes: tuple[Lane, ...]
+    end_ns: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
+    row: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
     wait_starts: tuple[npt.NDArray[np.int64], ...] = ()
     wait_reach: tuple[npt.NDArray[np.int64], ...] = ()
 
@@ -107,6 +110,8 @@ class CollectiveOverlay:
             lane=codes,
             start_ns=start,
             wait_ns=wait,
+            end_ns=ranks["end_ns"].to_numpy(np.int64),
+            row=rows,
             lanes=tuple((int(i), str(t), int(k)) for i, t, k in lanes),
             wait_starts=tuple(wait_starts),
             wait_reach=tuple(wait_reach),
@@ -114,6 +119,25 @@ class CollectiveOverlay:
 
     def __len__(self) -> int:
         return len(self.first_start_ns)
+
+    def instance_of(self, report_index: int, table: str, row: int) -> int | None:
+        """Return the instance whose rank ``report_index`` is event ``row`` of ``table``."""
+        hit = np.flatnonzero(self.row == int(row))
+        for k in hit:
+            lane = self.lanes[int(self.lane[k])]
+            if lane[0] == int(report_index) and lane[1] == table:
+                return int(np.searchsorted(self.bounds, k, side="right") - 1)
+        return None
+
+    def members(self, instance: int) -> list[tuple[int, str, int, int]]:
+        """Return the ranks of ``instance``: ``(report_index, table, row, end_ns)`` each,
+        the end on the report's own clock (its offset taken off)."""
+        out = []
+        for k in range(int(self.bounds[instance]), int(self.bounds[instance + 1])):
+            index, table, _track = self.lanes[int(self.lane[k])]
+            offset = self.offsets_ns[index] if index < len(self.offsets_ns) else 0
+            out.append((index, table, int(self.row[k]), int(self.end_ns[k]) - offset))
+        return out
 
     def window(self, t0_ns: int, t1_ns: int) -> tuple[int, int]:
         """Return the instances ``[lo, hi)`` that overlap ``[t0_ns, t1_ns)``, a superset:

@@ -86,6 +86,9 @@ class TimelineWidget(QWidget):
     event_selected = Signal(object)
     #: The event's context menu asked to make the event its report's alignment anchor.
     anchor_requested = Signal(object)
+    #: ... or every rank's event of the matched collective (an instance of
+    #: ``state.collectives()``) it belongs to: (EventRef, instance).
+    collective_anchor_requested = Signal(object, int)
 
     def __init__(
         self,

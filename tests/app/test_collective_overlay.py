@@ -59,6 +59,27 @@ def _show_late_step(window, late) -> int:
     return ns_per_px
 
 
+def _menu_action(qtbot, window, rank: int, row: int, text: str):
+    """Right-click kernel ``row`` of rank ``rank`` on its pinned row; return the menu's
+    action ``text``."""
+    timeline = window.timeline
+    kernels = window.binding.shown_reports()[rank].tables["kernels"]
+    y, h = timeline.row_rect(_nccl_rows(window)[rank])
+    middle = (int(kernels["start_ns"][row]) + int(kernels["end_ns"][row])) // 2
+    point = QPoint(int(timeline.x_of(middle + timeline.offsets()[rank])), y + h // 2)
+    qtbot.mouseClick(timeline, Qt.MouseButton.RightButton, pos=point)
+    timeline.context_menu.hide()
+    return next(a for a in timeline.context_menu.actions() if a.text() == text)
+
+
+def _aligned_ends(window, ranks) -> set[int]:
+    """The ends of the instance's kernels on the timeline's axis."""
+    offsets, reports = window.binding.offsets_ns(), window.binding.shown_reports()
+    pairs = zip(ranks["report_index"], ranks["row"], strict=True)
+    return {int(reports[int(i)].tables["kernels"]["end_ns"][int(r)]) + offsets[int(i)]
+            for i, r in pairs}  # fmt: skip
+
+
 def test_the_late_ranks_partners_wait_as_long_as_it_was_late(qtbot, window) -> None:
     state, timeline = window.timeline.state, window.timeline
     assert not state.collectives_shown()  # off until the Collectives tab is shown
@@ -116,7 +137,7 @@ def test_fitted_out_the_collectives_are_merged_per_row(qtbot, window) -> None:
 
 
 def test_anchors_from_the_context_menu_align_the_ranks_on_a_collective(qtbot, window) -> None:
-    timeline, state = window.timeline, window.timeline.state
+    state = window.timeline.state
     controller = window.stats_controller
     controller.panel.set_kind("collectives")
     truth = demo.demo_truth()
@@ -124,17 +145,10 @@ def test_anchors_from_the_context_menu_align_the_ranks_on_a_collective(qtbot, wi
     found = controller.collective_list.found()
     ranks = found.ranks[found.ranks["instance_row"] == late.step]
     _show_late_step(window, late)
-    offsets = timeline.offsets()
-    for rank, key in enumerate(_nccl_rows(window)):
+    for rank in range(truth.ranks):
         row = int(ranks["row"][ranks["report_index"] == rank].iloc[0])
         kernels = window.binding.shown_reports()[rank].tables["kernels"]
-        y, h = timeline.row_rect(key)
-        middle = (int(kernels["start_ns"][row]) + int(kernels["end_ns"][row])) // 2
-        point = QPoint(int(timeline.x_of(middle + offsets[rank])), y + h // 2)
-        qtbot.mouseClick(timeline, Qt.MouseButton.RightButton, pos=point)
-        menu = timeline.context_menu
-        menu.hide()
-        action = next(a for a in menu.actions() if a.text() == "Use as Alignment Anchor")
+        action = _menu_action(qtbot, window, rank, row, "Use as Alignment Anchor")
         if rank == truth.ranks - 1:
             with qtbot.waitSignal(controller.collectives_ready, timeout=LOAD_TIMEOUT_MS):
                 action.trigger()
@@ -148,11 +162,7 @@ def test_anchors_from_the_context_menu_align_the_ranks_on_a_collective(qtbot, wi
     # Every rank anchored: aligned on the anchors' ends, and the controls say so.
     assert window.binding.alignment().mode == "anchor"
     assert window.alignment_bar.mode() == "anchor"
-    offsets, reports = window.binding.offsets_ns(), window.binding.shown_reports()
-    pairs = zip(ranks["report_index"], ranks["row"], strict=True)
-    ends = {int(reports[int(i)].tables["kernels"]["end_ns"][int(r)]) + offsets[int(i)]
-            for i, r in pairs}  # fmt: skip
-    assert len(ends) == 1
+    assert len(_aligned_ends(window, ranks)) == 1
     found = controller.collective_list.found()
     assert found.instances["end_skew_ns"].iloc[late.step] == 0
     status = controller.panel.status_label.text()
@@ -162,3 +172,29 @@ def test_anchors_from_the_context_menu_align_the_ranks_on_a_collective(qtbot, wi
     window.clear_alignment_anchors()
     assert state.anchors() == {}
     assert window.binding.alignment().mode == "session"
+
+
+def test_one_menu_action_aligns_every_rank_on_a_collective(qtbot, window) -> None:
+    controller, binding = window.stats_controller, window.binding
+    controller.panel.set_kind("collectives")
+    # Anchor events chosen before any report has one: which lack one, and no shift meanwhile.
+    window.alignment_bar.set_alignment("anchor")
+    wait_idle(qtbot, window)
+    problem = binding.alignment_problem()
+    assert "no anchor event in rank0.sqlite, rank1.sqlite, rank2.sqlite, rank3.sqlite" in problem
+    assert binding.offsets_ns() == [0, 0, 0, 0]
+    truth = demo.demo_truth()
+    late = truth.late_arrivals[1]
+    found = controller.collective_list.found()
+    ranks = found.ranks[found.ranks["instance_row"] == late.step]
+    _show_late_step(window, late)
+    row = int(ranks["row"][ranks["report_index"] == 2].iloc[0])
+    action = _menu_action(qtbot, window, 2, row, "Align Ranks on This Collective")
+    with qtbot.waitSignal(controller.collectives_ready, timeout=LOAD_TIMEOUT_MS):
+        action.trigger()
+    wait_idle(qtbot, window)
+    anchors = window.timeline.state.anchors()
+    assert len(anchors) == truth.ranks
+    assert binding.alignment_problem() == ""
+    assert len(_aligned_ends(window, ranks)) == 1
+    assert f"Aligned on AllReduce #{late.step}" in controller.panel.status_label.text()

@@ -98,3 +98,14 @@ def test_many_instances_in_view_are_merged_per_row_at_pixel_resolution() -> None
     x0 = starts[waited] / ns_per_px
     inside = [(runs[:, 0] <= x) & (x < runs[:, 0] + runs[:, 2]) for x in x0]
     assert all(hit.any() for hit in inside)
+
+
+def test_an_events_instance_and_its_ranks_on_their_own_clocks() -> None:
+    # Rank 1 drawn 500 ns later than its clock reads: its members' ends are its own.
+    overlay = _overlay([(10_000, 30_000), (100_000, 120_000)],
+                       [(14_000, 30_500), (90_000, 121_000)], offsets=(0, 500))  # fmt: skip
+    assert overlay.instance_of(1, "kernels", 1) == 1
+    assert overlay.instance_of(0, "kernels", 0) == 0
+    assert overlay.instance_of(0, "nvtx", 0) is None
+    assert overlay.instance_of(0, "kernels", 7) is None
+    assert overlay.members(0) == [(0, "kernels", 0, 30_000), (1, "kernels", 0, 30_500)]
