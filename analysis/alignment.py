@@ -1,7 +1,9 @@
 """Put several reports on one time axis: a shift in ns per report.
 
 Each report's events are on its own session time base (0 = its session start, spec §1.1).
-The viewer draws event ``t`` of report ``i`` at ``t + offsets[i]``.
+The viewer draws event ``t`` of report ``i`` at ``t + offsets[i]``. An ``anchor`` alignment
+takes one event per report (a matched collective, typically: its ranks finish together) and
+makes the reports' clocks agree on its end.
 """
 
 from __future__ import annotations
@@ -16,11 +18,17 @@ from analysis.errors import AnalysisError
 from analysis.model import Report
 from analysis.schema import NVTX_RANGE_TYPES
 
-__all__ = ["ALIGNMENT_MODES", "TimeAlignment", "alignment_offsets", "first_nvtx_start_ns"]
+__all__ = [
+    "ALIGNMENT_MODES",
+    "TimeAlignment",
+    "alignment_offsets",
+    "anchor_offsets",
+    "first_nvtx_start_ns",
+]
 
 log = logging.getLogger(__name__)
 
-ALIGNMENT_MODES = ("session", "wallclock", "nvtx")
+ALIGNMENT_MODES = ("session", "wallclock", "nvtx", "anchor")
 
 
 @dataclass(frozen=True)
@@ -31,21 +39,27 @@ class TimeAlignment:
     ----------
     mode
         ``session`` (every session starts at 0), ``wallclock`` (UTC session starts, the
-        earliest at 0; what ``nsys recipe`` does, spec §1.1) or ``nvtx`` (the first
-        instance of ``nvtx_name`` in every report lines up with the earliest one).
+        earliest at 0; what ``nsys recipe`` does, spec §1.1), ``nvtx`` (the first
+        instance of ``nvtx_name`` in every report lines up with the earliest one) or
+        ``anchor`` (every report's anchor event ends where the earliest-ending one does).
     nvtx_name
         The NVTX range name for ``nvtx`` mode.
     manual_ns
         Extra shift per report, added after the mode's shift (empty = none).
+    anchors_ns
+        For ``anchor`` mode, per report the end of its anchor event on its own clock
+        (``None``: that report has no anchor).
     """
 
     mode: str = "session"
     nvtx_name: str | None = None
     manual_ns: tuple[int, ...] = ()
+    anchors_ns: tuple[int | None, ...] = ()
 
     def offsets(self, reports: Sequence[Report]) -> list[int]:
         """Return the shift in ns per report."""
-        return alignment_offsets(reports, self.mode, self.nvtx_name, list(self.manual_ns))
+        return alignment_offsets(reports, self.mode, self.nvtx_name, list(self.manual_ns),
+                                 self.anchors_ns)  # fmt: skip
 
 
 def first_nvtx_start_ns(report: Report, name: str) -> int | None:
@@ -67,6 +81,7 @@ def alignment_offsets(
     mode: str = "session",
     nvtx_name: str | None = None,
     manual_ns: Sequence[int] | None = None,
+    anchors_ns: Sequence[int | None] = (),
 ) -> list[int]:
     """Return, per report, the ns to add to its timestamps to place it on the shared axis.
 
@@ -80,6 +95,8 @@ def alignment_offsets(
         Range name for ``nvtx`` mode. Reports without that range keep a shift of 0 (logged).
     manual_ns
         Extra shift per report; shorter lists are padded with 0.
+    anchors_ns
+        For ``anchor`` mode: per report, the end of its anchor event (its own clock).
 
     Returns
     -------
@@ -88,7 +105,8 @@ def alignment_offsets(
     Raises
     ------
     AnalysisError
-        Unknown mode, ``nvtx`` mode without a name, or no report has the range.
+        Unknown mode, ``nvtx`` mode without a name, no report has the range, or a report
+        has no anchor in ``anchor`` mode.
     """
     if mode not in ALIGNMENT_MODES:
         raise AnalysisError(f"unknown alignment {mode!r}; use one of {', '.join(ALIGNMENT_MODES)}")
@@ -111,6 +129,27 @@ def alignment_offsets(
                 log.info("%s has no NVTX range %r; not shifted", reports[i].name, nvtx_name)
             else:
                 base[i] = anchor - f
+    elif mode == "anchor":
+        base = anchor_offsets(reports, anchors_ns)
     manual = list(manual_ns or [])
     manual += [0] * (n - len(manual))
     return [int(b) + int(m) for b, m in zip(base, manual[:n], strict=False)]
+
+
+def anchor_offsets(reports: Sequence[Report], anchors_ns: Sequence[int | None]) -> list[int]:
+    """Return the shifts that make every report's anchor end where the earliest one does.
+
+    Raises
+    ------
+    AnalysisError
+        A report has no anchor (its name is in the message).
+    """
+    anchors = list(anchors_ns) + [None] * (len(reports) - len(anchors_ns))
+    missing = [r.name for r, a in zip(reports, anchors, strict=False) if a is None]
+    if missing:
+        raise AnalysisError(
+            f"no anchor event in {', '.join(missing)}: right-click an event of each report, "
+            "Use as Alignment Anchor"
+        )
+    first = min(int(a) for a in anchors[: len(reports)]) if reports else 0
+    return [first - int(a) for a in anchors[: len(reports)]]

@@ -27,7 +27,7 @@ start. Times are on the set's shared axis (:meth:`ReportSet.offsets_ns`).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -46,6 +46,7 @@ __all__ = [
     "OP_COLUMNS",
     "UNKNOWN_COMMUNICATOR",
     "CollectiveMatch",
+    "anchored_instance",
     "collective_family",
     "collectives",
     "find_collectives",
@@ -245,6 +246,8 @@ class CollectiveMatch:
         ``instance`` (int64: occurrence index, or sequence number), ``ranks`` (int64,
         reports taking part), ``size_bytes`` (Int64, NA when unknown), ``first_start_ns``,
         ``last_start_ns``, ``end_ns`` (the last end), ``skew_ns`` (last − first start),
+        ``end_skew_ns`` (last − first end: how far the ranks' clocks disagree where they
+        finish together, what is left after aligning on another collective),
         ``transfer_ns`` (last end − last start), ``total_wait_ns``, ``max_wait_ns`` (int64
         ns, shared axis), ``straggler`` (str, the last report to start), ``straggler_index``
         (int64, its position in the set), ``near_ties`` (int64, other reports starting
@@ -276,8 +279,8 @@ class CollectiveMatch:
 
 
 _INSTANCE_INTS = ("instance", "ranks", "first_start_ns", "last_start_ns", "end_ns", "skew_ns",
-                  "transfer_ns", "total_wait_ns", "max_wait_ns", "straggler_index",
-                  "near_ties")  # fmt: skip
+                  "end_skew_ns", "transfer_ns", "total_wait_ns", "max_wait_ns",
+                  "straggler_index", "near_ties")  # fmt: skip
 _RANK_INTS = ("instance_row", "report_index", "start_ns", "end_ns", "wait_ns", "transfer_ns",
               "row")  # fmt: skip
 
@@ -341,6 +344,7 @@ def _group(
     last = np.where(present, start, small).max(axis=1)
     straggler = np.where(present, start, small).argmax(axis=1)
     last_end = np.where(present, end, small).max(axis=1)
+    first_end = np.where(present, end, big).min(axis=1)
     wait = np.where(present, np.minimum(np.maximum(last[:, None] - start, 0), end - start), 0)
     transfer = np.where(present, np.maximum(end - np.maximum(last[:, None], start), 0), 0)
     ties = (present & (last[:, None] - start <= TIE_NS)).sum(axis=1) - 1
@@ -348,20 +352,29 @@ def _group(
     instances = pd.DataFrame({
         "instance": keys, "ranks": present.sum(axis=1), "size_bytes": size,
         "first_start_ns": first, "last_start_ns": last, "end_ns": last_end,
-        "skew_ns": last - first, "transfer_ns": np.maximum(last_end - last, 0),
+        "skew_ns": last - first, "end_skew_ns": last_end - first_end,
+        "transfer_ns": np.maximum(last_end - last, 0),
         "total_wait_ns": wait.sum(axis=1), "max_wait_ns": wait.max(axis=1, initial=0),
         "straggler": member_label[straggler], "straggler_index": np.asarray(idx)[straggler],
         "near_ties": ties,
     })  # fmt: skip
     inst, col = np.nonzero(present)
-    source = [members[c].iloc[pick[i, c]] for i, c in zip(inst, col, strict=True)]
+    picked = pick[inst, col]
+
+    def taken(column: str, dtype=object) -> np.ndarray:
+        """Per (instance, rank) present, ``column`` of the rank's op (by array, not row)."""
+        out = np.empty(len(inst), dtype)
+        for j, m in enumerate(members):
+            at = col == j
+            out[at] = m[column].to_numpy()[picked[at]]
+        return out
+
     ranks = pd.DataFrame({
         "instance_row": inst, "report": member_label[col], "report_index": np.asarray(idx)[col],
         "start_ns": start[inst, col], "end_ns": end[inst, col], "wait_ns": wait[inst, col],
         "transfer_ns": transfer[inst, col],
-        "source": [s["source"] for s in source], "table": [s["table"] for s in source],
-        "row": np.array([s["row"] for s in source], np.int64),
-        "name": [s["name"] for s in source],
+        "source": taken("source"), "table": taken("table"), "row": taken("row", np.int64),
+        "name": taken("name"),
     })  # fmt: skip
     return instances, ranks
 
@@ -427,7 +440,7 @@ def _empty_instances() -> pd.DataFrame:
     columns |= {c: np.int64 for c in _INSTANCE_INTS if c not in columns}
     columns |= {"straggler": object}
     order = ["collective", "communicator", "instance", "ranks", "size_bytes", "first_start_ns",
-             "last_start_ns", "end_ns", "skew_ns", "transfer_ns", "total_wait_ns",
+             "last_start_ns", "end_ns", "skew_ns", "end_skew_ns", "transfer_ns", "total_wait_ns",
              "max_wait_ns", "straggler", "straggler_index", "near_ties"]  # fmt: skip
     return pd.DataFrame({c: pd.Series(dtype=columns[c]) for c in order})
 
@@ -507,6 +520,27 @@ def _summaries(instances: pd.DataFrame, ranks: pd.DataFrame) -> tuple[pd.DataFra
         {"wait_ns": np.int64, "straggler_count": np.int64, "instances": np.int64}
     )
     return summary, waits
+
+
+def anchored_instance(match: CollectiveMatch, anchors: Mapping[int, tuple[str, int]]) -> int | None:
+    """Return the row of ``match.instances`` whose events are the reports' anchors, or None.
+
+    ``anchors``: per report index, its anchor event as ``(table, row)`` (the model table and
+    row, as ``match.ranks`` names them). Every rank of the instance must be anchored on its
+    own event of it.
+    """
+    ranks = match.ranks
+    if ranks.empty or not anchors:
+        return None
+    picked = [anchors.get(int(i)) for i in ranks["report_index"]]
+    is_anchor = np.array([a is not None and a == (t, int(r)) for a, t, r in
+                          zip(picked, ranks["table"], ranks["row"], strict=True)])  # fmt: skip
+    rows = ranks["instance_row"].to_numpy(np.int64)
+    hit = np.unique(rows[is_anchor])
+    for row in hit:
+        if is_anchor[rows == row].all():
+            return int(row)
+    return None
 
 
 def collectives(

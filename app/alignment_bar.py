@@ -13,6 +13,7 @@ ALIGNMENT_MODES = {
     "session": "Session start",
     "wallclock": "Wall clock (UTC)",
     "nvtx": "First NVTX range",
+    "anchor": "Anchor events",
 }
 
 
@@ -25,7 +26,8 @@ class AlignmentToolBar(QToolBar):
     Signals
     -------
     alignment_changed(str, str)
-        The mode ('session', 'wallclock', 'nvtx') and the NVTX range name ('' unless 'nvtx').
+        The mode ('session', 'wallclock', 'nvtx', 'anchor') and the NVTX range name ('' unless
+        'nvtx').
     """
 
     alignment_changed = Signal(str, str)

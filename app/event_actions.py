@@ -2,7 +2,8 @@
 
 The timeline's right-click menu (viewer/event_menu.py) zooms, copies and pins by itself; it
 asks app/ for the rest through signals, handled here: highlight every event of the name
-(the stats highlight), show the name in the stats panel, show the event in the Events view.
+(the stats highlight), show the name in the stats panel, show the event in the Events view,
+make the event its report's alignment anchor (the binding aligns once each report has one).
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QDockWidget, QMainWindow
 
 from analysis.event_fields import read_event_fields
+from analysis.timefmt import pluralize
 from viewer.details_pane import EventDetailsPane
 from viewer.event_menu import stats_kind
 from viewer.events import EventRef, shown_name
+from viewer.state import AlignmentAnchor
 
 __all__ = ["EventActions"]
 
@@ -44,6 +47,8 @@ class EventActions(QObject):
         self.timeline.name_highlight_requested.connect(self.highlight_name)
         self.timeline.show_in_stats_requested.connect(self.show_in_stats)
         self.timeline.show_in_events_requested.connect(self.show_in_events)
+        self.timeline.anchor_requested.connect(self.use_as_anchor)
+        self.timeline.collective_anchor_requested.connect(self.align_on_collective)
 
     def show_details(self, ref: EventRef | None) -> None:
         """Show every field of ``ref`` in the pane (its hover text's lines)."""
@@ -117,3 +122,42 @@ class EventActions(QObject):
         self.timeline.select_event(ref)
         rows = (ref.track_key,) if ref.track_key else ()
         self.timeline.state.select(min(start, view_start), max(end, view_end), rows)
+
+    def use_as_anchor(self, ref: EventRef) -> AlignmentAnchor | None:
+        """Make ``ref`` its report's alignment anchor: once every report has one, their
+        clocks are made to agree on the anchors' ends (the binding re-aligns)."""
+        binding = self._window.binding
+        path = binding.shown_path(ref.report_index)
+        if path is None:
+            return None
+        table, row = (ref.source, ref.source_row) if ref.source else (ref.table, ref.index)
+        anchor = AlignmentAnchor(path, table, int(row), int(ref.end_ns), ref.name)
+        state = self.timeline.state
+        state.set_anchor(anchor)
+        paths = [binding.shown_path(i) for i in range(len(binding.shown_reports()))]
+        missing = sum(a is None for a in state.anchors_of([p for p in paths if p]))
+        if missing:
+            text = (f"Alignment anchor set; {pluralize(missing, 'report')} still without one "
+                    "(right-click an event of each: Use as Alignment Anchor)")  # fmt: skip
+        else:
+            text = "Every report has an anchor: the reports are aligned on the anchors' ends"
+        self._window.statusBar().showMessage(text, 8000)
+        return anchor
+
+    def align_on_collective(self, _ref: EventRef, instance: int) -> list[AlignmentAnchor]:
+        """Anchor every rank of the matched collective ``instance`` (of the timeline state's
+        collectives) on its own event of it: the reports are aligned on its end."""
+        overlay, binding = self.timeline.state.collectives(), self._window.binding
+        if overlay is None or not 0 <= instance < len(overlay):
+            return []
+        anchors = []
+        for index, table, row, end_ns in overlay.members(instance):
+            path = binding.shown_path(index)
+            if path is not None:
+                anchors.append(AlignmentAnchor(path, table, row, end_ns))
+        state = self.timeline.state
+        state.set_anchors([*(a for p, a in state.anchors().items()
+                             if p not in {b.report for b in anchors}), *anchors])  # fmt: skip
+        text = f"Aligning {pluralize(len(anchors), 'report')} on this collective's end"
+        self._window.statusBar().showMessage(text, 8000)
+        return anchors

@@ -91,6 +91,9 @@ class MainWindow(QMainWindow):
         self.recipe_outputs = RecipeOutputOpener(self.runner, self)
         self._pin_pattern = ""
         self._drop_preview: DropPreview | None = None
+        #: The user switched the collectives overlay from the View menu (it then no longer
+        #: follows the Collectives tab).
+        self.is_collective_overlay_chosen = False
         self.setWindowTitle("Strata")
         self.setWindowIcon(make_app_icon())
         self.setAcceptDrops(True)
@@ -179,6 +182,7 @@ class MainWindow(QMainWindow):
         self.reports_panel.compare_requested.connect(self._compare_paths)
         self.reports_panel.diff_clear_requested.connect(state.clear_diff)
         state.diff_changed.connect(self._on_diff_changed)
+        state.collectives_changed.connect(self._on_collectives_changed)
         self.report_list.duplicate_ignored.connect(
             lambda path: self.statusBar().showMessage(f"{path.name} is already open", 5000)
         )
@@ -486,6 +490,28 @@ class MainWindow(QMainWindow):
     def clear_diff(self) -> None:
         """Compare nothing (the timeline's colours go back to normal)."""
         self.timeline.state.clear_diff()
+
+    # -- collectives and anchors -----------------------------------------------------------
+
+    def toggle_collective_overlay(self) -> None:
+        """Draw the matched collectives over the timeline, or stop (the user's choice from
+        now on: showing the Collectives tab no longer turns it on)."""
+        state = self.timeline.state
+        self.is_collective_overlay_chosen = True
+        state.set_collectives_shown(not state.collectives_shown())
+        if state.collectives_shown() and state.collectives() is None:
+            text = "No collectives matched yet (the Statistics panel's Collectives tab)"
+            self.statusBar().showMessage(text, 5000)
+
+    def _on_collectives_changed(self) -> None:
+        shown = self.timeline.state.collectives_shown()
+        self.actions_by_name["collective_overlay"].setChecked(shown)
+
+    def clear_alignment_anchors(self) -> None:
+        """Forget every alignment anchor (an anchor alignment goes back to session start)."""
+        self.timeline.state.clear_anchors()
+        if self.binding.alignment().mode == "anchor":
+            self.alignment_bar.set_alignment("session")
 
     def _on_diff_changed(self, diff: DiffState) -> None:
         self.reports_panel.show_diff(diff)

@@ -97,6 +97,15 @@ ACTIONS = (
         "Colour the events of names that got slower / faster; dim the rest", True,
     ),
     ActionSpec("diff_clear", "C&lear Diff", "clear_diff", (), "Compare nothing"),
+    ActionSpec(
+        "collective_overlay", "Co&llectives Overlay", "toggle_collective_overlay", (),
+        "Draw the collectives matched across ranks over the timeline: each rank's wait "
+        "shaded, the ranks of each joined (on by default with the Collectives tab)", True,
+    ),
+    ActionSpec(
+        "clear_anchors", "Clear Alignment &Anchors", "clear_alignment_anchors", (),
+        "Forget the anchor events (right-click an event: Use as Alignment Anchor)",
+    ),
     ActionSpec("shortcuts", "&Keyboard Shortcuts", "show_shortcuts", ("F1",)),
     ActionSpec("about", "&About Strata", "show_about"),
 )  # fmt: skip
@@ -148,6 +157,7 @@ def build_menu_bar(
     align.addActions(alignment_actions)
     align.addSeparator()
     align.addAction(actions["choose_nvtx"])
+    align.addAction(actions["clear_anchors"])
     view.addSeparator()
     view.addActions([actions["pin_by_name"], actions["unpin_all"], actions["show_hidden"]])
     view.addActions([actions["collapse_all"], actions["expand_all"]])
@@ -155,6 +165,7 @@ def build_menu_bar(
     diff = view.addMenu("&Diff")
     diff.addActions([actions["diff_baseline"], actions["diff_compare"], actions["diff_colors"],
                      actions["diff_clear"]])  # fmt: skip
+    view.addAction(actions["collective_overlay"])
     view.addSeparator()
     help_menu = window.menuBar().addMenu("&Help")
     help_menu.addActions([actions["shortcuts"], actions["about"]])

@@ -36,7 +36,7 @@ from app.stats_jobs import ShownReports
 from app.stats_outliers import MAX_MARKS, OutlierList
 from app.stats_table import StatsTable
 from viewer.state import Scope
-from viewer.stats_panel import StatsPanel
+from viewer.stats_panel import COLLECTIVES_TAB, StatsPanel
 
 __all__ = ["MAX_MARKS", "StatsController", "install_stats_panel"]
 
@@ -77,7 +77,8 @@ class StatsController(QObject):
             panel, window.runner, self.highlighter, window.timeline.state
         )
         self.expert_list = ExpertList(panel, window.runner, self.highlighter, window.timeline)
-        self.collective_list = CollectiveList(panel, window.runner, window.timeline)
+        anchor_rows = getattr(window.binding, "anchor_rows", dict)
+        self.collective_list = CollectiveList(panel, window.runner, window.timeline, anchor_rows)
         self.diff_list = DiffList(panel, window.runner, self.highlighter, window.timeline.state,
                                   self._path_of, self._scheme)  # fmt: skip
         self._shown = ShownReports()
@@ -88,6 +89,7 @@ class StatsController(QObject):
         self._window.binding.layout_changed.connect(self._on_layout_changed)
         panel.scope_changed.connect(self._on_scope_changed)
         panel.kind_changed.connect(lambda _kind: table.request_stats())
+        panel.kind_changed.connect(self._on_kind_changed)
         panel.name_activated.connect(
             lambda name, kind, group: highlighter.activate_name(name, kind, group=group)
         )
@@ -155,6 +157,12 @@ class StatsController(QObject):
         self.collective_list.set_shown(self._shown, True)
         self.diff_list.set_shown(self._shown, True)
         self.panel.show_loading(_loading_text(names))
+
+    def _on_kind_changed(self, kind: str) -> None:
+        """The Collectives tab turns the collectives overlay on, unless the user chose."""
+        if kind == COLLECTIVES_TAB and not getattr(self._window, "is_collective_overlay_chosen",
+                                                   False):  # fmt: skip
+            self._window.timeline.state.set_collectives_shown(True)
 
     def _on_scope_changed(self, _scope: Scope) -> None:
         self.highlighter.refresh()

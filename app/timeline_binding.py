@@ -108,6 +108,7 @@ class TimelineBinding(QObject):
         report_list.offsets_changed.connect(self._on_offsets_changed)
         report_list.entry_removed.connect(self._on_entry_removed)
         timeline.state.pins_changed.connect(self._on_pins_changed)
+        timeline.state.anchors_changed.connect(self._on_anchors_changed)
         fraction = settings.pinned_fraction()
         if fraction is not None:
             timeline.set_pinned_fraction(fraction)
@@ -141,9 +142,49 @@ class TimelineBinding(QObject):
         return len(match_tracks(self._tracks, pattern))
 
     def alignment(self) -> TimeAlignment:
+        anchors: tuple[int | None, ...] = ()
+        if self._alignment_mode == "anchor":
+            found = self._timeline.state.anchors_of(self._list_paths())
+            anchors = tuple(None if a is None else a.end_ns for a in found)
         return TimeAlignment(
-            self._alignment_mode, self._nvtx_name or None, tuple(self._list.manual_offsets_ns())
+            self._alignment_mode,
+            self._nvtx_name or None,
+            tuple(self._list.manual_offsets_ns()),
+            anchors,
         )
+
+    def _list_paths(self) -> list[str]:
+        """The paths of the reports to show (those :meth:`ReportList.reports` returns)."""
+        return [str(e.path) for e in self._list.entries() if e.report is not None]
+
+    def shown_path(self, report_index: int) -> str | None:
+        """Return the path the user opened the shown report ``report_index`` from."""
+        reports = self._shown
+        if not 0 <= report_index < len(reports):
+            return None
+        for entry in self._list.entries():
+            if entry.report is reports[report_index]:
+                return str(entry.path)
+        return None
+
+    def anchor_rows(self) -> dict[int, tuple[str, int]]:
+        """Per shown report index, its anchor event ``(table, row)`` when the timeline is
+        aligned on the anchors (empty otherwise)."""
+        if self._shown_alignment.mode != "anchor" or self._alignment_problem:
+            return {}
+        paths = [self.shown_path(i) for i in range(len(self._shown))]
+        anchors = self._timeline.state.anchors_of([p or "" for p in paths])
+        return {i: (a.table, a.row) for i, a in enumerate(anchors) if a is not None}
+
+    def _on_anchors_changed(self, _anchors: dict) -> None:
+        """Align on the anchors once every report has one (and again when one moves)."""
+        anchors = self._timeline.state.anchors_of(self._list_paths())
+        complete = bool(anchors) and all(a is not None for a in anchors)
+        if complete and self._alignment_mode != "anchor":
+            self._alignment_mode, self._nvtx_name = "anchor", ""
+            self.alignment_restored.emit("anchor", "")  # the controls show it
+        if self._alignment_mode == "anchor":
+            self._on_offsets_changed()
 
     def alignment_problem(self) -> str:
         """Return why the alignment cannot be done ('' when it can)."""
@@ -158,7 +199,7 @@ class TimelineBinding(QObject):
         if nvtx_name:
             self._settings.set_alignment_nvtx_name(nvtx_name)
         paths = [e.path for e in self._list.entries()]
-        if paths:
+        if paths and mode != "anchor":  # anchors are events of this session: not kept
             self._settings.set_alignment(paths, mode, nvtx_name)
             self._aligned_paths = frozenset(paths)
         self._on_offsets_changed()

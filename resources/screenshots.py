@@ -2,9 +2,10 @@
 
 Opens the main window as ``main.py`` does (every panel docked, dark theme, settings in a
 temporary file so the user's layout plays no part), on the built-in demo, drives it as a user
-would (search, a selection, a click on an event, the Expert tab, a diff) and saves the whole
-window, 1280×800, as PNG: ``search.png``, ``events.png``, ``details.png``, ``area.png``,
-``expert.png``, ``diff.png`` and, when the real reports of ``--real-dir`` are there,
+would (search, a selection, a click on an event, the Expert tab, the collectives overlay, a
+diff) and saves the whole window, 1280×800, as PNG: ``search.png``, ``events.png``,
+``details.png``, ``area.png``, ``expert.png``, ``collectives.png``, ``diff.png`` and, when
+the real reports of ``--real-dir`` are there,
 ``counters.png`` (GPU metric and memory rows). Offscreen by default
 (``QT_QPA_PLATFORM=offscreen``); under Xvfb or a desktop, set ``QT_QPA_PLATFORM`` yourself.
 """
@@ -26,7 +27,8 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere: import the proje
 __all__ = ["SHOTS", "main", "take_screenshots"]
 
 #: The pictures, in the order they are taken.
-SHOTS = ("search", "events", "details", "area", "expert", "diff", "counters", "calltree")
+SHOTS = ("search", "events", "details", "area", "expert", "collectives", "diff", "counters",
+         "calltree")  # fmt: skip
 SIZE = (1280, 800)
 #: A real report with GPU metric rows (vector_add on an A100), and the rows pinned.
 COUNTER_REPORT = "ayush-os__nsight-systems-deep-dive__vector_add_profile_v3.sqlite"
@@ -212,6 +214,40 @@ def _shoot_expert(app, window, out: Path) -> Path:
     return _save(app, window, out, "expert")
 
 
+def _shoot_collectives(app, window, out: Path) -> Path:
+    """collectives.png: the Collectives tab and, over each rank's NCCL row (pinned), the
+    planted late all-reduce: the other ranks' waits shaded, the ranks joined."""
+    from resources.demo import demo_truth
+    from viewer.state import Scope
+
+    stats, state = window.stats_controller, window.timeline.state
+    stats.panel.set_scope(Scope("all"))
+    stats.panel.set_kind("collectives")  # turns the overlay on
+    _wait(app, lambda: stats.collective_list.found() is not None, "the collectives")
+    found = stats.collective_list.found()
+    late = demo_truth(len(window.binding.shown_reports())).late_arrivals[0]
+    ranks = found.ranks[found.ranks["instance_row"] == late.step]
+    rows = set(stats.collective_list._rows_of(ranks))
+    for track in state.tracks():  # each rank's NCCL stream (not its "All streams" row)
+        if track.key in rows and track.kind == "gpu_stream":
+            state.pin(track.key)
+    index = stats.panel.proxy.mapFromSource(stats.panel.model.index(late.step, 0))
+    stats.panel.table.selectRow(index.row())
+    stats.panel.table.scrollTo(index)
+    state.select(None)  # the row's span: the overlay shows it well enough
+    # The late step's all-reduce and the one before it, at the timeline's own alignment.
+    end = int(ranks["end_ns"].max())
+    before = found.instances.iloc[late.step - 1]
+    state.set_view_range(int(before["first_start_ns"]) - 2_000_000, end + 3_000_000)
+    window.timeline.select_event(None)
+    window.event_actions.show_details(None)
+    window.statusBar().clearMessage()
+    path = _save(app, window, out, "collectives")
+    state.set_collectives_shown(False)
+    state.set_pinned_keys([])
+    return path
+
+
 def _shoot_diff(app, window, out: Path) -> Path:
     """diff.png: rank 0 as the baseline, the straggler rank compared, changes coloured."""
     from resources.demo import STRAGGLER_RANK
@@ -300,6 +336,7 @@ def take_screenshots(out: Path, real_dir: Path | None) -> list[Path]:
                 _shoot_details(app, window, out, found),
                 _shoot_area(app, window, out),
                 _shoot_expert(app, window, out),
+                _shoot_collectives(app, window, out),
                 _shoot_diff(app, window, out),
             ]
             if real_dir is not None:

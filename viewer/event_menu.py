@@ -1,4 +1,5 @@
-"""The context menu of an event on the timeline: zoom to it, its name, copy, pin its row."""
+"""The context menu of an event on the timeline: zoom to it, its name, copy, pin its row,
+align the reports on it."""
 
 from __future__ import annotations
 
@@ -57,6 +58,15 @@ def add_event_actions(menu: QMenu, timeline: QWidget, ref: EventRef) -> None:
         action.setEnabled(has_stats)
     # The Events view (a dock of app/) connects here: the event's row and time.
     menu.addAction("Show in Events View", lambda: timeline.show_in_events_requested.emit(ref))
+    # Its end becomes its report's alignment anchor (app/ aligns once every report has one);
+    # a matched collective's ranks can all be anchored on it at once.
+    menu.addAction("Use as Alignment Anchor", lambda: timeline.anchor_requested.emit(ref))
+    overlay = timeline.state.collectives()
+    table, row = (ref.source, ref.source_row) if ref.source else (ref.table, ref.index)
+    instance = None if overlay is None else overlay.instance_of(ref.report_index, table, row)
+    if instance is not None:
+        requested = timeline.collective_anchor_requested
+        menu.addAction("Align Ranks on This Collective", lambda: requested.emit(ref, instance))
     menu.addSeparator()
     clipboard = QGuiApplication.clipboard()
     menu.addAction("Copy Name", lambda: clipboard.setText(name))

@@ -8,6 +8,7 @@ import numpy as np
 import numpy.typing as npt
 
 from analysis.tracks import SliceTable
+from viewer.collective_overlay import CollectiveOverlay
 from viewer.events import EventRef
 from viewer.rows import Row, RowLayout
 from viewer.style import Theme
@@ -58,6 +59,8 @@ class Frame:
     selection_rows: frozenset[str] = frozenset()
     hover_row: int | None = None
     thumb: tuple[int, int] | None = None
+    #: The matched collectives to draw over the rows (None: hidden or none).
+    collectives: CollectiveOverlay | None = None
 
     @property
     def data_x(self) -> int:

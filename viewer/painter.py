@@ -15,10 +15,11 @@ import math
 import numpy as np
 import shiboken6
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QFontMetrics, QImage, QPainter, QPen, QPolygonF
+from PySide6.QtGui import QBrush, QFontMetrics, QImage, QPainter, QPen, QPolygonF
 
 from analysis.tracks import SliceTable
 from viewer.chrome import ChromePainter
+from viewer.collective_overlay import OverlayPlan, plan_overlay
 from viewer.events import EventRef
 from viewer.frame import Frame
 from viewer.lod import RowStrip, counter_strip, merge_strips, row_strip
@@ -61,6 +62,8 @@ class TimelinePainter:
         self._count_metrics = QFontMetrics(self._count_font)
         #: The outlier marks of the last frame: ``(x, y, count)`` per drawn mark.
         self.mark_clusters: list[tuple[float, float, int]] = []
+        #: What the last frame drew of the collectives (None: nothing to draw).
+        self.collective_plan: OverlayPlan | None = None
 
     def reset(self) -> None:
         """Drop caches that depend on the data (call when the reports change)."""
@@ -432,6 +435,7 @@ class TimelinePainter:
                            qcolor(theme.selection_fill))  # fmt: skip
                 p.drawLine(QPointF(x0, top), QPointF(x0, bottom))
                 p.drawLine(QPointF(x1, top), QPointF(x1, bottom))
+        self._paint_collectives(p, frame, placed)
         boxes = {}
         for ref in (frame.selected, frame.partner):
             if ref is not None:
@@ -454,6 +458,51 @@ class TimelinePainter:
         p.restore()
         if frame.pinned_height_px:
             p.fillRect(0, frame.scroll_y - 3, frame.width, 3, qcolor(theme.pin_area_edge))
+
+    def _paint_collectives(self, p: QPainter, frame: Frame, placed: list) -> None:
+        """Shade each rank's wait in the collectives in view and join their ranks
+        (:mod:`viewer.collective_overlay`; merged when many are in view)."""
+        overlay = frame.collectives
+        self.collective_plan = None
+        if overlay is None or not len(overlay):
+            return
+        if tuple(frame.offsets_ns[: len(overlay.offsets_ns)]) != overlay.offsets_ns:
+            return  # matched on other offsets: a new match is on its way
+        rows: dict[tuple[int, str, int], tuple[float, float, bool]] = {}
+        for row, y, pinned in placed:
+            track = row.track
+            if track is None:
+                continue
+            y0, y1 = frame.clip_row(y, row.height_px, pinned)
+            if y1 - y0 < 4:
+                continue
+            is_all = track.kind == "gpu_all"  # a stream row wins over "all streams"
+            for name, track_id in track.parts:
+                lane = (track.report_index, name, track_id)
+                if lane not in rows or (rows[lane][2] and not is_all):
+                    rows[lane] = (float(y), float(y + row.height_px), is_all)
+        lanes = {lane: (top, bottom) for lane, (top, bottom, _all) in rows.items()}
+        plan = plan_overlay(overlay, frame.t0_ns, frame.ns_per_px, frame.data_x,
+                            frame.data_width, lanes)  # fmt: skip
+        self.collective_plan = plan
+        theme = frame.theme
+        if len(plan.waits):
+            waits = np.ascontiguousarray(plan.waits, dtype=np.float64)
+            rects = shiboken6.wrapInstance(waits.ctypes.data, QRectF)
+            p.setPen(Qt.PenStyle.NoPen)  # the wait dimmed, then hatched: the rank idles
+            p.setBrush(qcolor(theme.collective_wait_dim))
+            p.drawRects(rects, len(waits))
+            p.setBrush(QBrush(qcolor(theme.collective_wait), Qt.BrushStyle.BDiagPattern))
+            p.drawRects(rects, len(waits))
+        if plan.links or plan.arrivals:
+            p.setBrush(Qt.BrushStyle.NoBrush)
+            p.setPen(QPen(qcolor(theme.collective_link), 1.0))
+            for points in plan.links:
+                p.drawPolyline(QPolygonF([QPointF(x, y) for x, y in points]))
+            dashed = QPen(qcolor(theme.collective_link), 1.0, Qt.PenStyle.DashLine)
+            p.setPen(dashed)
+            for x, top, bottom in plan.arrivals:
+                p.drawLine(QPointF(x, top), QPointF(x, bottom))
 
     def _event_box(self, frame: Frame, placed: list, ref: EventRef) -> QRectF | None:
         offset = frame.offsets_ns[ref.report_index]

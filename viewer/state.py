@@ -1,6 +1,6 @@
 """The timeline's state without Qt: rows, pins, hidden and collapsed rows, view range,
-selection, highlighted name and the diff (before / after reports, colours on or off), with
-listeners told of each change.
+selection, highlighted name, the diff (before / after reports, colours on or off), the
+collectives overlay and the alignment anchors, with listeners told of each change.
 
 The widgets render a :class:`TimelineState` and change it through its methods; the Qt side
 connects its signals to the state's :class:`Notifier` attributes. Tests drive it with no
@@ -15,10 +15,12 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from analysis.tracks import Track
+from viewer.collective_overlay import CollectiveOverlay
 from viewer.rows import RowLayout, default_collapsed, layout_rows, match_tracks
 
 __all__ = [
     "MIN_SPAN_NS",
+    "AlignmentAnchor",
     "DiffState",
     "NameHighlight",
     "Notifier",
@@ -146,6 +148,22 @@ def _diff(before: tuple[str, ...], after: tuple[str, ...], is_colored: bool) -> 
 
 
 @dataclass(frozen=True)
+class AlignmentAnchor:
+    """One report's alignment anchor: an event whose end the reports' clocks are made to
+    agree on (:func:`analysis.alignment.anchor_offsets`).
+
+    ``report`` is the report's path; ``table`` and ``row`` the event's model table and row;
+    ``end_ns`` its end on the report's own clock; ``name`` its label (for messages).
+    """
+
+    report: str
+    table: str
+    row: int
+    end_ns: int
+    name: str = ""
+
+
+@dataclass(frozen=True)
 class Scope:
     """What the user asked the stats panel to summarise: ``range_mode`` (``all``,
     ``visible`` or ``selection``), ``report_index`` (None = every report), ``by_report``
@@ -177,6 +195,10 @@ class TimelineState:
         The search text, its matches' count or the current match changed.
     diff_changed(DiffState)
         The compared reports, or whether the timeline colours what changed.
+    collectives_changed()
+        The matched collectives drawn over the timeline, or whether they are shown.
+    anchors_changed(dict)
+        The alignment anchors, by report path.
     """
 
     def __init__(self) -> None:
@@ -187,6 +209,11 @@ class TimelineState:
         self.highlight_changed = Notifier()
         self.search_changed = Notifier()
         self.diff_changed = Notifier()
+        self.collectives_changed = Notifier()
+        self.anchors_changed = Notifier()
+        self._collectives: CollectiveOverlay | None = None
+        self._collectives_shown = False
+        self._anchors: dict[str, AlignmentAnchor] = {}
         self._search = SearchState()
         self._diff = DiffState()
         self._tracks: list[Track] = []
@@ -431,6 +458,55 @@ class TimelineState:
     def clear_diff(self) -> None:
         """Compare nothing: no baseline, no colours."""
         self.set_diff(DiffState())
+
+    # -- collectives and alignment anchors ---------------------------------------------
+
+    def collectives(self) -> CollectiveOverlay | None:
+        """Return the matched collectives of the reports shown (None: not matched yet)."""
+        return self._collectives
+
+    def set_collectives(self, overlay: CollectiveOverlay | None) -> None:
+        """Hold ``overlay``, the matched collectives of the reports shown (None: none)."""
+        if overlay is not self._collectives:
+            self._collectives = overlay
+            self.collectives_changed.emit()
+
+    def collectives_shown(self) -> bool:
+        """Whether the collectives are drawn over the timeline."""
+        return self._collectives_shown
+
+    def set_collectives_shown(self, shown: bool) -> None:
+        """Draw the collectives over the timeline, or stop."""
+        if bool(shown) != self._collectives_shown:
+            self._collectives_shown = bool(shown)
+            self.collectives_changed.emit()
+
+    def shown_collectives(self) -> CollectiveOverlay | None:
+        """Return the collectives to draw: None while hidden or not matched."""
+        return self._collectives if self._collectives_shown else None
+
+    def anchors(self) -> dict[str, AlignmentAnchor]:
+        """Return the alignment anchors by report path."""
+        return dict(self._anchors)
+
+    def set_anchor(self, anchor: AlignmentAnchor) -> None:
+        """Make ``anchor`` its report's alignment anchor (replacing one set before)."""
+        self.set_anchors([*(a for p, a in self._anchors.items() if p != anchor.report), anchor])
+
+    def set_anchors(self, anchors: Iterable[AlignmentAnchor]) -> None:
+        """Make exactly ``anchors`` the alignment anchors (one per report; the last wins)."""
+        new = {a.report: a for a in anchors}
+        if new != self._anchors:
+            self._anchors = new
+            self.anchors_changed.emit(dict(new))
+
+    def clear_anchors(self) -> None:
+        """Forget every alignment anchor."""
+        self.set_anchors([])
+
+    def anchors_of(self, paths: Sequence[str]) -> list[AlignmentAnchor | None]:
+        """Return the anchor of each report at ``paths`` (None: it has none)."""
+        return [self._anchors.get(str(p)) for p in paths]
 
     # -- search ------------------------------------------------------------------------
 

@@ -107,6 +107,8 @@ def columns_for(kind: str, frame: pd.DataFrame, report_labels: list[str]) -> lis
             Column("communicator", "Communicator", "text"), Column("instance", "#", "int"),
             Column("ranks", "Ranks", "int"),
             Column("skew_ns", "Skew (ns)", "int", "Last rank's start − first rank's start"),
+            Column("end_skew_ns", "End skew (ns)", "int", "Last rank's end − first rank's "
+                   "end: after aligning on another collective, the residual skew"),
             Column("straggler", "Straggler", "text", "The last report to start"),
             Column("max_wait_ns", "Max wait (ns)", "int", "The longest any rank waited"),
             Column("total_wait_ns", "Total wait (ns)", "int", "Every rank's wait, summed"),

@@ -45,6 +45,10 @@ class Theme:
     highlight_edge: int = 0xFFFFFFFF
     link_line: int = 0xFFFFD24A
     outlier_mark: int = 0xFFFF5C5C
+    #: A rank's wait in a collective (shaded over its event) and the line joining the ranks.
+    collective_wait: int = 0xE6FFE08A
+    collective_wait_dim: int = 0x8C000000
+    collective_link: int = 0xE6FFFFFF
     cursor_line: int = 0x66FFFFFF
     pin_area_edge: int = 0xFF4A90D9
     box_text: int = 0xFF101215
@@ -80,6 +84,9 @@ LIGHT = Theme(
     highlight_edge=0xFF000000,
     link_line=0xFFB07800,
     outlier_mark=0xFFD62828,
+    collective_wait=0xE6202020,
+    collective_wait_dim=0x73FFFFFF,
+    collective_link=0xE61F2328,
     cursor_line=0x66000000,
     pin_area_edge=0xFF2F6FD0,
 )

@@ -67,9 +67,10 @@ class TimelineWidget(QWidget):
     pins_changed(list)
         The pinned track keys, in order.
     name_highlight_requested(EventRef), show_in_stats_requested(EventRef),
-    show_in_events_requested(EventRef)
+    show_in_events_requested(EventRef), anchor_requested(EventRef)
         The event's context menu asked to highlight every event of its name, to show its
-        name in the stats panel, or to show it in the Events view (app/ does these).
+        name in the stats panel, to show it in the Events view, or to align the reports on
+        it (app/ does these).
     """
 
     view_range_changed = Signal(object, object)
@@ -83,6 +84,11 @@ class TimelineWidget(QWidget):
     show_in_events_requested = Signal(object)
     #: The selected event changed (a click, or :meth:`select_event`): it, or ``None``.
     event_selected = Signal(object)
+    #: The event's context menu asked to make the event its report's alignment anchor.
+    anchor_requested = Signal(object)
+    #: ... or every rank's event of the matched collective (an instance of
+    #: ``state.collectives()``) it belongs to: (EventRef, instance).
+    collective_anchor_requested = Signal(object, int)
 
     def __init__(
         self,
@@ -135,6 +141,7 @@ class TimelineWidget(QWidget):
         state.pins_changed.connect(self.pins_changed.emit)
         state.view_range_changed.connect(self._on_view_range_changed)
         state.selection_changed.connect(self._on_selection_changed)
+        state.collectives_changed.connect(self.update)
 
     def _on_view_range_changed(self, t0_ns: int, t1_ns: int) -> None:
         self.update()
@@ -543,6 +550,7 @@ class TimelineWidget(QWidget):
             marks=self._marks,
             tints=self._tints,
             hover_x=self._hover_x,
+            collectives=self.state.shown_collectives(),
         )
 
     def paintEvent(self, _event) -> None:  # Qt override
