@@ -166,12 +166,14 @@ class OpsList(QObject):
 
 
 def _status(rows: int, view: str, figures: list[tuple[str, SummaryFigures]]) -> str:
-    """'18 ops · 1 iteration (1 aggregated), GPU utilization 0.0 %, …' (per report if several)."""
+    """'78 ops · 40 iterations (all aggregated), GPU utilization 91.4 %, Tensor Core
+    utilization 0.0 %, 1 piece of advice' (each report's figures when several)."""
     parts = [pluralize(rows, _NOUNS[view])]
     for label, f in figures:
-        advice = pluralize(f.advice, "piece of expert advice", "pieces of expert advice")
+        some = "all" if f.aggregated_iterations == f.iterations else f"{f.aggregated_iterations:,}"
+        advice = pluralize(f.advice, "piece of advice", "pieces of advice")
         text = (
-            f"{pluralize(f.iterations, 'iteration')} ({f.aggregated_iterations:,} aggregated), "
+            f"{pluralize(f.iterations, 'iteration')} ({some} aggregated), "
             f"GPU utilization {f.gpu_utilization_pct:.1f} %, "
             f"Tensor Core utilization {f.tc_utilization_pct:.1f} %, {advice}"
         )

@@ -14,11 +14,9 @@ OPS_VIEW_TITLES = (("op", "Per op"), ("op_type", "Per op type"), ("group_node", 
 
 _COLUMNS = [
     Column("report", "Report", "text"),
-    Column("op_id", "Op ID", "text", "DLProf's id: the op type and the ordinal of its name"),
     Column("name", "Name", "text", "The op's path (modules and calls above it), its op type, "
            "or a group node (a path prefix: every op below it)"),
     Column("direction", "Direction", "text", "fprop: forward; bprop: backward"),
-    Column("op_type", "Op Type", "text"),
     Column("gpu_ns", "GPU Time (ns)", "int", "Its kernels, memcpy and memset, summed"),
     Column("cpu_ns", "CPU Time (ns)", "int", "Its ranges' durations, summed"),
     Column("kernels", "Kernels", "int", "Kernel launches"),
@@ -28,6 +26,8 @@ _COLUMNS = [
     Column("tc_eligible_ops", "TC eligible", "int", "Ops below it that could use Tensor Cores"),
     Column("tc_ops", "Using TC", "int", "Ops below it that use Tensor Cores"),
     Column("overhead_ns", "CPU Overhead (ns)", "int", "CPU time outside its CUDA API calls"),
+    Column("op_type", "Op Type", "text"),
+    Column("op_id", "Op ID", "text", "DLProf's id: the op type and the ordinal of its name"),
 ]  # fmt: skip
 
 

@@ -577,8 +577,8 @@ class StatsPanel(QWidget):
         kind = self.kind()
         frame = self._frames.get(kind)
         is_list = kind in LIST_TABS
-        for widget in (self.prev_button, self.next_button):
-            widget.setEnabled(not is_list)
+        for widget in (self.prev_button, self.next_button):  # an op's instances step too
+            widget.setEnabled(not is_list or kind == OPS_TAB)
         is_diff = kind == DIFF_TAB  # the whole reports: the scope does not apply
         self.diff_kind_combo.setVisible(is_diff)
         self.ops_view_combo.setVisible(kind == OPS_TAB)

@@ -117,7 +117,7 @@ def test_the_tab_lists_each_view_as_dlprof_aggregates_it(qtbot, make_window, pla
     assert f"GPU utilization {values['GPU Utilization %']:.1f} %" in status
     assert f"Tensor Core utilization {values['Tensor Core Kernel Utilization %']:.1f} %" in status
     advice = len(summary["expert_systems"])
-    assert f"{advice} piece" in status
+    assert f"{advice} piece" in status  # of advice
 
 
 def test_clicking_an_op_highlights_exactly_its_ranges_and_kernels(
@@ -137,6 +137,8 @@ def test_clicking_an_op_highlights_exactly_its_ranges_and_kernels(
     assert t1 >= 110_000
     assert window.timeline.state.highlight() is None  # no name: the op's own events
     assert len(controller.highlighter.instances()) == 2
+    controller.panel.next_button.click()  # the next instance: the second step's
+    assert window.timeline.selected_event().start_ns == 201_000
 
     controller.panel.set_ops_view("op_type")
     _click_op(qtbot, controller, name="conv2d")
