@@ -16,6 +16,8 @@ and their offsets (``TimelineBinding.layout_changed``) and hands them to its thr
   report set and listed in the Expert tab; choosing one shows its event or gap;
 * :class:`~app.stats_collectives.CollectiveList` — collectives matched across the ranks,
   listed in the Collectives tab; choosing one centres it across every rank.
+* :class:`~app.stats_ops.OpsList` — the DLProf aggregation per op, op type or group node in
+  the Ops tab (once per report set, when first shown); choosing a row highlights its events.
 * :class:`~app.stats_diff.DiffList` — the diff of the baseline reports and the compared ones
   in the Diff tab, and the changed names' colours on the timeline.
 """
@@ -33,6 +35,7 @@ from app.stats_diff import DiffList
 from app.stats_expert import ExpertList
 from app.stats_highlight import NameHighlighter
 from app.stats_jobs import ShownReports
+from app.stats_ops import OpsList
 from app.stats_outliers import MAX_MARKS, OutlierList
 from app.stats_table import StatsTable
 from viewer.state import Scope
@@ -81,6 +84,7 @@ class StatsController(QObject):
         self.collective_list = CollectiveList(panel, window.runner, window.timeline, anchor_rows)
         self.diff_list = DiffList(panel, window.runner, self.highlighter, window.timeline.state,
                                   self._path_of, self._scheme)  # fmt: skip
+        self.ops_list = OpsList(panel, window.runner, self.highlighter)  # wires its own signals
         self._shown = ShownReports()
         self._connect()
 
@@ -109,7 +113,7 @@ class StatsController(QObject):
         if report_list is not None:
             report_list.entry_removed.connect(lambda e: self.diff_list.forget_report(e.path))
         parts = (table, highlighter, self.outlier_list, self.expert_list, self.collective_list,
-                 self.diff_list)  # fmt: skip
+                 self.diff_list, self.ops_list)  # fmt: skip
         for part in parts:
             part.failed.connect(self.failed)
 
@@ -138,6 +142,7 @@ class StatsController(QObject):
         self.expert_list.set_shown(self._shown, is_new)
         self.collective_list.set_shown(self._shown, is_new)
         self.diff_list.set_shown(self._shown, is_new)
+        self.ops_list.set_shown(self._shown, is_new)
         self.table.request_stats()
 
     def _wait_for(self, names: list[str]) -> None:
@@ -156,6 +161,7 @@ class StatsController(QObject):
         self.expert_list.set_shown(self._shown, True)
         self.collective_list.set_shown(self._shown, True)
         self.diff_list.set_shown(self._shown, True)
+        self.ops_list.set_shown(self._shown, True)
         self.panel.show_loading(_loading_text(names))
 
     def _on_kind_changed(self, kind: str) -> None:

@@ -157,6 +157,16 @@ class NameHighlighter(QObject):
             then()
         self.instances_changed.emit(self._instances)
 
+    def highlight_events(self, rows: dict, instances: pd.DataFrame) -> None:
+        """Emphasise exactly ``rows`` (``(report_index, table) -> rows``, over several tables:
+        an op's ranges and its kernels) with no name highlighted; Next / Previous step
+        through ``instances`` (``report_index``, ``table``, ``row``, ``start_ns``,
+        ``end_ns``)."""
+        self._state.set_highlight(None)
+        self._panel.histogram.clear()
+        self._set_instances(with_shared_start(instances, list(self._shown.offsets)), rows)
+        self.instances_changed.emit(self._instances)
+
     def _set_instances(self, instances: pd.DataFrame, rows: dict) -> None:
         self._instances, self._position = instances, -1
         self._panel.set_instance_text(pluralize(len(instances), "instance"))

@@ -3,9 +3,9 @@
 Opens the main window as ``main.py`` does (every panel docked, dark theme, settings in a
 temporary file so the user's layout plays no part), on the built-in demo, drives it as a user
 would (search, a selection, a click on an event, the Expert tab, the collectives overlay, a
-diff) and saves the whole window, 1280×800, as PNG: ``search.png``, ``events.png``,
-``details.png``, ``area.png``, ``expert.png``, ``collectives.png``, ``diff.png`` and, when
-the real reports of ``--real-dir`` are there,
+diff, the Ops tab) and saves the whole window, 1280×800, as PNG: ``search.png``,
+``events.png``, ``details.png``, ``area.png``, ``expert.png``, ``collectives.png``,
+``diff.png``, ``ops.png`` and, when the real reports of ``--real-dir`` are there,
 ``counters.png`` (GPU metric and memory rows). Offscreen by default
 (``QT_QPA_PLATFORM=offscreen``); under Xvfb or a desktop, set ``QT_QPA_PLATFORM`` yourself.
 """
@@ -27,8 +27,8 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere: import the proje
 __all__ = ["SHOTS", "main", "take_screenshots"]
 
 #: The pictures, in the order they are taken.
-SHOTS = ("search", "events", "details", "area", "expert", "collectives", "diff", "counters",
-         "calltree")  # fmt: skip
+SHOTS = ("search", "events", "details", "area", "expert", "collectives", "diff", "ops",
+         "counters", "calltree")  # fmt: skip
 SIZE = (1280, 800)
 #: A real report with GPU metric rows (vector_add on an A100), and the rows pinned.
 COUNTER_REPORT = "ayush-os__nsight-systems-deep-dive__vector_add_profile_v3.sqlite"
@@ -270,6 +270,31 @@ def _shoot_diff(app, window, out: Path) -> Path:
     return _save(app, window, out, "diff")
 
 
+def _shoot_ops(app, window, out: Path) -> Path:
+    """ops.png: rank 0's ops (its NVTX layers, as DLProf aggregates them), the costliest
+    backward one chosen: its ranges and kernels stand out over a few iterations."""
+    from viewer.state import Scope
+
+    stats, state = window.stats_controller, window.timeline.state
+    window.clear_diff()
+    # rank 0's streams, where its kernels run
+    state.set_pinned_keys(_gpu_row_keys(window, per_report=3)[:3])
+    stats.panel.set_scope(Scope("all", 0))
+    stats.panel.set_kind("ops")
+    _wait(app, lambda: stats.ops_list.results() is not None, "the ops")
+    frame = stats.panel.current_frame()
+    rows = frame.index[frame["direction"] == "bprop"]
+    row = int(rows[0]) if len(rows) else 0
+    state.set_view_range(*_middle_window(window, 0.03))
+    stats.panel.table.selectRow(
+        stats.panel.proxy.mapFromSource(stats.panel.model.index(row, 0)).row()
+    )
+    stats.ops_list.focus_op(frame.iloc[row].to_dict())
+    _wait(app, lambda: len(stats.highlighter.instances()) > 0, "the op's events")
+    window.event_actions.show_details(None)
+    return _save(app, window, out, "ops")
+
+
 def _shoot_counters(app, window, out: Path, real_dir: Path) -> Path | None:
     from PySide6.QtCore import Qt
 
@@ -338,6 +363,7 @@ def take_screenshots(out: Path, real_dir: Path | None) -> list[Path]:
                 _shoot_expert(app, window, out),
                 _shoot_collectives(app, window, out),
                 _shoot_diff(app, window, out),
+                _shoot_ops(app, window, out),
             ]
             if real_dir is not None:
                 counters = _shoot_counters(app, window, out, real_dir)

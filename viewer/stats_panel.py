@@ -43,6 +43,7 @@ from analysis.diff import DIFF_KINDS
 from analysis.outliers import Z_MAD
 from viewer.histogram import DurationHistogramWidget
 from viewer.labels import ElidedLabel
+from viewer.ops_view import OPS_VIEW_TITLES, ops_columns
 from viewer.state import Scope
 from viewer.style import report_color
 from viewer.table_model import SORT_ROLE, Column, DataFrameModel
@@ -53,6 +54,7 @@ __all__ = [
     "DIFF_TAB",
     "EXPERT_TAB",
     "LIST_TABS",
+    "OPS_TAB",
     "OUTLIERS_TAB",
     "OWN_TABS",
     "RANGE_SCOPES",
@@ -74,14 +76,16 @@ TABS = (
     ("outliers", "Outliers"),
     ("expert", "Expert"),
     ("collectives", "Collectives"),
+    ("ops", "Ops"),
     ("diff", "Diff"),
 )
 OUTLIERS_TAB = "outliers"
 EXPERT_TAB = "expert"
 COLLECTIVES_TAB = "collectives"
 DIFF_TAB = "diff"
+OPS_TAB = "ops"  # a DLProf aggregation: app/stats_ops.py fills it
 #: Tabs that list instances (one row per event or gap), not statistics per name.
-LIST_TABS = (OUTLIERS_TAB, EXPERT_TAB, COLLECTIVES_TAB)
+LIST_TABS = (OUTLIERS_TAB, EXPERT_TAB, COLLECTIVES_TAB, OPS_TAB)
 #: Tabs their own controllers fill (not a summary of the scope).
 OWN_TABS = (*LIST_TABS, DIFF_TAB)
 #: (kind, title) the Diff tab compares, one at a time (:data:`analysis.diff.DIFF_KINDS`).
@@ -117,6 +121,8 @@ def columns_for(kind: str, frame: pd.DataFrame, report_labels: list[str]) -> lis
         ]  # fmt: skip
     if kind == DIFF_TAB:
         return _DIFF_COLUMNS
+    if kind == OPS_TAB:
+        return ops_columns(frame)
     if kind == OUTLIERS_TAB:
         return [
             Column("name", "Name", "text"), Column("report", "Report", "text"),
@@ -222,6 +228,10 @@ class StatsPanel(QWidget):
         A row of the Expert tab was chosen (a ``dict`` of its fields).
     collective_selected(object)
         A row of the Collectives tab was chosen (a ``dict`` of its fields).
+    op_selected(object)
+        A row of the Ops tab was chosen (a ``dict`` of its fields).
+    ops_view_changed(str)
+        The Ops tab is to show another view (of :data:`viewer.ops_view.OPS_VIEW_TITLES`).
     export_requested(str, str)
         Export CSV…: (suggested file name, the CSV text of the rows shown).
     """
@@ -235,6 +245,8 @@ class StatsPanel(QWidget):
     outlier_selected = Signal(object)
     finding_selected = Signal(object)
     collective_selected = Signal(object)
+    op_selected = Signal(object)
+    ops_view_changed = Signal(str)
     export_requested = Signal(str, str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -276,6 +288,11 @@ class StatsPanel(QWidget):
             self.diff_kind_combo.addItem(text, key)
         self.diff_kind_combo.setToolTip("What the diff compares")
         self.diff_kind_combo.hide()
+        self.ops_view_combo = QComboBox(self)
+        for key, text in OPS_VIEW_TITLES:
+            self.ops_view_combo.addItem(text, key)
+        self.ops_view_combo.setToolTip("What the Ops tab aggregates by")
+        self.ops_view_combo.hide()
         self.filter_edit = QLineEdit(self)
         self.filter_edit.setPlaceholderText("Filter names (substring)")
         self.filter_edit.setClearButtonEnabled(True)
@@ -307,6 +324,7 @@ class StatsPanel(QWidget):
         scope_row.addWidget(self.report_combo, 1)
         scope_row.addWidget(self.by_report)
         scope_row.addWidget(self.diff_kind_combo)
+        scope_row.addWidget(self.ops_view_combo)
         filter_row = QHBoxLayout()
         filter_row.addWidget(self.filter_edit, 1)
         filter_row.addWidget(self.regex_box)
@@ -344,6 +362,9 @@ class StatsPanel(QWidget):
         self.diff_kind_combo.currentIndexChanged.connect(
             lambda _i: self.diff_kind_changed.emit(self.diff_kind())
         )
+        self.ops_view_combo.currentIndexChanged.connect(
+            lambda _i: self.ops_view_changed.emit(self.ops_view())
+        )
         self.filter_edit.textChanged.connect(self._apply_filter)
         self.regex_box.toggled.connect(self._apply_filter)
         self.table.clicked.connect(self._on_clicked)
@@ -371,6 +392,14 @@ class StatsPanel(QWidget):
     def set_diff_kind(self, kind: str) -> None:
         """Compare ``kind`` in the Diff tab (emits :attr:`diff_kind_changed` on a change)."""
         self.diff_kind_combo.setCurrentIndex(max(self.diff_kind_combo.findData(kind), 0))
+
+    def ops_view(self) -> str:
+        """Return the view the Ops tab shows (``op``, ``op_type`` or ``group_node``)."""
+        return self.ops_view_combo.currentData() or OPS_VIEW_TITLES[0][0]
+
+    def set_ops_view(self, view: str) -> None:
+        """Show ``view`` in the Ops tab (emits :attr:`ops_view_changed` on a change)."""
+        self.ops_view_combo.setCurrentIndex(max(self.ops_view_combo.findData(view), 0))
 
     def _row_kind(self) -> str:
         """The kind of the current tab's rows (the compared kind on the Diff tab)."""
@@ -472,6 +501,10 @@ class StatsPanel(QWidget):
         """Show collectives matched across ranks (:mod:`analysis.collectives`)."""
         self._show_list(COLLECTIVES_TAB, frame, status)
 
+    def show_ops(self, frame: pd.DataFrame, status: str = "") -> None:
+        """Show a DLProf view (:mod:`analysis.dlprof.views`) in the Ops tab, in its order."""
+        self._show_list(OPS_TAB, frame, status)
+
     def show_diff(self, frame: pd.DataFrame, status: str = "", row_colors=None) -> None:
         """Show a diff (one row per name, by impact, the app's columns) in the Diff tab;
         ``row_colors``: per row, its text colour (``#RRGGBB``, None: the usual)."""
@@ -546,10 +579,11 @@ class StatsPanel(QWidget):
         kind = self.kind()
         frame = self._frames.get(kind)
         is_list = kind in LIST_TABS
-        for widget in (self.prev_button, self.next_button):
-            widget.setEnabled(not is_list)
+        for widget in (self.prev_button, self.next_button):  # an op's instances step too
+            widget.setEnabled(not is_list or kind == OPS_TAB)
         is_diff = kind == DIFF_TAB  # the whole reports: the scope does not apply
         self.diff_kind_combo.setVisible(is_diff)
+        self.ops_view_combo.setVisible(kind == OPS_TAB)
         for widget in (self.range_combo, self.report_combo, self.by_report):
             widget.setVisible(not is_diff)
         if frame is not None and kind in OWN_TABS:
@@ -600,6 +634,8 @@ class StatsPanel(QWidget):
             self.finding_selected.emit(record)
         elif self.kind() == COLLECTIVES_TAB:
             self.collective_selected.emit(record)
+        elif self.kind() == OPS_TAB:
+            self.op_selected.emit(record)
         elif record.get("name") is not None:
             self.name_activated.emit(str(record["name"]), self._row_kind(), group_of(record))
 

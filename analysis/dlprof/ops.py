@@ -73,7 +73,9 @@ class OpData:
         ``start_ns``, ``end_ns``, ``cpu_ns`` (range duration), ``api_ns`` (time in its CUDA
         API calls), ``gpu_ns`` (Σ durations of its kernels, memcpy and memset),
         ``kernels`` (launch count), ``tc_gpu_ns`` (GPU time of Tensor Core kernels),
-        ``is_unassociated`` (bool). int64 times in ns.
+        ``is_unassociated`` (bool), ``nvtx_row`` (the op's range: row of ``report.nvtx``, -1
+        for an unassociated call), ``api_row`` (an unassociated call: row of
+        ``report.cuda_api``, else -1). int64 times in ns.
     gpu
         One row per GPU operation: ``table`` (kernels/memcpy/memset), ``op`` (row of
         ``ops``, -1 when its launch is unknown), ``device_id``, ``start_ns``, ``end_ns``,
@@ -247,6 +249,7 @@ def _range_ops(tree: RangeTree) -> tuple[pd.DataFrame, np.ndarray]:
         "op_name": names, "op_type": op_type.astype(object), "direction": direction,
         "tid": tree.tid[op_idx], "start_ns": tree.start_ns[op_idx], "end_ns": tree.end_ns[op_idx],
         "range": op_idx, "is_backward_range": info.is_backward[code],
+        "nvtx_row": tree.rows[op_idx].astype(np.int64), "api_row": np.int64(-1),
     })  # fmt: skip
     _link_backward(tree, op_of, ops)
     row_of_op = np.full(len(op_of), -1, dtype=np.int64)
@@ -328,6 +331,7 @@ def attribute_ops(
         "op_name": _UNASSOCIATED + names.labels[names.codes].astype(object),
         "direction": "", "tid": api["global_tid"][loose], "start_ns": api.start_ns[loose],
         "end_ns": api.end_ns[loose], "range": -1, "is_backward_range": False,
+        "nvtx_row": np.int64(-1), "api_row": loose.astype(np.int64),
     })  # fmt: skip
     loose_ops["op_type"] = loose_ops["op_name"]
     call_op[loose] = len(ops) + np.arange(len(loose))

@@ -29,7 +29,14 @@ from analysis.errors import AnalysisError
 from analysis.model import Report
 from analysis.reportset import ReportSet
 
-__all__ = ["DLPROF_REPORTS", "DlprofOptions", "DlprofResult", "analyze_report", "dlprof_reports"]
+__all__ = [
+    "DLPROF_REPORTS",
+    "DlprofOptions",
+    "DlprofResult",
+    "analyze_report",
+    "dlprof_reports",
+    "set_results",
+]
 
 #: The reports, in the order they are printed (spec §3; ``detailed`` is DLProf's per-op one).
 DLPROF_REPORTS = ("summary", "detailed", "kernel", "iteration", "op_type", "group_node",
@@ -62,10 +69,19 @@ class DlprofOptions:
 
 @dataclass(frozen=True)
 class DlprofResult:
-    """DLProf's tables of one report: name -> DataFrame (see :data:`DLPROF_REPORTS`)."""
+    """DLProf's tables of one report: name -> DataFrame (see :data:`DLPROF_REPORTS`).
+
+    What ties a table row to the report's events: ``ops``, the op instances the per-op
+    tables aggregate (those of the selected iterations; :class:`analysis.dlprof.ops.OpData`'s
+    columns plus ``op_id``, ``overhead_ns`` and ``iteration``, indexed by their row in
+    ``OpData.ops``), and ``gpu``, every GPU operation of the report with ``op`` (that index,
+    -1: none) and ``iteration`` (of its launch).
+    """
 
     tables: dict[str, pd.DataFrame]
     iterations: pd.DataFrame
+    ops: pd.DataFrame
+    gpu: pd.DataFrame
 
 
 def _system(report: Report, devices: np.ndarray) -> dict:
@@ -117,7 +133,24 @@ def analyze_report(report: Report, options: DlprofOptions = DlprofOptions()) -> 
         "group_node": group_node_table(ops_kept),
         "expert_systems": expert_table(inputs, summary),
     }
-    return DlprofResult(tables, iterations.frame)
+    return DlprofResult(tables, iterations.frame, ops_kept, gpu)
+
+
+def set_results(
+    report_set: ReportSet, options: DlprofOptions = DlprofOptions()
+) -> list[DlprofResult]:
+    """Return :func:`analyze_report` of every report of the set, in its order, computed once
+    per membership and options (the CLI and the window share them).
+
+    Raises
+    ------
+    AnalysisError
+        One report cannot be analysed as asked.
+    """
+    return report_set.derived(
+        ("analysis.dlprof", options),
+        lambda s: [analyze_report(r, options) for r in s.reports],
+    )
 
 
 def dlprof_reports(
@@ -138,10 +171,7 @@ def dlprof_reports(
             f"unknown DLProf report {unknown[0]!r}; choose among {', '.join(DLPROF_REPORTS)}"
         )
     snap = report_set.snapshot()
-    results = snap.derived(
-        ("analysis.dlprof", options),
-        lambda s: [analyze_report(r, options) for r in s.reports],
-    )
+    results = set_results(snap, options)
     out = {}
     for name in names:
         frames = [result.tables[name] for result in results]

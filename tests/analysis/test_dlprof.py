@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from analysis.dlprof.reports import DlprofOptions, analyze_report, dlprof_reports
+from analysis.dlprof.views import op_events, view_frame
 from analysis.errors import AnalysisError
 from analysis.reportset import ReportSet
 from tests.analysis.test_recipes_data import LAUNCH_NS, K, write_report
@@ -233,3 +234,29 @@ def test_several_reports_stack_with_a_report_column(tmp_path: Path, load_report)
     )  # fmt: skip
     with pytest.raises(AnalysisError, match="unknown DLProf report"):
         dlprof_reports(ReportSet([one]), names=("nope",))
+
+
+def test_views_name_the_events_behind_a_row(tmp_path: Path, load_report) -> None:
+    k1, r1 = _step(100_000, "sm80_xmma_gemm_f16f16")
+    stray = K("stray_fill", 170_000, 171_000)  # launched inside the step but in no op
+    report = load_report(write_report(tmp_path / "t.sqlite", kernels=[*k1, stray], ranges=r1))
+    result = analyze_report(report)
+    ops = view_frame(result, "op")
+    assert (ops["gpu_ns"].diff().dropna() <= 0).all()
+    loose = ops[ops["name"].str.startswith("unassociated_")]
+    assert len(loose) == 1
+    assert loose["gpu_ns"].iloc[0] == 1_000
+    events = op_events(result, "op", loose["name"].iloc[0], "")
+    # Its instance is the launching call itself; its GPU work the stray kernel.
+    api, kernels = report.cuda_api, report.tables["kernels"]
+    (call,) = events.instances.itertuples()
+    assert call.table == "cuda_api"
+    assert (api.start_ns[call.row], api.end_ns[call.row]) == (170_000 - LAUNCH_NS, call.end_ns)
+    assert kernels.start_ns[events.rows["kernels"]].tolist() == [170_000]
+    assert len(events.rows["nvtx"]) == 0
+    bwd = op_events(result, "op", "/ProfilerStep/aten::conv2d", "bprop")
+    assert kernels.start_ns[bwd.rows["kernels"]].tolist() == [145_000]
+    assert report.nvtx.start_ns[bwd.rows["nvtx"]].tolist() == [140_000]
+    assert op_events(result, "group_node", "nope/").instances.empty
+    with pytest.raises(AnalysisError, match="unknown ops view"):
+        view_frame(result, "kernel")
