@@ -2,7 +2,9 @@
 rank), found once per set and offsets on a worker; choosing one centres the timeline on it
 across every rank and selects its span over the ranks' collective rows. The match is also
 handed to the timeline state, which draws it over the rows (each rank's wait shaded, the
-ranks joined) while the overlay is on. Aligned on anchor events, the status says how far
+ranks joined) while the overlay is on. The tab's view selector lists each instance, each
+collective type (count, total wait, worst straggler; choosing one centres its worst
+instance) or each rank's share of the wait. Aligned on anchor events, the status says how far
 apart the other collectives' ends still are (the residual skew).
 
 Like the Expert tab it lists the whole reports, not the panel's time scope: matching the
@@ -23,6 +25,7 @@ from app.event_lookup import scroll_track_into_view
 from app.jobs import JobRunner
 from app.stats_jobs import ShownReports, run_for_set
 from viewer.collective_overlay import CollectiveOverlay
+from viewer.collectives_view import collective_view_frame
 from viewer.stats_panel import StatsPanel
 from viewer.timeline import TimelineWidget
 
@@ -56,6 +59,8 @@ class CollectiveList(QObject):
         self._anchor_rows = anchor_rows
         self._shown = ShownReports()
         self._found: CollectiveMatch | None = None
+        self._status = ""  # the status line of the listed match
+        panel.collective_view_changed.connect(lambda _view: self._show())
 
     def found(self) -> CollectiveMatch | None:
         return self._found
@@ -89,21 +94,28 @@ class CollectiveList(QObject):
         shown = self._shown
         overlay = CollectiveOverlay.from_match(found, shown.reports.reports, shown.offsets)
         self._timeline.state.set_collectives(overlay)
-        frame = found.instances.assign(instance_row=range(len(found.instances)))
         status = _status(found)
         anchors = self._anchor_rows()
         if anchors:
             status = _residual_status(found, anchored_instance(found, anchors)) + " · " + status
-        self._panel.show_collectives(frame, status)
+        self._status = status
+        self._show()
         self.collectives_ready.emit(found)
 
+    def _show(self) -> None:
+        """List the chosen view of the match."""
+        if self._found is not None:
+            frame = collective_view_frame(self._found, self._panel.collective_view())
+            self._panel.show_collectives(frame, self._status)
+
     def focus_collective(self, record: dict) -> None:
-        """Centre the timeline on one matched collective across every rank and select its
-        span (first start to last end) over the rows of its ranks' collective events."""
-        found = self._found
-        if found is None:
+        """Centre the timeline on one matched collective (of a type: its worst) across every
+        rank and select its span (first start to last end) over the rows of its ranks'
+        collective events."""
+        found, row = self._found, record.get("instance_row")
+        if found is None or row is None or pd.isna(row):  # a rank's wait: nothing to centre
             return
-        ranks = found.ranks[found.ranks["instance_row"] == int(record["instance_row"])]
+        ranks = found.ranks[found.ranks["instance_row"] == int(row)]
         if ranks.empty:
             return
         start, end = int(ranks["start_ns"].min()), int(ranks["end_ns"].max())

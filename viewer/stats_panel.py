@@ -41,6 +41,7 @@ from PySide6.QtWidgets import (
 
 from analysis.diff import DIFF_KINDS
 from analysis.outliers import Z_MAD
+from viewer.collectives_view import COLLECTIVE_VIEW_TITLES, collectives_columns
 from viewer.histogram import DurationHistogramWidget
 from viewer.labels import ElidedLabel
 from viewer.ops_view import OPS_VIEW_TITLES, ops_columns
@@ -106,19 +107,7 @@ def columns_for(kind: str, frame: pd.DataFrame, report_labels: list[str]) -> lis
             Column("where", "Where", "text"), Column("start_ns", "Start (ns)"),
         ]  # fmt: skip
     if kind == COLLECTIVES_TAB:
-        return [
-            Column("collective", "Collective", "text"),
-            Column("communicator", "Communicator", "text"), Column("instance", "#", "int"),
-            Column("ranks", "Ranks", "int"),
-            Column("skew_ns", "Skew (ns)", "int", "Last rank's start − first rank's start"),
-            Column("end_skew_ns", "End skew (ns)", "int", "Last rank's end − first rank's "
-                   "end: after aligning on another collective, the residual skew"),
-            Column("straggler", "Straggler", "text", "The last report to start"),
-            Column("max_wait_ns", "Max wait (ns)", "int", "The longest any rank waited"),
-            Column("total_wait_ns", "Total wait (ns)", "int", "Every rank's wait, summed"),
-            Column("transfer_ns", "Transfer (ns)", "int", "Last end − last start"),
-            Column("first_start_ns", "Start (ns)"),
-        ]  # fmt: skip
+        return collectives_columns(frame)
     if kind == DIFF_TAB:
         return _DIFF_COLUMNS
     if kind == OPS_TAB:
@@ -232,6 +221,9 @@ class StatsPanel(QWidget):
         A row of the Ops tab was chosen (a ``dict`` of its fields).
     ops_view_changed(str)
         The Ops tab is to show another view (of :data:`viewer.ops_view.OPS_VIEW_TITLES`).
+    collective_view_changed(str)
+        The Collectives tab is to show another view (of
+        :data:`viewer.collectives_view.COLLECTIVE_VIEW_TITLES`).
     export_requested(str, str)
         Export CSV…: (suggested file name, the CSV text of the rows shown).
     """
@@ -247,6 +239,7 @@ class StatsPanel(QWidget):
     collective_selected = Signal(object)
     op_selected = Signal(object)
     ops_view_changed = Signal(str)
+    collective_view_changed = Signal(str)
     export_requested = Signal(str, str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -293,6 +286,11 @@ class StatsPanel(QWidget):
             self.ops_view_combo.addItem(text, key)
         self.ops_view_combo.setToolTip("What the Ops tab aggregates by")
         self.ops_view_combo.hide()
+        self.collective_view_combo = QComboBox(self)
+        for key, text in COLLECTIVE_VIEW_TITLES:
+            self.collective_view_combo.addItem(text, key)
+        self.collective_view_combo.setToolTip("Each matched collective, each type or each rank")
+        self.collective_view_combo.hide()
         self.filter_edit = QLineEdit(self)
         self.filter_edit.setPlaceholderText("Filter names (substring)")
         self.filter_edit.setClearButtonEnabled(True)
@@ -325,6 +323,7 @@ class StatsPanel(QWidget):
         scope_row.addWidget(self.by_report)
         scope_row.addWidget(self.diff_kind_combo)
         scope_row.addWidget(self.ops_view_combo)
+        scope_row.addWidget(self.collective_view_combo)
         filter_row = QHBoxLayout()
         filter_row.addWidget(self.filter_edit, 1)
         filter_row.addWidget(self.regex_box)
@@ -365,6 +364,9 @@ class StatsPanel(QWidget):
         self.ops_view_combo.currentIndexChanged.connect(
             lambda _i: self.ops_view_changed.emit(self.ops_view())
         )
+        self.collective_view_combo.currentIndexChanged.connect(
+            lambda _i: self.collective_view_changed.emit(self.collective_view())
+        )
         self.filter_edit.textChanged.connect(self._apply_filter)
         self.regex_box.toggled.connect(self._apply_filter)
         self.table.clicked.connect(self._on_clicked)
@@ -400,6 +402,15 @@ class StatsPanel(QWidget):
     def set_ops_view(self, view: str) -> None:
         """Show ``view`` in the Ops tab (emits :attr:`ops_view_changed` on a change)."""
         self.ops_view_combo.setCurrentIndex(max(self.ops_view_combo.findData(view), 0))
+
+    def collective_view(self) -> str:
+        """Return the view the Collectives tab shows (``instance``, ``type`` or ``rank``)."""
+        return self.collective_view_combo.currentData() or COLLECTIVE_VIEW_TITLES[0][0]
+
+    def set_collective_view(self, view: str) -> None:
+        """Show ``view`` in the Collectives tab (emits :attr:`collective_view_changed`)."""
+        index = max(self.collective_view_combo.findData(view), 0)
+        self.collective_view_combo.setCurrentIndex(index)
 
     def _row_kind(self) -> str:
         """The kind of the current tab's rows (the compared kind on the Diff tab)."""
@@ -584,6 +595,7 @@ class StatsPanel(QWidget):
         is_diff = kind == DIFF_TAB  # the whole reports: the scope does not apply
         self.diff_kind_combo.setVisible(is_diff)
         self.ops_view_combo.setVisible(kind == OPS_TAB)
+        self.collective_view_combo.setVisible(kind == COLLECTIVES_TAB)
         for widget in (self.range_combo, self.report_combo, self.by_report):
             widget.setVisible(not is_diff)
         if frame is not None and kind in OWN_TABS:

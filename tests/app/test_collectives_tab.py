@@ -66,3 +66,45 @@ def test_clicking_a_collective_centres_it_across_every_rank(qtbot, tab) -> None:
     selection = window.timeline.state.selection()
     assert (selection.t0_ns, selection.t1_ns) == (min(starts), max(ends))
     assert len(selection.rows) >= 4
+
+
+def test_the_by_type_view_sums_each_type_and_centres_its_worst_instance(qtbot, tab) -> None:
+    from analysis.collectives import collectives
+    from analysis.reportset import ReportSet
+
+    window, controller = tab
+    panel, truth = controller.panel, demo.demo_truth()
+    panel.set_collective_view("type")
+    listed = panel.current_frame()
+    assert list(listed["collective"]) == ["AllReduce"]
+    # A fresh match of the same reports, not the tab's own: the CLI's per-type table.
+    fresh = collectives(ReportSet(window.binding.shown_reports()),
+                        offsets_ns=window.binding.offsets_ns())  # fmt: skip
+    row, table = listed.iloc[0], fresh.summary.iloc[0]
+    assert int(row["count"]) == int(table["count"]) == truth.steps
+    assert int(row["total_wait_ns"]) == int(table["total_wait_ns"])
+    assert int(row["total_wait_ns"]) == int(fresh.instances["total_wait_ns"].sum())
+    assert row["worst_straggler"] == f"rank{truth.straggler_rank}.sqlite"
+    _click_row(qtbot, panel, 0)
+    worst = int(fresh.instances["total_wait_ns"].to_numpy().argmax())
+    ranks = fresh.ranks[fresh.ranks["instance_row"] == worst]
+    selection = window.timeline.state.selection()
+    assert (selection.t0_ns, selection.t1_ns) == (ranks["start_ns"].min(), ranks["end_ns"].max())
+    t0, t1 = window.timeline.view_range()
+    assert t0 <= selection.t0_ns
+    assert selection.t1_ns <= t1
+
+
+def test_the_by_rank_view_shares_the_wait_out_over_every_rank(qtbot, tab) -> None:
+    window, controller = tab
+    panel, truth = controller.panel, demo.demo_truth()
+    panel.set_collective_view("rank")
+    listed = panel.current_frame()
+    assert sorted(listed["report"]) == [f"rank{r}.sqlite" for r in range(truth.ranks)]
+    assert listed["wait_share"].sum() == pytest.approx(100.0)
+    assert (listed["instances"] == truth.steps).all()
+    before = window.timeline.view_range()
+    _click_row(qtbot, panel, 0)  # a rank's wait: nothing to centre
+    assert window.timeline.view_range() == before
+    panel.set_collective_view("instance")
+    assert len(panel.current_frame()) == truth.steps
