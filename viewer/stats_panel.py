@@ -596,8 +596,12 @@ class StatsPanel(QWidget):
         self.diff_kind_combo.setVisible(is_diff)
         self.ops_view_combo.setVisible(kind == OPS_TAB)
         self.collective_view_combo.setVisible(kind == COLLECTIVES_TAB)
-        for widget in (self.range_combo, self.report_combo, self.by_report):
-            widget.setVisible(not is_diff)
+        # Diff, Ops and Collectives cover the whole reports: no time range to choose (and
+        # their own selector takes its place, so the panel keeps its width).
+        whole = is_diff or kind in (OPS_TAB, COLLECTIVES_TAB)
+        for widget in (self.range_combo, self.by_report):
+            widget.setVisible(not whole)
+        self.report_combo.setVisible(not is_diff)
         if frame is not None and kind in OWN_TABS:
             self._show_list(kind, frame, self._list_status.get(kind, ""))
         elif frame is not None:
