@@ -23,10 +23,17 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from analysis.recipes._raw import filter_time_range
+
 __all__ = [
     "DOMAIN_CREATE",
     "RANGE_TYPES",
+    "GPU_COLUMNS",
+    "GPU_TABLES",
+    "RUNTIME_COLUMNS",
     "combine_api_gpu",
+    "gpu_calls",
+    "projection_tables",
     "domain_ranges",
     "pid_of",
     "project_onto_gpu",
@@ -36,6 +43,31 @@ __all__ = [
 DOMAIN_CREATE = 75
 #: Push/pop and start/end ranges (nsys's recipes leave out the payload variants 70, 71).
 RANGE_TYPES = (59, 60)
+
+
+#: The GPU work a launch call correlates with, as nsys's recipes read it.
+GPU_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
+              "CUPTI_ACTIVITY_KIND_MEMSET")  # fmt: skip
+#: The columns of :data:`GPU_TABLES` and of the runtime calls the projection needs.
+GPU_COLUMNS = ("correlationId", "globalPid", "start", "end")
+RUNTIME_COLUMNS = ("correlationId", "globalTid", "start", "end")
+
+
+def projection_tables(nvtx_columns: tuple[str, ...]) -> dict[str, tuple[str, ...] | None]:
+    """The tables (and columns) :func:`gpu_calls` and the NVTX ranges are read from."""
+    return {"StringIds": None, "NVTX_EVENTS": nvtx_columns,
+            "CUPTI_ACTIVITY_KIND_RUNTIME": RUNTIME_COLUMNS,
+            **dict.fromkeys(GPU_TABLES, GPU_COLUMNS)}  # fmt: skip
+
+
+def gpu_calls(raw, start_ns: int | None, end_ns: int | None) -> pd.DataFrame:  # noqa: ANN001
+    """Each runtime call with the GPU work it launched, the GPU work cut to the time range
+    (``raw``: :func:`analysis.recipes._raw.read_tables` of :func:`projection_tables`)."""
+    gpu = pd.concat(
+        [filter_time_range(raw[t], start_ns, end_ns, ("start", "end")) for t in GPU_TABLES],
+        ignore_index=True,
+    )
+    return combine_api_gpu(raw["CUPTI_ACTIVITY_KIND_RUNTIME"], gpu)
 
 
 def pid_of(global_ids: pd.Series) -> npt.NDArray[np.int64]:

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.recipes._ranges import combine_api_gpu, project_onto_gpu, range_text
+from analysis.recipes._ranges import gpu_calls, project_onto_gpu, projection_tables, range_text
 from analysis.recipes._raw import filter_time_range, read_tables, strings_of
 from analysis.recipes.base import RecipeOptions
 from analysis.recipes.pace import PacePartial, PaceRecipe
@@ -26,12 +26,6 @@ from analysis.recipes.pace import PacePartial, PaceRecipe
 __all__ = ["NvtxGpuProjPace", "NvtxPace"]
 
 _NVTX = ("text", "start", "end", "textId", "globalTid", "endGlobalTid")
-_GPU = ("correlationId", "globalPid", "start", "end")
-_GPU_TABLES = (
-    "CUPTI_ACTIVITY_KIND_KERNEL",
-    "CUPTI_ACTIVITY_KIND_MEMCPY",
-    "CUPTI_ACTIVITY_KIND_MEMSET",
-)
 
 
 def _partial(ranges: pd.DataFrame, session_start: int) -> PacePartial | None:
@@ -83,24 +77,11 @@ class NvtxGpuProjPace(PaceRecipe):
         raw = read_tables(
             report_path,
             options.use_cache,
-            {
-                "TARGET_INFO_SESSION_START_TIME": None,
-                "StringIds": None,
-                "NVTX_EVENTS": _NVTX,
-                "CUPTI_ACTIVITY_KIND_RUNTIME": ("correlationId", "globalTid", "start", "end"),
-                **dict.fromkeys(_GPU_TABLES, _GPU),
-            },
+            {"TARGET_INFO_SESSION_START_TIME": None, **projection_tables(_NVTX)},
         )
         if raw is None:
             return None
-        gpu = pd.concat(
-            [
-                filter_time_range(raw[t], options.start_ns, options.end_ns, ("start", "end"))
-                for t in _GPU_TABLES
-            ],
-            ignore_index=True,
-        )
-        cuda = combine_api_gpu(raw["CUPTI_ACTIVITY_KIND_RUNTIME"], gpu)
+        cuda = gpu_calls(raw, options.start_ns, options.end_ns)
         nvtx = raw["NVTX_EVENTS"]
         if cuda.empty or nvtx.empty:
             return None

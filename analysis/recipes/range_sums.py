@@ -28,9 +28,10 @@ import numpy.typing as npt
 import pandas as pd
 
 from analysis.recipes._ranges import (
-    combine_api_gpu,
     domain_ranges,
+    gpu_calls,
     project_onto_gpu,
+    projection_tables,
     range_text,
 )
 from analysis.recipes._raw import RawTables, filter_time_range, read_tables, strings_of
@@ -43,11 +44,6 @@ __all__ = ["MpiSum", "NcclGpuProjSum", "NcclSum", "RangeSum"]
 
 _STATS = ["Count", "Mean", "Std", "Min", "Q1", "Median", "Q3", "Max", "Sum"]
 _NVTX = ("text", "start", "end", "textId", "globalTid", "endGlobalTid", "domainId", "eventType")
-_GPU_TABLES = (
-    "CUPTI_ACTIVITY_KIND_KERNEL",
-    "CUPTI_ACTIVITY_KIND_MEMCPY",
-    "CUPTI_ACTIVITY_KIND_MEMSET",
-)
 _MPI_TABLES = (
     "MPI_P2P_EVENTS",
     "MPI_START_WAIT_EVENTS",
@@ -191,26 +187,10 @@ class NcclGpuProjSum(RangeSum):
     event = "range"
 
     def durations(self, report_path: Path, options: RecipeOptions) -> Durations | None:
-        raw = read_tables(
-            report_path,
-            options.use_cache,
-            {
-                "StringIds": None,
-                "NVTX_EVENTS": _NVTX,
-                "CUPTI_ACTIVITY_KIND_RUNTIME": ("correlationId", "globalTid", "start", "end"),
-                **dict.fromkeys(_GPU_TABLES, ("correlationId", "globalPid", "start", "end")),
-            },
-        )
+        raw = read_tables(report_path, options.use_cache, projection_tables(_NVTX))
         if raw is None:
             return None
-        gpu = pd.concat(
-            [
-                filter_time_range(raw[t], options.start_ns, options.end_ns, ("start", "end"))
-                for t in _GPU_TABLES
-            ],
-            ignore_index=True,
-        )
-        cuda = combine_api_gpu(raw["CUPTI_ACTIVITY_KIND_RUNTIME"], gpu)
+        cuda = gpu_calls(raw, options.start_ns, options.end_ns)
         nccl = _nccl(raw)
         if nccl.empty or cuda.empty:
             return None
