@@ -18,6 +18,7 @@ from analysis.stats.text import json_value as plain_json_value
 
 __all__ = [
     "column_strings",
+    "json_records",
     "json_table",
     "json_value",
     "printed_cells",
@@ -146,3 +147,12 @@ def json_table(frame: pd.DataFrame) -> tuple[list[str], list[list[object]]]:
     """(every column name, rows of JSON-ready values) of a result's frame."""
     rows = [[json_value(v) for v in row] for row in frame.itertuples(index=False, name=None)]
     return list(frame.columns), rows
+
+
+def json_records(frame: pd.DataFrame) -> list[dict[str, object]]:
+    """The frame's rows as JSON-ready objects keyed by column name (the CLI tables' JSON)."""
+    columns = [str(c) for c in frame.columns]
+    return [
+        dict(zip(columns, map(json_value, row), strict=True))
+        for row in frame.itertuples(index=False, name=None)
+    ]

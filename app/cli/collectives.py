@@ -21,7 +21,7 @@ from analysis.errors import AnalysisError
 from analysis.escape import escape_text
 from analysis.reportset import ReportSet
 from analysis.stats import StatsResult
-from analysis.stats.format import json_value
+from analysis.stats.format import json_records
 from analysis.stats.text import format_table
 from app.cli.common import (
     LoadBar,
@@ -85,14 +85,6 @@ def _table(frame: pd.DataFrame, fmt: str, title: str) -> str:
     return format_table(StatsResult(name="collectives", title=title, frame=frame), fmt)
 
 
-def _json_rows(frame: pd.DataFrame) -> list[dict]:
-    columns = list(frame.columns)
-    return [
-        dict(zip(columns, map(json_value, row), strict=True))
-        for row in frame.itertuples(index=False, name=None)
-    ]
-
-
 def format_collectives(
     instances: pd.DataFrame,
     summary: pd.DataFrame,
@@ -103,8 +95,8 @@ def format_collectives(
 ) -> str:
     """Render the three tables (and the notes) in ``fmt``: column, csv or json."""
     if fmt == "json":
-        body = {"collectives": _json_rows(instances), "summary": _json_rows(summary),
-                "rank_waits": _json_rows(waits), "notes": list(notes)}  # fmt: skip
+        body = {"collectives": json_records(instances), "summary": json_records(summary),
+                "rank_waits": json_records(waits), "notes": list(notes)}  # fmt: skip
         return json.dumps(body, indent=1) + "\n"
     tables = [_table(instances, fmt, "collectives"), _table(summary, fmt, "summary"),
               _table(waits, fmt, "rank waits")]  # fmt: skip

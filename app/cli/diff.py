@@ -21,7 +21,7 @@ from analysis.diff import (
 )
 from analysis.errors import AnalysisError
 from analysis.stats import StatsResult
-from analysis.stats.format import json_value
+from analysis.stats.format import json_records
 from analysis.stats.text import format_table
 from app.cli.common import (
     LoadBar,
@@ -98,10 +98,7 @@ def _options(args: argparse.Namespace) -> tuple[tuple[str, ...], DiffOptions]:
 def format_diff(frame, fmt: str) -> str:
     """Render a :func:`analysis.diff.diff_sets` table in ``fmt`` (column, csv or json)."""
     if fmt == "json":
-        columns = list(frame.columns)
-        rows = [dict(zip(columns, map(json_value, row), strict=True))
-                for row in frame.itertuples(index=False, name=None)]  # fmt: skip
-        return json.dumps(rows, indent=1) + "\n"
+        return json.dumps(json_records(frame), indent=1) + "\n"
     if fmt == "column":  # a readable number of digits on screen; csv keeps them all
         frame = frame.round(_DIGITS)
     text = format_table(StatsResult(name="diff", title="diff", frame=frame, units=_UNITS), fmt)

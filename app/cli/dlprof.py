@@ -16,7 +16,6 @@ import json
 import os
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from analysis.cache import cache_root
@@ -29,7 +28,7 @@ from analysis.outputs import (
     staged_folder,
     write_failure,
 )
-from analysis.stats.format import json_value
+from analysis.stats.format import json_records
 from app.cli.common import (
     LoadBar,
     Skips,
@@ -94,22 +93,10 @@ def _csv(frame: pd.DataFrame) -> str:
     return buffer.getvalue()
 
 
-def _cell(value: object) -> object:
-    return bool(value) if isinstance(value, np.bool_) else json_value(value)
-
-
-def _json_rows(frame: pd.DataFrame) -> list[dict]:
-    columns = [str(c) for c in frame.columns]
-    return [
-        dict(zip(columns, map(_cell, row), strict=True))
-        for row in frame.itertuples(index=False, name=None)
-    ]
-
-
 def format_tables(tables: dict[str, pd.DataFrame], fmt: str) -> str:
     """All tables as one text: CSV blocks after ``# name`` lines, or one JSON object."""
     if fmt == "json":
-        body = {name: _json_rows(frame) for name, frame in tables.items()}
+        body = {name: json_records(frame) for name, frame in tables.items()}
         return json.dumps(body, indent=1, ensure_ascii=False) + "\n"
     return "\n".join(f"# {name}\n{_csv(frame)}" for name, frame in tables.items())
 

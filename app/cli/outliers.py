@@ -18,7 +18,7 @@ from analysis.errors import AnalysisError
 from analysis.outliers import DEFAULT_THRESHOLD, OUTLIER_KINDS
 from analysis.reportset import ReportSet
 from analysis.stats import StatsResult
-from analysis.stats.format import json_value
+from analysis.stats.format import json_records
 from analysis.stats.text import format_table
 from analysis.xp import BACKENDS, get_xp
 from app.cli.common import (
@@ -82,20 +82,12 @@ def _table(frame: pd.DataFrame, fmt: str, title: str) -> str:
     return format_table(StatsResult(name="outliers", title=title, frame=frame), fmt)
 
 
-def _json_rows(frame: pd.DataFrame) -> list[dict]:
-    columns = list(frame.columns)
-    return [
-        dict(zip(columns, map(json_value, row), strict=True))
-        for row in frame.itertuples(index=False, name=None)
-    ]
-
-
 def format_outliers(
     instances: pd.DataFrame, reports: pd.DataFrame, fmt: str, notes: tuple[str, str] = ("", "")
 ) -> str:
     """Render the two ranked tables in ``fmt`` (column, csv or json); ``notes`` title them."""
     if fmt == "json":
-        return json.dumps({"instances": _json_rows(instances), "reports": _json_rows(reports)},
+        return json.dumps({"instances": json_records(instances), "reports": json_records(reports)},
                           indent=1) + "\n"  # fmt: skip
     first, second = _table(instances, fmt, "instances"), _table(reports, fmt, "reports")
     if fmt == "csv":

@@ -8,7 +8,6 @@ it takes a few seconds), reached by address and by scheduler file; one run lets
 from __future__ import annotations
 
 import json
-import logging
 import os
 import shutil
 import sys
@@ -29,20 +28,6 @@ RECIPES = [
     ("cuda_gpu_kern_hist", RecipeOptions()),
     ("gpu_time_util", RecipeOptions(chunks=20)),
 ]
-
-
-@pytest.fixture(scope="module")
-def cluster():
-    distributed = pytest.importorskip("distributed", reason="needs dask.distributed")
-    cluster = distributed.LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=True,
-        dashboard_address=":0",
-        silence_logs=logging.ERROR,
-    )
-    yield cluster
-    cluster.close()
 
 
 @pytest.fixture(scope="module")

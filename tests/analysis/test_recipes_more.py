@@ -9,7 +9,6 @@ recipe also gives identical output serially, in a process pool and on Dask.
 
 from __future__ import annotations
 
-import logging
 import shutil
 from pathlib import Path
 
@@ -93,20 +92,6 @@ def test_stats_recipe_equals_nsys_recipe(recipe: str, staged: Path, tmp_path: Pa
 MODE_RECIPES = [
     (name, RecipeOptions()) for name in [*sorted(_STATS), "cuda_api_sync", "cuda_memcpy_sync"]
 ]
-
-
-@pytest.fixture(scope="module")
-def cluster():
-    distributed = pytest.importorskip("distributed", reason="needs dask.distributed")
-    cluster = distributed.LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=True,
-        dashboard_address=":0",
-        silence_logs=logging.ERROR,
-    )
-    yield cluster
-    cluster.close()
 
 
 @requires_shared

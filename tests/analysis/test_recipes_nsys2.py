@@ -10,7 +10,6 @@ serially, in a process pool and on Dask.
 
 from __future__ import annotations
 
-import logging
 import shutil
 import sqlite3
 from pathlib import Path
@@ -256,20 +255,6 @@ MODE_RECIPES = [
     ("nccl_sum", "demo", RecipeOptions()),
     ("nccl_gpu_proj_sum", "demo", RecipeOptions()),
 ]
-
-
-@pytest.fixture(scope="module")
-def cluster():
-    distributed = pytest.importorskip("distributed", reason="needs dask.distributed")
-    cluster = distributed.LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=True,
-        dashboard_address=":0",
-        silence_logs=logging.ERROR,
-    )
-    yield cluster
-    cluster.close()
 
 
 def test_serial_processes_and_dask_give_identical_files(inputs, cluster, tmp_path) -> None:
