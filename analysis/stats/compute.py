@@ -21,7 +21,7 @@ from pathlib import Path
 from types import ModuleType
 
 from analysis import cache
-from analysis._sqlite import _ro_uri, quote_ident
+from analysis._sqlfile import _ro_uri, quote_ident
 from analysis.errors import AnalysisError, StrataError
 from analysis.stats import run_report
 from analysis.stats._base import StatsResult
