@@ -30,6 +30,7 @@ __all__ = [
     "SQLITE_MAGIC",
     "SqliteReport",
     "check_sqlite_header",
+    "is_sqlite_file",
     "limit_read_threads",
     "quote_ident",
     "read_workers",
@@ -133,6 +134,16 @@ def check_sqlite_header(path: Path) -> None:
             path,
             f"truncated file: {size} bytes on disk, the header promises {page_count * page_size}",
         )
+
+
+def is_sqlite_file(path: Path) -> bool:
+    """Whether ``path`` is a plain SQLite file to read as it is (not a folder, no ``-wal``)."""
+    if path.is_dir():
+        return False  # an arrowdir/parquetdir export folder: open_report reads it
+    # read_head refuses a FIFO or device without blocking. A report whose newest data are
+    # in a -wal file is read through open_report's private checkpointed copy instead.
+    head, _size = read_head(path, 16)
+    return head == SQLITE_MAGIC and pending_wal(path) is None
 
 
 class SqliteReport:
