@@ -34,6 +34,7 @@ from analysis.stats._base import (
     stat_block,
     timed_block,
 )
+from analysis.stats.plaintables import units_of
 
 __all__ = [
     "calls_frame",
@@ -48,7 +49,6 @@ _KERNEL = "CUPTI_ACTIVITY_KIND_KERNEL"
 _RUNTIME = "CUPTI_ACTIVITY_KIND_RUNTIME"
 _MEMCPY = "CUPTI_ACTIVITY_KIND_MEMCPY"
 _MEMSET = "CUPTI_ACTIVITY_KIND_MEMSET"
-_DUR = "dur"
 
 
 def kernel_name_ids(report: Report, args: tuple[str, ...]) -> np.ndarray:
@@ -161,19 +161,8 @@ def _xyz(frame: pd.DataFrame, x: str, y: str, z: str) -> np.ndarray:
 
 
 def _units(frame: pd.DataFrame, mem: bool = False) -> dict[str, str | None]:
-    """Unit categories of the standard columns (everything else is unit-less)."""
-    kind = "mem" if mem else _DUR
-    timed = {"Total Time", "Avg", "Med", "Min", "Max", "StdDev", "Total"}
-    units: dict[str, str | None] = {}
-    for col in frame.columns:
-        base = col
-        for prefix in ("Proj ", "T", "A", "Q", "K"):
-            if col.startswith(prefix) and col[len(prefix) :] in timed:
-                base = col[len(prefix) :]
-        units[col] = kind if base in timed else None
-    if "Time" in units:
-        units["Time"] = "ratio"
-    return units
+    """Unit categories of the standard columns (:func:`analysis.stats.plaintables.units_of`)."""
+    return units_of(frame.columns, mem)
 
 
 @register("cuda_gpu_kern_sum")
