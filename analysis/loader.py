@@ -564,7 +564,9 @@ def _factorize_wide(
 def _sorted_table(
     kind: str, data: dict[str, np.ndarray], track_id: np.ndarray, keys: pd.DataFrame, source: str
 ) -> EventTable:
-    data = dict(data)
+    # ``data`` is changed in place (the caller's raw columns): each column reordered
+    # replaces its raw one, which is freed then, so the peak is the raw table plus one
+    # column, not two tables.
     if "end_ns" not in data:
         data["end_ns"] = data["start_ns"]
     data["track_id"] = track_id
@@ -572,10 +574,23 @@ def _sorted_table(
     if order is not None:
         for name in list(data):
             # One column at a time, so the peak is one extra column, not a second table.
-            data[name] = data[name][order]
+            # A column of one value (a zero-stride view from the read) is its own reorder.
+            if not _is_constant_view(data[name]):
+                data[name] = data[name][order]
     return EventTable(
-        kind, {n: freeze(np.ascontiguousarray(c)) for n, c in data.items()}, keys, source
+        kind,
+        {
+            n: freeze(c if _is_constant_view(c) else np.ascontiguousarray(c))
+            for n, c in data.items()
+        },
+        keys,
+        source,
     )
+
+
+def _is_constant_view(column: np.ndarray) -> bool:
+    """Whether ``column`` is a zero-stride view of one value (as the reader hands over)."""
+    return len(column) > 1 and column.strides == (0,)
 
 
 class _TableBuilder:
@@ -671,7 +686,7 @@ def in_start_order(data: dict[str, np.ndarray | pa.Array]) -> dict[str, np.ndarr
         order[rows] = order[rows][np.lexsort((*reversed(keys), run_id))]
     return {
         name: column.take(pa.array(order)) if isinstance(column, pa.Array | pa.ChunkedArray)
-        else column[order]
+        else column if _is_constant_view(column) else column[order]
         for name, column in data.items()
     }  # fmt: skip
 

@@ -153,6 +153,8 @@ def kernel_name_ids(report: Report, variant: str = "demangled") -> npt.NDArray[n
         alt = kernels["mangled_name_id"]
     else:
         return ids
+    if len(alt) and int(alt.min()) >= 0:
+        return alt  # every kernel has one: the column itself, no copy per kernel
     return np.where(alt >= 0, alt, ids)
 
 

@@ -310,7 +310,17 @@ def kind_slices(report: Report, kind: EventKind) -> SliceTable:
         return kind.slices(report)
     table = report.tables[kind.tables[0]]
     names = kind.event_names(report, table_rows(report, kind.tables[0]))
-    return table_view(kind.name, table, names.codes, names.labels)
+    return table_view(kind.name, table, _label_ids(table, names.codes), names.labels)
+
+
+def _label_ids(table: EventTable, codes: np.ndarray) -> np.ndarray:
+    """Per-event label ids as int32: the table's own ``name_id`` column when they are its
+    values (the string pool's codes are its ids), so that no copy is kept per event (the
+    report's column is memory-mapped from the cache); else ``codes`` as int32."""
+    ids = table.columns.get("name_id")
+    if ids is not None and ids.dtype == np.int32 and np.array_equal(ids, codes):
+        return ids
+    return np.asarray(codes, dtype=np.int32)
 
 
 def row_labels(report: Report, kind: EventKind, rows: KindRows) -> tuple[np.ndarray, np.ndarray]:
