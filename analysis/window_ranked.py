@@ -7,19 +7,19 @@ name's longest duration earlier). Over such ranges every statistic is a lookup:
 
 - count: the range's length;
 - total and the exact sum of squares (sample std): block prefix sums (one per 64 events) plus
-  the at most 63 values at each end; squares are summed exactly as three 16-bit-limb
-  products, so the variance has no cancellation error;
+  the at most 63 values at each end; values are split in 16-bit limbs and squares summed
+  as limb products, exactly, so the variance has no cancellation error;
 - min, max and the exact median: the k-th smallest of the ranges of every report
   (:func:`analysis.wavelet.kth_smallest`).
 
 A query costs O(names × reports × value bits), independent of the window's size: ~10 ms for
 one name over 10 reports of 10 M events here, where a mask over 100 M rows alone takes 0.3 s.
 
-Memory per event: the position into the report's columns (int32), the value (int32), its bits
-(:class:`~analysis.wavelet.WaveletMatrix`, 3/16 B per bit) and 0.5 B of prefix sums. The
-start and end columns are the report's own (shared, memory-mapped from the cache).
-Only values in ``[0, 2**31)`` are indexed this way; :mod:`analysis.window_stats` keeps its
-sorted-values index for the rest (a damaged report's negative durations, or huge values).
+Memory per event: the position into the report's columns (int32), the value (int32; int64
+past 2^31), its bits (:class:`~analysis.wavelet.WaveletMatrix`, 3/16 B per bit) and ~0.6 B
+of prefix sums. The start and end columns are the report's own (shared, memory-mapped from
+the cache). Only values in ``[0, 2**48)`` are indexed this way; :mod:`analysis.window_stats`
+keeps its sorted-values index for the rest (a damaged report's negative durations) and CuPy.
 """
 
 from __future__ import annotations
@@ -35,35 +35,47 @@ from analysis.wavelet import WaveletMatrix, kth_smallest
 __all__ = ["RANK_LIMIT", "RankedReport", "WindowReduction", "fits_ranked", "ranked_stats"]
 
 #: Values at or above this (or below 0) are not ranked (int32 values, 31-bit limbs).
-RANK_LIMIT = 2**31
+RANK_LIMIT = 2**48
 _BLOCK = 64
 _LIMB = 16
+_NARROW = 2**31  # values below it are int32, in two 16-bit limbs (else int64, three)
 
 
 def fits_ranked(values: np.ndarray) -> bool:
-    """Whether a report's panel values can be ranked (0 <= value < 2**31, < 2**31 events)."""
-    if len(values) >= RANK_LIMIT:
+    """Whether a report's panel values can be ranked (0 <= value < 2**48, < 2**31 events)."""
+    if len(values) >= 2**31:
         return False
     return not len(values) or (int(values.min()) >= 0 and int(values.max()) < RANK_LIMIT)
 
 
-def _components(values: np.ndarray) -> tuple[np.ndarray, ...]:
-    """The sums a window needs per value: v, and v² as (a², ab, b²) with v = a·2^16 + b."""
+def _pairs(limbs: int) -> list[tuple[int, int]]:
+    return [(i, j) for i in range(limbs) for j in range(i, limbs)]
+
+
+def _component_count(limbs: int) -> int:
+    return limbs + len(_pairs(limbs))
+
+
+def _components(values: np.ndarray, limbs: int) -> list[np.ndarray]:
+    """The sums a window needs per value, each below 2^32 (so that 2^31 of them fit int64):
+    the 16-bit limbs ``c_i`` of ``v = Σ c_i 2^(16 i)``, then their products ``c_i c_j``
+    (i <= j), from which ``Σv`` and ``Σv²`` are exact."""
     v = values.astype(np.int64)
-    a, b = v >> _LIMB, v & ((1 << _LIMB) - 1)
-    return v, a * a, a * b, b * b
+    parts = [(v >> (_LIMB * i)) & ((1 << _LIMB) - 1) for i in range(limbs)]
+    return parts + [parts[i] * parts[j] for i, j in _pairs(limbs)]
 
 
-def _block_prefix(values: np.ndarray) -> np.ndarray:
-    """Return ``(4, blocks + 1)`` int64: the components summed over the first ``i`` blocks."""
+def _block_prefix(values: np.ndarray, limbs: int) -> np.ndarray:
+    """Return ``(components, blocks + 1)`` int64: the components summed over the first ``i``
+    blocks."""
     n = len(values)
     blocks = n // _BLOCK
-    out = np.zeros((4, blocks + 1), dtype=np.int64)
+    out = np.zeros((_component_count(limbs), blocks + 1), dtype=np.int64)
     step = 1 << 14  # blocks per chunk: ~8 MB of temporaries
     for lo in range(0, blocks, step):
         hi = min(lo + step, blocks)
         chunk = values[lo * _BLOCK : hi * _BLOCK].reshape(hi - lo, _BLOCK)
-        for c, part in enumerate(_components(chunk)):
+        for c, part in enumerate(_components(chunk, limbs)):
             out[c, lo + 1 : hi + 1] = part.sum(axis=1)
     np.cumsum(out, axis=1, out=out)  # each sum fits: < 2^31 events x < 2^32
     return out
@@ -78,7 +90,9 @@ class RankedReport:
     order
         Position ``i`` holds the event ``order[i]`` of the report's panel rows (int32).
     values
-        Their values, in that order (int32, >= 0).
+        Their values, in that order (int32 below 2^31, else int64; >= 0).
+    limbs
+        16-bit limbs per value in ``prefix`` (2 for int32 values, else 3).
     bounds
         Group ``g`` is positions ``[bounds[g], bounds[g + 1])`` (int64, groups of the index).
     longest
@@ -92,6 +106,7 @@ class RankedReport:
 
     order: np.ndarray
     values: np.ndarray
+    limbs: int
     bounds: np.ndarray
     longest: np.ndarray
     start_ns: np.ndarray
@@ -132,7 +147,9 @@ class RankedReport:
             del by_start
         bounds = np.zeros(n_groups + 1, dtype=np.int64)
         np.cumsum(np.bincount(codes, minlength=n_groups), out=bounds[1:])
-        values = np.asarray(part.values)[order].astype(np.int32)
+        narrow = not n or int(np.max(part.values)) < _NARROW
+        values = np.asarray(part.values)[order].astype(np.int32 if narrow else np.int64)
+        limbs = 2 if narrow else 3
         duration = np.asarray(part.end_ns)[order] - start[order]
         longest = np.zeros(n_groups, dtype=np.int64)
         present = np.flatnonzero(bounds[1:] > bounds[:-1])
@@ -147,6 +164,7 @@ class RankedReport:
         return cls(
             order=order,
             values=values,
+            limbs=limbs,
             bounds=bounds,
             longest=longest,
             start_ns=part.start_ns,
@@ -154,7 +172,7 @@ class RankedReport:
             rows=None if is_identity and one_table else rows,
             table_codes=None if one_table else np.asarray(part.table_codes),
             matrix=WaveletMatrix(values, width),
-            prefix=_block_prefix(values),
+            prefix=_block_prefix(values, limbs),
         )
 
     def pad_groups(self, n_groups: int) -> None:
@@ -186,7 +204,7 @@ class RankedReport:
         return np.concatenate([_ranges(w.first, w.end - w.first), w.loose_at])
 
     def sums_before(self, positions: np.ndarray) -> np.ndarray:
-        """The components (v, a², ab, b²) summed over positions ``[0, p)``: ``(4, len)``."""
+        """The components (:func:`_components`) summed over positions ``[0, p)``."""
         block = positions // _BLOCK
         out = self.prefix[:, block].copy()
         tail = positions - block * _BLOCK
@@ -196,7 +214,7 @@ class RankedReport:
             at = base[:, None] + np.arange(_BLOCK)
             inside = np.arange(_BLOCK) < tail[has_tail, None]
             vals = self.values[np.minimum(at, len(self.values) - 1)] * inside
-            for c, part in enumerate(_components(vals)):
+            for c, part in enumerate(_components(vals, self.limbs)):
                 out[c, has_tail] += part.sum(axis=1)
         return out
 
@@ -286,17 +304,20 @@ def ranked_stats(
     groups = np.arange(n_groups, dtype=np.int64)
     windows = []
     count = np.zeros(n_groups, dtype=np.int64)
-    sums = np.zeros((4, n_groups), dtype=np.int64)
+    limbs = max([r.limbs for r in reports] + [2])
+    sums = np.zeros((_component_count(limbs), n_groups), dtype=np.int64)
     for rep, off in zip(reports, offsets_ns, strict=True):
+        # A two-limb report's components, in the rows of ``limbs`` limbs (the rest are 0).
+        rows = _component_rows(rep.limbs, limbs)
         t0 = None if t0_ns is None else int(t0_ns) - int(off)
         t1 = None if t1_ns is None else int(t1_ns) - int(off)
         w = _window(rep, groups, t0, t1)
         windows.append(w)
         count += w.end - w.first + np.bincount(w.loose_group, minlength=n_groups)
         both = rep.sums_before(np.concatenate([w.first, w.end]))
-        sums += both[:, n_groups:] - both[:, :n_groups]
+        sums[rows] += both[:, n_groups:] - both[:, :n_groups]
         if len(w.loose_at):
-            for c, part in enumerate(_components(rep.values[w.loose_at])):
+            for c, part in enumerate(_components(rep.values[w.loose_at], limbs)):
                 np.add.at(sums[c], w.loose_group, part)
     keys = np.flatnonzero(count)
     count, sums = count[keys], sums[:, keys]
@@ -310,33 +331,60 @@ def ranked_stats(
     loose_query = [where[w.loose_group] for w in windows]
     loose_values = [rep.values[w.loose_at] for rep, w in zip(reports, windows, strict=True)]
     lq = np.concatenate(loose_query + [np.zeros(0, np.int64)])
-    lv = np.concatenate(loose_values + [np.zeros(0, np.int32)]).astype(np.int64)
+    lv = np.concatenate(loose_values + [np.zeros(0, np.int64)]).astype(np.int64)
     reps = 4
     lq = np.concatenate([lq + i * n_keys for i in range(reps)])
     lv = np.tile(lv, reps)
     found = kth_smallest([r.matrix for r in reports], starts, ends, ks, lq, lv)
     minimum, maximum, lo, hi = found.reshape(4, n_keys) if n_keys else (found,) * 4
-    total = sums[0]
-    mean = total.astype(np.float64) / count
+    total = _totals(count, sums, limbs)
+    if total.dtype == object:
+        mean = np.array([float(t) / c for t, c in zip(total, count.tolist(), strict=True)])
+    else:
+        mean = total.astype(np.float64) / count
     whole = (lo >> 1) + (hi >> 1) + (lo & hi & 1)
     median = whole.astype(np.float64) + ((lo ^ hi) & 1) * 0.5
     return WindowReduction(keys, count, total, minimum, maximum, mean, median,
-                           _std(count, sums))  # fmt: skip
+                           _std(count, sums, limbs))  # fmt: skip
 
 
-def _std(count: np.ndarray, sums: np.ndarray) -> np.ndarray:
+def _component_rows(limbs: int, into: int) -> np.ndarray:
+    """Where the components of ``limbs`` limbs sit among those of ``into`` limbs."""
+    pairs = _pairs(into)
+    return np.array(list(range(limbs)) + [into + pairs.index(p) for p in _pairs(limbs)])
+
+
+def _square_terms(limbs: int) -> list[tuple[int, int]]:
+    """``Σv² = Σ_k factor_k · 2^shift_k · S_k`` over the product components: (factor, shift)."""
+    return [(1 if i == j else 2, _LIMB * (i + j)) for i, j in _pairs(limbs)]
+
+
+def _totals(count: np.ndarray, sums: np.ndarray, limbs: int) -> np.ndarray:
+    """Exact ``Σv`` per group: int64, or Python ints where a total could pass int64."""
+    bound = sum(sums[i].astype(np.float64) * 2.0 ** (_LIMB * i) for i in range(limbs))
+    if not len(count) or float(np.max(bound)) < 2.0**62:
+        return sum(sums[i] << (_LIMB * i) for i in range(limbs)).astype(np.int64)
+    columns = [sums[i].tolist() for i in range(limbs)]
+    exact = [sum(c[g] << (_LIMB * i) for i, c in enumerate(columns)) for g in range(len(count))]
+    out = np.empty(len(count), dtype=object)
+    out[:] = exact
+    return out.astype(np.int64) if all(abs(v) < 2**63 for v in exact) else out
+
+
+def _std(count: np.ndarray, sums: np.ndarray, limbs: int) -> np.ndarray:
     """Sample std from exact sums: ``n Σv² − (Σv)²`` in float64 where that loses at most a few
     bits to cancellation, else with Python integers (groups of near-equal values)."""
     n = count.astype(np.float64)
-    square = sums[1] * 2.0 ** (2 * _LIMB) + sums[2] * 2.0 ** (_LIMB + 1) + sums[3]
-    total = sums[0].astype(np.float64)
+    terms = _square_terms(limbs)
+    square = sum(f * 2.0**shift * sums[limbs + k] for k, (f, shift) in enumerate(terms))
+    total = sum(sums[i].astype(np.float64) * 2.0 ** (_LIMB * i) for i in range(limbs))
     scaled = n * square
     numerator = scaled - total * total
     exact = np.flatnonzero(numerator < scaled * 2.0**-12)
     for g in exact.tolist():  # a loop over the groups whose values nearly agree
-        a2, ab, b2 = (int(sums[c, g]) for c in (1, 2, 3))
-        squares = (a2 << (2 * _LIMB)) + (ab << (_LIMB + 1)) + b2
-        numerator[g] = int(count[g]) * squares - int(sums[0, g]) ** 2
+        squares = sum(f * int(sums[limbs + k, g]) << shift for k, (f, shift) in enumerate(terms))
+        plain = sum(int(sums[i, g]) << (_LIMB * i) for i in range(limbs))
+        numerator[g] = int(count[g]) * squares - plain**2
     with np.errstate(divide="ignore", invalid="ignore"):
         var = numerator / (n * (n - 1))
     return np.where(count > 1, np.sqrt(np.maximum(var, 0.0)), 0.0)

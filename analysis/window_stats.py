@@ -342,9 +342,16 @@ class WindowIndex:
 
     def _ranked_sorted_values(self) -> tuple[np.ndarray, np.ndarray]:
         n_groups = max(self.name_count, 1)
+        groups = [np.repeat(np.arange(n_groups, dtype=np.int64), np.diff(p.bounds))
+                  for p in self._ranked]  # fmt: skip
+        if any(p.limbs > 2 for p in self._ranked):  # values past 2^31: no packed key
+            group = np.concatenate(groups)
+            values = np.concatenate([p.values for p in self._ranked]).astype(np.int64)
+            order = np.lexsort((values, group))
+            bounds = np.searchsorted(group[order], np.arange(self.name_count + 1))
+            return values[order], bounds.astype(np.int64)
         keys = []
-        for part in self._ranked:  # one packed (group, value) key per event, sorted once
-            group = np.repeat(np.arange(n_groups, dtype=np.int64), np.diff(part.bounds))
+        for part, group in zip(self._ranked, groups, strict=True):  # one packed key each
             key = np.left_shift(group, 31)
             key |= part.values
             keys.append(key)
