@@ -380,7 +380,7 @@ def _std(count: np.ndarray, sums: np.ndarray, limbs: int) -> np.ndarray:
     total = sum(sums[i].astype(np.float64) * 2.0 ** (_LIMB * i) for i in range(limbs))
     scaled = n * square
     numerator = scaled - total * total
-    exact = np.flatnonzero(numerator < scaled * 2.0**-12)
+    exact = np.flatnonzero((count > 1) & (numerator < scaled * 2.0**-12))  # one event: 0
     for g in exact.tolist():  # a loop over the groups whose values nearly agree
         squares = sum(f * int(sums[limbs + k, g]) << shift for k, (f, shift) in enumerate(terms))
         plain = sum(int(sums[i, g]) << (_LIMB * i) for i in range(limbs))
