@@ -267,8 +267,10 @@ def _project_nvtx(report: Report) -> pd.DataFrame:
 def table_rows(report: Report, table: str, rows: np.ndarray | None = None) -> KindRows:
     """Return rows ``rows`` (default: all) of ``report.tables[table]`` as :class:`KindRows`."""
     events = report.tables[table]
-    if rows is None:
-        rows = np.arange(len(events))
+    if rows is None:  # every row: the table's own (memory-mapped) columns, not copies
+        n = len(events)
+        return KindRows((table,), np.zeros(n, np.int8), np.arange(n, dtype=np.int64),
+                        events.start_ns, events.end_ns, events["track_id"])  # fmt: skip
     rows = np.asarray(rows, dtype=np.int64)
     return KindRows(
         (table,), np.zeros(len(rows), np.int8), rows, events.start_ns[rows],
