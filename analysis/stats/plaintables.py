@@ -25,6 +25,7 @@ __all__ = [
     "kernel_table",
     "memory_size_table",
     "memory_time_table",
+    "nvtx_table",
     "units_of",
 ]
 
@@ -128,6 +129,15 @@ def calls_table(name: str, title: str, labels: list, stats: PlainGroupStats) -> 
     """cuda_api_sum's and osrt_sum's table: groups in name-id order (NULL last) in."""
     columns = [*_timed_columns(stats, "Num Calls"), ("Name", _OBJECT, labels)]
     return _table(name, title, columns, [("Total Time", False)])
+
+
+def nvtx_table(name: str, title: str, keys: list, stats: PlainGroupStats) -> PlainResult:
+    """nvtx_sum's table from one (range label, style) and statistics per group."""
+    styles = [style for _, style in keys]
+    labels = [label for label, _ in keys]
+    columns = [*_timed_columns(stats, "Instances"), ("Style", _OBJECT, styles),
+               ("Range", _OBJECT, labels)]  # fmt: skip
+    return _table(name, title, columns, [("Total Time", False), ("Range", True)])
 
 
 def memory_time_table(name: str, title: str, labels: list, stats: PlainGroupStats) -> PlainResult:
