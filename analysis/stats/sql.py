@@ -133,7 +133,7 @@ def _distinct_labels(labels: list) -> list:
 
 
 #: What a summary function returns: the table builder, one label per group, the groups.
-_Groups = tuple[Callable[..., PlainResult], list, PlainGroupStats]
+_Groups = tuple[Callable[..., plaintables.Table], list, PlainGroupStats]
 
 
 def _kernels(ctx: _Db, args: tuple[str, ...]) -> _Groups:
@@ -262,7 +262,11 @@ def _nvtx(ctx: _Db, args: tuple[str, ...]) -> _Groups:
             groups.setdefault(key, []).append((last if end == -1 else end) - start)
     # (label, style) ascending, NULL labels last: the column path's group order.
     keys = sorted(groups, key=lambda k: (k[0] is None, k[0] or "", k[1]))
-    return plaintables.nvtx_table, keys, group_stats([groups[k] for k in keys])
+    return _range_table, keys, group_stats([groups[k] for k in keys])
+
+
+def _range_table(keys: list[tuple], stats: PlainGroupStats) -> plaintables.Table:
+    return plaintables.nvtx_table([k[0] for k in keys], [k[1] for k in keys], stats)
 
 
 #: Summary spec (name and arguments as :func:`parse_spec` normalises them) -> function.
@@ -336,8 +340,8 @@ def _result(ctx: _Db, name: str) -> PlainResult:
     report_spec, args = parse_spec(name)
     try:
         build, labels, stats = _SUMMARIES[name](ctx, args)
-        return build(name, report_spec.title, labels, stats)
-    except OverflowError as exc:
+        return PlainResult(name, report_spec.title, *build(labels, stats))
+    except plaintables.TotalOverflowError as exc:
         # nsys's sum() fails there; the column path names the group as nsys fails.
         raise NotServed(str(exc)) from exc
     except _Skip as skip:
