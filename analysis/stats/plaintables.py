@@ -26,7 +26,6 @@ from analysis.plainstats import PlainGroupStats, sqlite_round
 from analysis.stats.plain import PlainColumn
 
 __all__ = [
-    "Column",
     "Table",
     "TotalOverflowError",
     "calls_table",
@@ -48,7 +47,7 @@ _TIMED = frozenset({"Total Time", "Avg", "Med", "Min", "Max", "StdDev", "Total"}
 _INT, _FLOAT, _OBJECT = "<i8", "<f8", "object"
 
 #: One column of a table: (name, dtype text, values).
-Column = tuple[str, str, list]
+_Column = tuple[str, str, list]
 #: A built table: its columns in order, and the unit of each.
 Table = tuple[tuple[PlainColumn, ...], dict[str, str | None]]
 
@@ -114,7 +113,7 @@ def stat_columns(
     total_name: str | None = "Total Time",
     rounded: bool = True,
     labels: Sequence | None = None,
-) -> list[Column]:
+) -> list[_Column]:
     """The standard statistics columns in nsys's order: ``total_name``, ``count_name``
     (each left out when None), then ``{prefix}Avg``, ``Med``, ``Min``, ``Max``, ``StdDev``.
 
@@ -125,7 +124,7 @@ def stat_columns(
     rnd: Callable[[list], list] = (
         (lambda v: [sqlite_round(x) for x in v]) if rounded else (lambda v: [float(x) for x in v])
     )
-    cols: list[Column] = []
+    cols: list[_Column] = []
     if total_name:
         cols.append((total_name, _INT, checked_totals(stats.total, labels)))
     if count_name:
@@ -140,7 +139,7 @@ def stat_columns(
     return cols
 
 
-def timed_columns(stats: PlainGroupStats, count_name: str, labels: Sequence) -> list[Column]:
+def _timed_columns(stats: PlainGroupStats, count_name: str, labels: Sequence) -> list[_Column]:
     """``Time`` (the percent column) then :func:`stat_columns`; the totals are checked first,
     so that an overflowing group is named."""
     block = stat_columns(stats, count_name=count_name, labels=labels)
@@ -171,7 +170,7 @@ def row_order(columns: Mapping[str, list], by: Sequence[tuple[str, bool]], n: in
     return order
 
 
-def _table(columns: list[Column], by: Sequence[tuple[str, bool]], mem: bool = False) -> Table:
+def _table(columns: list[_Column], by: Sequence[tuple[str, bool]], mem: bool = False) -> Table:
     """The columns with their rows in :func:`row_order`, and their units."""
     order = row_order({c: v for c, _, v in columns}, by, len(columns[0][2]))
     cols = tuple(PlainColumn(c, dtype, [v[i] for i in order]) for c, dtype, v in columns)
@@ -180,19 +179,19 @@ def _table(columns: list[Column], by: Sequence[tuple[str, bool]], mem: bool = Fa
 
 def kernel_table(labels: list, stats: PlainGroupStats) -> Table:
     """cuda_gpu_kern_sum's table from one name and statistics per group."""
-    columns = [*timed_columns(stats, "Instances", labels), ("Name", _OBJECT, labels)]
+    columns = [*_timed_columns(stats, "Instances", labels), ("Name", _OBJECT, labels)]
     return _table(columns, [("Total Time", False), ("Instances", True), ("Name", True)])
 
 
 def calls_table(labels: list, stats: PlainGroupStats) -> Table:
     """cuda_api_sum's and osrt_sum's table: groups in name-id order (NULL last) in."""
-    columns = [*timed_columns(stats, "Num Calls", labels), ("Name", _OBJECT, labels)]
+    columns = [*_timed_columns(stats, "Num Calls", labels), ("Name", _OBJECT, labels)]
     return _table(columns, [("Total Time", False)])
 
 
 def memory_time_table(labels: list, stats: PlainGroupStats) -> Table:
     """cuda_gpu_mem_time_sum's table from one operation name per group."""
-    columns = [*timed_columns(stats, "Count", labels), ("Operation", _OBJECT, labels)]
+    columns = [*_timed_columns(stats, "Count", labels), ("Operation", _OBJECT, labels)]
     return _table(columns, [("Total Time", False), ("Operation", True)])
 
 
@@ -207,7 +206,7 @@ def memory_size_table(labels: list, stats: PlainGroupStats) -> Table:
 def nvtx_table(labels: list, styles: list | None, stats: PlainGroupStats) -> Table:
     """nvtx_sum's table (and nvtx_pushpop_sum's, nvtx_startend_sum's without ``styles``):
     one range label (and style) per group, groups in (label, style) order."""
-    columns = [*timed_columns(stats, "Instances", labels)]
+    columns = [*_timed_columns(stats, "Instances", labels)]
     if styles is not None:
         columns.append(("Style", _OBJECT, styles))
     columns.append(("Range", _OBJECT, labels))
