@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from analysis._sqlfile import SqliteReport, quote_ident
+from analysis.schema import NVTX_RANGE_TYPES
 
 __all__ = [
     "ALL_SPECS",
@@ -241,8 +242,33 @@ def suspect_rows(db: SqliteReport, kind: str, strings: StringPool, checked: set[
     elif kind == "nvtx":
         # A range that ends before it starts, or an open one lasting beyond int64 (both
         # judged by _finish_nvtx); -1 is the loader's "no end".
-        suspect.append('"start" < 0')
+        suspect.append(_open_overflow(db, table, present))
         if "end" in q:
             suspect.append('("end" < "start" AND "end" != -1)')
     suspect += [strings.absent_sql(q[s]) for s in names if s in q]
     return " OR ".join(suspect)
+
+
+def _open_overflow(db: SqliteReport, table: str, present: set[str]) -> str:
+    """An SQL condition true on the NVTX rows whose loaded duration passes int64: the open
+    ranges (no end, or -1) that start so far before the largest NVTX timestamp (where the
+    loader ends them) that ``end - start`` overflows. A mark or a closed range starting
+    before 0 is fine (a closed range's own ``end - start`` is summed by the caller).
+
+    Where that largest timestamp is not one integer (a table the other terms refuse
+    anyway), every row starting before 0.
+    """
+    end = '"end"' if "end" in present else "NULL"
+    last_end = f"max(CASE WHEN {end} != -1 THEN {end} END)"
+    row = db.execute(f'SELECT max("start"), {last_end} FROM {quote_ident(table)}')
+    ends = [v for v in row[0] if v is not None] if row else []
+    if not ends:
+        return "0"  # no rows: nothing to refuse
+    if not all(type(v) is int for v in ends):
+        return '"start" < 0'
+    event_type = 'coalesce("eventType", 0)' if "eventType" in present else "0"
+    ranges = ", ".join(str(t) for t in NVTX_RANGE_TYPES)
+    return (
+        f'("start" < 0 AND coalesce({end}, -1) = -1 AND {event_type} IN ({ranges}) '
+        f"AND typeof({max(ends)} - \"start\") = 'real')"
+    )

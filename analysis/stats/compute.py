@@ -39,6 +39,7 @@ SQL_MAX_ROWS = 8_000
 SQL_MAX_BYTES = 64 * 2**20
 #: The tables each summary of the SQL path reads.
 _TABLES = {
+    "nvtx_sum": ("NVTX_EVENTS",),
     "cuda_gpu_kern_sum": ("CUPTI_ACTIVITY_KIND_KERNEL",),
     "cuda_api_sum": ("CUPTI_ACTIVITY_KIND_RUNTIME",),
     "osrt_sum": ("OSRT_API",),

@@ -17,7 +17,9 @@ The answers are the column path's to the byte:
   (:class:`NotServed`), so the column path refuses it with its own message;
 * SQLite selects each summary's rows, resolves what names them (``coalesce`` of the kernel
   name columns, the copy kinds that have a label, OS runtime calls only) and returns one
-  ``(group key, value)`` per event; :func:`analysis.plainstats.group_stats` reduces them as
+  ``(group key, value)`` per event (for ``nvtx_sum``, every NVTX row: the loader's rules for
+  open ranges and domains are applied in Python, labels and styles by
+  :mod:`analysis.nametext`); :func:`analysis.plainstats.group_stats` reduces them as
   the column path's engine does (totals exact, medians exact, every double the engine's to
   the last bit: a Hypothesis test compares the two);
 * the groups are labelled by the shared spelling rules (:mod:`analysis.nametext`) and
@@ -41,9 +43,16 @@ from analysis._sqlfile import SqliteReport, quote_ident
 from analysis._stringpool import PlainStrings
 from analysis._tablespecs import ALL_SPECS, REQUIRED, suspect_rows
 from analysis.errors import StrataError
-from analysis.nametext import MEMSET_NAME, api_display_name, memcpy_name
+from analysis.nametext import (
+    MEMSET_NAME,
+    api_display_name,
+    memcpy_name,
+    nvtx_domain_names,
+    nvtx_label,
+    nvtx_style,
+)
 from analysis.plainstats import PlainGroupStats, group_stats
-from analysis.schema import OSRT_CLASS_CALL
+from analysis.schema import NVTX_RANGE_TYPES, NVTX_TYPE_DOMAIN_CREATE, OSRT_CLASS_CALL
 from analysis.stats import plaintables
 from analysis.stats.catalog import parse_spec
 from analysis.stats.plain import PlainResult
@@ -54,6 +63,7 @@ _KERNEL = "CUPTI_ACTIVITY_KIND_KERNEL"
 _RUNTIME = "CUPTI_ACTIVITY_KIND_RUNTIME"
 _MEMCPY = "CUPTI_ACTIVITY_KIND_MEMCPY"
 _MEMSET = "CUPTI_ACTIVITY_KIND_MEMSET"
+_NVTX = "NVTX_EVENTS"
 
 
 class NotServed(Exception):  # noqa: N818 - a control-flow signal, caught by compute
@@ -123,7 +133,7 @@ def _distinct_labels(labels: list) -> list:
 
 
 #: What a summary function returns: the table builder, one label per group, the groups.
-_Groups = tuple[Callable[..., PlainResult], list, PlainGroupStats]
+_Groups = tuple[Callable[..., plaintables.Table], list, PlainGroupStats]
 
 
 def _kernels(ctx: _Db, args: tuple[str, ...]) -> _Groups:
@@ -190,8 +200,78 @@ def _memory_size(ctx: _Db, args: tuple[str, ...]) -> _Groups:
     return plaintables.memory_size_table, *_memory(ctx, "bytes")
 
 
+def _pid(global_tid: int) -> int:
+    """:func:`analysis.schema.pid_of` of one id."""
+    return (global_tid >> 24) & 0xFFFFFF
+
+
+def _nvtx_rows(ctx: _Db) -> list[tuple]:
+    """Every NVTX_EVENTS row as the loader reads it: (rowid, start, end or -1, event type,
+    pid (bits 24-47 of globalTid), domain id, text or None), the text
+    ``coalesce(StringIds[textId], text)``.
+
+    NotServed where an inline text is not UTF-8 text (the column path reads it through
+    Arrow; a number would be its text, invalid bytes are refused there).
+    """
+    t = _NVTX
+    text = ctx.column(t, "text")
+    if text != "NULL" and ctx.db.any_row(t, "typeof(text) NOT IN ('text', 'null')"):
+        raise NotServed("NVTX text that is not text")
+
+    def filled(column: str, fill: int) -> str:
+        return f"coalesce({ctx.column(t, column)}, {fill})"
+
+    rows = ctx.db.execute(
+        f'SELECT rowid, "start", {filled("end", -1)}, {filled("eventType", 0)}, '
+        f"{filled('globalTid', 0)}, {filled('domainId', 0)}, "
+        f"{ctx.string_id(t, 'textId')}, CAST({text} AS BLOB) FROM {quote_ident(t)}"
+    )
+    out = []
+    try:
+        for rowid, start, end, event_type, tid, domain, text_id, inline in rows:
+            if text_id is not None:
+                label = ctx.strings.text(text_id)
+            else:
+                label = None if inline is None else inline.decode("utf-8")
+            out.append((rowid, start, end, event_type, _pid(tid), domain, label))
+    except UnicodeDecodeError as exc:
+        raise NotServed("NVTX text that is not UTF-8") from exc
+    except KeyError as exc:  # the checks refuse such a report before: never here
+        raise NotServed(f"StringIds lacks id {exc}") from exc
+    return out
+
+
+def _nvtx(ctx: _Db, args: tuple[str, ...]) -> _Groups:
+    """nvtx_sum: ranges grouped by (label, style), as analysis.stats.nvtx_reports."""
+    if not ctx.has(_NVTX):
+        raise _Skip(f"{ctx.name} does not contain NV Tools Extension (NVTX) data.")
+    rows = _nvtx_rows(ctx)
+    # The loader's rules (analysis.loader._finish_nvtx): an open range (no end, or -1)
+    # ends at the largest NVTX timestamp.
+    last = max((max(r[1], r[2]) if r[2] != -1 else r[1] for r in rows), default=0)
+    domains = nvtx_domain_names(
+        (start, rowid, pid, domain, "" if text is None else text)
+        for rowid, start, _, event_type, pid, domain, text in rows
+        if event_type == NVTX_TYPE_DOMAIN_CREATE
+    )
+    groups: dict[tuple, list[int]] = {}
+    for _, start, end, event_type, pid, domain, text in rows:
+        if event_type in NVTX_RANGE_TYPES:
+            label = nvtx_label(domains.get((pid, domain)), text)
+            key = (label, nvtx_style(event_type))
+            groups.setdefault(key, []).append((last if end == -1 else end) - start)
+    # (label, style) ascending, NULL labels last: the column path's group order.
+    keys = sorted(groups, key=lambda k: (k[0] is None, k[0] or "", k[1]))
+    return _range_table, keys, group_stats([groups[k] for k in keys])
+
+
+def _range_table(keys: list[tuple], stats: PlainGroupStats) -> plaintables.Table:
+    return plaintables.nvtx_table([k[0] for k in keys], [k[1] for k in keys], stats)
+
+
 #: Summary spec (name and arguments as :func:`parse_spec` normalises them) -> function.
 _SUMMARIES: dict[str, Callable] = {
+    "nvtx_sum": _nvtx,
     "cuda_gpu_kern_sum": _kernels,
     "cuda_gpu_kern_sum:base": _kernels,
     "cuda_gpu_kern_sum:mangled": _kernels,
@@ -260,8 +340,8 @@ def _result(ctx: _Db, name: str) -> PlainResult:
     report_spec, args = parse_spec(name)
     try:
         build, labels, stats = _SUMMARIES[name](ctx, args)
-        return build(name, report_spec.title, labels, stats)
-    except OverflowError as exc:
+        return PlainResult(name, report_spec.title, *build(labels, stats))
+    except plaintables.TotalOverflowError as exc:
         # nsys's sum() fails there; the column path names the group as nsys fails.
         raise NotServed(str(exc)) from exc
     except _Skip as skip:

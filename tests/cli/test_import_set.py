@@ -105,17 +105,19 @@ def test_version_imports_no_sub_command(tmp_path: Path) -> None:
     assert "analysis.model" not in modules
 
 
-@pytest.mark.parametrize("specs", ["cuda_gpu_kern_sum", "cuda_api_sum,osrt_sum"])
+@pytest.mark.parametrize("specs", ["cuda_gpu_kern_sum", "cuda_api_sum,osrt_sum", None])
 def test_first_stats_on_a_small_report_imports_nothing_heavy(
-    specs: str, report: Path, tmp_path: Path
+    specs: str | None, report: Path, tmp_path: Path
 ) -> None:
     """The SQL path (the default for a report this small): the first run (no stored answer
-    yet, which it stores) and the second (answered) import nothing heavy."""
+    yet, which it stores) and the second (answered) import nothing heavy; None: the default
+    summary set (nvtx_sum first), as a plain ``stats R``."""
     env = {**os.environ, "STRATA_CACHE_DIR": str(tmp_path / "fresh-cache")}
     env.pop("STRATA_STATS_PATH", None)
+    args = ("stats", str(report)) if specs is None else ("stats", "-r", specs, str(report))
     for run in ("first", "answered"):
         out = tmp_path / f"{run}.json"
-        proc = run_python("-c", _PROBE, str(out), "stats", "-r", specs, str(report), env=env)
+        proc = run_python("-c", _PROBE, str(out), *args, env=env)
         assert proc.returncode == 0, proc.stderr
         modules = {m.split(".")[0] for m in json.loads(out.read_text())["modules"]}
         assert not modules & HEAVY, f"{run} run imports {sorted(modules & HEAVY)}"
