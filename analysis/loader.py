@@ -325,9 +325,18 @@ def _column_read(db: ReportDatabase, kind: str, strings: StringTable) -> ColumnR
 
 
 def _text_column(text: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:
-    """NVTX inline text as Arrow strings (blobs decoded leniently, numbers as their text)."""
+    """NVTX inline text as Arrow strings (blobs decoded leniently, numbers as their text).
+
+    SQLite stores whatever bytes a writer gave it as TEXT, and the ADBC driver hands them
+    over as an Arrow string column unchecked: text that is not UTF-8 is decoded leniently
+    too (U+FFFD for each bad byte, as StringIds are), never passed on to fail later.
+    """
     if pa.types.is_string(text.type):
-        return text
+        try:
+            text.validate(full=True)
+            return text
+        except pa.ArrowInvalid:
+            text = text.cast(pa.binary())  # the same bytes, then decoded as a blob's
     if pa.types.is_binary(text.type) or pa.types.is_large_binary(text.type):
         return pa.array(
             [None if v is None else v.decode("utf-8", "replace") for v in text.to_pylist()],
