@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QThreadPool, QTimer
 
 from analysis import cache, loader, open_report
 from analysis.reportset import ReportSet
@@ -192,3 +192,37 @@ def test_closing_a_report_while_its_first_kernels_are_shown_cancels_its_load(
     assert window.report_list.entries() == []
     assert window.binding.shown_reports() == ()
     assert cache.load_cached(cache.cache_key(report), report) is None
+
+
+@requires_shared
+def test_reports_opened_together_each_draw_their_first_kernels_while_loading(
+    qtbot, make_window, held_kernels, tmp_path: Path
+) -> None:
+    # As many reports as the job runner has workers: their loads must not leave the layout
+    # of what they hand over queued behind them.
+    window = make_window()
+    count = max(2, QThreadPool.globalInstance().maxThreadCount())
+    paths = []
+    for i in range(count):
+        paths.append(tmp_path / f"r{i}" / FOUR_STREAMS.name)
+        paths[-1].parent.mkdir()
+        shutil.copyfile(FOUR_STREAMS, paths[-1])
+    entries = window.open_paths(paths)
+
+    def drawn_per_report() -> list[int]:
+        shown = window.binding.shown_set()
+        counts = [0] * len(shown)
+        for track in window.binding.tracks():
+            if track.kind == "gpu_stream":
+                for name, track_id in track.parts:
+                    offsets = shown.slice_tables(track.report_index)[name].track_offsets
+                    counts[track.report_index] += int(offsets[track_id + 1] - offsets[track_id])
+        return counts
+
+    qtbot.waitUntil(
+        lambda: drawn_per_report() == [SMALL_LEAD_ROWS] * count, timeout=LOAD_TIMEOUT_MS
+    )
+    assert all(entry.state == LOADING for entry in entries)
+    held_kernels.set()
+    qtbot.waitUntil(lambda: all(e.state == LOADED for e in entries), timeout=LOAD_TIMEOUT_MS)
+    wait_idle(qtbot, window)
