@@ -391,9 +391,12 @@ class _Partials:
     def lead(self, kind: str, columns: Mapping[str, np.ndarray]) -> None:
         """Hand over the first rows of the GPU table ``kind`` while the rest is read."""
         scratch = _TableBuilder(self.db, self.strings, None)
-        # A copy: the views are of the columns still being filled, which the complete
-        # table becomes (holding them would keep that whole table alive).
-        scratch.add(kind, {name: np.array(column) for name, column in columns.items()})
+        try:
+            # A copy: the views are of the columns still being filled, which the complete
+            # table becomes (holding them would keep that whole table alive).
+            scratch.add(kind, {name: np.array(column) for name, column in columns.items()})
+        except CorruptReportError:
+            return  # the whole table's build refuses it, counting every row, as ever
         for other in _GPU_KINDS:
             if other != kind:
                 scratch.add(other, _empty_columns(other))

@@ -188,3 +188,28 @@ def test_cancel_on_the_early_partial_stops_the_load(
     assert len(partials) == 1
     assert "kernels" in partials[0].pending
     assert cache.load_cached(cache.cache_key(copy), copy) is None
+
+
+@requires_shared
+def test_a_bad_kernel_among_the_first_is_refused_as_a_whole_open_refuses_it(
+    tmp_path: Path, held_kernels
+) -> None:
+    from analysis import CorruptReportError
+    from tests.helpers import mutate_sqlite
+
+    held_kernels.set()  # only the small chunks here
+    copy = tmp_path / FOUR_STREAMS.name
+    shutil.copyfile(FOUR_STREAMS, copy)
+    # Two kernels that end before they start: one in the lead chunk, one after it.
+    mutate_sqlite(
+        copy,
+        'UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET "end" = start - 1 WHERE rowid IN (2, 150)',
+    )
+    with pytest.raises(CorruptReportError) as whole:
+        open_report(copy, use_cache=False)
+    partials: list[Report] = []
+    with pytest.raises(CorruptReportError) as progressive:
+        open_report(copy, use_cache=False, on_partial=partials.append)
+    assert "2 events that end before they start" in str(whole.value)
+    assert str(progressive.value) == str(whole.value)
+    assert all(len(p.tables["kernels"]) == 0 for p in partials)
