@@ -11,7 +11,8 @@ How it is fast (benchmarks/bench_load.py, 2-core machine):
   dtype (no full Arrow table, no concatenation);
 * each table is built as soon as its last range arrives (validation, nesting levels, track
   codes, sort) and handed to ``table_sink`` (the cache writer) while later tables are still
-  being read; the GPU tables come first, the CUDA API last;
+  being read; the GPU tables come first, the CUDA API last; a progressive open reads the
+  first 131,072 kernels as a chunk of their own and hands them over at once (:class:`_Partials`);
 * track codes are O(n) (single-valued key columns cost two reductions), the (track, start)
   order is skipped when the rows already are in it and is a radix sort of int16 codes when
   only the tracks interleave; nesting levels touch only clusters of overlapping calls.
