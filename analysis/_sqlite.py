@@ -170,6 +170,7 @@ class ReportDatabase(SqliteReport):
         progress: Callable[[float], None] | None = None,
         cancel: Callable[[], None] | None = None,
         on_done: Callable[[int, dict[str, np.ndarray]], None] | None = None,
+        on_lead: Callable[[int, dict[str, np.ndarray]], None] | None = None,
     ) -> list[dict[str, np.ndarray] | None]:
         """Read several tables' columns in parallel rowid ranges; return NumPy columns.
 
@@ -183,6 +184,13 @@ class ReportDatabase(SqliteReport):
         With ``on_done``, each table is handed over as ``on_done(index, columns)`` on the
         calling thread as soon as its last chunk arrives (its entry in the returned list is
         then None), so the caller's work on it overlaps the reading of later tables.
+
+        With ``on_lead``, a table whose :class:`ColumnRead` asks for a short first chunk
+        (``lead_rows``) is shown early: ``on_lead(index, columns)`` is called on the calling
+        thread once that chunk has arrived while the rest of the table is still being read.
+        ``columns`` are read-only views of the chunk's rows in the table's preallocated
+        columns (those named in ``dtypes``): valid until the table is handed over, so the
+        caller copies what it keeps.
         """
         _tune_malloc()
         max_rows = max(CHUNK_ROWS, self.path.stat().st_size // 4)
@@ -197,7 +205,7 @@ class ReportDatabase(SqliteReport):
             where = (
                 "WHERE 0"
                 if plan.lo is None
-                else f"WHERE rowid >= {a} AND rowid < {a + plan.step} ORDER BY rowid"
+                else f"WHERE rowid >= {a} AND rowid < {plan.chunk_end(a)} ORDER BY rowid"
             )
             table = self._read_chunk(f"{plan.select} {where}")
             offset = 0
@@ -215,7 +223,9 @@ class ReportDatabase(SqliteReport):
 
         results: list[dict[str, np.ndarray] | None] = [None] * len(plans)
         with ThreadPoolExecutor(read_workers(), thread_name_prefix="strata-read") as pool:
-            futures = {pool.submit(run, job): i for job in jobs for i in [plans.index(job[0])]}
+            futures = {
+                pool.submit(run, job): (i, job[1]) for job in jobs for i in [plans.index(job[0])]
+            }
             try:
                 for done, future in enumerate(as_completed(futures), start=1):
                     future.result()
@@ -223,8 +233,10 @@ class ReportDatabase(SqliteReport):
                         cancel()
                     if progress is not None:
                         progress(done / len(jobs))
-                    i = futures[future]
+                    i, start = futures[future]
                     left[i] -= 1
+                    if left[i] and on_lead is not None and plans[i].is_lead(start):
+                        on_lead(i, plans[i].lead_columns())
                     if left[i] == 0 and on_done is not None:
                         data = plans[i].result()
                         plans[i].release()
@@ -262,12 +274,16 @@ class ColumnRead:
         convert: Callable[[pa.RecordBatch], dict[str, object]],
         dtypes: dict[str, type],
         rowid_name: str | None = None,
+        lead_rows: int = 0,
     ) -> None:
         self.table = table
         self.select = select
         self.convert = convert
         self.dtypes = dtypes
         self.rowid_name = rowid_name
+        #: Rows of a short first chunk (0: none), read first for an early look at the table
+        #: (``read_tables``'s ``on_lead``); only a table of more rows than that gets one.
+        self.lead_rows = lead_rows
 
 
 class _TablePlan:
@@ -303,11 +319,35 @@ class _TablePlan:
         self.counts: dict[int, int] = {}
         self.parts: dict[int, dict[str, object]] = {}
         self._lock = threading.Lock()
+        # Chunk starts: every ``step`` rows, after a short lead chunk when one is asked for.
+        self.lead = read.lead_rows if self.dense and 0 < read.lead_rows < rows else 0
+        if self.lo is None:
+            self.starts = [0]
+        elif self.lead:
+            self.starts = [self.lo, *range(self.lo + self.lead, self.hi + 1, self.step)]
+        else:
+            self.starts = list(range(self.lo, self.hi + 1, self.step))
+        ends = [*self.starts[1:], (self.hi + 1) if self.hi is not None else 0]
+        self._ends = dict(zip(self.starts, ends, strict=True))
 
     def chunk_starts(self) -> list[int]:
-        if self.lo is None:
-            return [0]
-        return list(range(self.lo, self.hi + 1, self.step))
+        return list(self.starts)
+
+    def chunk_end(self, start: int) -> int:
+        """The rowid after the last one of the chunk at ``start``."""
+        return self._ends[start]
+
+    def is_lead(self, start: int) -> bool:
+        """Whether ``start`` is this table's short lead chunk."""
+        return bool(self.lead) and start == self.lo
+
+    def lead_columns(self) -> dict[str, np.ndarray]:
+        """Read-only views of the lead chunk's rows (its chunk has arrived)."""
+        rows = self.counts[self.lo]
+        views = {name: column[:rows] for name, column in self.out.items()}
+        for view in views.values():
+            view.flags.writeable = False
+        return views
 
     def store(self, start: int, offset: int, index: int, data: dict[str, object]) -> None:
         """Place one batch of chunk ``start`` (``offset`` rows into it)."""
@@ -356,7 +396,7 @@ class _TablePlan:
         return np.broadcast_to(self._value(name), (rows,))
 
     def expected_rows(self, start: int) -> int:
-        return min(self.step, self.hi + 1 - start)
+        return self._ends[start] - start
 
     def finish_chunk(self, start: int, rows: int, rowids: np.ndarray | None) -> None:
         if self.synthesizes_rowids:
@@ -374,9 +414,7 @@ class _TablePlan:
     def result(self) -> dict[str, object]:
         starts = sorted(self.counts)
         keys = sorted(self.parts)
-        full = self.lo is None or all(
-            self.counts[a] == min(self.step, self.hi + 1 - a) for a in starts
-        )
+        full = self.lo is None or all(self.counts[a] == self.expected_rows(a) for a in starts)
         if self.dense and full:
             out: dict[str, object] = dict(self.out)
         elif self.dense:

@@ -11,7 +11,8 @@ How it is fast (benchmarks/bench_load.py, 2-core machine):
   dtype (no full Arrow table, no concatenation);
 * each table is built as soon as its last range arrives (validation, nesting levels, track
   codes, sort) and handed to ``table_sink`` (the cache writer) while later tables are still
-  being read; the GPU tables come first, the CUDA API last;
+  being read; the GPU tables come first, the CUDA API last; a progressive open reads the
+  first 131,072 kernels as a chunk of their own and hands them over at once (:class:`_Partials`);
 * track codes are O(n) (single-valued key columns cost two reductions), the (track, start)
   order is skipped when the rows already are in it and is a radix sort of int16 codes when
   only the tracks interleave; nesting levels touch only clusters of overlapping calls.
@@ -103,7 +104,9 @@ def load_sqlite(
         Called (on the calling thread) with a partial :class:`Report` each time an event
         table (the four GPU tables together) is built while others are still being read:
         the tables built so far, the others empty and named in ``report.pending`` (a
-        progressive open draws it). Not called when ``kinds`` is given.
+        progressive open draws it). The first is handed over as soon as the first rows of
+        the first GPU table (the kernels) are read: those rows, still ``pending``, until
+        the whole GPU tables are built. Not called when ``kinds`` is given.
 
     Raises
     ------
@@ -170,11 +173,20 @@ def _report(
     )
 
 
+#: Rows of the first GPU table read first, on their own, for the first partial report: a
+#: frame with events in well under a second instead of after the whole table (10 M kernels:
+#: ~6 s). nsys writes GPU activity in time order, so they are the start of the trace.
+_LEAD_ROWS = 131_072
+
+
 class _Partials:
     """Hands ``on_partial`` a partial Report each time the builder has built more tables.
 
     The kinds not built yet are empty tables (built once, by the builder's own rules, so
-    they have every column a consumer asks for) and are named in ``report.pending``.
+    they have every column a consumer asks for) and are named in ``report.pending``. The
+    first GPU table read (the kernels) is handed over early, too: its first rows (a short
+    lead chunk, :data:`_LEAD_ROWS`) as soon as they arrive, still named in ``pending``.
+    A partial report's rows hold fewer events than the complete report's, never others.
     """
 
     def __init__(
@@ -187,21 +199,51 @@ class _Partials:
     ) -> None:
         self.db, self.info, self.strings = db, info, strings
         self.builder, self.on_partial = builder, on_partial
-        self.handed = 0
-        self.empty: dict[str, EventTable] | None = None
+        self.handed: set[str] = set()
+        self._empty: dict[str, EventTable] | None = None
+        # The GPU tables of the lead rows, shown until the complete ones are built.
+        self.lead_tables: dict[str, EventTable] = {}
 
-    def __call__(self) -> None:
-        built = self.builder.built
-        if len(built) == self.handed or len(built) == len(_SPECS):
-            return  # nothing new, or the whole report follows
-        self.handed = len(built)
-        if self.empty is None:
+    @property
+    def empty(self) -> dict[str, EventTable]:
+        """Every kind as an empty table, built once by the builder's own rules."""
+        if self._empty is None:
             scratch = _TableBuilder(self.db, self.strings, None)
             for kind in _READ_ORDER:
                 scratch.add(kind, _empty_columns(kind))
-            self.empty = scratch.built
-        tables = {kind: built.get(kind, self.empty[kind]) for kind in _SPECS}
+            self._empty = scratch.built
+        return self._empty
+
+    def __call__(self) -> None:
+        built = self.builder.built
+        new = set(built) - self.handed
+        self.handed |= new
+        if len(built) == len(_SPECS) or not any(len(built[kind]) for kind in new):
+            return  # the whole report follows, or nothing new to draw (absent tables)
+        self._hand(dict(built))
+
+    def lead(self, kind: str, columns: Mapping[str, np.ndarray]) -> None:
+        """Hand over the first rows of the GPU table ``kind`` while the rest is read."""
+        scratch = _TableBuilder(self.db, self.strings, None)
+        try:
+            # A copy: the views are of the columns still being filled, which the complete
+            # table becomes (holding them would keep that whole table alive).
+            scratch.add(kind, {name: np.array(column) for name, column in columns.items()})
+        except CorruptReportError:
+            return  # the whole table's build refuses it, counting every row, as ever
+        for other in _GPU_KINDS:
+            if other != kind:
+                scratch.add(other, _empty_columns(other))
+        # The four GPU tables share one stream key table: all four come from the scratch.
+        self.lead_tables = {gpu: scratch.built[gpu] for gpu in _GPU_KINDS}
+        self._hand(dict(self.builder.built))
+
+    def _hand(self, built: dict[str, EventTable]) -> None:
         pending = frozenset(kind for kind in _SPECS if kind not in built)
+        if any(kind in built for kind in _GPU_KINDS):
+            self.lead_tables = {}  # the complete GPU tables are built (all four at once)
+        shown = {**self.empty, **self.lead_tables, **built}
+        tables = {kind: shown[kind] for kind in _SPECS}
         self.on_partial(_report(self.db, self.info, self.strings, self.builder, tables, pending))
 
 
@@ -217,12 +259,13 @@ def _read_events(
     progress: Progress,
     cancel: threading.Event | None,
     wanted: Collection[str] | None = None,
-    on_built: Callable[[], None] | None = None,
+    partials: _Partials | None = None,
 ) -> None:
     """Read the event tables present and ``wanted`` (in parallel) into ``builder``.
 
-    The others (absent, or not wanted) are added empty. ``on_built()`` is called after each
-    table read has been added.
+    The others (absent, or not wanted) are added empty. ``partials()`` is called after each
+    table read has been added, and ``partials.lead`` with the first rows of the first GPU
+    table read.
     """
     if wanted is not None and (unknown := set(wanted) - set(_SPECS)):
         raise ValueError(f"unknown event tables {sorted(unknown)}; known: {sorted(_SPECS)}")
@@ -237,14 +280,18 @@ def _read_events(
 
     def done(i: int, data: dict[str, np.ndarray]) -> None:
         builder.add(kinds[i], data)
-        if on_built is not None:
-            on_built()
+        if partials is not None:
+            partials()
 
+    reads = [_column_read(db, kind, builder.strings) for kind in kinds]
+    if partials is not None and kinds and kinds[0] in _GPU_KINDS:
+        reads[0].lead_rows = _LEAD_ROWS
     db.read_tables(
-        [_column_read(db, kind, builder.strings) for kind in kinds],
+        reads,
         progress=lambda f: progress(0.05 + 0.8 * f, "reading events"),
         cancel=lambda: _check_cancel(cancel),
         on_done=done,
+        on_lead=None if partials is None else lambda i, columns: partials.lead(kinds[i], columns),
     )
 
 

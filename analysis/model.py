@@ -343,8 +343,10 @@ class Report:
         prefix); None otherwise.
     pending
         Kinds still being read by a progressive open (:func:`analysis.open_report`'s
-        ``on_partial``): they are empty event tables for now, and ``processes`` and
-        ``threads`` cover the tables read so far. Empty in a loaded report.
+        ``on_partial``): they are empty event tables for now, except the GPU tables, which
+        may hold their first rows (the start of the trace) before they are read whole; a
+        row's events are then a subset of its events in the loaded report. ``processes``
+        and ``threads`` cover the tables read so far. Empty in a loaded report.
     """
 
     info: ReportInfo

@@ -100,9 +100,10 @@ def open_report(
     on_partial
         A progressive open: called (on the calling thread) with partial reports
         (``report.complete`` False, the kinds still being read in ``report.pending``) as
-        the event tables arrive, GPU tables first, so that a viewer draws them before the
-        whole report is read. Not called when the report comes from the cache or ``tables``
-        is given. The cache entry is written from the complete read only.
+        the event tables arrive, GPU tables first (the first kernels as soon as they are
+        read), so that a viewer draws them before the whole report is read. Not called
+        when the report comes from the cache or ``tables`` is given. The cache entry is
+        written from the complete read only.
 
     Raises
     ------

@@ -44,6 +44,9 @@ EVENT_KINDS = ("kernels", "memcpy", "memset", "cuda_api", "nvtx", "nvtx_gpu", "o
 _KIND_ALIASES = {"kernel": "kernels", "api": "cuda_api", "runtime": "cuda_api"}
 
 
+_MISSING = object()
+
+
 class _Memo:
     """Values computed once per key: a thread asking for a value being computed waits for it.
 
@@ -234,8 +237,20 @@ class ReportSet:
         return snap._memo.get(key, lambda: compute(snap))
 
     def _report_value(self, report: Report, what: Hashable, compute: Callable[[], object]):
-        store = self._store
-        return store.memo.get((id(report), what), compute, lambda: store.is_live(report))
+        store, key = self._store, (id(report), what)
+        if not self._is_frozen:
+            return store.memo.get(key, compute, lambda: store.is_live(report))
+        # A snapshot keeps what it computed for a report that left the live set meanwhile (a
+        # progressive open's newer partial report): the layout made of it is still shown,
+        # and must not be computed again on the GUI thread. (A snapshot's memo stops being
+        # the live set's once the membership changes, before the report stops being live.)
+        kept = self._memo.peek(("left", key), _MISSING)
+        if kept is not _MISSING:
+            return kept
+        value = store.memo.get(key, compute, lambda: store.is_live(report))
+        if not store.is_live(report):
+            self._memo.get(("left", key), lambda: value)
+        return value
 
     # -- time axis ------------------------------------------------------------------------
 
@@ -293,6 +308,8 @@ class ReportSet:
         report = self._reports[self.index(report)]
         tables = dict(self._report_value(report, "slices", lambda: build_slice_tables(report)))
         projected = self._store.memo.peek((id(report), "nvtx_gpu"))
+        if projected is None and self._is_frozen:
+            projected = self._memo.peek(("left", (id(report), "nvtx_gpu")))
         if projected is not None:
             tables["nvtx_gpu"] = projected
         return tables

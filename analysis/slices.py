@@ -9,7 +9,24 @@ import numpy.typing as npt
 
 from analysis.model import freeze
 
-__all__ = ["SliceTable"]
+__all__ = ["Extent", "SliceTable", "interval_extent"]
+
+#: ``(full, lasting)`` of some intervals: from the earliest start to the latest end of all
+#: of them, and of those that last (``end > start``; None without one).
+Extent = tuple[tuple[int, int], tuple[int, int] | None]
+
+
+def interval_extent(start_ns: np.ndarray, end_ns: np.ndarray) -> Extent | None:
+    """Return the :data:`Extent` of the intervals ``[start_ns, end_ns)`` (None: none)."""
+    if not len(start_ns):
+        return None
+    full = (int(start_ns.min()), int(end_ns.max()))
+    is_lasting = end_ns > start_ns
+    if is_lasting.all():
+        return full, full
+    if not is_lasting.any():
+        return full, None
+    return full, (int(start_ns[is_lasting].min()), int(end_ns[is_lasting].max()))
 
 
 @dataclass(frozen=True)
@@ -98,6 +115,12 @@ class SliceTable:
         if offset is None:
             return base[rows]
         return base[rows >> _BLOCK_BITS] + offset[rows]
+
+    def extent_ns(self) -> Extent | None:
+        """Return the :data:`Extent` of the intervals (None when empty), computed once."""
+        if "extent" not in self._cache:
+            self._cache["extent"] = interval_extent(self.start_ns, self.end_ns)
+        return self._cache["extent"]
 
     def max_duration_ns(self) -> npt.NDArray[np.int64]:
         """Return the longest interval per track (int64, 0 for empty tracks), computed once."""

@@ -7,7 +7,9 @@ report while the rest loads), and ``cancel`` is the job's ``threading.Event``. I
 value arrives as :attr:`Job.finished`, an exception as :attr:`Job.failed`; all are delivered
 on the GUI thread, in the order the worker sent them. Jobs submitted on the same *channel*
 supersede each other: only the newest request of a channel delivers its result, older ones
-are cancelled and their results dropped (style.md §2, request ids).
+are cancelled and their results dropped (style.md §2, request ids). Loads run on a pool of
+their own, so that the short jobs that draw what a load hands over (layouts, offsets,
+window statistics) never wait behind the loads of other reports.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import itertools
 import logging
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -129,8 +132,11 @@ class JobRunner(QObject):
     def __init__(self, parent: QObject | None = None, max_threads: int | None = None):
         super().__init__(parent)
         self._pool = QThreadPool(self)
+        # Long jobs (loads): as many at once as short ones, on threads of their own.
+        self._long_pool = QThreadPool(self)
         if max_threads is not None:
             self._pool.setMaxThreadCount(max_threads)
+        self._long_pool.setMaxThreadCount(self._pool.maxThreadCount())
         self._ids = itertools.count(1)
         self._jobs: dict[int, Job] = {}
         self._latest: dict[str, int] = {}
@@ -140,11 +146,14 @@ class JobRunner(QObject):
         self._relay.succeeded.connect(self._on_succeeded)
         self._relay.errored.connect(self._on_errored)
 
-    def submit(self, func: JobFunc, channel: str | None = None) -> Job:
+    def submit(self, func: JobFunc, channel: str | None = None, long: bool = False) -> Job:
         """Start ``func(progress, cancel)`` on a worker and return its :class:`Job`.
 
         A job on a ``channel`` supersedes the running job of that channel: the older one is
-        cancelled and whatever it returns is dropped.
+        cancelled and whatever it returns is dropped. A ``long`` job (a report's load, which
+        holds its worker for seconds to minutes) runs on the pool of long jobs: with two
+        cores, two loads no longer leave the layout of their partial reports queued until
+        one of them ends.
         """
         job = Job(next(self._ids), channel, self)
         if channel is not None:
@@ -153,7 +162,8 @@ class JobRunner(QObject):
                 older.cancel()
             self._latest[channel] = job.request_id
         self._jobs[job.request_id] = job
-        self._pool.start(_Worker(job.request_id, func, job.cancel_event, self._relay))
+        pool = self._long_pool if long else self._pool
+        pool.start(_Worker(job.request_id, func, job.cancel_event, self._relay))
         return job
 
     def active_jobs(self) -> list[Job]:
@@ -167,7 +177,13 @@ class JobRunner(QObject):
 
     def wait_for_done(self, timeout_ms: int = -1) -> bool:
         """Block until the workers are idle (for shutdown and tests); return whether they are."""
-        return self._pool.waitForDone(timeout_ms)
+        if timeout_ms < 0:
+            return self._long_pool.waitForDone(-1) and self._pool.waitForDone(-1)
+        deadline = time.monotonic() + timeout_ms / 1000
+        if not self._long_pool.waitForDone(timeout_ms):
+            return False
+        left = max(0, int((deadline - time.monotonic()) * 1000))
+        return self._pool.waitForDone(left)
 
     def _is_current(self, job: Job) -> bool:
         if job.is_cancelled:

@@ -172,7 +172,7 @@ class ReportList(QObject):
             return None
         entry = ReportEntry(resolved)
         self._entries.append(entry)
-        job = self._runner.submit(partial(_load, resolved, self._use_cache))
+        job = self._runner.submit(partial(_load, resolved, self._use_cache), long=True)
         entry.job = job
         job.progressed.connect(partial(self._on_progressed, entry))
         job.published.connect(partial(self._on_partial, entry))

@@ -419,6 +419,14 @@ def _layout(snapshot: ReportSet, alignment: TimeAlignment) -> _Layout:
     # A partial report may lack the NVTX range to align on only for now: the binding says
     # nothing until every report is complete.
     offsets, error = _aligned_offsets(snapshot, alignment) if reports else ([], None)
+    # What the timeline needs before its first frame, computed here rather than on the GUI
+    # thread (10 M kernels: ~1 s there, the window frozen): each table's time extent (the
+    # full range) and its packed busy-time prefix sums (the level-of-detail strips, ~4 bytes a
+    # row: ``busy_before`` computes them once).
+    for index in range(len(reports)):
+        for table in snapshot.slice_tables(index).values():
+            table.extent_ns()
+            table.busy_before(0)
     return _Layout(snapshot, reports, tracks, offsets, alignment, error, _nvtx_names(reports))
 
 

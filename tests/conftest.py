@@ -69,3 +69,38 @@ def load_report():
         return cache[key]
 
     return _load
+
+
+#: Rows per read chunk and rows of the kernels' lead chunk under :func:`held_kernels`.
+SMALL_CHUNK_ROWS = 50
+SMALL_LEAD_ROWS = 30
+
+
+@pytest.fixture
+def held_kernels(monkeypatch: pytest.MonkeyPatch):
+    """Read tables in chunks of 50 rows, the kernels first in a lead chunk of 30 rows, and
+    hold every other kernel chunk until the returned event is set (at most 60 s, so that a
+    failing test does not hang): a progressive open then hands over the first kernels while
+    the rest of their table is still being read."""
+    import re
+    import threading
+
+    from analysis import _sqlite, loader
+
+    monkeypatch.setattr(_sqlite, "CHUNK_ROWS", SMALL_CHUNK_ROWS)
+    monkeypatch.setattr(loader, "_LEAD_ROWS", SMALL_LEAD_ROWS)
+    release = threading.Event()
+    read_chunk = _sqlite.ReportDatabase._read_chunk
+    kernel_chunk = re.compile(
+        r'"CUPTI_ACTIVITY_KIND_KERNEL" WHERE rowid >= (\d+) AND rowid < (\d+)'
+    )
+
+    def held_read_chunk(self, sql: str):
+        found = kernel_chunk.search(sql)
+        if found and int(found[2]) - int(found[1]) != SMALL_LEAD_ROWS:
+            release.wait(60)
+        return read_chunk(self, sql)
+
+    monkeypatch.setattr(_sqlite.ReportDatabase, "_read_chunk", held_read_chunk)
+    yield release
+    release.set()

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from analysis.slices import Extent, interval_extent
 from analysis.tracks import Track
 from viewer.collective_overlay import CollectiveOverlay
 from viewer.rows import RowLayout, default_collapsed, layout_rows, match_tracks
@@ -29,6 +30,7 @@ __all__ = [
     "TimelineSelection",
     "TimelineState",
     "activity_span",
+    "extents_span",
     "scope_window",
 ]
 
@@ -562,16 +564,23 @@ def activity_span(
     span, and those inside it are shown anyway. Without a lasting event, ``activity`` is
     ``full``.
     """
+    return extents_span((interval_extent(start, end), offset) for start, end, offset in spans)
+
+
+def extents_span(
+    extents: Iterable[tuple[Extent | None, int]],
+) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    """:func:`activity_span` of tables given by their extents (e.g. a slice table's cached
+    :meth:`~analysis.slices.SliceTable.extent_ns`) and offsets: no pass over the events."""
     full: list[tuple[int, int]] = []
     lasting: list[tuple[int, int]] = []
-    for start, end, offset in spans:
-        if not len(start):
+    for extent, offset in extents:
+        if extent is None:
             continue
-        full.append((int(start.min()) + offset, int(end.max()) + offset))
-        is_lasting = end > start
-        if is_lasting.any():
-            lasting.append((int(start[is_lasting].min()) + offset,
-                            int(end[is_lasting].max()) + offset))  # fmt: skip
+        (lo, hi), last = extent
+        full.append((lo + offset, hi + offset))
+        if last is not None:
+            lasting.append((last[0] + offset, last[1] + offset))
     if not full:
         return None
     whole = (min(lo for lo, _ in full), max(hi for _, hi in full))

@@ -36,7 +36,7 @@ from viewer.events import EventRef, describe_event, event_ref, find_partner, pic
 from viewer.frame import EventTints, Frame
 from viewer.painter import TimelinePainter
 from viewer.rows import Row, RowLayout
-from viewer.state import TimelineState, activity_span
+from viewer.state import TimelineState, extents_span
 from viewer.style import DARK, Theme
 
 __all__ = ["TimelineWidget"]
@@ -221,8 +221,8 @@ class TimelineWidget(QWidget):
         return list(self._offsets)
 
     def _update_span(self) -> None:
-        spans = activity_span(
-            (table.start_ns, table.end_ns, offset)
+        spans = extents_span(
+            (table.extent_ns(), offset)
             for tables, offset in zip(self._tables, self._offsets, strict=False)
             for table in tables.values()
         )

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from analysis import _sqlite, open_report
-from tests.conftest import real_reports, requires_shared
+from tests.conftest import SMALL_LEAD_ROWS, real_reports, requires_shared
 from tests.helpers import mutate_sqlite
 
 KERNELS = "CUPTI_ACTIVITY_KIND_KERNEL"
@@ -147,3 +147,25 @@ def test_scaled_report_keeps_counts_pairs_and_order(tmp_path: Path) -> None:
     assert duration == src_duration + 4 * shift
     starts = report.kernels.start_ns
     assert np.all(np.diff(starts) >= 0)
+
+
+@requires_shared
+def test_a_lead_chunk_over_rowid_gaps_hands_over_its_rows_then_every_row(
+    report_copy: Path, held_kernels
+) -> None:
+    mutate_sqlite(report_copy, f"DELETE FROM {KERNELS} WHERE rowid % 3 = 0")
+    partials = []
+
+    def on_partial(part) -> None:
+        partials.append(part)
+        held_kernels.set()  # the other kernel chunks may come now
+
+    report = open_report(report_copy, use_cache=False, on_partial=on_partial)
+    expected = _expected(report_copy, KERNELS)
+    # The lead chunk is rowids 1..30 less those deleted: 20 kernels, then every kernel.
+    lead = partials[0].tables["kernels"]
+    order = np.argsort(lead["row_id"])
+    got = list(zip(lead["row_id"][order].tolist(), lead.start_ns[order].tolist(), strict=True))
+    assert got == [(r, s) for r, s, _e in expected if r <= SMALL_LEAD_ROWS]
+    assert len(got) == 20
+    assert sorted(report.tables["kernels"]["row_id"].tolist()) == [r for r, _s, _e in expected]

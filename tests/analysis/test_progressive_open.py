@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 from analysis import cache, open_report
 from analysis.model import EVENT_TABLES, EventTable, Report
 from analysis.reportset import ReportSet
-from tests.conftest import REAL_DIR, requires_shared
+from tests.conftest import REAL_DIR, SMALL_LEAD_ROWS, requires_shared
 
 #: A small real report with kernels, memcpy, CUDA API and NVTX (55 events).
 CUPY = REAL_DIR / "quasiben__nvtx-examples__cupy.sqlite"
@@ -87,3 +88,128 @@ def test_a_partial_report_gets_no_projection_rows_until_it_is_complete(load_repo
     assert any(t.kind == "gpu_stream" for t in tracks)
     assert not any(t.kind == "nvtx_gpu" for t in tracks)
     assert any(t.kind == "nvtx_gpu" for t in ReportSet([final]).tracks())
+
+
+#: A real report with 200 kernels on four streams.
+FOUR_STREAMS = REAL_DIR / "Lianhang666__gpu4__report2.sqlite"
+
+
+def _track_of_rows(table: EventTable) -> dict[int, tuple]:
+    """SQLite rowid -> the key of the row (track) that shows the event."""
+    keys = [tuple(k) for k in table.track_keys.itertuples(index=False)]
+    return dict(zip(table["row_id"].tolist(), (keys[t] for t in table["track_id"]), strict=True))
+
+
+@requires_shared
+def test_the_first_kernels_are_handed_over_before_the_kernel_table_is_read(
+    tmp_path: Path, held_kernels, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    copy = tmp_path / FOUR_STREAMS.name
+    shutil.copyfile(FOUR_STREAMS, copy)
+    partials: list[Report] = []
+
+    def on_partial(part: Report) -> None:
+        partials.append(part)
+        held_kernels.set()  # the rest of the kernels may come now
+
+    monkeypatch.setenv("STRATA_CACHE_DIR", str(tmp_path / "progressive"))
+    final = open_report(copy, use_cache=True, on_partial=on_partial)
+    whole_kernels = final.tables["kernels"]
+    assert len(whole_kernels) > SMALL_LEAD_ROWS
+
+    first = partials[0]
+    assert "kernels" in first.pending
+    lead = first.tables["kernels"]
+    # The first rows written (the start of the trace), and only those.
+    first_rowid = int(whole_kernels["row_id"].min())
+    assert sorted(lead["row_id"].tolist()) == list(
+        range(first_rowid, first_rowid + SMALL_LEAD_ROWS)
+    )
+    # Each on the row (stream) it is on in the complete report, with the same times and name.
+    final_rows = _track_of_rows(whole_kernels)
+    assert all(final_rows[r] == key for r, key in _track_of_rows(lead).items())
+    at = {r: i for i, r in enumerate(whole_kernels["row_id"].tolist())}
+    index = np.array([at[r] for r in lead["row_id"].tolist()])
+    for column in ("start_ns", "end_ns", "name_id", "stream_id"):
+        np.testing.assert_array_equal(lead[column], whole_kernels[column][index], err_msg=column)
+    # Later partials keep the first kernels until the whole GPU tables are built.
+    for part in partials[1:]:
+        assert len(part.tables["kernels"]) >= SMALL_LEAD_ROWS
+    assert sum("kernels" in p.pending and len(p.tables["kernels"]) for p in partials) >= 1
+    assert len(partials) <= len(EVENT_TABLES) + 1  # one early, then at most one per table
+
+    # The complete report and its cache entry are those of an open without partials.
+    monkeypatch.setenv("STRATA_CACHE_DIR", str(tmp_path / "whole"))
+    whole = open_report(copy, use_cache=True)
+    _same_report(final, whole)
+    entries = [next((tmp_path / d / "reports").iterdir()) for d in ("progressive", "whole")]
+    names = [sorted(p.name for p in entry.iterdir()) for entry in entries]
+    assert names[0] == names[1]
+    for name in names[0]:
+        a, b = ((entry / name).read_bytes() for entry in entries)
+        if name == "meta.json":  # its files are listed in the order they were written
+            a, b = json.loads(a), json.loads(b)
+        assert a == b, name
+
+
+@requires_shared
+def test_a_table_of_one_chunk_gets_no_early_partial(tmp_path: Path, held_kernels) -> None:
+    # Fewer kernels than the lead chunk: the first partial holds every GPU table whole.
+    held_kernels.set()  # (only the small chunks wanted here)
+    copy = tmp_path / CUPY.name
+    shutil.copyfile(CUPY, copy)
+    partials: list[Report] = []
+    open_report(copy, use_cache=False, on_partial=partials.append)
+    assert partials
+    assert all(len(p.tables[k]) == 0 for p in partials for k in p.pending)
+
+
+@requires_shared
+def test_cancel_on_the_early_partial_stops_the_load(
+    tmp_path: Path, held_kernels, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    from analysis import CancelledError
+
+    monkeypatch.setenv("STRATA_CACHE_DIR", str(tmp_path / "cache"))
+    copy = tmp_path / FOUR_STREAMS.name
+    shutil.copyfile(FOUR_STREAMS, copy)
+    cancel = threading.Event()
+    partials: list[Report] = []
+
+    def on_partial(part: Report) -> None:
+        partials.append(part)
+        cancel.set()
+        held_kernels.set()
+
+    with pytest.raises(CancelledError):
+        open_report(copy, cancel=cancel, on_partial=on_partial)
+    assert len(partials) == 1
+    assert "kernels" in partials[0].pending
+    assert cache.load_cached(cache.cache_key(copy), copy) is None
+
+
+@requires_shared
+def test_a_bad_kernel_among_the_first_is_refused_as_a_whole_open_refuses_it(
+    tmp_path: Path, held_kernels
+) -> None:
+    from analysis import CorruptReportError
+    from tests.helpers import mutate_sqlite
+
+    held_kernels.set()  # only the small chunks here
+    copy = tmp_path / FOUR_STREAMS.name
+    shutil.copyfile(FOUR_STREAMS, copy)
+    # Two kernels that end before they start: one in the lead chunk, one after it.
+    mutate_sqlite(
+        copy,
+        'UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET "end" = start - 1 WHERE rowid IN (2, 150)',
+    )
+    with pytest.raises(CorruptReportError) as whole:
+        open_report(copy, use_cache=False)
+    partials: list[Report] = []
+    with pytest.raises(CorruptReportError) as progressive:
+        open_report(copy, use_cache=False, on_partial=partials.append)
+    assert "2 events that end before they start" in str(whole.value)
+    assert str(progressive.value) == str(whole.value)
+    assert all(len(p.tables["kernels"]) == 0 for p in partials)

@@ -119,6 +119,21 @@ def test_a_removed_report_gets_no_values_back_from_a_late_worker(demo) -> None:
     assert live.projection(demo[1]) is not late
 
 
+def test_a_snapshot_keeps_its_values_of_a_report_that_left_the_live_set(demo) -> None:
+    # A progressive open: the layout of an older partial report is shown after a newer one
+    # replaced it in the live set; drawing it must not build its slice tables again.
+    live = ReportSet(demo[:1])
+    snap = live.snapshot()
+    live.set_reports(demo[1:])
+    tables = snap.slice_tables(0)
+    again = snap.slice_tables(0)
+    assert all(again[name] is table for name, table in tables.items())
+    assert snap.projection(0) is snap.projection(0)
+    # The live set keeps nothing of it: the report is back, its values are new.
+    live.set_reports(demo[:1])
+    assert live.slice_tables(0)["kernels"] is not tables["kernels"]
+
+
 def test_no_module_keeps_derived_data_in_a_global() -> None:
     """Guard: no module-level dict/cache keyed by report identity is left in analysis/,
     viewer/ or app/ (ReportSet owns derived data), and no code writes into report.tables."""

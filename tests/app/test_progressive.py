@@ -9,13 +9,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QThreadPool, QTimer
 
-from analysis import loader, open_report
+from analysis import cache, loader, open_report
 from analysis.reportset import ReportSet
 from app.loading import LOADED, LOADING
 from tests.app.conftest import LOAD_TIMEOUT_MS, small_real, wait_idle
-from tests.conftest import requires_shared
+from tests.conftest import REAL_DIR, SMALL_LEAD_ROWS, requires_shared
 
 HOLD_TIMEOUT_S = 60
 
@@ -44,15 +44,17 @@ def held_cuda_api(monkeypatch):
     release.set()
 
 
-def _kernel_events_drawn(window) -> int:
-    """Events on the kernel (GPU stream) rows of the timeline."""
+def _kernel_events_drawn(window, parts: tuple[str, ...] | None = None) -> int:
+    """Events on the kernel (GPU stream) rows of the timeline (of the slice tables
+    ``parts`` only, e.g. ``("kernels",)``; None: all)."""
     shown = window.binding.shown_set()
     count = 0
     for track in window.binding.tracks():
         if track.kind == "gpu_stream":
             for name, track_id in track.parts:
-                offsets = shown.slice_tables(track.report_index)[name].track_offsets
-                count += int(offsets[track_id + 1] - offsets[track_id])
+                if parts is None or name in parts:
+                    offsets = shown.slice_tables(track.report_index)[name].track_offsets
+                    count += int(offsets[track_id + 1] - offsets[track_id])
     return count
 
 
@@ -127,3 +129,100 @@ def test_kernel_rows_are_drawn_before_the_load_ends_and_the_view_survives(
     status = controller.panel.status_label
     qtbot.waitUntil(lambda: "events" in status.text(), timeout=LOAD_TIMEOUT_MS)
     timer.stop()
+
+
+#: A real report with 200 kernels on four streams.
+FOUR_STREAMS = REAL_DIR / "Lianhang666__gpu4__report2.sqlite"
+
+
+@requires_shared
+def test_the_first_kernels_are_drawn_while_their_table_is_read(
+    qtbot, make_window, held_kernels, tmp_path: Path
+) -> None:
+    report = tmp_path / FOUR_STREAMS.name  # a new path: no cache entry, a cold read
+    shutil.copyfile(FOUR_STREAMS, report)
+    window = make_window()
+    ticks = []
+    timer = QTimer()
+    timer.timeout.connect(lambda: ticks.append(1))
+    timer.start(5)
+    (entry,) = window.open_paths([report])
+
+    qtbot.waitUntil(lambda: _kernel_events_drawn(window) > 0, timeout=LOAD_TIMEOUT_MS)
+    # What is drawn is the lead chunk of the kernel table, which is still being read.
+    assert entry.state == LOADING
+    assert "kernels" in entry.report.pending
+    drawn = _kernel_events_drawn(window)
+    assert drawn == _kernel_events_drawn(window, ("kernels",)) == SMALL_LEAD_ROWS
+    assert len(entry.report.tables["kernels"]) == SMALL_LEAD_ROWS
+    # The UI is live and the view moves while the rest of the kernels are held.
+    before = len(ticks)
+    qtbot.wait(100)
+    assert len(ticks) > before
+    timeline = window.timeline
+    lo, hi = timeline.full_range()
+    timeline.set_view_range(lo, lo + (hi - lo) // 3)
+    timeline.grab()  # paints the partial rows
+    assert tuple(timeline.view_range()) == (lo, lo + (hi - lo) // 3)
+    assert entry.state == LOADING
+
+    held_kernels.set()
+    qtbot.waitUntil(lambda: entry.state == LOADED, timeout=LOAD_TIMEOUT_MS)
+    wait_idle(qtbot, window)
+    timer.stop()
+    kernels = len(entry.report.tables["kernels"])
+    assert _kernel_events_drawn(window, ("kernels",)) == kernels > SMALL_LEAD_ROWS
+    assert tuple(timeline.view_range()) == (lo, lo + (hi - lo) // 3)
+
+
+@requires_shared
+def test_closing_a_report_while_its_first_kernels_are_shown_cancels_its_load(
+    qtbot, make_window, held_kernels, tmp_path: Path
+) -> None:
+    report = tmp_path / FOUR_STREAMS.name
+    shutil.copyfile(FOUR_STREAMS, report)
+    window = make_window()
+    (entry,) = window.open_paths([report])
+    qtbot.waitUntil(lambda: _kernel_events_drawn(window) > 0, timeout=LOAD_TIMEOUT_MS)
+    job = entry.job
+    assert window.report_list.remove(report)
+    held_kernels.set()
+    qtbot.waitUntil(lambda: job.is_done, timeout=LOAD_TIMEOUT_MS)
+    wait_idle(qtbot, window)
+    assert window.report_list.entries() == []
+    assert window.binding.shown_reports() == ()
+    assert cache.load_cached(cache.cache_key(report), report) is None
+
+
+@requires_shared
+def test_reports_opened_together_each_draw_their_first_kernels_while_loading(
+    qtbot, make_window, held_kernels, tmp_path: Path
+) -> None:
+    # As many reports as the job runner has workers: their loads must not leave the layout
+    # of what they hand over queued behind them.
+    window = make_window()
+    count = max(2, QThreadPool.globalInstance().maxThreadCount())
+    paths = []
+    for i in range(count):
+        paths.append(tmp_path / f"r{i}" / FOUR_STREAMS.name)
+        paths[-1].parent.mkdir()
+        shutil.copyfile(FOUR_STREAMS, paths[-1])
+    entries = window.open_paths(paths)
+
+    def drawn_per_report() -> list[int]:
+        shown = window.binding.shown_set()
+        counts = [0] * len(shown)
+        for track in window.binding.tracks():
+            if track.kind == "gpu_stream":
+                for name, track_id in track.parts:
+                    offsets = shown.slice_tables(track.report_index)[name].track_offsets
+                    counts[track.report_index] += int(offsets[track_id + 1] - offsets[track_id])
+        return counts
+
+    qtbot.waitUntil(
+        lambda: drawn_per_report() == [SMALL_LEAD_ROWS] * count, timeout=LOAD_TIMEOUT_MS
+    )
+    assert all(entry.state == LOADING for entry in entries)
+    held_kernels.set()
+    qtbot.waitUntil(lambda: all(e.state == LOADED for e in entries), timeout=LOAD_TIMEOUT_MS)
+    wait_idle(qtbot, window)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from viewer.state import TimelineState, activity_span
+from viewer.state import TimelineState, activity_span, extents_span
 
 
 def _table(*intervals: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
@@ -63,3 +63,17 @@ def test_without_a_separate_activity_span_fit_is_the_whole_range() -> None:
     # An activity span reaching outside the whole one is clipped to it.
     state.set_full_range(100, 200, activity=(50, 300))
     assert state.activity_range() == (100, 200)
+
+
+def test_a_slice_tables_extent_gives_the_same_spans_and_is_computed_once() -> None:
+    from analysis.slices import SliceTable
+
+    start, end = _table((0, 0), (10, 30), (20, 25), (50, 50))
+    table = SliceTable(
+        "nvtx", start, end, np.array([0, 4]), np.zeros(4, np.int32), np.array([""], object)
+    )
+    extent = table.extent_ns()
+    assert extent == ((0, 50), (10, 30))
+    assert table.extent_ns() is extent
+    assert extents_span([(extent, 7), (None, 0)]) == activity_span([(start, end, 7)])
+    assert extents_span([(extent, 7)]) == ((7, 57), (17, 37))
