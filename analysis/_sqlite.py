@@ -344,7 +344,11 @@ class _TablePlan:
     def lead_columns(self) -> dict[str, np.ndarray]:
         """Read-only views of the lead chunk's rows (its chunk has arrived)."""
         rows = self.counts[self.lo]
-        views = {name: column[:rows] for name, column in self.out.items()}
+        with self._lock:  # another chunk may be allocating a column that was one value
+            views = {
+                name: self.out[name][:rows] if name in self.out else self._constant(name, rows)
+                for name in self.read.dtypes
+            }
         for view in views.values():
             view.flags.writeable = False
         return views
