@@ -44,7 +44,13 @@ from analysis.schema import (
     pid_of,
 )
 
-__all__ = ["check_event_tables", "duration_error", "in_start_order", "load_sqlite"]
+__all__ = [
+    "check_event_tables",
+    "duration_error",
+    "in_start_order",
+    "load_sqlite",
+    "suspect_condition",
+]
 
 
 @dataclass(frozen=True)
@@ -589,6 +595,7 @@ def check_event_tables(
     strings: StringTable,
     checked: Mapping[str, Collection[str]] | None = None,
     skip: Collection[str] = (),
+    scanned: Mapping[str, bool] | None = None,
 ) -> None:
     """Refuse what :func:`load_sqlite` refuses in the event tables, without loading them.
 
@@ -611,6 +618,10 @@ def check_event_tables(
         overflowing duration; a name column: integer, in StringIds).
     skip
         Kinds read whole and checked by the caller.
+    scanned
+        Per kind, whether a row matched :func:`suspect_condition` (with ``checked``) in a
+        scan the caller ran itself (the lean stats read selects it with its columns): that
+        table is not scanned again, only read and checked when a row matched.
 
     Raises
     ------
@@ -623,13 +634,32 @@ def check_event_tables(
         for kind in (*_READ_ORDER, *_CHAIN_SPECS)
         if kind not in skip and db.columns(_ALL_SPECS[kind][0])  # a view named like nsys's raises
     }
+    scanned = scanned or {}
     for kind, read in plans.items():
-        where = _suspect_rows(db, kind, strings, set(checked.get(kind, ())))
-        if where and db.any_row(read.table, where):
+        if kind in scanned:
+            suspect = scanned[kind]
+        else:
+            where = _suspect_rows(db, kind, strings, set(checked.get(kind, ())))
+            suspect = bool(where) and db.any_row(read.table, where)
+        if suspect:
             (data,) = db.read_tables([read])
             _validate(db.path, kind, data)
             if kind == "nvtx":
                 _finish_nvtx(db, data, len(strings))
+
+
+def suspect_condition(
+    db: ReportDatabase, kind: str, strings: StringTable, checked: Collection[str]
+) -> str | None:
+    """The SQL condition :func:`check_event_tables` scans ``kind``'s table for.
+
+    True (never NULL) on every row that :func:`load_sqlite` might refuse, beyond the source
+    columns ``checked`` (see :func:`check_event_tables`); None when nothing is left to check.
+    A caller that reads the table anyway selects it as one more column and hands the
+    verdict to :func:`check_event_tables` as ``scanned``, sparing a second scan.
+    """
+    where = _suspect_rows(db, kind, strings, set(checked))
+    return None if where is None else f"coalesce(({where}), 0)"
 
 
 def _suspect_rows(
@@ -639,8 +669,15 @@ def _suspect_rows(
 
     Text, blobs (and a NULL where a value is required) sort above any number, so one
     ``max(...) >= ''`` per row finds them; a real number, or a duration beyond int64, makes
-    a sum of the columns real. Those two cost ~20 ns per value, half of a ``typeof()`` per
-    column (2 M kernels x 15 columns: 0.7 s instead of 1.1 s). None: nothing left to check.
+    a sum of the columns real. ``max()`` and ``+`` give NULL when one value is NULL, so the
+    exact test wraps every column in ``coalesce``; that costs as much as the two tests
+    themselves (2 M kernels x 17 columns). So each row is first tested without it, with
+    ``coalesce`` only on the columns that are NULL in the table's first row (a column NULL
+    throughout, like ``greenContextId``): a sum that is an integer proves that no other value
+    is NULL, and then ``max()`` is exact; a real sum is suspect; a NULL sum (a NULL the
+    sample did not predict) takes the exact test. CPU per million kernels (17 columns, busy
+    2-core machine): 0.56 s instead of 0.60 s alone, 0.60 s instead of 0.71 s inside the
+    lean stats read's SELECT. None: nothing left to check.
     """
     table, cols = _ALL_SPECS[kind]
     present = set(db.columns(table))
@@ -651,17 +688,41 @@ def _suspect_rows(
         return None
     q = {c.source: quote_ident(c.source) for c in todo}
     required = {c.source for c in todo if c.name in _REQUIRED}
-    terms = [f"coalesce({q[s]}, x'')" if s in required else f"coalesce({q[s]}, 0)" for s in q]
+    first = db.execute(
+        f"SELECT {', '.join(f'{q[s]} IS NULL' for s in q)} FROM {quote_ident(table)} LIMIT 1"
+    )
+    sampled_null = {s for s, null in zip(q, first[0] if first else (), strict=False) if null}
     # Timestamps enter the sum as a duration (small), so that real ones or an overflowing
     # difference make it real but two large timestamps do not overflow it.
     ends = kind != "nvtx" and {"start", "end"} <= set(q)
-    summed = ['("end" - "start")'] if ends else []  # both required: max() catches a NULL
-    for s in q:
-        if kind == "nvtx" and s == "end":
-            summed.append('coalesce("end" - "start", 0)')
-        elif not (ends and s in ("start", "end")):
-            summed.append(f"coalesce({q[s]}, 0)")
-    suspect = [f"max(0, {', '.join(terms)}) >= ''", f"typeof({' + '.join(summed)}) = 'real'"]
+
+    def tests(nullable: set[str]) -> tuple[str, str]:
+        """``max(...) >= ''`` and the sum, ``coalesce`` around the ``nullable`` columns."""
+        terms = [
+            f"coalesce({q[s]}, x'')" if s in required
+            else f"coalesce({q[s]}, 0)" if s in nullable else q[s]
+            for s in q
+        ]  # fmt: skip
+        summed = ['("end" - "start")'] if ends else []  # both required: max() catches a NULL
+        for s in q:
+            if kind == "nvtx" and s == "end":  # NULL: a mark or an open range
+                summed.append(
+                    'coalesce("end" - "start", 0)' if s in nullable else '("end" - "start")'
+                )
+            elif not (ends and s in ("start", "end")):
+                summed.append(f"coalesce({q[s]}, 0)" if s in nullable else q[s])
+        return f"max(0, {', '.join(terms)}) >= ''", " + ".join(summed)
+
+    exact_max, exact_sum = tests(set(q))
+    exact = f"{exact_max} OR typeof({exact_sum}) = 'real'"
+    fast_max, fast_sum = tests(sampled_null - required)
+    if fast_sum == exact_sum:
+        suspect = [exact]
+    else:
+        suspect = [
+            f"CASE typeof({fast_sum}) WHEN 'integer' THEN {fast_max} "
+            f"WHEN 'real' THEN 1 ELSE ({exact}) END"
+        ]
     if ends:
         suspect.append('"end" < "start"')
     elif kind == "nvtx":
