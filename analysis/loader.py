@@ -249,6 +249,7 @@ def load_sqlite(
     table_sink: Callable[[str, EventTable], EventTable | None] | None = None,
     kinds: Collection[str] | None = None,
     on_partial: Callable[[Report], None] | None = None,
+    validated: bool = False,
 ) -> Report:
     """Read one SQLite export into a Report.
 
@@ -277,6 +278,9 @@ def load_sqlite(
         table (the four GPU tables together) is built while others are still being read:
         the tables built so far, the others empty and named in ``report.pending`` (a
         progressive open draws it). Not called when ``kinds`` is given.
+    validated
+        With ``kinds``: this very file passed the whole validation before (a cache entry's
+        verdict, :func:`analysis.cache.validated`), so the tables not read are not checked.
 
     Raises
     ------
@@ -298,7 +302,7 @@ def load_sqlite(
         _read_events(db, builder, report_progress, cancel, kinds, partials)
         if kinds is None:
             builder.chains = _read_chains(db, strings)
-        else:
+        elif not validated:
             # A partial model still refuses what a full one refuses (recipes and stats go
             # through the same validation as info): the tables not read are checked in SQLite.
             check_event_tables(db, strings, skip=kinds)

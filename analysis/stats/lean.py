@@ -103,14 +103,14 @@ def open_for_stats(
     read = {kind: names | (set(have[kind].columns) if kind in have else set())
             for kind, names in wanted.items()}  # fmt: skip
     read = {kind: names - {"duration_ns"} for kind, names in read.items()}
-    # A partial entry is only ever written after a validating read of this same file (its
-    # key holds path, size and mtime): adding a table to it need not check the report again.
-    report = _read_lean(path, read, validate=cached is None)
+    # An entry whose verdict says this same file (path, size, mtime, content) passed the
+    # whole validation: adding a table to it need not check the report again.
+    report = _read_lean(path, read, validate=cached is None or not cache.validated(key))
     if have:
         report = replace(report, tables={**have, **report.tables})
     # Written while the summaries run (~1 s for 10 M events on a busy 2-core machine);
-    # wait_for_cache_writes() or interpreter exit waits for it.
-    writer = threading.Thread(target=cache.store, args=(report, key), daemon=False)
+    # wait_for_cache_writes() or interpreter exit waits for it. Validated either way.
+    writer = threading.Thread(target=cache.store, args=(report, key, True), daemon=False)
     writer.start()
     _WRITERS.append(writer)
     return report
