@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 
 from analysis import _cachefiles, cache, loader, open_report
+from analysis._sqlite import ReportDatabase
 from analysis.errors import CorruptReportError
 from analysis.stats import lean, run_report
 from analysis.stats.lean import open_for_stats, wait_for_cache_writes
@@ -139,3 +140,22 @@ def test_an_entry_copied_from_a_good_report_does_not_let_a_bad_one_through(
     with pytest.raises(CorruptReportError) as stats:
         _summary(bad, "cuda_api_sum", use_cache=True)
     assert str(stats.value) == str(info.value)
+
+
+def test_the_tables_the_lean_read_reads_are_not_scanned_again(
+    report_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Their other columns are tested by the read's own SELECT; only the tables it does not
+    # read get a scan of their own.
+    scanned: list[str] = []
+    real = ReportDatabase.any_row
+
+    def spy(self: ReportDatabase, table: str, where: str) -> bool:
+        scanned.append(table)
+        return real(self, table, where)
+
+    monkeypatch.setattr(ReportDatabase, "any_row", spy)
+    _summary(report_copy, "cuda_gpu_kern_sum", use_cache=False)
+    assert "NVTX_EVENTS" in scanned
+    assert "CUPTI_ACTIVITY_KIND_KERNEL" not in scanned
+    assert "CUPTI_ACTIVITY_KIND_RUNTIME" in scanned  # not read by this summary
