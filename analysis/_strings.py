@@ -13,6 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from analysis._sqlite import ReportDatabase
+from analysis._stringpool import absent_sql, read_string_rows
 from analysis.errors import CorruptReportError
 
 __all__ = ["StringTable", "read_string_table"]
@@ -90,12 +91,8 @@ class StringTable:
         ``column`` is a quoted column name. nsys's dense, complete pool costs one comparison
         per row; any other pool an anti-join through the StringIds primary key.
         """
-        if self._ids is None and self._complete:
-            return f"{column} >= {len(self.values)}"
-        return (
-            f"({column} >= 0 AND {column} NOT IN "
-            "(SELECT id FROM StringIds WHERE value IS NOT NULL AND id IS NOT NULL))"
-        )
+        dense = self._ids is None and self._complete
+        return absent_sql(column, len(self.values) if dense else None)
 
     def code(self, string_id: object) -> int:
         """Return the pool code of one id, or -1 when it is absent or not an integer."""
@@ -110,33 +107,12 @@ class StringTable:
 
 
 def read_string_table(db: ReportDatabase) -> StringTable:
-    """Read and check ``StringIds``: integer, distinct, non-negative ids; text values.
-
-    Values that are not text (an integer, a blob) are read as their text (SQLite's CAST);
-    a NULL value leaves its id absent, so that an event naming it is refused.
+    """Read and check ``StringIds`` (:func:`analysis._stringpool.read_string_rows`).
 
     Raises
     ------
     CorruptReportError
         An id that is not an integer, is negative, or appears twice.
     """
-    odd = db.execute(
-        "SELECT typeof(id), count(*) FROM StringIds WHERE typeof(id) != 'integer' GROUP BY 1"
-    )
-    if odd:
-        kind, count = odd[0]
-        raise CorruptReportError(
-            db.path, f"StringIds holds {count} {_type_name(kind)} ids where integers belong"
-        )
-    rows = db.execute("SELECT id, CAST(value AS TEXT) FROM StringIds ORDER BY id")
-    ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-    if len(ids) and ids[0] < 0:
-        raise CorruptReportError(db.path, "StringIds holds negative ids")
-    twice = np.flatnonzero(ids[1:] == ids[:-1])
-    if len(twice):
-        raise CorruptReportError(db.path, f"StringIds holds id {int(ids[twice[0]])} twice")
-    return StringTable(db.path, ids, [r[1] for r in rows])
-
-
-def _type_name(sqlite_type: str) -> str:
-    return {"null": "NULL", "real": "real-number"}.get(sqlite_type, sqlite_type)
+    ids, values = read_string_rows(db)
+    return StringTable(db.path, np.array(ids, dtype=np.int64), values)

@@ -80,8 +80,18 @@ def _record_checksum(record: dict) -> str:
     return digest(json.dumps(record, sort_keys=True, separators=(",", ":")).encode())
 
 
-def _encode(result) -> dict | None:  # noqa: ANN001 - a StatsResult
-    """The result as JSON-ready data; None when a column would not come back the same."""
+def _encode(result) -> dict | None:  # noqa: ANN001 - a StatsResult or PlainResult
+    """The result as JSON-ready data; None when a column would not come back the same.
+
+    A :class:`~analysis.stats.plain.PlainResult` (the SQL path's) is stored as it is,
+    without importing NumPy or pandas.
+    """
+    if isinstance(result, PlainResult):
+        if result.n_rows * len(result.columns) > _MAX_CELLS:
+            return None
+        return {"name": result.name, "title": result.title, "skipped": result.skipped,
+                "units": dict(result.units),
+                "columns": [[c.name, c.dtype, c.values] for c in result.columns]}  # fmt: skip
     import numpy as np
 
     frame = result.frame

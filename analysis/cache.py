@@ -37,7 +37,6 @@ valid even if the entry is later removed.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import logging
 import os
@@ -53,14 +52,13 @@ from analysis import cachedir, cachesize
 from analysis._cachefiles import (
     DamagedEntryError,
     digest,
-    file_fingerprint,
     is_unavailable,
     map_file,
     map_verified,
     read_meta,
     write_meta,
 )
-from analysis.cachedir import cache_root
+from analysis.cachedir import cache_key, cache_root
 from analysis.model import (
     CHAIN_COLUMNS,
     EVENT_TABLES,
@@ -104,22 +102,6 @@ _FRAMES = (
 )
 #: Frames holding call chains (analysis.model.CHAIN_COLUMNS), checked like event tables.
 _CHAIN_FRAMES = ("sample_chains", "cuda_chains")
-
-
-def cache_key(path: Path) -> str:
-    """Return the cache key of ``path``: its resolved path, size, mtime, content and format.
-
-    The content is a fingerprint of a few pages (:func:`_cachefiles.content_fingerprint`):
-    a report rewritten in place with its size and mtime put back gets another key.
-    """
-    try:
-        st, fingerprint = file_fingerprint(path)  # never blocks on a FIFO
-    except OSError:  # unreadable: keyed without content (opening it will say why)
-        st, fingerprint = path.stat(), None
-    version = cachedir.COLUMNS_FORMAT
-    text = f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}|{fingerprint or ''}|{version}"
-    # surrogateescape: a file name that is not valid UTF-8 keys by its bytes, not a crash.
-    return hashlib.sha1(text.encode("utf-8", "surrogateescape")).hexdigest()[:24]
 
 
 def _entry(key: str) -> Path:

@@ -124,17 +124,22 @@ def _group_levels(s: np.ndarray, e: np.ndarray, out: np.ndarray) -> None:
     n = len(s)
     if n < 2 or bool(np.all(e[:-1] <= s[1:])):
         return  # back-to-back intervals: all level 0
+    # Per row bytes here matter: this runs on the CUDA API table while its raw columns are
+    # resident (the load's peak). Booleans only, no per-row cluster ids or sizes.
     run_max = np.maximum.accumulate(e)
     new_cluster = np.empty(n, dtype=bool)
     new_cluster[0] = True
     np.greater_equal(s[1:], run_max[:-1], out=new_cluster[1:])
-    cluster = np.cumsum(new_cluster) - 1
-    sizes = np.bincount(cluster)
-    rows = np.flatnonzero(sizes[cluster] > 1)
+    del run_max
+    # A row is in a cluster of several when it continues one or the next row continues it.
+    clustered = ~new_cluster
+    clustered[:-1] |= clustered[1:].copy()
+    rows = np.flatnonzero(clustered)
     ss, ee = s[rows], e[rows]
     depth = _stack_depth(ss, ee)
     if overlaps_on_level(depth, ss, ee):
-        _repair_crossings(cluster[rows], ss, ee, depth)
+        # Cluster ids of the clustered rows: a new one wherever a cluster starts.
+        _repair_crossings(np.cumsum(new_cluster[rows]), ss, ee, depth)
     out[rows] = depth
 
 

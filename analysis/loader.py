@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +31,13 @@ import pyarrow.compute as pc
 from analysis import metadata
 from analysis._sqlite import ColumnRead, ReportDatabase, quote_ident
 from analysis._strings import StringTable, read_string_table
+from analysis._tablespecs import ALL_SPECS as _ALL_SPECS
+from analysis._tablespecs import CHAIN_COLUMNS as _CHAIN_COLUMNS
+from analysis._tablespecs import CHAIN_SPECS as _CHAIN_SPECS
+from analysis._tablespecs import NAME_COLUMNS as _NAME_COLUMNS
+from analysis._tablespecs import REQUIRED as _REQUIRED
+from analysis._tablespecs import SPECS as _SPECS
+from analysis._tablespecs import suspect_rows as _suspect_rows
 from analysis.errors import CancelledError, CorruptReportError, NotAReportError
 from analysis.levels import nesting_levels, order_by_group_start
 from analysis.model import EventTable, Report, ReportInfo, StringIds, freeze
@@ -53,179 +59,6 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class _Col:
-    """One column of an event table: our name, its source column(s), dtype and NULL fill."""
-
-    name: str
-    source: str
-    dtype: type = np.int64
-    fill: int = 0
-
-
-def _c(name: str, source: str, dtype: type = np.int32, fill: int = 0) -> _Col:
-    return _Col(name, source, dtype, fill)
-
-
-_TIME = (_c("start_ns", "start", np.int64), _c("end_ns", "end", np.int64))
-_GPU = (
-    _c("device_id", "deviceId"),
-    _c("context_id", "contextId"),
-    _c("green_context_id", "greenContextId"),
-    _c("stream_id", "streamId"),
-    _c("correlation_id", "correlationId", np.int64),
-    _c("global_pid", "globalPid", np.int64),
-)
-
-#: kind -> (source table, columns). Name columns are StringIds ids (-1 when NULL).
-_SPECS: dict[str, tuple[str, tuple[_Col, ...]]] = {
-    "kernels": (
-        "CUPTI_ACTIVITY_KIND_KERNEL",
-        _TIME
-        + _GPU
-        + (
-            _c("name_id", "demangledName", fill=-1),
-            _c("short_name_id", "shortName", fill=-1),
-            _c("mangled_name_id", "mangledName", fill=-1),
-            _c("grid_x", "gridX"),
-            _c("grid_y", "gridY"),
-            _c("grid_z", "gridZ"),
-            _c("block_x", "blockX"),
-            _c("block_y", "blockY"),
-            _c("block_z", "blockZ"),
-            _c("registers_per_thread", "registersPerThread"),
-            _c("static_smem_bytes", "staticSharedMemory"),
-            _c("dynamic_smem_bytes", "dynamicSharedMemory"),
-        ),
-    ),
-    "memcpy": (
-        "CUPTI_ACTIVITY_KIND_MEMCPY",
-        _TIME
-        + _GPU
-        + (
-            _c("bytes", "bytes", np.int64),
-            _c("copy_kind", "copyKind"),
-            _c("src_kind", "srcKind"),
-            _c("dst_kind", "dstKind"),
-        ),
-    ),
-    "memset": (
-        "CUPTI_ACTIVITY_KIND_MEMSET",
-        _TIME
-        + _GPU
-        + (_c("bytes", "bytes", np.int64), _c("value", "value"), _c("mem_kind", "memKind")),
-    ),
-    "sync": ("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", _TIME + _GPU + (_c("sync_type", "syncType"),)),
-    "cuda_api": (
-        "CUPTI_ACTIVITY_KIND_RUNTIME",
-        _TIME
-        + (
-            _c("global_tid", "globalTid", np.int64),
-            _c("correlation_id", "correlationId", np.int64),
-            _c("name_id", "nameId", fill=-1),
-            _c("event_class", "eventClass"),
-            _c("return_value", "returnValue", np.int64),
-            # The call's backtrace in CUDA_CALLCHAINS (-1: none; spec §1.4).
-            _c("callchain_id", "callchainId", np.int64, fill=-1),
-        ),
-    ),
-    "osrt": (
-        "OSRT_API",
-        _TIME
-        + (
-            _c("global_tid", "globalTid", np.int64),
-            _c("name_id", "nameId", fill=-1),
-            _c("event_class", "eventClass"),
-        ),
-    ),
-    "nvtx": (
-        "NVTX_EVENTS",
-        (
-            _c("start_ns", "start", np.int64),
-            _c("end_raw", "end", np.int64, fill=-1),
-            _c("event_type", "eventType"),
-            _c("global_tid", "globalTid", np.int64),
-            _c("end_global_tid", "endGlobalTid", np.int64),
-            _c("text_id", "textId", fill=-1),
-            _c("domain_id", "domainId", np.int64),
-            _c("category", "category"),
-            _c("color", "color", np.int64, fill=-1),
-            _c("range_id", "rangeId", np.int64),
-        ),
-    ),
-    "sched": (
-        "SCHED_EVENTS",
-        (
-            _c("start_ns", "start", np.int64),
-            _c("cpu", "cpu"),
-            _c("is_sched_in", "isSchedIn", np.int8),
-            _c("global_tid", "globalTid", np.int64),
-        ),
-    ),
-    "samples": (
-        "COMPOSITE_EVENTS",
-        (
-            _c("start_ns", "start", np.int64),
-            _c("cpu", "cpu"),
-            _c("thread_state", "threadState"),
-            _c("global_tid", "globalTid", np.int64),
-            _c("sample_id", "id", np.int64),
-        ),
-    ),
-    "gpu_metrics": (
-        "GPU_METRICS",
-        (
-            _c("start_ns", "timestamp", np.int64),
-            _c("type_id", "typeId", np.int64),  # 2^48 and above in real reports
-            _c("metric_id", "metricId"),
-            _c("value", "value", np.int64),
-        ),
-    ),
-    # Allocations and frees of CUDA memory (spec §1.4): one instant per row; the name
-    # column is an inline text (a variable name, mostly NULL) and is not read.
-    "memory_usage": (
-        "CUDA_GPU_MEMORY_USAGE_EVENTS",
-        (
-            _c("start_ns", "start", np.int64),
-            _c("global_pid", "globalPid", np.int64),
-            _c("device_id", "deviceId"),
-            _c("context_id", "contextId"),
-            _c("address", "address", np.int64),
-            _c("bytes", "bytes", np.int64),
-            _c("mem_kind", "memKind"),
-            _c("operation", "memoryOperationType", np.int8),
-            _c("correlation_id", "correlationId", np.int64),
-        ),
-    ),
-}
-
-_CHAIN_COLUMNS = (
-    _c("chain_id", "id", np.int64, fill=-1),
-    _c("depth", "stackDepth", np.int64),
-    _c("symbol", "symbol", fill=-1),
-    _c("module", "module", fill=-1),
-)
-#: Call chains (spec §1.4, §1.7): not events but frames, one row per (chain id, depth),
-#: depth 0 the innermost. Read and checked as the event tables are (one validation), kept
-#: as :attr:`Report.sample_chains` / :attr:`Report.cuda_chains` sorted by (chain, depth).
-_CHAIN_SPECS: dict[str, tuple[str, tuple[_Col, ...]]] = {
-    "sample_chains": ("SAMPLING_CALLCHAINS", _CHAIN_COLUMNS),
-    "cuda_chains": ("CUDA_CALLCHAINS", _CHAIN_COLUMNS),
-}
-_ALL_SPECS = {**_SPECS, **_CHAIN_SPECS}
-
-#: Name columns whose ids must resolve through StringIds (mapped to pool codes on read).
-_NAME_COLUMNS = {
-    "kernels": ("name_id", "short_name_id", "mangled_name_id"),
-    "cuda_api": ("name_id",),
-    "osrt": ("name_id",),
-    "nvtx": ("text_id",),
-    "sample_chains": ("symbol", "module"),
-    "cuda_chains": ("symbol", "module"),
-}
-#: Columns a present table must have, and that must never be NULL: without them every
-#: event would silently start (or end) at 0. NVTX's NULL end means "a mark / still open".
-_REQUIRED = ("start_ns", "end_ns")
 _GPU_KINDS = ("kernels", "memcpy", "memset", "sync")
 _GPU_KEY = ["global_pid", "device_id", "context_id", "stream_id"]
 #: Track key columns of the other instant kinds (one track per CPU, thread, metric, device).
@@ -502,9 +335,18 @@ def _column_read(db: ReportDatabase, kind: str, strings: StringTable) -> ColumnR
 
 
 def _text_column(text: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:
-    """NVTX inline text as Arrow strings (blobs decoded leniently, numbers as their text)."""
+    """NVTX inline text as Arrow strings (blobs decoded leniently, numbers as their text).
+
+    SQLite stores whatever bytes a writer gave it as TEXT, and the ADBC driver hands them
+    over as an Arrow string column unchecked: text that is not UTF-8 is decoded leniently
+    too (U+FFFD for each bad byte, as StringIds are), never passed on to fail later.
+    """
     if pa.types.is_string(text.type):
-        return text
+        try:
+            text.validate(full=True)
+            return text
+        except pa.ArrowInvalid:
+            text = text.cast(pa.binary())  # the same bytes, then decoded as a blob's
     if pa.types.is_binary(text.type) or pa.types.is_large_binary(text.type):
         return pa.array(
             [None if v is None else v.decode("utf-8", "replace") for v in text.to_pylist()],
@@ -666,79 +508,6 @@ def suspect_condition(
     return None if where is None else f"coalesce(({where}), 0)"
 
 
-def _suspect_rows(
-    db: ReportDatabase, kind: str, strings: StringTable, checked: set[str]
-) -> str | None:
-    """An SQL condition true on every row the loader would refuse (and on a few others).
-
-    Text, blobs (and a NULL where a value is required) sort above any number, so one
-    ``max(...) >= ''`` per row finds them; a real number, or a duration beyond int64, makes
-    a sum of the columns real. ``max()`` and ``+`` give NULL when one value is NULL, so the
-    exact test wraps every column in ``coalesce``; that costs as much as the two tests
-    themselves (2 M kernels x 17 columns). So each row is first tested without it, with
-    ``coalesce`` only on the columns that are NULL in the table's first row (a column NULL
-    throughout, like ``greenContextId``): a sum that is an integer proves that no other value
-    is NULL, and then ``max()`` is exact; a real sum is suspect; a NULL sum (a NULL the
-    sample did not predict) takes the exact test. CPU per million kernels (17 columns, busy
-    2-core machine): 0.56 s instead of 0.60 s alone, 0.60 s instead of 0.71 s inside the
-    lean stats read's SELECT. None: nothing left to check.
-    """
-    table, cols = _ALL_SPECS[kind]
-    present = set(db.columns(table))
-    names = {c.source for c in cols if c.name in _NAME_COLUMNS.get(kind, ())}
-    times = {"start", "end"} if {"start", "end"} <= checked else set()
-    todo = [c for c in cols if c.source in present and c.source not in checked | times]
-    if not todo:
-        return None
-    q = {c.source: quote_ident(c.source) for c in todo}
-    required = {c.source for c in todo if c.name in _REQUIRED}
-    first = db.execute(
-        f"SELECT {', '.join(f'{q[s]} IS NULL' for s in q)} FROM {quote_ident(table)} LIMIT 1"
-    )
-    sampled_null = {s for s, null in zip(q, first[0] if first else (), strict=False) if null}
-    # Timestamps enter the sum as a duration (small), so that real ones or an overflowing
-    # difference make it real but two large timestamps do not overflow it.
-    ends = kind != "nvtx" and {"start", "end"} <= set(q)
-
-    def tests(nullable: set[str]) -> tuple[str, str]:
-        """``max(...) >= ''`` and the sum, ``coalesce`` around the ``nullable`` columns."""
-        terms = [
-            f"coalesce({q[s]}, x'')" if s in required
-            else f"coalesce({q[s]}, 0)" if s in nullable else q[s]
-            for s in q
-        ]  # fmt: skip
-        summed = ['("end" - "start")'] if ends else []  # both required: max() catches a NULL
-        for s in q:
-            if kind == "nvtx" and s == "end":  # NULL: a mark or an open range
-                summed.append(
-                    'coalesce("end" - "start", 0)' if s in nullable else '("end" - "start")'
-                )
-            elif not (ends and s in ("start", "end")):
-                summed.append(f"coalesce({q[s]}, 0)" if s in nullable else q[s])
-        return f"max(0, {', '.join(terms)}) >= ''", " + ".join(summed)
-
-    exact_max, exact_sum = tests(set(q))
-    exact = f"{exact_max} OR typeof({exact_sum}) = 'real'"
-    fast_max, fast_sum = tests(sampled_null - required)
-    if fast_sum == exact_sum:
-        suspect = [exact]
-    else:
-        suspect = [
-            f"CASE typeof({fast_sum}) WHEN 'integer' THEN {fast_max} "
-            f"WHEN 'real' THEN 1 ELSE ({exact}) END"
-        ]
-    if ends:
-        suspect.append('"end" < "start"')
-    elif kind == "nvtx":
-        # A range that ends before it starts, or an open one lasting beyond int64 (both
-        # judged by _finish_nvtx); -1 is the loader's "no end".
-        suspect.append('"start" < 0')
-        if "end" in q:
-            suspect.append('("end" < "start" AND "end" != -1)')
-    suspect += [strings.absent_sql(q[s]) for s in names if s in q]
-    return " OR ".join(suspect)
-
-
 _SMALL_RANGE = 1 << 22
 
 
@@ -838,7 +607,9 @@ def _factorize_wide(
 def _sorted_table(
     kind: str, data: dict[str, np.ndarray], track_id: np.ndarray, keys: pd.DataFrame, source: str
 ) -> EventTable:
-    data = dict(data)
+    # ``data`` is changed in place (the caller's raw columns): each column reordered
+    # replaces its raw one, which is freed then, so the peak is the raw table plus one
+    # column, not two tables.
     if "end_ns" not in data:
         data["end_ns"] = data["start_ns"]
     data["track_id"] = track_id
@@ -846,10 +617,23 @@ def _sorted_table(
     if order is not None:
         for name in list(data):
             # One column at a time, so the peak is one extra column, not a second table.
-            data[name] = data[name][order]
+            # A column of one value (a zero-stride view from the read) is its own reorder.
+            if not _is_constant_view(data[name]):
+                data[name] = data[name][order]
     return EventTable(
-        kind, {n: freeze(np.ascontiguousarray(c)) for n, c in data.items()}, keys, source
+        kind,
+        {
+            n: freeze(c if _is_constant_view(c) else np.ascontiguousarray(c))
+            for n, c in data.items()
+        },
+        keys,
+        source,
     )
+
+
+def _is_constant_view(column: np.ndarray) -> bool:
+    """Whether ``column`` is a zero-stride view of one value (as the reader hands over)."""
+    return len(column) > 1 and column.strides == (0,)
 
 
 class _TableBuilder:
@@ -945,7 +729,7 @@ def in_start_order(data: dict[str, np.ndarray | pa.Array]) -> dict[str, np.ndarr
         order[rows] = order[rows][np.lexsort((*reversed(keys), run_id))]
     return {
         name: column.take(pa.array(order)) if isinstance(column, pa.Array | pa.ChunkedArray)
-        else column[order]
+        else column if _is_constant_view(column) else column[order]
         for name, column in data.items()
     }  # fmt: skip
 

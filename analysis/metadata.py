@@ -1,31 +1,38 @@
 """Small descriptive tables of a report: version, processes, threads, GPUs, streams, enums.
 
-Every value is checked for its type as it is read (:func:`_select`): an integer column that
-holds text, a blob or a real number is refused with one line naming the table and column,
-and text columns read NULL as '' and blobs as (leniently decoded) text.
+The rows are read and checked by :mod:`analysis._metarows` (plain Python); the frames are
+built here. Every value is checked for its type as it is read
+(:func:`analysis._metarows.select`): an integer column that holds text, a blob or a real
+number is refused with one line naming the table and column, and text columns read NULL as
+'' and blobs as (leniently decoded) text.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from analysis._sqlite import ReportDatabase, quote_ident
-from analysis._strings import StringTable
-from analysis.errors import CorruptReportError, UnsupportedVersionError
-from analysis.model import CONTEXT_COLUMNS, CUDA_DEVICE_COLUMNS, EventTable, ReportInfo, StringIds
-from analysis.schema import (
-    MAX_SCHEMA_MAJOR,
-    MEM_KIND_LABELS,
-    MEMCPY_KIND_LABELS,
-    SYNC_TYPE_LABELS,
-    pid_of,
-    tid_of,
+from analysis._metarows import (
+    check_descriptive_tables,
+    context_rows,
+    cuda_device_rows,
+    gpu_rows,
+    info_fields,
+    metric_rows,
+    read_enums,
+    select,
+    stream_rows,
+    text_of,
 )
+from analysis._sqlite import ReportDatabase
+from analysis._strings import StringTable
+from analysis.errors import CorruptReportError
+from analysis.model import CONTEXT_COLUMNS, CUDA_DEVICE_COLUMNS, EventTable, ReportInfo, StringIds
+from analysis.schema import pid_of, tid_of
 
 __all__ = [
     "check_descriptive_tables",
@@ -42,122 +49,6 @@ __all__ = [
 ]
 
 _THREAD_KINDS = ("cuda_api", "osrt", "nvtx", "samples")
-
-
-def _text(value: object) -> str:
-    """A metadata value as text: NULL -> '', a blob decoded leniently, numbers as written."""
-    if value is None:
-        return ""
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    return str(value)
-
-
-def _select(
-    db: ReportDatabase,
-    table: str,
-    columns: Sequence[str],
-    ints: Collection[str] = (),
-    tail: str = "",
-) -> list[tuple]:
-    """Return ``SELECT columns FROM table tail``, checking that ``ints`` hold integers or NULL.
-
-    Raises
-    ------
-    CorruptReportError
-        A value of an ``ints`` column is text, a blob or a real number.
-    """
-    select = ", ".join(quote_ident(c) for c in columns)
-    rows = db.execute(f"SELECT {select} FROM {quote_ident(table)} {tail}")
-    for i, column in enumerate(columns):
-        if column not in ints:
-            continue
-        if any(r[i] is not None and type(r[i]) is not int for r in rows):
-            raise db.bad_values(table, column) or CorruptReportError(
-                db.path, f"{table}.{column} holds values that are not integers"
-            )
-    return rows
-
-
-def _meta(db: ReportDatabase) -> dict[str, str]:
-    for table in ("META_DATA_EXPORT", "EXPORT_META_DATA"):
-        if db.has_table(table):
-            rows = _select(db, table, ("name", "value"))
-            return {_text(k): _text(v) for k, v in rows if k is not None and v is not None}
-    return {}
-
-
-def _keyed(rows: list[tuple], keys: int | None = None) -> list[tuple]:
-    """Drop rows whose first ``keys`` values (all when None) hold a NULL: they name nothing."""
-    return [r for r in rows if None not in r[:keys]]
-
-
-def _short(text: str, limit: int = 40) -> str:
-    """``text`` cut to ``limit`` characters for a message (a report's own strings may be huge)."""
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
-def _first_int(db: ReportDatabase, table: str, column: str) -> int:
-    """The first row's integer ``table.column``; 0 when the table, column or value is absent."""
-    if not db.has_column(table, column):
-        return 0
-    rows = _select(db, table, (column,), ints=(column,), tail="LIMIT 1")
-    return int(rows[0][0] or 0) if rows else 0
-
-
-def check_descriptive_tables(db: ReportDatabase) -> None:
-    """Read every small table the loader reads, for its checks only (the lean stats reader).
-
-    Raises
-    ------
-    CorruptReportError
-        As the full loader would for the same tables.
-    """
-    for table, cols in (("PROCESSES", ("pid",)), ("ThreadNames", ("nameId", "globalTid"))):
-        if all(db.has_column(table, c) for c in cols):
-            _select(db, table, cols, ints=cols)
-    for read in (
-        read_gpus,
-        read_contexts,
-        read_cuda_devices,
-        read_streams,
-        read_enums,
-        read_gpu_metric_names,
-    ):
-        read(db)
-
-
-def read_info(db: ReportDatabase) -> ReportInfo:
-    """Return version and time base; raise for a schema newer than we read."""
-    meta = _meta(db)
-    schema = meta.get("EXPORT_SCHEMA_VERSION", "")
-    product = meta.get("EXPORT_PRODUCT_VERSION", "")
-    major = schema.split(".")[0]
-    # ASCII digits only, and few: int() refuses a 5,000-digit string with a ValueError.
-    if major.isascii() and major.isdigit() and (len(major) > 6 or int(major) > MAX_SCHEMA_MAJOR):
-        raise UnsupportedVersionError(
-            db.path,
-            f"export schema {_short(schema)} (nsys {_short(product) or '?'}) is newer than "
-            "Strata reads "
-            f"(schema {MAX_SCHEMA_MAJOR}.x); please report it with the file's nsys version",
-        )
-    start = _first_int(db, "TARGET_INFO_SESSION_START_TIME", "utcEpochNs")
-    duration = _first_int(db, "ANALYSIS_DETAILS", "duration")
-    os_name = ""
-    if db.has_column("TARGET_INFO_SYSTEM_ENV", "value"):
-        rows = db.execute(
-            "SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name IN ('OsName', 'OS') LIMIT 1"
-        )
-        os_name = _text(rows[0][0]) if rows else ""
-    return ReportInfo(
-        path=db.path,
-        name=db.path.name,
-        nsys_version=product or ("unknown (pre-2021 schema)" if not meta else "unknown"),
-        schema_version=schema or "unknown",
-        session_start_utc_ns=start,
-        duration_ns=duration,
-        os=os_name,
-    )
 
 
 def _thread_ids(tables: Mapping[str, EventTable]) -> np.ndarray:
@@ -188,9 +79,9 @@ def read_processes(db: ReportDatabase, tables: Mapping[str, EventTable]) -> pd.D
     pids = np.unique(np.concatenate([pid_of(gtids), *_gpu_pids(tables)]))
     names: dict[int, str] = {}
     if db.has_column("PROCESSES", "pid") and db.has_column("PROCESSES", "name"):
-        for pid, name in _select(db, "PROCESSES", ("pid", "name"), ints=("pid",)):
+        for pid, name in select(db, "PROCESSES", ("pid", "name"), ints=("pid",)):
             if pid is not None:
-                names.setdefault(pid, _text(name))
+                names.setdefault(pid, text_of(name))
     counts = pd.Series(pid_of(gtids)).value_counts() if len(gtids) else pd.Series(dtype=int)
     return pd.DataFrame(
         {
@@ -215,7 +106,7 @@ def read_threads(
     names: dict[int, str] = {}
     cols = ("nameId", "globalTid")
     if all(db.has_column("ThreadNames", c) for c in cols):
-        for name_id, gtid in _select(db, "ThreadNames", cols, ints=cols):
+        for name_id, gtid in select(db, "ThreadNames", cols, ints=cols):
             if gtid is not None and name_id is not None:
                 names[gtid] = pool[strings.code(name_id)] or ""
     return pd.DataFrame(
@@ -228,7 +119,9 @@ def read_threads(
     )
 
 
-_GPU_NUMBERS = ("sm_count", "total_memory_bytes")
+def read_info(db: ReportDatabase) -> ReportInfo:
+    """Return version and time base; raise for a schema newer than we read."""
+    return ReportInfo(**info_fields(db))
 
 
 def read_gpus(db: ReportDatabase) -> pd.DataFrame:
@@ -239,38 +132,7 @@ def read_gpus(db: ReportDatabase) -> pd.DataFrame:
     ``TARGET_INFO_GPU`` (2022.4+: ``id``; older: ``deviceId``) comes first, then
     ``TARGET_INFO_CUDA_GPU`` (2020-2022) fills devices and attributes it lacks.
     """
-    rows: dict[int, dict[str, object]] = {}
-    gpu_cols = {
-        "name": "name",
-        "bus_location": "busLocation",
-        "uuid": "uuid",
-        "sm_count": "smCount",
-        "total_memory_bytes": "totalMemory",
-    }
-    cuda_cols = {
-        "name": "name",
-        "bus_location": "pciBusId",
-        "sm_count": "numMultiprocessors",
-        "total_memory_bytes": "globalMemorySize",
-    }
-    for table, id_cols, cols in (
-        ("TARGET_INFO_GPU", ("id", "deviceId"), gpu_cols),
-        ("TARGET_INFO_CUDA_GPU", ("deviceId",), cuda_cols),
-    ):
-        id_col = next((c for c in id_cols if db.has_column(table, c)), None)
-        if id_col is None:
-            continue
-        have = {ours: src for ours, src in cols.items() if db.has_column(table, src)}
-        ints = [id_col] + [src for ours, src in have.items() if ours in _GPU_NUMBERS]
-        for dev, *values in _select(db, table, [id_col, *have.values()], ints=ints):
-            if dev is None:
-                continue
-            row = rows.setdefault(dev, {})
-            for ours, value in zip(have, values, strict=True):
-                if ours not in _GPU_NUMBERS:
-                    value = _text(value) or None
-                if row.get(ours) in (None, "") and value is not None:
-                    row[ours] = value
+    rows = gpu_rows(db)
     ids = sorted(rows)
 
     def text(col: str) -> list[str]:
@@ -298,27 +160,13 @@ def read_contexts(db: ReportDatabase) -> pd.DataFrame:
     From ``TARGET_INFO_CUDA_CONTEXT_INFO`` (2023.4+) or ``TARGET_INFO_CUDA_NULL_STREAM``
     (2022.4 and older), spec §1.4.
     """
-    if db.has_table("TARGET_INFO_CUDA_CONTEXT_INFO"):
-        table, stream = "TARGET_INFO_CUDA_CONTEXT_INFO", "nullStreamId"
-    elif db.has_table("TARGET_INFO_CUDA_NULL_STREAM"):
-        table, stream = "TARGET_INFO_CUDA_NULL_STREAM", "streamId"
-    else:
+    values = context_rows(db)
+    if values is None:
         return pd.DataFrame({c: np.empty(0, np.int64) for c in CONTEXT_COLUMNS})
-    cols = ["processId", "deviceId", "contextId", stream]
-    extra = [c for c in ("parentContextId", "isGreenContext") if db.has_column(table, c)]
-    rows = _select(
-        db, table, cols + extra, ints=cols + extra, tail="ORDER BY processId, deviceId, contextId"
-    )
-    rows = _keyed(rows, len(cols))
-    values = {c: [r[i] for r in rows] for i, c in enumerate(cols + extra)}
-    fills = {"parentContextId": -1, "isGreenContext": 0}
-    for name, fill in fills.items():
-        values[name] = [fill if v is None else v for v in values.get(name, [fill] * len(rows))]
-    order = [*cols, *fills]
     return pd.DataFrame(
         {
-            c: np.array(values[src], dtype=np.int64)
-            for c, src in zip(CONTEXT_COLUMNS, order, strict=True)
+            c: np.array(column, dtype=np.int64)
+            for c, column in zip(CONTEXT_COLUMNS, values.values(), strict=True)
         }
     )
 
@@ -330,12 +178,9 @@ def read_cuda_devices(db: ReportDatabase) -> pd.DataFrame:
     From ``TARGET_INFO_CUDA_DEVICE`` (2024+); empty when the report lacks it. Under
     ``CUDA_VISIBLE_DEVICES`` the physical GPU of ``(pid, deviceId)`` is ``gpu_id``, spec §1.4.
     """
-    cols = ("pid", "cudaId", "gpuId")
-    if not all(db.has_column("TARGET_INFO_CUDA_DEVICE", c) for c in cols):
+    rows = cuda_device_rows(db)
+    if rows is None:
         return pd.DataFrame({c: np.empty(0, np.int64) for c in CUDA_DEVICE_COLUMNS})
-    rows = _keyed(
-        _select(db, "TARGET_INFO_CUDA_DEVICE", cols, ints=cols, tail="ORDER BY pid, cudaId")
-    )
     return pd.DataFrame(
         {
             c: np.array([r[i] for r in rows], dtype=np.int64)
@@ -346,40 +191,19 @@ def read_cuda_devices(db: ReportDatabase) -> pd.DataFrame:
 
 def read_streams(db: ReportDatabase) -> pd.DataFrame:
     """Return CUDA streams: ``pid``, ``context_id``, ``stream_id``, ``priority``, ``flag``."""
-    cols = ("processId", "contextId", "streamId", "priority", "flag")
-    if not db.has_table("TARGET_INFO_CUDA_STREAM") or not all(
-        db.has_column("TARGET_INFO_CUDA_STREAM", c) for c in cols
-    ):
-        return pd.DataFrame(columns=["pid", "context_id", "stream_id", "priority", "flag"])
-    rows = _keyed(_select(db, "TARGET_INFO_CUDA_STREAM", cols, ints=cols), 3)
-    return pd.DataFrame(rows, columns=["pid", "context_id", "stream_id", "priority", "flag"])
-
-
-def _enum(db: ReportDatabase, table: str, fallback: dict[int, str]) -> dict[int, str]:
-    if db.has_column(table, "label") and db.has_column(table, "id"):
-        rows = _select(db, table, ("id", "label"), ints=("id",))
-        return {i: _text(label) for i, label in rows if i is not None}
-    return dict(fallback)
-
-
-def read_enums(db: ReportDatabase) -> dict[str, dict[int, str]]:
-    """Return enum label maps, from the report's ENUM_* tables or the built-in lists."""
-    return {
-        "memcpy_kind": _enum(db, "ENUM_CUDA_MEMCPY_OPER", MEMCPY_KIND_LABELS),
-        "mem_kind": _enum(db, "ENUM_CUDA_MEM_KIND", MEM_KIND_LABELS),
-        "sync_type": _enum(db, "ENUM_CUPTI_SYNC_TYPE", SYNC_TYPE_LABELS),
-    }
+    rows = stream_rows(db)
+    return pd.DataFrame(
+        rows if rows is not None else None,
+        columns=["pid", "context_id", "stream_id", "priority", "flag"],
+    )
 
 
 def read_gpu_metric_names(db: ReportDatabase) -> pd.DataFrame:
     """Return ``type_id``, ``metric_id``, ``name`` of the GPU metrics catalogue."""
-    cols = ("typeId", "metricId", "metricName")
-    if not all(db.has_column("TARGET_INFO_GPU_METRICS", c) for c in cols):
-        return pd.DataFrame(columns=["type_id", "metric_id", "name"])
-    rows = _select(db, "TARGET_INFO_GPU_METRICS", cols, ints=cols[:2])
-    # DISTINCT in Python: first occurrences in table order, as SQLite's DISTINCT gives them.
-    rows = list(dict.fromkeys((t, m, _text(name)) for t, m, name in rows))
-    return pd.DataFrame(rows, columns=["type_id", "metric_id", "name"])
+    rows = metric_rows(db)
+    return pd.DataFrame(
+        rows if rows is not None else None, columns=["type_id", "metric_id", "name"]
+    )
 
 
 def table_schema(path: str | Path) -> list[tuple[str, int, list[tuple[str, str]]]]:

@@ -40,6 +40,7 @@ import pandas as pd
 
 from analysis.errors import AnalysisError
 from analysis.model import Report
+from analysis.nametext import MEMSET_NAME, api_display_name, memcpy_name
 from analysis.nvtx import range_labels, range_rows, range_styles
 
 __all__ = [
@@ -60,7 +61,6 @@ __all__ = [
 
 #: Which kernel name: nsys's default (demangled), ``:base`` (short) or ``:mangled``.
 KERNEL_NAME_VARIANTS = ("demangled", "base", "mangled")
-MEMSET_NAME = "[CUDA memset]"
 #: Kinds :func:`event_names` names (rows of the report table of that name).
 NAMED_KINDS = ("kernels", "cuda_api", "memcpy", "memset", "nvtx", "osrt")
 
@@ -116,10 +116,7 @@ def api_display_names(names: npt.ArrayLike) -> npt.NDArray[np.object_]:
     -6, 2) = '_v'``), so ``cudaMalloc_v3020`` is ``cudaMalloc`` while
     ``cudaGraphAddKernelNode_v10000`` stays as it is. None stays None.
     """
-    return np.array(
-        [n[:-6] if isinstance(n, str) and n[-6:-4] == "_v" else n for n in np.asarray(names)],
-        dtype=object,
-    )
+    return np.array([api_display_name(n) for n in np.asarray(names)], dtype=object)
 
 
 def kernel_variant(args: tuple[str, ...]) -> str:
@@ -156,6 +153,8 @@ def kernel_name_ids(report: Report, variant: str = "demangled") -> npt.NDArray[n
         alt = kernels["mangled_name_id"]
     else:
         return ids
+    if len(alt) and int(alt.min()) >= 0:
+        return alt  # every kernel has one: the column itself, no copy per kernel
     return np.where(alt >= 0, alt, ids)
 
 
@@ -172,7 +171,7 @@ def memcpy_names(report: Report, copy_kinds: npt.ArrayLike | None = None) -> np.
     labels = report.enums.get("memcpy_kind", {})
     uniq, inverse = np.unique(kinds, return_inverse=True)
     table = np.array(
-        [f"[CUDA memcpy {labels[k]}]" if k in labels else None for k in uniq.tolist()],
+        [memcpy_name(labels[k]) if k in labels else None for k in uniq.tolist()],
         dtype=object,
     )
     return table[inverse.ravel()]

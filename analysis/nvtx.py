@@ -14,6 +14,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from analysis.model import Report
+from analysis.nametext import STYLE_PUSHPOP, STYLE_STARTEND, nvtx_domain_names, nvtx_label
 from analysis.schema import NVTX_PUSHPOP_TYPES, NVTX_RANGE_TYPES, NVTX_STARTEND_TYPES, pid_of
 
 __all__ = [
@@ -26,9 +27,6 @@ __all__ = [
     "range_styles",
     "range_texts",
 ]
-
-STYLE_PUSHPOP = "PushPop"
-STYLE_STARTEND = "StartEnd"
 
 
 def range_rows(
@@ -54,7 +52,8 @@ def range_rows(
 
 
 def range_styles(event_types: npt.ArrayLike) -> npt.NDArray[np.object_]:
-    """Return 'PushPop', 'StartEnd' or 'Unknown' per NVTX event type (spec §4.4)."""
+    """Return 'PushPop', 'StartEnd' or 'Unknown' per NVTX event type (spec §4.4): the rule
+    of :func:`analysis.nametext.nvtx_style`, on a column."""
     event_types = np.asarray(event_types)
     out = np.full(event_types.shape, "Unknown", dtype=object)
     out[np.isin(event_types, NVTX_PUSHPOP_TYPES)] = STYLE_PUSHPOP
@@ -73,13 +72,20 @@ def _domain_names(report: Report, pids: np.ndarray, domain_ids: np.ndarray) -> n
     domains = report.nvtx_domains
     if domains.empty or not np.any(domain_ids != 0):
         return out
-    # A process that re-creates an id: the earliest creation wins (spec §1.5).
-    first = domains.sort_values("start_ns", kind="stable").drop_duplicates(["pid", "domain_id"])
-    key_of = {(int(p), int(d)): n for p, d, n in first[["pid", "domain_id", "name"]].to_numpy()}
+    # The creations in rowid order (Report.nvtx_domains): a row's position is its rowid's.
+    key_of = nvtx_domain_names(
+        zip(
+            domains["start_ns"].tolist(),
+            range(len(domains)),
+            domains["pid"].tolist(),
+            domains["domain_id"].tolist(),
+            domains["name"].tolist(),
+            strict=True,
+        )
+    )
     pairs = np.stack([pids, domain_ids], axis=1)
     uniq, inverse = np.unique(pairs, axis=0, return_inverse=True)
-    names = np.array([key_of.get((int(p), int(d))) for p, d in uniq], dtype=object)
-    names[uniq[:, 1] == 0] = None
+    names = np.array([key_of.get((p, d)) for p, d in uniq.tolist()], dtype=object)
     out[:] = names[inverse.ravel()]
     return out
 
@@ -107,10 +113,9 @@ def range_labels(
     domains = _domain_names(report, pid_of(nvtx["global_tid"][rows]), nvtx["domain_id"][rows])
     has = np.flatnonzero(domains != None)  # noqa: E711 - elementwise on an object array
     if len(has):
-        # 2023.4 SQL: domain || ':' || text is NULL when the text is NULL.
         texts = texts.copy()
         texts[has] = [
-            None if t is None else f"{d}:{t}"
+            nvtx_label(d, t)
             for d, t in zip(domains[has].tolist(), texts[has].tolist(), strict=True)
         ]
     return texts

@@ -1,12 +1,18 @@
 """Facts about the nsys export format that the loader and the summaries share.
 
 spec: nsys-sqlite.md §1.2 (global ids), §1.5 (NVTX event types), §1.11 (enum labels).
+
+The constants are plain Python and importing this module imports no NumPy (the SQL path of
+``stats`` reads them); the id functions import it when called.
 """
 
 from __future__ import annotations
 
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = [
     "LAUNCH_TYPE_LABELS",
@@ -86,14 +92,20 @@ SYNC_TYPE_LABELS = {
 
 def pid_of(global_id: npt.ArrayLike) -> npt.NDArray[np.int64]:
     """Return the 24-bit PID of a globalTid/globalPid (bits 24-47)."""
+    import numpy as np
+
     return (np.asarray(global_id, dtype=np.int64) >> 24) & 0xFFFFFF
 
 
 def tid_of(global_tid: npt.ArrayLike) -> npt.NDArray[np.int64]:
     """Return the 24-bit TID of a globalTid (bits 0-23)."""
+    import numpy as np
+
     return np.asarray(global_tid, dtype=np.int64) & 0xFFFFFF
 
 
 def global_pid_of(global_tid: npt.ArrayLike) -> npt.NDArray[np.int64]:
     """Return the globalPid of a globalTid: the top 40 bits, TID cleared."""
+    import numpy as np
+
     return np.asarray(global_tid, dtype=np.int64) & ~np.int64(0xFFFFFF)

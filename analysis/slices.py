@@ -78,10 +78,26 @@ class SliceTable:
         """
         prefix = self._cache.get("busy")
         if prefix is None:
-            prefix = np.zeros(len(self) + 1, dtype=np.int64)
-            np.cumsum(self.end_ns - self.start_ns, out=prefix[1:])
-            self._cache["busy"] = freeze(prefix)
+            prefix = self._cache["busy"] = _full_prefix(self.start_ns, self.end_ns)
         return prefix
+
+    def busy_before(self, rows: npt.ArrayLike) -> npt.NDArray[np.int64]:
+        """Return, per row index ``k`` (``0 <= k <= len``), the busy time of rows ``[0, k)``:
+        ``busy_prefix_ns()[rows]``, exact in the same int64 modular arithmetic.
+
+        Kept compact (computed once): an int64 base per block of :data:`_BLOCK` rows and a
+        uint32 offset per row, 4.1 bytes a row instead of 8 (what the timeline keeps per
+        drawn event). A table where some block's busy time reaches 2^32 ns (4.3 s) keeps the
+        int64 prefix instead.
+        """
+        packed = self._cache.get("busy_packed")
+        if packed is None:
+            packed = self._cache["busy_packed"] = _packed_prefix(self.start_ns, self.end_ns)
+        base, offset = packed
+        rows = np.asarray(rows)
+        if offset is None:
+            return base[rows]
+        return base[rows >> _BLOCK_BITS] + offset[rows]
 
     def max_duration_ns(self) -> npt.NDArray[np.int64]:
         """Return the longest interval per track (int64, 0 for empty tracks), computed once."""
@@ -121,3 +137,47 @@ class SliceTable:
             return row if 0 <= row < len(self) else None
         hits = np.flatnonzero(self.source_rows == row)
         return int(hits[0]) if len(hits) else None
+
+
+_BLOCK_BITS = 6
+_BLOCK = 1 << _BLOCK_BITS
+#: Rows summed at a time while packing (a multiple of the block): bounds the temporaries.
+_PACK_ROWS = 1 << 20
+
+
+def _packed_prefix(
+    start_ns: np.ndarray, end_ns: np.ndarray
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """The exclusive prefix sum of durations as (int64 base per block, uint32 offset per
+    row), both of length covering row ``n``; (int64 prefix, None) when an offset does not
+    fit. Computed chunk by chunk, so no int64 array of the table's length is made."""
+    n = len(start_ns)
+    base = np.zeros(n // _BLOCK + 1, dtype=np.int64)
+    offset = np.zeros(n + 1, dtype=np.uint32)
+    total = np.int64(0)
+    for a in range(0, n, _PACK_ROWS):
+        b = min(a + _PACK_ROWS, n)
+        prefix = np.empty(b - a + 1, dtype=np.int64)
+        prefix[0] = 0
+        np.cumsum(end_ns[a:b] - start_ns[a:b], out=prefix[1:])
+        prefix += total  # int64 wraps as the whole cumsum would
+        total = prefix[-1]
+        blocks = prefix[:-1:_BLOCK]
+        base[a // _BLOCK : a // _BLOCK + len(blocks)] = blocks
+        within = prefix[:-1] - np.repeat(blocks, _BLOCK)[: b - a]
+        if len(within) and (int(within.min()) < 0 or int(within.max()) >= 1 << 32):
+            return _full_prefix(start_ns, end_ns), None
+        offset[a:b] = within
+    if n % _BLOCK == 0:
+        base[n // _BLOCK] = total
+    last = int(total - base[n // _BLOCK])
+    if not 0 <= last < 1 << 32:
+        return _full_prefix(start_ns, end_ns), None
+    offset[n] = last
+    return freeze(base), freeze(offset)
+
+
+def _full_prefix(start_ns: np.ndarray, end_ns: np.ndarray) -> np.ndarray:
+    prefix = np.zeros(len(start_ns) + 1, dtype=np.int64)
+    np.cumsum(end_ns - start_ns, out=prefix[1:])
+    return freeze(prefix)

@@ -15,8 +15,11 @@ to the device once and stay there (the per-report device cache), so a query move
 per-group results back. Times are on the shared timeline axis (report time + the report's
 offset) so that one window means the same instant in every report.
 
-Measured (2-core reference machine, NumPy, 10 M kernels, one report): build ~3 s once,
-then see ``benchmarks/bench_panel.py`` for per-window figures.
+With NumPy and values in ``[0, 2**48)`` (every real report's durations and sizes), the index
+is :mod:`analysis.window_ranked` instead: each report's events in (name, start) order, so a
+window costs O(names × reports × value bits) and no pass over its events (10 M kernels, 2
+cores: build 4.3 s, 10.9 B per kernel, ~2 ms per update at any window size; the mask path
+below took 127-224 ms). The sorted-values path stays for CuPy and negative values.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from analysis.model import Report
 from analysis.names import EventNames
 from analysis.outliers import Z_MAD, Z_MEAN_AD
 from analysis.projection import project_nvtx
+from analysis.window_ranked import RankedReport, fits_ranked, ranked_stats
 from analysis.xp import to_numpy
 
 __all__ = [
@@ -97,7 +101,7 @@ class WindowIndex:
 
     def __init__(self, kind: str, report_names: list[str], offsets_ns: list[int],
                  names: EventNames, tables: tuple[str, ...], parts: list[PanelRows],
-                 xp: ModuleType) -> None:  # fmt: skip
+                 xp: ModuleType, ranked: list[RankedReport] | None = None) -> None:  # fmt: skip
         self.kind = kind
         self.report_names = report_names
         self.offsets_ns = offsets_ns
@@ -107,13 +111,18 @@ class WindowIndex:
         self.tables = tables
         self.xp = xp
         self._parts = parts
-        self._length = sum(len(p.values) for p in parts)
+        # Ranked (analysis.window_ranked): no sorted copy of the values, no pass over a window.
+        self._ranked = ranked
+        self._length = sum(len(p) for p in ranked) if ranked is not None else (
+            sum(len(p.values) for p in parts))  # fmt: skip
         self._ordered: dict[bool, _Ordered] = {}
         text = np.array(["" if v is None else str(v) for v in self.labels.tolist()], dtype=object)
         self._label_rank = np.argsort(np.argsort(text, kind="stable"), kind="stable")
         self._lock = threading.Lock()
         self.max_duration_ns = max(
-            [int((p.end_ns - p.start_ns).max()) for p in parts if len(p.start_ns)] + [0]
+            [int((p.end_ns - p.start_ns).max()) for p in parts if len(p.start_ns)]
+            + [int(p.longest.max()) for p in ranked or [] if len(p.longest)]
+            + [0]
         )
 
     def __len__(self) -> int:
@@ -122,6 +131,22 @@ class WindowIndex:
     @property
     def name_count(self) -> int:
         return len(self.labels)
+
+    @property
+    def is_ranked(self) -> bool:
+        """Whether windows are answered by :mod:`analysis.window_ranked` (else by a mask
+        over the sorted values: CuPy, or values outside ``[0, 2**31)``)."""
+        return self._ranked is not None
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the index itself (the reports' shared columns not counted)."""
+        if self._ranked is not None:
+            return sum(p.nbytes for p in self._ranked)
+        fields = ("values", "start_ns", "end_ns", "report", "table_codes", "rows", "by_start",
+                  "start_sorted")  # fmt: skip
+        held = [getattr(o, f) for o in self._ordered.values() for f in fields]
+        return sum(int(a.nbytes) for a in held if a is not None)
 
     # -- ordering -------------------------------------------------------------------------
 
@@ -233,6 +258,8 @@ class WindowIndex:
             ``std_ns`` (float64, sample, 0 for one event); sorted by ``total_ns``
             descending, then name. For 'memcpy_bytes' the ``_ns`` columns hold bytes.
         """
+        if self._ranked is not None:
+            return self._ranked_stats(t0_ns, t1_ns, report_index, by_report)
         ordered = self._order(by_report or report_index is not None)
         lo, hi = self._report_rows(ordered, report_index)
         pos = self._window_positions(ordered, t0_ns, t1_ns, lo, hi)
@@ -248,11 +275,32 @@ class WindowIndex:
         reduced = _reduce(xp, values, bounds)
         return self._frame(reduced, ordered.is_by_report, by_report)
 
+    def _ranked_stats(self, t0_ns: int | None, t1_ns: int | None, report_index: int | None,
+                      by_report: bool) -> pd.DataFrame:  # fmt: skip
+        ranked, offsets = self._ranked, self.offsets_ns
+        n_names = max(self.name_count, 1)
+        if report_index is not None:
+            self._check_report(report_index)
+            ranked, offsets = [ranked[report_index]], [offsets[report_index]]
+        pooled = report_index is not None or not by_report
+        found = ranked_stats(ranked, offsets, n_names, t0_ns, t1_ns, pooled)
+        keys = found.keys
+        if report_index is not None:
+            keys = keys + report_index * n_names
+        reduced = {"keys": keys, "count": found.count, "total_ns": found.total,
+                   "mean_ns": found.mean, "median_ns": found.median, "min_ns": found.minimum,
+                   "max_ns": found.maximum, "std_ns": found.std}  # fmt: skip
+        is_by_report = by_report or report_index is not None
+        return self._frame(reduced, is_by_report, by_report)
+
+    def _check_report(self, report_index: int) -> None:
+        if not 0 <= report_index < len(self.report_names):
+            raise AnalysisError(f"no report #{report_index}; {len(self.report_names)} loaded")
+
     def _report_rows(self, ordered: _Ordered, report_index: int | None) -> tuple[int, int]:
         if report_index is None:
             return 0, len(ordered.rows)
-        if not 0 <= report_index < len(self.report_names):
-            raise AnalysisError(f"no report #{report_index}; {len(self.report_names)} loaded")
+        self._check_report(report_index)
         n_names = max(self.name_count, 1)
         b = ordered.bounds
         return int(b[report_index * n_names]), int(b[(report_index + 1) * n_names])
@@ -287,11 +335,32 @@ class WindowIndex:
         1]]``, ascending: the instances :meth:`stats` reduces over the whole run, for
         :mod:`analysis.diff`'s resampling.
         """
+        if self._ranked is not None:
+            return self._ranked_sorted_values()
         ordered = self._order(False)
         values = to_numpy(ordered.values).astype(np.int64, copy=False)
         if ordered.is_by_report:  # one report: groups are (report 0, name) = name
             return values, ordered.bounds[: self.name_count + 1]
         return values, ordered.bounds
+
+    def _ranked_sorted_values(self) -> tuple[np.ndarray, np.ndarray]:
+        n_groups = max(self.name_count, 1)
+        groups = [np.repeat(np.arange(n_groups, dtype=np.int64), np.diff(p.bounds))
+                  for p in self._ranked]  # fmt: skip
+        if any(p.limbs > 2 for p in self._ranked):  # values past 2^31: no packed key
+            group = np.concatenate(groups)
+            values = np.concatenate([p.values for p in self._ranked]).astype(np.int64)
+            order = np.lexsort((values, group))
+            bounds = np.searchsorted(group[order], np.arange(self.name_count + 1))
+            return values[order], bounds.astype(np.int64)
+        keys = []
+        for part, group in zip(self._ranked, groups, strict=True):  # one packed key each
+            key = np.left_shift(group, 31)
+            key |= part.values
+            keys.append(key)
+        key = np.sort(np.concatenate(keys + [np.zeros(0, np.int64)]))
+        bounds = np.searchsorted(key, np.arange(self.name_count + 1, dtype=np.int64) << 31)
+        return key & (2**31 - 1), bounds.astype(np.int64)
 
     def groups(self, key: str | None, style: str | None = None) -> np.ndarray:
         """Return the group codes keyed by ``key`` (a full name; else, when no key matches,
@@ -333,6 +402,8 @@ class WindowIndex:
         """
         codes = np.atleast_1d(np.asarray(groups, dtype=np.int64))
         codes = codes[(codes >= 0) & (codes < self.name_count)]
+        if self._ranked is not None:
+            return self._ranked_instances(codes, t0_ns, t1_ns, report_index)
         ordered = self._order(True)
         n_names = max(self.name_count, 1)
         reports = range(len(self.report_names)) if report_index is None else [report_index]
@@ -357,6 +428,34 @@ class WindowIndex:
             "value": to_numpy(ordered.values[xp.asarray(pos)]),
         })  # fmt: skip
         return frame.iloc[np.argsort(start, kind="stable")].reset_index(drop=True)
+
+    def _ranked_instances(self, codes: np.ndarray, t0_ns: int | None, t1_ns: int | None,
+                          report_index: int | None) -> pd.DataFrame:  # fmt: skip
+        if report_index is not None:
+            self._check_report(report_index)
+        reports = range(len(self.report_names)) if report_index is None else [report_index]
+        columns: dict[str, list[np.ndarray]] = {k: [] for k in (
+            "report_index", "table", "row", "start_ns", "end_ns", "value", "shared")}  # fmt: skip
+        for r in reports:  # a loop over reports, not events
+            part, off = self._ranked[r], self.offsets_ns[r]
+            t0 = None if t0_ns is None else int(t0_ns) - off
+            t1 = None if t1_ns is None else int(t1_ns) - off
+            pos = part.positions(codes, t0, t1)
+            at = part.order[pos]
+            start = np.asarray(part.start_ns[at], dtype=np.int64)
+            columns["report_index"].append(np.full(len(pos), r, dtype=np.int64))
+            columns["table"].append(np.zeros(len(pos), np.int64) if part.table_codes is None
+                                    else part.table_codes[at].astype(np.int64))  # fmt: skip
+            columns["row"].append(at.astype(np.int64) if part.rows is None else part.rows[at])
+            columns["start_ns"].append(start)
+            columns["end_ns"].append(np.asarray(part.end_ns[at], dtype=np.int64))
+            columns["value"].append(part.values[pos].astype(np.int64))
+            columns["shared"].append(start + off)
+        joined = {k: np.concatenate(v + [np.zeros(0, np.int64)]) for k, v in columns.items()}
+        shared = joined.pop("shared")
+        joined["table"] = np.asarray(self.tables, dtype=object)[joined["table"]]
+        frame = pd.DataFrame(joined)
+        return frame.iloc[np.argsort(shared, kind="stable")].reset_index(drop=True)
 
 
 def _group_value_order(group: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:
@@ -433,35 +532,55 @@ def build_window_index(
     check_panel(kind)
     xp = np if xp is None else xp
     offsets = [int(o) for o in (offsets_ns or [])] + [0] * len(reports)
+    offsets = offsets[: len(reports)]
     project = projection if projection is not None else project_nvtx
-    parts = [panel_rows(r, kind, None, project) for r in reports]
-    # One group table for every report, keyed by (full name, style); a loop over distinct
-    # names, not events.
-    index: dict[tuple, int] = {}
+    groups: dict[tuple, int] = {}
     shown: list[object] = []
-    for part in parts:
-        # Only groups that occur (a string pool can hold 10^5 names; bincount is one pass).
-        used = np.flatnonzero(np.bincount(part.codes, minlength=len(part.keys)))
-        local = np.full(len(part.keys), -1, dtype=np.int64)
-        for i in used.tolist():
-            style = part.styles[i] if part.styles is not None else None
-            key = part.keys[i]
-            key = None if key is None or key != key else key  # NaN from the pool
-            if (key, style) not in index:
-                index[(key, style)] = len(index)
-                shown.append(part.labels[i])
-            local[i] = index[(key, style)]
-        part.codes = local[part.codes] if len(part.codes) else part.codes
-    keys = np.empty(len(index), dtype=object)
-    keys[:] = [k[0] for k in index]
-    labels = np.empty(len(index), dtype=object)
+    ranked: list[RankedReport] | None = [] if xp is np else None
+    parts: list[PanelRows] = []
+    tables, has_style = (kind,), False
+    for i, report in enumerate(reports):  # one report at a time: its temporaries go
+        part = panel_rows(report, kind, None, project)
+        tables = part.tables if i == 0 else tables
+        has_style = has_style or part.styles is not None
+        _group_codes(part, groups, shown)
+        if ranked is not None and fits_ranked(part.values):
+            ranked.append(RankedReport.build(part, part.codes, len(groups)))
+        elif ranked is not None:  # a value outside [0, 2^31): sorted values for them all
+            ranked = None
+            parts = [panel_rows(r, kind, None, project) for r in reports[:i]]
+            for earlier in parts:  # the same codes again: every key is in ``groups``
+                _group_codes(earlier, groups, shown)
+            parts.append(part)
+        else:
+            parts.append(part)
+    for part in ranked or []:
+        part.pad_groups(max(len(groups), 1))
+    keys = np.empty(len(groups), dtype=object)
+    keys[:] = [k[0] for k in groups]
+    labels = np.empty(len(groups), dtype=object)
     labels[:] = shown
-    has_style = any(p.styles is not None for p in parts)
-    styles = np.array([k[1] for k in index], dtype=object) if has_style else None
-    tables = parts[0].tables if parts else (kind,)
-    return WindowIndex(kind, [r.name for r in reports], offsets[: len(reports)],
+    styles = np.array([k[1] for k in groups], dtype=object) if has_style else None
+    return WindowIndex(kind, [r.name for r in reports], offsets,
                        EventNames(np.empty(0, np.int64), keys, labels, styles), tables, parts,
-                       xp)  # fmt: skip
+                       xp, ranked)  # fmt: skip
+
+
+def _group_codes(part: PanelRows, groups: dict[tuple, int], shown: list[object]) -> None:
+    """Key ``part``'s groups by (full name, style) in ``groups`` (one table for every report;
+    new ones get the next codes) and recode ``part.codes`` to them (a loop over names)."""
+    # Only groups that occur (a string pool can hold 10^5 names; bincount is one pass).
+    used = np.flatnonzero(np.bincount(part.codes, minlength=len(part.keys)))
+    local = np.full(len(part.keys), -1, dtype=np.int64)
+    for i in used.tolist():
+        style = part.styles[i] if part.styles is not None else None
+        key = part.keys[i]
+        key = None if key is None or key != key else key  # NaN from the pool
+        if (key, style) not in groups:
+            groups[(key, style)] = len(groups)
+            shown.append(part.labels[i])
+        local[i] = groups[(key, style)]
+    part.codes = local[part.codes] if len(part.codes) else part.codes
 
 
 def robust_threshold(values: np.ndarray, threshold: float) -> tuple[float, float]:

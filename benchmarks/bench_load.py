@@ -36,11 +36,12 @@ from pathlib import Path
 
 from _common import (
     REPO,
+    AnonPeak,
     cpu_seconds,
     ensure_scaled_report,
+    memory_status,
     peak_rss_bytes,
     print_phase_result,
-    rss_bytes,
     run_phase,
     timed,
 )
@@ -87,17 +88,20 @@ def _phase_scan(path: Path) -> dict:
 def _phase_open(path: Path) -> dict:
     from analysis import open_report
 
-    before = rss_bytes()
+    before = memory_status()
     cpu0 = cpu_seconds()
-    report, seconds = timed(lambda: open_report(path, use_cache=True))
+    with AnonPeak() as anon:
+        report, seconds = timed(lambda: open_report(path, use_cache=True))
     cpu = cpu_seconds() - cpu0
-    after = rss_bytes()
+    after = memory_status()
     return {
         "seconds": seconds,
         "cpu": cpu,
         "events": report.event_count,
-        "resident": after - before,
-        "peak": peak_rss_bytes() - before,
+        "resident": after["rss"] - before["rss"],
+        "resident_anon": after["anon"] - before["anon"],
+        "peak": peak_rss_bytes() - before["rss"],
+        "peak_anon": anon.peak - before["anon"],
     }
 
 
@@ -146,9 +150,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     for label, res in (("first open", first), ("cached reopen", again)):
         print(
-            f"{label:15s} peak +{_mb(res['peak'])} ({res['peak'] / events:.0f} B/event), "
-            f"resident +{_mb(res['resident'])} ({res['resident'] / events:.1f} B/event, "
-            f"target <= 64)"
+            f"{label:15s} peak RSS +{_mb(res['peak'])} ({res['peak'] / events:.1f} B/event), "
+            f"anonymous +{_mb(res['peak_anon'])} ({res['peak_anon'] / events:.1f} B/event; "
+            f"target <= 64); resident RSS +{_mb(res['resident'])} "
+            f"({res['resident'] / events:.1f} B/event), anonymous "
+            f"{res['resident_anon'] / events:.1f} B/event (target <= 8; the rest of RSS is "
+            "the cache's mapped columns, page cache)"
         )
     return 0
 

@@ -21,6 +21,7 @@ Usage::
 
     python benchmarks/bench_startup.py
     python benchmarks/bench_startup.py --before /work/main --repeat 7
+    python benchmarks/bench_startup.py --first --skip-big --before /tmp/before  # first runs
 """
 
 from __future__ import annotations
@@ -42,22 +43,36 @@ _SMALL_SPECS = "cuda_gpu_kern_sum"
 _BIG_SPECS = "cuda_gpu_kern_sum,cuda_api_sum"
 
 
-def _strata_commands(main_py: Path, small: Path, big: Path | None, tag: str) -> dict:
-    """label -> argv of the Strata commands, run from ``main_py``'s checkout."""
+def _strata_commands(
+    main_py: Path, small: Path, big: Path | None, tag: str, first: bool = False
+) -> dict:
+    """label -> argv of the Strata commands, run from ``main_py``'s checkout; ``first``: the
+    small report's stats as a first run (``--no-cache``: nothing stored), with the default
+    summary set too."""
     python = [sys.executable, str(main_py)]
+    cold = ["--no-cache"] if first else []
     commands = {
         f"{tag}--version": [*python, "--version"],
         f"{tag}info small": [*python, "info", str(small)],
-        f"{tag}stats small": [*python, "stats", "-r", _SMALL_SPECS, str(small)],
+        f"{tag}stats small": [*python, "stats", *cold, "-r", _SMALL_SPECS, str(small)],
     }
+    if first:
+        commands[f"{tag}stats-default small"] = [*python, "stats", *cold, str(small)]
     if big is not None:
         commands[f"{tag}stats big"] = [*python, "stats", "-r", _BIG_SPECS, str(big)]
     return commands
 
 
-def _nsys_commands(nsys: str, small: Path, big: Path | None, scratch: Path) -> dict:
+def _nsys_commands(
+    nsys: str, small: Path, big: Path | None, scratch: Path, first: bool = False
+) -> dict:
     """label -> argv of ``nsys stats``, reading links in ``scratch`` (nsys may write beside)."""
     commands = {}
+    if first:
+        link = scratch / f"default-{small.name}"
+        if not link.exists():
+            os.symlink(small, link)
+        commands["nsys stats-default small"] = [nsys, "stats", str(link)]
     for label, path, specs in (("small", small, _SMALL_SPECS), ("big", big, _BIG_SPECS)):
         if path is None:
             continue
@@ -108,15 +123,16 @@ def _report(times: dict, tags: list[str], has_nsys: bool) -> None:
     print(f"{'command':24s} {'wall':>7s} {'cpu':>7s}  {'x floor':>7s}  vs nsys (wall)")  # noqa: T201
     for label, runs in times.items():
         note = f"{_ratio(times, label, floor):6.1f}x" if label != floor else ""
-        peer = "nsys stats " + label.rsplit(" ", 1)[-1]
-        if has_nsys and label.endswith(("stats small", "stats big")) and peer in times:
+        peer = "nsys " + " ".join(label.split(" ")[-2:])
+        kinds = ("stats small", "stats big", "stats-default small")
+        if has_nsys and label.endswith(kinds) and peer in times:
             speed = _ratio(times, peer, label)
             note += f"  {speed:6.2f}x nsys's speed" if label != peer else ""
         wall, cpu = _median(runs, 0), _median(runs, 1)
         print(f"{label:24s} {wall:6.3f}s {cpu:6.3f}s  {note}")  # noqa: T201
     if len(tags) > 1:
         before, after = tags
-        for what in ("--version", "info small", "stats small", "stats big"):
+        for what in ("--version", "info small", "stats small", "stats-default small", "stats big"):
             if f"{before}{what}" in times:
                 wall = _ratio(times, f"{before}{what}", f"{after}{what}")
                 cpu = _ratio(times, f"{before}{what}", f"{after}{what}", 1)
@@ -131,6 +147,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-nsys", action="store_true")
     parser.add_argument("--repeat", type=int, default=5, help="counted rounds (default 5)")
     parser.add_argument("--before", type=Path, help="another checkout to time alongside")
+    parser.add_argument(
+        "--first", action="store_true",
+        help="the small report's stats as first runs (--no-cache), default summary set too",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     if not args.small.is_file():
         parser.error(f"{args.small} not found; give --small")
@@ -151,11 +171,11 @@ def main(argv: list[str] | None = None) -> int:
         for tag, root in checkouts:
             # Each checkout its own cache: two versions never share entries.
             cache = scratch / f"cache-{tag.strip() or 'strata'}"
-            strata = _strata_commands(root / "main.py", args.small, big, tag)
+            strata = _strata_commands(root / "main.py", args.small, big, tag, args.first)
             commands.update(strata)
             envs.update(dict.fromkeys(strata, dict(base, STRATA_CACHE_DIR=str(cache))))
         if nsys:
-            peers = _nsys_commands(nsys, args.small, big, scratch)
+            peers = _nsys_commands(nsys, args.small, big, scratch, args.first)
             commands.update(peers)
             envs.update(dict.fromkeys(peers, base))
         times = _rounds(commands, envs, args.repeat)

@@ -37,7 +37,13 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
-from _common import memory_line, open_together, report_copies, rss_bytes  # noqa: E402
+from _common import (  # noqa: E402
+    AnonPeak,
+    memory_line,
+    memory_status,
+    open_together,
+    report_copies,
+)
 from PySide6.QtCore import QRectF, Qt  # noqa: E402
 from PySide6.QtGui import QColor, QImage, QPainter  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
@@ -139,12 +145,13 @@ def _open(path: Path, n: int) -> tuple[list, dict, float]:
     if n > 1:
         reports, mem = open_together(report_copies(path, n))
         return reports, mem, mem["seconds"]
-    before = rss_bytes()
+    before = memory_status()
     t = time.perf_counter()
     report = open_report(path)
     load_s = time.perf_counter() - t
     print(f"report: {path.name}, {report.event_count:,} events, loaded in {load_s:.1f} s")
-    return [report], {"before": before, "events": report.event_count}, load_s
+    info = {"before": before["rss"], "before_anon": before["anon"], "events": report.event_count}
+    return [report], info, load_s
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -165,6 +172,9 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     path = _report_path(args)
+    # Anonymous memory is sampled through the open, the first frame and the projection
+    # (not while frames are timed: the sampler takes the GIL).
+    sampler = AnonPeak().__enter__()
     reports, mem, load_s = _open(path, args.reports)
 
     widget = TimelineWidget()
@@ -182,6 +192,8 @@ def main(argv: list[str] | None = None) -> int:
     projection_s = time.perf_counter() - t
     widget.set_data(report_set, tracks, alignment_offsets(reports))
     widget.repaint()
+    sampler.__exit__()
+    mem["peak_anon"] = sampler.peak
     print(
         f"loaded data -> first frame: {first_s:.2f} s  (target <= 1.5 s; "
         f"load itself {load_s:.1f} s)"

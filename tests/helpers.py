@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tests.conftest import ROOT
 
-__all__ = ["SOURCE_TABLES", "mutate_sqlite", "run_cli", "sql_rows"]
+__all__ = ["SOURCE_TABLES", "mutate_sqlite", "run_cli", "run_cli_forked", "sql_rows"]
 
 #: Our event kind -> the nsys table its rows come from, one row per row (no filtering).
 SOURCE_TABLES = {
@@ -50,10 +50,17 @@ def mutate_sqlite(path: Path, *statements: str) -> None:
 
 
 def run_cli(
-    *args: str, env: dict[str, str] | None = None, timeout_s: int = 300
+    *args: str, env: dict[str, str] | None = None, timeout_s: int = 300, fresh: bool = False
 ) -> subprocess.CompletedProcess[str]:
-    """Run ``python main.py ARGS`` from the repository root and capture its output."""
-    return run_python(str(ROOT / "main.py"), *args, env=env, timeout_s=timeout_s)
+    """Run ``python main.py ARGS`` from the repository root and capture its output.
+
+    In a process forked from :mod:`tests._forkserver` (a fresh Strata, warm third-party
+    libraries: :func:`run_cli_forked`), or with ``fresh`` in a bare new interpreter (for what
+    the fork cannot show: start-up, imports, packaging).
+    """
+    if fresh:
+        return run_python(str(ROOT / "main.py"), *args, env=env, timeout_s=timeout_s)
+    return run_cli_forked(*args, env=env, timeout_s=timeout_s)
 
 
 def run_python(
@@ -69,3 +76,22 @@ def run_python(
         check=False,
         env=env if env is not None else dict(os.environ),
     )
+
+
+def run_cli_forked(
+    *args: str, env: dict[str, str] | None = None, timeout_s: int = 300
+) -> subprocess.CompletedProcess[str]:
+    """:func:`run_cli` (or ``run_python("-c", CODE, ...)`` when ARGS start with ``-c``) in a
+    process forked from a server that has imported NumPy, pandas and pyarrow
+    (:mod:`tests._forkserver`): a fresh Strata (no module state shared with any other run),
+    its own environment, streams and exit status, without the libraries' import per run.
+
+    For tests that run many short commands in sequence (the cache-order tests). Tests about
+    what a command imports need :func:`run_cli` (a bare interpreter).
+    """
+    from tests import _forkserver
+
+    argv = list(args) if args[:1] == ("-c",) else [str(ROOT / "main.py"), *args]
+    environ = env if env is not None else dict(os.environ)
+    code, out, err = _forkserver.run(argv, environ, timeout_s)
+    return subprocess.CompletedProcess(argv, code, out, err)

@@ -79,12 +79,13 @@ def row_strip(
         return RowStrip(alpha, event, part_ids)
     starts = table.start_ns[lo:hi]
     ends = table.end_ns[lo:hi]
-    prefix = table.busy_prefix_ns()
     before = np.searchsorted(starts, edges_ns, side="left")
     last = before - 1
     safe = np.maximum(last, 0)
     covered = np.minimum(ends[safe], edges_ns) - starts[safe]
-    busy = np.where(last >= 0, prefix[lo + safe] + np.maximum(covered, 0), prefix[lo])
+    busy = np.where(
+        last >= 0, table.busy_before(lo + safe) + np.maximum(covered, 0), table.busy_before(lo)
+    )
     span = np.diff(edges_ns).astype(np.float64)
     fraction = np.diff(busy).astype(np.float64) / np.maximum(span, 1.0)
     candidate = before[1:] - 1
@@ -180,7 +181,7 @@ def _integral(prefix, table, lo, starts, ends, values, cover, edges_ns) -> np.nd
 
 def _covered_time(table, lo, starts, ends, cover, edges_ns) -> np.ndarray:
     """Time covered by intervals from the track's first one up to each edge (int64)."""
-    busy = table.busy_prefix_ns()
     safe = np.maximum(cover, 0)
     inside = np.clip(np.minimum(edges_ns, ends[safe]) - starts[safe], 0, None)
-    return np.where(cover >= 0, busy[lo + safe] - busy[lo] + inside, 0)
+    busy = table.busy_before(lo + safe) - table.busy_before(lo)
+    return np.where(cover >= 0, busy + inside, 0)

@@ -83,7 +83,7 @@ def _samples_names(_report: Report, rows: KindRows) -> EventNames:
 def _kernel_slices(report: Report) -> SliceTable:
     # Boxes show the short (``base``) name, as the nsys GUI draws them; tooltips say the
     # full stats name (analysis.names.event_name).
-    label = kernel_name_ids(report, "base").astype(np.int32)
+    label = np.asarray(kernel_name_ids(report, "base"), dtype=np.int32)
     return table_view("kernels", report.tables["kernels"], label, report.strings.values)
 
 

@@ -267,8 +267,10 @@ def _project_nvtx(report: Report) -> pd.DataFrame:
 def table_rows(report: Report, table: str, rows: np.ndarray | None = None) -> KindRows:
     """Return rows ``rows`` (default: all) of ``report.tables[table]`` as :class:`KindRows`."""
     events = report.tables[table]
-    if rows is None:
-        rows = np.arange(len(events))
+    if rows is None:  # every row: the table's own (memory-mapped) columns, not copies
+        n = len(events)
+        return KindRows((table,), np.zeros(n, np.int8), np.arange(n, dtype=np.int64),
+                        events.start_ns, events.end_ns, events["track_id"])  # fmt: skip
     rows = np.asarray(rows, dtype=np.int64)
     return KindRows(
         (table,), np.zeros(len(rows), np.int8), rows, events.start_ns[rows],
@@ -310,7 +312,17 @@ def kind_slices(report: Report, kind: EventKind) -> SliceTable:
         return kind.slices(report)
     table = report.tables[kind.tables[0]]
     names = kind.event_names(report, table_rows(report, kind.tables[0]))
-    return table_view(kind.name, table, names.codes, names.labels)
+    return table_view(kind.name, table, _label_ids(table, names.codes), names.labels)
+
+
+def _label_ids(table: EventTable, codes: np.ndarray) -> np.ndarray:
+    """Per-event label ids as int32: the table's own ``name_id`` column when they are its
+    values (the string pool's codes are its ids), so that no copy is kept per event (the
+    report's column is memory-mapped from the cache); else ``codes`` as int32."""
+    ids = table.columns.get("name_id")
+    if ids is not None and ids.dtype == np.int32 and np.array_equal(ids, codes):
+        return ids
+    return np.asarray(codes, dtype=np.int32)
 
 
 def row_labels(report: Report, kind: EventKind, rows: KindRows) -> tuple[np.ndarray, np.ndarray]:

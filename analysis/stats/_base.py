@@ -14,12 +14,15 @@ from types import ModuleType
 import numpy as np
 import pandas as pd
 
-from analysis.engine import GroupStats, exact_sum, group_stats, sqlite_round
+from analysis.engine import GroupStats, group_stats
 from analysis.errors import AnalysisError
 from analysis.model import DurationTable, EventTable, Report
 from analysis.names import api_display_names, string_codes
+from analysis.plainstats import PlainGroupStats
+from analysis.stats import plaintables
 from analysis.stats.catalog import SUMMARIES
 from analysis.stats.format import json_table, printed_cells
+from analysis.stats.plaintables import TotalOverflowError
 
 __all__ = [
     "REGISTRY",
@@ -33,6 +36,7 @@ __all__ = [
     "stat_block",
     "string_codes",
     "strip_api_version",
+    "table_frame",
     "time_percent",
     "timed_block",
 ]
@@ -104,7 +108,6 @@ class ReportSpec:
 
 
 REGISTRY: dict[str, ReportSpec] = {}
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 def register(name: str) -> Callable:
@@ -136,20 +139,13 @@ def overflow_error(report_name: str, name: str, exc: TotalOverflowError) -> Anal
     )
 
 
-class TotalOverflowError(AnalysisError):
-    """A summary's sum (one group's, or the sum of the groups') passes the int64 range.
-
-    nsys's SQL ``sum()`` raises "integer overflow" there and prints no table; so do we
-    (:func:`register` adds the report and summary to the message).
-    """
-
-
 #: The CUDA API suffix rule (spec §3.3); kept under its old name for callers.
 strip_api_version = api_display_names
 
 
 def checked_totals(total: np.ndarray, labels: np.ndarray | None = None) -> np.ndarray:
-    """Return exact group totals as int64, or raise where nsys's ``sum()`` overflows.
+    """Return exact group totals as int64, or raise where nsys's ``sum()`` overflows
+    (:func:`analysis.stats.plaintables.checked_totals`, the one rule).
 
     Raises
     ------
@@ -160,64 +156,64 @@ def checked_totals(total: np.ndarray, labels: np.ndarray | None = None) -> np.nd
     total = np.asarray(total)
     if total.dtype != object:
         return total
-    big = [i for i, v in enumerate(total.tolist()) if not _INT64_MIN <= int(v) <= _INT64_MAX]
-    if not big:
-        return total.astype(np.int64)
-    what = f" of {labels[big[0]]!r}" if labels is not None and len(labels) > big[0] else ""
-    raise TotalOverflowError(f"integer overflow: the total{what} passes 2^63 - 1")
+    names = None if labels is None else list(labels)
+    return np.array(plaintables.checked_totals(total.tolist(), names), dtype=np.int64)
 
 
 def time_percent(total: np.ndarray, strict: bool = True) -> np.ndarray:
-    """``round(100 * total / sum(total), 1)`` as the nsys SQL (spec §3.1 percent column).
-
-    The sum of the totals is exact, and converted to float64 once, as SQLite divides by its
-    integer ``sum(total)``. ``strict`` (the summaries): raise :class:`TotalOverflowError`
-    where that sum passes the int64 range, as nsys does; otherwise (the live panel) the
-    exact sum is used.
+    """``round(100 * total / sum(total), 1)`` as the nsys SQL (spec §3.1 percent column):
+    :func:`analysis.stats.plaintables.percent_column` of integer totals (``strict``: the
+    summaries, a sum past int64 raises :class:`TotalOverflowError`; otherwise, the live
+    panel, the exact sum is used); float totals are summed as NumPy sums them.
     """
     values = np.asarray(total)
     if values.dtype.kind == "f":
-        whole = float(values.sum())
+        out = plaintables.percents(values.tolist(), float(values.sum()))
     else:
-        exact = values.tolist() if values.dtype == object else None
-        whole_int = sum(int(v) for v in exact) if exact is not None else exact_sum(values)
-        if strict and not _INT64_MIN <= whole_int <= _INT64_MAX:
-            raise TotalOverflowError("integer overflow: the sum of the totals passes 2^63 - 1")
-        whole = float(whole_int)
-        if exact is not None:
-            values = np.array([float(v) for v in exact])
-    if whole == 0:
-        return np.zeros(len(values))
-    return sqlite_round(100.0 * values.astype(np.float64) / whole)
+        out = plaintables.percent_column(values.tolist(), strict)
+    return np.array(out, dtype=np.float64)
+
+
+def plain_group_stats(stats: GroupStats) -> PlainGroupStats:
+    """The statistics as lists (a summary's few groups), for the rules of
+    :mod:`analysis.stats.plaintables`."""
+    return PlainGroupStats(
+        count=stats.count.tolist(),
+        total=np.asarray(stats.total).tolist(),
+        minimum=stats.minimum.tolist(),
+        maximum=stats.maximum.tolist(),
+        mean=stats.mean.tolist(),
+        median=stats.median.tolist(),
+        std=stats.std.tolist(),
+    )
+
+
+def _column_array(dtype: str, values: list) -> np.ndarray:
+    if dtype != "object":
+        return np.array(values, dtype=dtype)
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
 
 
 def stat_block(
     stats: GroupStats,
     prefix: str = "",
-    count_name: str = "Instances",
+    count_name: str | None = "Instances",
     total_name: str | None = "Total Time",
     rounded: bool = True,
     labels: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
-    """Return the standard statistics columns of a summary, in nsys column order.
-
-    ``{prefix}Avg``, ``Med`` and ``StdDev`` are rounded to one decimal as nsys's SQL does
-    (unless ``rounded`` is False: the size summary keeps full doubles); totals, min and max
-    stay integers. A total beyond int64 raises :class:`TotalOverflowError` naming its
-    group's label (``labels``, one per group) when given.
+    """Return the standard statistics columns of a summary, in nsys column order:
+    :func:`analysis.stats.plaintables.stat_columns` (the one rule: rounding, overflow
+    check) as NumPy columns. A total beyond int64 raises :class:`TotalOverflowError`
+    naming its group's label (``labels``, one per group) when given.
     """
-    rnd = sqlite_round if rounded else (lambda v: np.asarray(v, dtype=np.float64))
-    cols: dict[str, np.ndarray] = {}
-    if total_name:
-        cols[total_name] = checked_totals(stats.total, labels)
-    if count_name:
-        cols[count_name] = stats.count
-    cols[f"{prefix}Avg"] = rnd(stats.mean)
-    cols[f"{prefix}Med"] = rnd(stats.median)
-    cols[f"{prefix}Min"] = stats.minimum
-    cols[f"{prefix}Max"] = stats.maximum
-    cols[f"{prefix}StdDev"] = rnd(stats.std)
-    return cols
+    names = None if labels is None else list(labels)
+    block = plaintables.stat_columns(
+        plain_group_stats(stats), prefix, count_name, total_name, rounded, names
+    )
+    return {name: _column_array(dtype, values) for name, dtype, values in block}
 
 
 def timed_block(stats: GroupStats, **kwargs) -> dict[str, np.ndarray]:
@@ -227,6 +223,14 @@ def timed_block(stats: GroupStats, **kwargs) -> dict[str, np.ndarray]:
     """
     block = stat_block(stats, **kwargs)
     return {"Time": time_percent(block["Total Time"]), **block}
+
+
+def table_frame(table: plaintables.Table) -> tuple[pd.DataFrame, dict[str, str | None]]:
+    """A table built by :mod:`analysis.stats.plaintables` as the column path's
+    (frame, units)."""
+    columns, units = table
+    frame = pd.DataFrame({c.name: _column_array(c.dtype, c.values) for c in columns})
+    return frame, dict(units)
 
 
 def grouped(
@@ -239,8 +243,17 @@ def grouped(
 
 
 def order_rows(frame: pd.DataFrame, by: list[str], ascending: list[bool]) -> pd.DataFrame:
-    """Sort stably (nsys ties come out in ascending group-key order, spec §3.1)."""
-    return frame.sort_values(by, ascending=ascending, kind="mergesort").reset_index(drop=True)
+    """Sort stably, NULL last (nsys ties come out in ascending group-key order, spec §3.1):
+    :func:`analysis.stats.plaintables.row_order`, the one rule, on the key columns."""
+    keys = {col: _plain_values(frame[col]) for col in by}
+    order = plaintables.row_order(keys, list(zip(by, ascending, strict=True)), len(frame))
+    return frame.take(order).reset_index(drop=True)
+
+
+def _plain_values(column: pd.Series) -> list:
+    """A column's values as Python objects, every missing one (NaN, NA, NaT) None."""
+    values = column.astype(object)
+    return values.where(column.notna(), None).tolist()
 
 
 def require(report: Report, condition: bool, what: str) -> None:

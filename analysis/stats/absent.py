@@ -20,7 +20,7 @@ from types import ModuleType
 import numpy as np
 import pandas as pd
 
-from analysis._sqlite import _ro_uri, quote_ident
+from analysis._sqlfile import _ro_uri, quote_ident
 from analysis.errors import AnalysisError
 from analysis.model import Report
 from analysis.stats._base import SkipReport, register

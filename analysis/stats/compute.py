@@ -16,17 +16,15 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
 
-from analysis import cache
-from analysis._sqlite import _ro_uri, quote_ident
+from analysis import cachedir
+from analysis._sqlfile import _ro_uri, is_sqlite_file, quote_ident
 from analysis.errors import AnalysisError, StrataError
-from analysis.stats import run_report
-from analysis.stats._base import StatsResult
-from analysis.stats.lean import _is_sqlite, open_for_stats
 from analysis.stats.sql import SQL_REPORTS, NotServed, normal_spec, sql_summaries
+from analysis.stats.text import Printable
 
 __all__ = ["PATH_ENV", "SQL_MAX_BYTES", "SQL_MAX_ROWS", "choose_path", "summarize"]
 
@@ -41,6 +39,7 @@ SQL_MAX_ROWS = 8_000
 SQL_MAX_BYTES = 64 * 2**20
 #: The tables each summary of the SQL path reads.
 _TABLES = {
+    "nvtx_sum": ("NVTX_EVENTS",),
     "cuda_gpu_kern_sum": ("CUPTI_ACTIVITY_KIND_KERNEL",),
     "cuda_api_sum": ("CUPTI_ACTIVITY_KIND_RUNTIME",),
     "osrt_sum": ("OSRT_API",),
@@ -73,18 +72,29 @@ def choose_path(path: str | Path, specs: Sequence[str], use_cache: bool = True) 
 
 
 def summarize(
-    path: str | Path, specs: Sequence[str], xp: ModuleType | None = None, use_cache: bool = True
-) -> tuple[str, list[StatsResult]]:
+    path: str | Path,
+    specs: Sequence[str],
+    xp: ModuleType | Callable[[], ModuleType | None] | None = None,
+    use_cache: bool = True,
+) -> tuple[str, list[Printable]]:
     """Compute ``specs`` for one report the chosen way; return (report name, results).
 
     A report the SQL path does not answer (one its checks refuse, say) goes the column path,
-    which answers it or refuses it with its own message.
+    which answers it or refuses it with its own message. The SQL path's results are
+    :class:`~analysis.stats.plain.PlainResult` and it imports neither NumPy nor pandas; the
+    column path's are :class:`~analysis.stats.StatsResult`, computed with ``xp`` (a callable
+    is called for it only there: choosing the backend imports NumPy).
     """
     if choose_path(path, specs, use_cache) == "sql":
         try:
             return sql_summaries(path, specs)
         except NotServed:
             pass
+    from analysis.stats import run_report
+    from analysis.stats.lean import open_for_stats
+
+    if callable(xp):
+        xp = xp()
     report = open_for_stats(path, specs, use_cache=use_cache)
     return report.name, [run_report(report, spec, xp) for spec in specs]
 
@@ -95,7 +105,7 @@ def _sql_can_serve(path: Path, specs: Sequence[str]) -> bool:
             bool(specs)
             and all(normal_spec(s) in SQL_REPORTS for s in specs)
             and path.is_file()
-            and _is_sqlite(path)
+            and is_sqlite_file(path)
         )
     except (OSError, StrataError):
         return False  # the column path says what is wrong
@@ -126,6 +136,8 @@ def _event_rows(path: Path, specs: Sequence[str]) -> int:
 
 def _has_cache_entry(path: Path) -> bool:
     try:
-        return (cache.cache_root() / "reports" / cache.cache_key(path) / "meta.json").is_file()
+        return (
+            cachedir.cache_root() / "reports" / cachedir.cache_key(path) / "meta.json"
+        ).is_file()
     except OSError:
         return False

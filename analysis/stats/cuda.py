@@ -23,15 +23,18 @@ from analysis.names import api_display_names, string_codes
 from analysis.nvtx import contained_pairs, range_rows, range_texts
 from analysis.projection import api_index_of, api_matches
 from analysis.schema import pid_of, tid_of
+from analysis.stats import plaintables
 from analysis.stats._base import (
     SkipReport,
     durations,
     factorize_rows,
     grouped,
     order_rows,
+    plain_group_stats,
     register,
     require,
     stat_block,
+    table_frame,
     timed_block,
 )
 
@@ -48,7 +51,6 @@ _KERNEL = "CUPTI_ACTIVITY_KIND_KERNEL"
 _RUNTIME = "CUPTI_ACTIVITY_KIND_RUNTIME"
 _MEMCPY = "CUPTI_ACTIVITY_KIND_MEMCPY"
 _MEMSET = "CUPTI_ACTIVITY_KIND_MEMSET"
-_DUR = "dur"
 
 
 def kernel_name_ids(report: Report, args: tuple[str, ...]) -> np.ndarray:
@@ -117,10 +119,9 @@ def _kernel_summary(report: Report, args: tuple[str, ...], xp: ModuleType, gb: b
 
 
 def kernel_frame(labels: np.ndarray, stats: GroupStats):
-    """cuda_gpu_kern_sum's (frame, units) from one name and statistics per group."""
-    frame = pd.DataFrame({**timed_block(stats, labels=labels), "Name": labels})
-    frame = order_rows(frame, ["Total Time", "Instances", "Name"], [False, True, True])
-    return frame, _units(frame)
+    """cuda_gpu_kern_sum's (frame, units) from one name and statistics per group
+    (:func:`analysis.stats.plaintables.kernel_table`, the SQL path's table too)."""
+    return table_frame(plaintables.kernel_table(labels.tolist(), plain_group_stats(stats)))
 
 
 def _group_by_string_ids(report: Report, ids: np.ndarray, values: np.ndarray, xp: ModuleType):
@@ -161,19 +162,8 @@ def _xyz(frame: pd.DataFrame, x: str, y: str, z: str) -> np.ndarray:
 
 
 def _units(frame: pd.DataFrame, mem: bool = False) -> dict[str, str | None]:
-    """Unit categories of the standard columns (everything else is unit-less)."""
-    kind = "mem" if mem else _DUR
-    timed = {"Total Time", "Avg", "Med", "Min", "Max", "StdDev", "Total"}
-    units: dict[str, str | None] = {}
-    for col in frame.columns:
-        base = col
-        for prefix in ("Proj ", "T", "A", "Q", "K"):
-            if col.startswith(prefix) and col[len(prefix) :] in timed:
-                base = col[len(prefix) :]
-        units[col] = kind if base in timed else None
-    if "Time" in units:
-        units["Time"] = "ratio"
-    return units
+    """Unit categories of the standard columns (:func:`analysis.stats.plaintables.units_of`)."""
+    return plaintables.units_of(frame.columns, mem)
 
 
 @register("cuda_gpu_kern_sum")
@@ -197,12 +187,9 @@ def cuda_api_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
 
 
 def calls_frame(names: np.ndarray, stats: GroupStats):
-    """cuda_api_sum's and osrt_sum's (frame, units): groups in name-id order, NULL last."""
-    frame = pd.DataFrame(
-        {**timed_block(stats, count_name="Num Calls", labels=names), "Name": names}
-    )  # fmt: skip
-    frame = order_rows(frame, ["Total Time"], [False])
-    return frame, _units(frame)
+    """cuda_api_sum's and osrt_sum's (frame, units): groups in name-id order, NULL last
+    (:func:`analysis.stats.plaintables.calls_table`)."""
+    return table_frame(plaintables.calls_table(names.tolist(), plain_group_stats(stats)))
 
 
 def _null_last(ids: np.ndarray, report: Report) -> np.ndarray:
@@ -241,12 +228,9 @@ def cuda_gpu_mem_time_sum(report: Report, args: tuple[str, ...], xp: ModuleType)
 
 
 def memory_time_frame(labels: np.ndarray, stats: GroupStats):
-    """cuda_gpu_mem_time_sum's (frame, units) from one operation name per group."""
-    frame = pd.DataFrame(
-        {**timed_block(stats, count_name="Count", labels=labels), "Operation": labels}
-    )  # fmt: skip
-    frame = order_rows(frame, ["Total Time", "Operation"], [False, True])
-    return frame, _units(frame)
+    """cuda_gpu_mem_time_sum's (frame, units) from one operation name per group
+    (:func:`analysis.stats.plaintables.memory_time_table`)."""
+    return table_frame(plaintables.memory_time_table(labels.tolist(), plain_group_stats(stats)))
 
 
 @register("cuda_gpu_mem_size_sum")
@@ -256,13 +240,9 @@ def cuda_gpu_mem_size_sum(report: Report, args: tuple[str, ...], xp: ModuleType)
 
 
 def memory_size_frame(labels: np.ndarray, stats: GroupStats):
-    """cuda_gpu_mem_size_sum's (frame, units) from one operation name per group."""
-    # spec §3.7: no rounding in the SQL; the formatter shows MB with 3 decimals.
-    block = stat_block(stats, count_name="Count", total_name="Total", rounded=False,
-                       labels=labels)  # fmt: skip
-    frame = pd.DataFrame({**block, "Operation": labels})
-    frame = order_rows(frame, ["Total", "Operation"], [False, True])
-    return frame, _units(frame, mem=True)
+    """cuda_gpu_mem_size_sum's (frame, units) from one operation name per group
+    (:func:`analysis.stats.plaintables.memory_size_table`: no rounding, spec §3.7)."""
+    return table_frame(plaintables.memory_size_table(labels.tolist(), plain_group_stats(stats)))
 
 
 def _category_rows(report: Report, with_api: bool, args: tuple[str, ...]):

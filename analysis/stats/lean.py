@@ -27,8 +27,8 @@ import numpy as np
 import pyarrow as pa
 
 from analysis import cache, metadata
-from analysis._files import pending_wal, read_head
-from analysis._sqlite import SQLITE_MAGIC, ColumnRead, ReportDatabase, quote_ident
+from analysis._sqlfile import is_sqlite_file
+from analysis._sqlite import ColumnRead, ReportDatabase, quote_ident
 from analysis._strings import StringTable, read_string_table
 from analysis.errors import CorruptReportError, NotAReportError
 from analysis.loader import check_event_tables, duration_error, suspect_condition
@@ -85,7 +85,7 @@ def open_for_stats(
     """
     path = Path(path)
     needs = [LEAN_REPORTS.get(s.strip()) for s in specs]
-    if None in needs or not needs or not _is_sqlite(path):
+    if None in needs or not needs or not is_sqlite_file(path):
         return open_report(path, use_cache=use_cache, tables=tables)
     wanted: dict[str, set[str]] = {}
     for kind, names in needs:
@@ -123,15 +123,6 @@ def wait_for_cache_writes() -> None:
     """Block until the cache entries being written in the background are on disk."""
     while _WRITERS:
         _WRITERS.pop().join()
-
-
-def _is_sqlite(path: Path) -> bool:
-    if path.is_dir():
-        return False  # an arrowdir/parquetdir export folder: open_report reads it
-    # read_head refuses a FIFO or device without blocking. A report whose newest data are
-    # in a -wal file is read through open_report's private checkpointed copy instead.
-    head, _size = read_head(path, 16)
-    return head == SQLITE_MAGIC and pending_wal(path) is None
 
 
 #: ``end - start`` of numeric timestamps only. SQLite would read the text 'abc' as 0; here

@@ -24,16 +24,18 @@ from analysis.schema import (
     pid_of,
     tid_of,
 )
+from analysis.stats import plaintables
 from analysis.stats._base import (
     SkipReport,
     checked_totals,
     factorize_rows,
     grouped,
     order_rows,
+    plain_group_stats,
     register,
     require,
     stat_block,
-    timed_block,
+    table_frame,
 )
 from analysis.stats.cuda import calls_frame, kernel_names
 
@@ -60,19 +62,18 @@ def _range_summary(report: Report, types: tuple[int, ...], with_style: bool, xp:
     labels = range_labels(report, rows)
     styles = range_styles(nvtx["event_type"][rows])
     dur = nvtx["end_ns"][rows] - nvtx["start_ns"][rows]
+    style_col = None
     if with_style:
         codes, keys = factorize_rows(pd.DataFrame({"r": labels, "s": styles}))
         stats = group_stats(codes, dur, xp)
         key_rows = keys.iloc[stats.keys]
-        range_col, style_col = key_rows.iloc[:, 0].to_numpy(object), key_rows.iloc[:, 1]
+        range_col = key_rows.iloc[:, 0].to_numpy(object)
+        style_col = key_rows.iloc[:, 1].to_numpy(object).tolist()
     else:
         range_col, stats = grouped(labels, dur, xp)
-    frame = pd.DataFrame({**timed_block(stats, labels=range_col)})  # fmt: skip
-    if with_style:
-        frame["Style"] = style_col.to_numpy(object)
-    frame["Range"] = range_col
-    frame = order_rows(frame, ["Total Time", "Range"], [False, True])
-    return frame, _dur_units(frame)
+    # The rules of the table (the SQL path's nvtx_sum too): analysis.stats.plaintables.
+    table = plaintables.nvtx_table(range_col.tolist(), style_col, plain_group_stats(stats))
+    return table_frame(table)
 
 
 @register("nvtx_sum")

@@ -1,28 +1,36 @@
-"""Summaries of a small report computed inside SQLite: no columns loaded, no cache written.
+"""Summaries of a small report computed inside SQLite: no columns loaded, no cache written,
+and neither NumPy, pandas nor pyarrow imported (plain Python from the query to the table).
 
 ``nsys stats`` computes its summaries in SQL. On a report of about a thousand events, asking
 SQLite for the rows (Python's ``sqlite3``) takes half the time of the column path's columnar
 read (:func:`analysis.stats.lean.open_for_stats` then :func:`analysis.stats.run_report`), and
-writes no cache entry; from ~10,000 events on, the columnar read wins.
+writes no cache entry; from ~10,000 events on, the columnar read wins. Without the heavy
+imports a first ``stats`` on a small report is a few times the interpreter's own start-up.
 :mod:`analysis.stats.compute` chooses between the two per report.
 
-The answers are the column path's to the byte, by construction:
+The answers are the column path's to the byte:
 
-* the report is checked by the column path's own functions (those of ``info``'s load, run
-  inside SQLite); a report they refuse is not answered here (:class:`NotServed`), so the
-  column path refuses it with its own message;
+* the report is checked by the loader's own rules, read from plain data: its version and
+  descriptive tables (:mod:`analysis._metarows`), StringIds (:mod:`analysis._stringpool`),
+  and per event table a missing start or end column or any row the loader might refuse
+  (:func:`analysis._tablespecs.suspect_rows`); such a report is not answered here
+  (:class:`NotServed`), so the column path refuses it with its own message;
 * SQLite selects each summary's rows, resolves what names them (``coalesce`` of the kernel
   name columns, the copy kinds that have a label, OS runtime calls only) and returns one
-  ``(group key, value)`` per event; the column path's engine
-  (:func:`analysis.engine.group_stats`) reduces them, so totals never wrap, medians are
-  exact and every double is the column path's to the last bit;
-* the groups are labelled and turned into tables by the column path's own functions
-  (:func:`~analysis.stats.cuda.kernel_frame` and friends), in the column path's group
-  order: rounding, percent column, ordering and units are shared code.
+  ``(group key, value)`` per event (for ``nvtx_sum``, every NVTX row: the loader's rules for
+  open ranges and domains are applied in Python, labels and styles by
+  :mod:`analysis.nametext`); :func:`analysis.plainstats.group_stats` reduces them as
+  the column path's engine does (totals exact, medians exact, every double the engine's to
+  the last bit: a Hypothesis test compares the two);
+* the groups are labelled by the shared spelling rules (:mod:`analysis.nametext`) and
+  turned into :class:`~analysis.stats.plain.PlainResult` tables by
+  :mod:`analysis.stats.plaintables` (nsys's percent column, rounding, ordering and units),
+  printed by :mod:`analysis.stats.text` as the column path's tables are.
 
 What is not answered here (:class:`NotServed`) goes to the column path: other summaries,
 a kernel or memory-operation name held by two string ids (the column path merges them),
-a total beyond int64, a report the checks refuse, anything that is not a plain SQLite file.
+a total beyond int64, a report the checks refuse or suspect, anything that is not a plain
+SQLite file.
 """
 
 from __future__ import annotations
@@ -30,20 +38,24 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-
-from analysis import metadata
-from analysis._sqlite import ReportDatabase, quote_ident
-from analysis._strings import StringTable, read_string_table
-from analysis.engine import GroupStats, group_stats
+from analysis._metarows import check_descriptive_tables, info_fields, read_enums
+from analysis._sqlfile import SqliteReport, quote_ident
+from analysis._stringpool import PlainStrings
+from analysis._tablespecs import ALL_SPECS, REQUIRED, suspect_rows
 from analysis.errors import StrataError
-from analysis.loader import check_event_tables
-from analysis.names import MEMSET_NAME, api_display_names
-from analysis.schema import OSRT_CLASS_CALL
-from analysis.stats import cuda
-from analysis.stats._base import SkipReport, StatsResult, TotalOverflowError
+from analysis.nametext import (
+    MEMSET_NAME,
+    api_display_name,
+    memcpy_name,
+    nvtx_domain_names,
+    nvtx_label,
+    nvtx_style,
+)
+from analysis.plainstats import PlainGroupStats, group_stats
+from analysis.schema import NVTX_RANGE_TYPES, NVTX_TYPE_DOMAIN_CREATE, OSRT_CLASS_CALL
+from analysis.stats import plaintables
 from analysis.stats.catalog import parse_spec
+from analysis.stats.plain import PlainResult
 
 __all__ = ["SQL_REPORTS", "NotServed", "sql_summaries"]
 
@@ -51,17 +63,21 @@ _KERNEL = "CUPTI_ACTIVITY_KIND_KERNEL"
 _RUNTIME = "CUPTI_ACTIVITY_KIND_RUNTIME"
 _MEMCPY = "CUPTI_ACTIVITY_KIND_MEMCPY"
 _MEMSET = "CUPTI_ACTIVITY_KIND_MEMSET"
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+_NVTX = "NVTX_EVENTS"
 
 
 class NotServed(Exception):  # noqa: N818 - a control-flow signal, caught by compute
     """This report (or summary) is left to the column path, which gives the answer."""
 
 
+class _Skip(Exception):  # noqa: N818 - a control-flow signal, caught by _result
+    """The report lacks the summary's tables: nsys's SKIPPED message."""
+
+
 class _Db:
     """The open report, its string pool and name, for the summary functions."""
 
-    def __init__(self, db: ReportDatabase, strings: StringTable) -> None:
+    def __init__(self, db: SqliteReport, strings: PlainStrings) -> None:
         self.db = db
         self.strings = strings
         self.name = db.path.name
@@ -78,86 +94,85 @@ class _Db:
         col = self.column(table, column)
         return f"CASE WHEN {col} >= 0 THEN {col} END"
 
-    def texts(self, ids: Sequence[int | None]) -> np.ndarray:
+    def texts(self, ids: Sequence[int | None]) -> list[str | None]:
         """The string of each id (None for None), as the column path labels groups."""
-        known = [i for i in ids if i is not None]
-        codes = self.strings.codes(np.array(known, dtype=np.int64), "StringIds")
-        values = iter(self.strings.values[codes].tolist())
-        return np.array([None if i is None else next(values) for i in ids], dtype=object)
+        try:
+            return [None if i is None else self.strings.text(i) for i in ids]
+        except KeyError as exc:  # the checks refuse such a report before: never here
+            raise NotServed(f"StringIds lacks id {exc}") from exc
 
 
-def _group_rows(ctx: _Db, source: str) -> tuple[list, GroupStats]:
+def _group_rows(ctx: _Db, source: str) -> tuple[list, PlainGroupStats]:
     """Group ``source``'s ``(k, v)`` rows by ``k`` (ascending, NULL last); return (the key
-    of each group, its statistics, by the column path's engine).
+    of each group, its statistics).
 
-    SQLite selects, filters and names; the engine reduces the values it returns. Measured on
-    the 33,681 API calls of a real report: fetching them and :func:`group_stats` take
-    0.015 s, SQLite's own window functions (for the exact median) 0.05 s; and one reduction
-    gives the column path's doubles to the last bit (a standard deviation summed in another
-    order differs there, which the unrounded size summary shows in JSON).
+    SQLite selects, filters and names; :func:`analysis.plainstats.group_stats` reduces the
+    values it returns as the column path's engine does, to the last bit (and one reduction
+    in Python is cheaper than SQLite's window functions for the exact median: 0.05 s for
+    the 33,681 API calls of a real report).
     """
-    rows = ctx.db.execute(source)
-    if not rows:
-        return [], group_stats(np.empty(0, np.int64), np.empty(0, np.int64))
-    keys = [r[0] for r in rows]
-    distinct = sorted({k for k in keys if k is not None})
-    code_of = {k: i for i, k in enumerate(distinct)}
-    if len(distinct) < len(set(keys)):
-        distinct.append(None)  # NULL groups last, as the column path orders its codes
-    codes = np.fromiter((code_of.get(k, len(code_of)) for k in keys), np.int64, len(keys))
-    values = np.fromiter((r[1] for r in rows), np.int64, len(rows))
-    return distinct, group_stats(codes, values)
+    groups: dict[object, list[int]] = {}
+    for key, value in ctx.db.execute(source):
+        groups.setdefault(key, []).append(value)
+    keys = sorted(k for k in groups if k is not None)
+    if None in groups:
+        keys.append(None)  # NULL groups last, as the column path orders its codes
+    return keys, group_stats([groups[k] for k in keys])
 
 
 def _duration(table: str) -> str:
     return f'SELECT {{k}} AS k, "end" - "start" AS v FROM {quote_ident(table)}'
 
 
-def _distinct_labels(labels: np.ndarray) -> np.ndarray:
+def _distinct_labels(labels: list) -> list:
     """``labels`` when no text names two groups; else NotServed (the column path merges)."""
-    named = [t for t in labels.tolist() if t is not None]
+    named = [t for t in labels if t is not None]
     if len(set(named)) != len(named):
         raise NotServed("two groups with one name")
     return labels
 
 
-def _kernels(ctx: _Db, args: tuple[str, ...]):
+#: What a summary function returns: the table builder, one label per group, the groups.
+_Groups = tuple[Callable[..., plaintables.Table], list, PlainGroupStats]
+
+
+def _kernels(ctx: _Db, args: tuple[str, ...]) -> _Groups:
     if not ctx.has(_KERNEL):
-        raise SkipReport(f"{ctx.name} does not contain CUDA kernel data.")
+        raise _Skip(f"{ctx.name} does not contain CUDA kernel data.")
     # coalesce(<variant>, demangledName), as analysis.names.kernel_name_ids.
     key = ctx.string_id(_KERNEL, "demangledName")
     variant = {"base": "shortName", "mangled": "mangledName"}.get(args[0] if args else "")
     if variant and ctx.db.has_column(_KERNEL, variant):
         key = f"coalesce({ctx.string_id(_KERNEL, variant)}, {key})"
     keys, stats = _group_rows(ctx, _duration(_KERNEL).format(k=key))
-    return cuda.kernel_frame(_distinct_labels(ctx.texts(keys)), stats)
+    return plaintables.kernel_table, _distinct_labels(ctx.texts(keys)), stats
 
 
-def _api(ctx: _Db, args: tuple[str, ...]):
+def _api(ctx: _Db, args: tuple[str, ...]) -> _Groups:
     if not ctx.has(_RUNTIME):
-        raise SkipReport(f"{ctx.name} does not contain CUDA trace data.")
+        raise _Skip(f"{ctx.name} does not contain CUDA trace data.")
     keys, stats = _group_rows(ctx, _duration(_RUNTIME).format(k=ctx.string_id(_RUNTIME, "nameId")))
-    return cuda.calls_frame(api_display_names(ctx.texts(keys)), stats)
+    return plaintables.calls_table, [api_display_name(t) for t in ctx.texts(keys)], stats
 
 
-def _osrt(ctx: _Db, args: tuple[str, ...]):
+def _osrt(ctx: _Db, args: tuple[str, ...]) -> _Groups:
     table = "OSRT_API"
     if not ctx.has(table):
-        raise SkipReport(f"{ctx.name} does not contain OS Runtime trace data.")
+        raise _Skip(f"{ctx.name} does not contain OS Runtime trace data.")
     source = _duration(table).format(k=ctx.string_id(table, "nameId"))
     source += f" WHERE coalesce({ctx.column(table, 'eventClass', '0')}, 0) = {OSRT_CLASS_CALL}"
     keys, stats = _group_rows(ctx, source)
-    return cuda.calls_frame(ctx.texts(keys), stats)
+    return plaintables.calls_table, ctx.texts(keys), stats
 
 
-def _memory(ctx: _Db, value: str) -> tuple[np.ndarray, GroupStats]:
+def _memory(ctx: _Db, value: str) -> tuple[list, PlainGroupStats]:
     """Memcpy rows whose copy kind has a label (nsys's inner join), then memsets, grouped
     by operation name; ``value``: 'duration' or 'bytes'."""
     if ctx.has(_MEMCPY) and not ctx.has("ENUM_CUDA_MEMCPY_OPER"):
-        raise SkipReport(f"{ctx.name} does not contain ENUM_CUDA_MEMCPY_OPER table.")
+        raise _Skip(f"{ctx.name} does not contain ENUM_CUDA_MEMCPY_OPER table.")
     if not ctx.has(_MEMCPY) and not ctx.has(_MEMSET):
-        raise SkipReport(f"{ctx.name} does not contain GPU memory data.")
-    labels = metadata.read_enums(ctx.db)["memcpy_kind"]
+        raise _Skip(f"{ctx.name} does not contain GPU memory data.")
+    labels = read_enums(ctx.db)["memcpy_kind"]
     parts = []
     for table, key in ((_MEMCPY, f"coalesce({ctx.column(_MEMCPY, 'copyKind', '0')}, 0)"),
                        (_MEMSET, "NULL")):  # fmt: skip
@@ -173,20 +188,90 @@ def _memory(ctx: _Db, value: str) -> tuple[np.ndarray, GroupStats]:
             part += f" WHERE {key} IN ({', '.join(str(int(k)) for k in labels) or 'NULL'})"
         parts.append(part)
     keys, stats = _group_rows(ctx, " UNION ALL ".join(parts))
-    names = [MEMSET_NAME if k is None else f"[CUDA memcpy {labels[k]}]" for k in keys]
-    return _distinct_labels(np.array(names, dtype=object)), stats
+    names = [MEMSET_NAME if k is None else memcpy_name(labels[k]) for k in keys]
+    return _distinct_labels(names), stats
 
 
-def _memory_time(ctx: _Db, args: tuple[str, ...]):
-    return cuda.memory_time_frame(*_memory(ctx, "duration"))
+def _memory_time(ctx: _Db, args: tuple[str, ...]) -> _Groups:
+    return plaintables.memory_time_table, *_memory(ctx, "duration")
 
 
-def _memory_size(ctx: _Db, args: tuple[str, ...]):
-    return cuda.memory_size_frame(*_memory(ctx, "bytes"))
+def _memory_size(ctx: _Db, args: tuple[str, ...]) -> _Groups:
+    return plaintables.memory_size_table, *_memory(ctx, "bytes")
+
+
+def _pid(global_tid: int) -> int:
+    """:func:`analysis.schema.pid_of` of one id."""
+    return (global_tid >> 24) & 0xFFFFFF
+
+
+def _nvtx_rows(ctx: _Db) -> list[tuple]:
+    """Every NVTX_EVENTS row as the loader reads it: (rowid, start, end or -1, event type,
+    pid (bits 24-47 of globalTid), domain id, text or None), the text
+    ``coalesce(StringIds[textId], text)``.
+
+    NotServed where an inline text is not UTF-8 text (the column path reads it through
+    Arrow; a number would be its text, invalid bytes are refused there).
+    """
+    t = _NVTX
+    text = ctx.column(t, "text")
+    if text != "NULL" and ctx.db.any_row(t, "typeof(text) NOT IN ('text', 'null')"):
+        raise NotServed("NVTX text that is not text")
+
+    def filled(column: str, fill: int) -> str:
+        return f"coalesce({ctx.column(t, column)}, {fill})"
+
+    rows = ctx.db.execute(
+        f'SELECT rowid, "start", {filled("end", -1)}, {filled("eventType", 0)}, '
+        f"{filled('globalTid', 0)}, {filled('domainId', 0)}, "
+        f"{ctx.string_id(t, 'textId')}, CAST({text} AS BLOB) FROM {quote_ident(t)}"
+    )
+    out = []
+    try:
+        for rowid, start, end, event_type, tid, domain, text_id, inline in rows:
+            if text_id is not None:
+                label = ctx.strings.text(text_id)
+            else:
+                label = None if inline is None else inline.decode("utf-8")
+            out.append((rowid, start, end, event_type, _pid(tid), domain, label))
+    except UnicodeDecodeError as exc:
+        raise NotServed("NVTX text that is not UTF-8") from exc
+    except KeyError as exc:  # the checks refuse such a report before: never here
+        raise NotServed(f"StringIds lacks id {exc}") from exc
+    return out
+
+
+def _nvtx(ctx: _Db, args: tuple[str, ...]) -> _Groups:
+    """nvtx_sum: ranges grouped by (label, style), as analysis.stats.nvtx_reports."""
+    if not ctx.has(_NVTX):
+        raise _Skip(f"{ctx.name} does not contain NV Tools Extension (NVTX) data.")
+    rows = _nvtx_rows(ctx)
+    # The loader's rules (analysis.loader._finish_nvtx): an open range (no end, or -1)
+    # ends at the largest NVTX timestamp.
+    last = max((max(r[1], r[2]) if r[2] != -1 else r[1] for r in rows), default=0)
+    domains = nvtx_domain_names(
+        (start, rowid, pid, domain, "" if text is None else text)
+        for rowid, start, _, event_type, pid, domain, text in rows
+        if event_type == NVTX_TYPE_DOMAIN_CREATE
+    )
+    groups: dict[tuple, list[int]] = {}
+    for _, start, end, event_type, pid, domain, text in rows:
+        if event_type in NVTX_RANGE_TYPES:
+            label = nvtx_label(domains.get((pid, domain)), text)
+            key = (label, nvtx_style(event_type))
+            groups.setdefault(key, []).append((last if end == -1 else end) - start)
+    # (label, style) ascending, NULL labels last: the column path's group order.
+    keys = sorted(groups, key=lambda k: (k[0] is None, k[0] or "", k[1]))
+    return _range_table, keys, group_stats([groups[k] for k in keys])
+
+
+def _range_table(keys: list[tuple], stats: PlainGroupStats) -> plaintables.Table:
+    return plaintables.nvtx_table([k[0] for k in keys], [k[1] for k in keys], stats)
 
 
 #: Summary spec (name and arguments as :func:`parse_spec` normalises them) -> function.
 _SUMMARIES: dict[str, Callable] = {
+    "nvtx_sum": _nvtx,
     "cuda_gpu_kern_sum": _kernels,
     "cuda_gpu_kern_sum:base": _kernels,
     "cuda_gpu_kern_sum:mangled": _kernels,
@@ -205,7 +290,7 @@ def normal_spec(spec: str) -> str:
     return ":".join((report_spec.name, *args))
 
 
-def sql_summaries(path: str | Path, specs: Sequence[str]) -> tuple[str, list[StatsResult]]:
+def sql_summaries(path: str | Path, specs: Sequence[str]) -> tuple[str, list[PlainResult]]:
     """Compute ``specs`` inside SQLite; return (report name, one result per spec).
 
     Raises
@@ -218,31 +303,46 @@ def sql_summaries(path: str | Path, specs: Sequence[str]) -> tuple[str, list[Sta
     if any(n not in _SUMMARIES for n in names):
         raise NotServed("a summary this path does not compute")
     try:
-        with ReportDatabase(path) as db:
+        with SqliteReport(path) as db:
             ctx = _Db(db, _checked_strings(db))
             return ctx.name, [_result(ctx, n) for n in names]
     except StrataError as exc:
         raise NotServed(str(exc)) from exc
 
 
-def _checked_strings(db: ReportDatabase) -> StringTable:
-    """Check the report as ``info``'s load does (inside SQLite); return its string pool."""
+def _checked_strings(db: SqliteReport) -> PlainStrings:
+    """Check the report as ``info``'s load does (inside SQLite); return its string pool.
+
+    The loader's own rules, read from plain data: its version and descriptive-table checks
+    (:mod:`analysis._metarows`), StringIds (:mod:`analysis._stringpool`) and, per event
+    table, a missing start or end column or any row the loader might refuse
+    (:func:`analysis._tablespecs.suspect_rows`): such a report is the column path's, which
+    refuses it with its own message (or answers it, for the rare row only suspected).
+    """
     if not db.has_table("StringIds"):
         raise NotServed("no StringIds table")
-    metadata.read_info(db)
-    strings = read_string_table(db)
-    metadata.check_descriptive_tables(db)
-    check_event_tables(db, strings)
+    info_fields(db)
+    strings = PlainStrings.read(db)
+    check_descriptive_tables(db)
+    for kind, (table, cols) in ALL_SPECS.items():
+        present = set(db.columns(table))  # a view named like an nsys table raises
+        if not present:
+            continue
+        if any(c.name in REQUIRED and c.source not in present for c in cols):
+            raise NotServed(f"{table} lacks its start or end column")
+        where = suspect_rows(db, kind, strings, set())
+        if where and db.any_row(table, where):
+            raise NotServed(f"{table} has rows the loader may refuse")
     return strings
 
 
-def _result(ctx: _Db, name: str) -> StatsResult:
+def _result(ctx: _Db, name: str) -> PlainResult:
     report_spec, args = parse_spec(name)
     try:
-        frame, units = _SUMMARIES[name](ctx, args)
-    except TotalOverflowError as exc:
+        build, labels, stats = _SUMMARIES[name](ctx, args)
+        return PlainResult(name, report_spec.title, *build(labels, stats))
+    except plaintables.TotalOverflowError as exc:
         # nsys's sum() fails there; the column path names the group as nsys fails.
         raise NotServed(str(exc)) from exc
-    except SkipReport as skip:
-        return StatsResult(name, report_spec.title, pd.DataFrame(), {}, str(skip))
-    return StatsResult(name, report_spec.title, frame, units, None)
+    except _Skip as skip:
+        return PlainResult(name, report_spec.title, (), {}, str(skip))

@@ -17,7 +17,7 @@ from types import ModuleType
 import numpy as np
 import pandas as pd
 
-from analysis._sqlite import _ro_uri
+from analysis._sqlfile import _ro_uri
 from analysis.errors import CorruptReportError
 from analysis.model import Report
 from analysis.names import MEMSET_NAME, api_display_names, memcpy_names

@@ -8,6 +8,7 @@ summary is printed under a ``Processing [<report>] with [<name>.py]...`` line, a
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from analysis import answers
@@ -172,13 +173,16 @@ def run(args: argparse.Namespace) -> int:
 
     computed = []
 
-    def compute(path, wanted):
-        # Inside SQLite for a small report, else only the columns the summaries read.
-        # NumPy, pandas and the readers are imported here: a stored answer needs none.
+    def backend():  # noqa: ANN202 - the array module
         from analysis.xp import get_xp
 
+        return get_xp(args.backend)
+
+    def compute(path, wanted):
+        # Inside SQLite for a small report (plain Python), else only the columns the
+        # summaries read: NumPy, pandas and the readers are imported there, and only there.
         computed.append(path)
-        return compute_summaries(path, wanted, get_xp(args.backend), use_cache=not args.no_cache)
+        return compute_summaries(path, wanted, backend, use_cache=not args.no_cache)
 
     def summarize(path):
         if args.no_cache:
@@ -193,7 +197,7 @@ def run(args: argparse.Namespace) -> int:
         results[name], sources[name] = tables, path
     if results:
         _write(_texts(results, sources, jobs, targets, timeunit, args.quiet))
-    if computed:  # their cache entries may still be being written
+    if computed and "analysis.stats.lean" in sys.modules:  # cache entries being written
         from analysis.stats.lean import wait_for_cache_writes
 
         wait_for_cache_writes()

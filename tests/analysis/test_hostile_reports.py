@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import _sqlite, open_report
+from analysis import _sqlfile, open_report
 from analysis._sqlite import ReportDatabase
 from analysis.errors import (
     AnalysisError,
@@ -427,8 +427,8 @@ def test_odd_extra_objects_are_ignored(hostile: Make, statements: list[str]) -> 
 def test_endless_query_stops_at_the_step_budget(
     base_report: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_sqlite, "_STEPS_FLOOR", 1_000_000)
-    monkeypatch.setattr(_sqlite, "_STEPS_PER_BYTE", 1)
+    monkeypatch.setattr(_sqlfile, "_STEPS_FLOOR", 1_000_000)
+    monkeypatch.setattr(_sqlfile, "_STEPS_PER_BYTE", 1)
     with ReportDatabase(base_report) as db, pytest.raises(CorruptReportError, match="ran past"):
         db.execute("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
                    "SELECT count(*) FROM c")  # fmt: skip

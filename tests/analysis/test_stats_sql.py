@@ -15,12 +15,13 @@ from analysis.stats import FORMATS, format_results, run_report
 from analysis.stats import compute as compute_mod
 from analysis.stats.compute import PATH_ENV, choose_path, summarize
 from analysis.stats.lean import open_for_stats
+from analysis.stats.plain import PlainResult
 from analysis.stats.sql import SQL_REPORTS, NotServed, sql_summaries
 from tests.conftest import fixture_reports, real_reports, requires_shared
 from tests.fuzz.cases import REPORT_CLASSES
 from tests.fuzz.checks import NotApplicable, prepare
 from tests.fuzz.mutations import introspect
-from tests.helpers import run_cli
+from tests.helpers import mutate_sqlite, run_cli
 
 #: The lean reader's summaries (the column path reads two tables), then all of them (the
 #: column path loads the whole model).
@@ -56,11 +57,16 @@ def test_sql_path_prints_the_column_paths_bytes(path: Path, specs) -> None:
     want = _outcome(lambda: _columns(path, specs))
     try:
         got = sql_summaries(path, specs)
-    except NotServed:
-        # Only a report the column path refuses is left to it (one fixture names a string
-        # id its StringIds lacks).
-        assert want[0] == "error"
+    except NotServed as exc:
+        why = str(exc)
+    else:
+        why = None
+    if why is not None:
+        # Left to the column path: only a report it refuses (one fixture names a string id
+        # its StringIds lacks); every real report is answered here.
+        assert want[0] == "error", why
         return
+    assert all(isinstance(r, PlainResult) for r in got[1])
     assert _texts(*got) == want[1]
 
 
@@ -86,6 +92,59 @@ def test_hostile_report_same_answer_or_refusal(
     want = _outcome(lambda: summarize(path, specs, use_cache=False))
     monkeypatch.setenv(PATH_ENV, "sql")
     assert _outcome(lambda: summarize(path, specs, use_cache=False)) == want
+
+
+@pytest.mark.parametrize(
+    "label", ["NVTX domain created before 0", "open NVTX range starting before 0"]
+)
+def test_nvtx_before_zero_is_served(label: str, demo_seed, tmp_path: Path) -> None:
+    """The loader reads NVTX rows starting before 0 (a real report creates its domain
+    there): the SQL path's checks do not leave such a report to the column path."""
+    path = prepare(demo_seed, REPORT_CLASSES[label](demo_seed), tmp_path)
+    name, results = sql_summaries(path, SPEC_SETS[1])
+    assert _texts(name, results) == _texts(*_columns(path, SPEC_SETS[1]))
+
+
+#: Rows of the demo's NVTX table to change (``{w}``: a WHERE picking push/pop ranges).
+_RANGE = "rowid IN (SELECT rowid FROM NVTX_EVENTS WHERE eventType = 59 AND {w} LIMIT {n})"
+_DOMAIN_ROW = "FROM NVTX_EVENTS WHERE eventType = 75"
+
+
+def test_nvtx_label_rules_are_the_column_paths(demo_seed, tmp_path: Path) -> None:
+    """nvtx_sum's labels on the SQL path follow the column path's rules in their corners:
+    a range with no text, a domain created twice (the earliest wins, then the first row),
+    a nameless domain, a domain never created or created by another process, open ranges
+    (no end, or -1) and one text in both styles."""
+    path = tmp_path / "nvtx.sqlite"
+    shutil.copyfile(demo_seed.path, path)
+    ranges = "domainId = 0 AND textId IS NULL"
+    mutate_sqlite(
+        path,
+        f"UPDATE NVTX_EVENTS SET text = NULL WHERE {_RANGE.format(w=ranges, n=2)}",
+        "INSERT INTO NVTX_EVENTS (start, eventType, globalTid, domainId, text) "
+        f"SELECT start - 1, 75, globalTid, domainId, 'EARLIER' {_DOMAIN_ROW}",
+        "INSERT INTO NVTX_EVENTS (start, eventType, globalTid, domainId, text) "
+        f"SELECT start - 1, 75, globalTid, domainId, 'TIE' {_DOMAIN_ROW} AND text = 'NCCL'",
+        "INSERT INTO NVTX_EVENTS (start, eventType, globalTid, domainId) "
+        f"SELECT start, 75, globalTid, 2 {_DOMAIN_ROW} AND text = 'NCCL'",
+        "INSERT INTO NVTX_EVENTS (start, eventType, globalTid, domainId, text) "
+        f"SELECT start, 75, globalTid + {1 << 24}, 3, 'OTHER' {_DOMAIN_ROW} AND text = 'NCCL'",
+        f"UPDATE NVTX_EVENTS SET domainId = 2 WHERE {_RANGE.format(w=ranges, n=4)}",
+        f"UPDATE NVTX_EVENTS SET domainId = 3 WHERE {_RANGE.format(w=ranges, n=3)}",
+        f"UPDATE NVTX_EVENTS SET domainId = 7 WHERE {_RANGE.format(w=ranges, n=1)}",
+        f'UPDATE NVTX_EVENTS SET "end" = NULL WHERE {_RANGE.format(w="textId > 0", n=1)}',
+        f'UPDATE NVTX_EVENTS SET "end" = -1 WHERE {_RANGE.format(w="textId > 0", n=2)}',
+        "UPDATE NVTX_EVENTS SET textId = NULL, text = (SELECT text FROM NVTX_EVENTS WHERE "
+        "eventType = 59 AND text IS NOT NULL LIMIT 1) WHERE eventType = 60",
+    )
+    name, results = sql_summaries(path, ["nvtx_sum"])
+    labels = set(results[0].columns[-1].values)
+    assert None in labels
+    assert any(t.startswith("EARLIER:") for t in labels if t)
+    assert any(t.startswith(":") for t in labels if t)
+    assert not any(t.startswith(("NCCL:", "TIE:", "OTHER:")) for t in labels if t)
+    assert len(set(results[0].columns[-2].values)) == 2  # both styles
+    assert _texts(name, results) == _texts(*_columns(path, ("nvtx_sum",)))
 
 
 def test_overflowing_total_is_the_column_paths_error(demo_seed, tmp_path: Path) -> None:

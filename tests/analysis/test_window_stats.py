@@ -257,3 +257,112 @@ def test_pivot_over_many_reports_warns_nothing():
     assert list(wide["name"]) == ["c", "b", "a"]
     assert wide.loc[0, "rank39|total_ns"] == 120
     assert wide.loc[0, "total_ns"] == sum(range(3, 121, 3))
+
+
+def test_wavelet_kth_smallest_equals_a_sort() -> None:
+    """k-th smallest of unions of ranges of matrices of different widths, plus loose values."""
+    from analysis.wavelet import WaveletMatrix, kth_smallest
+
+    rng = np.random.default_rng(7)
+    for _ in range(100):
+        widths = rng.integers(1, 9, size=3)
+        values = [rng.integers(0, 2**w, size=rng.integers(0, 140)).astype(np.int32)
+                  for w in widths]  # fmt: skip
+        matrices = [WaveletMatrix(v, int(w)) for v, w in zip(values, widths, strict=True)]
+        cuts = [np.sort(rng.integers(0, len(v) + 1, size=(2, 6)), axis=0) for v in values]
+        loose_query = rng.integers(0, 6, size=rng.integers(0, 8))
+        loose_values = rng.integers(0, 600, size=len(loose_query))
+        pooled = [np.sort(np.concatenate([v[c[0, q] : c[1, q]] for v, c in zip(values, cuts,
+                  strict=True)] + [loose_values[loose_query == q]])) for q in range(6)]  # fmt: skip
+        queries = [q for q in range(6) if len(pooled[q])]
+        if not queries:
+            continue
+        k = np.array([rng.integers(0, len(pooled[q])) for q in queries])
+        renumber = np.full(6, -1)
+        renumber[queries] = np.arange(len(queries))
+        kept = renumber[loose_query] >= 0
+        found = kth_smallest(matrices, [c[0, queries] for c in cuts],
+                             [c[1, queries] for c in cuts], k, renumber[loose_query][kept],
+                             loose_values[kept])  # fmt: skip
+        assert found.tolist() == [int(pooled[q][j]) for q, j in zip(queries, k, strict=True)]
+
+
+def _assert_same(ours: pd.DataFrame, theirs: pd.DataFrame, what) -> None:
+    ours, theirs = _keyed(ours), _keyed(theirs)
+    assert ours["name"].tolist() == theirs["name"].tolist(), what
+    for column in _COLUMNS:
+        np.testing.assert_array_equal(ours[column], theirs[column], f"{column} {what}")
+    np.testing.assert_allclose(ours["std_ns"], theirs["std_ns"], rtol=1e-9, atol=1e-6)
+
+
+def test_random_windows_equal_aggregate(reports) -> None:
+    """Windows cut at events' own bounds (events reaching into a window, zero-length ones at
+    its start), pooled, by report, and per report with offsets: the ranked index equals
+    aggregate."""
+    offsets = [0, 1000, -1000, 7]
+    rng = np.random.default_rng(3)
+    for kind in WINDOW_KINDS:
+        index = build_window_index(reports, kind)
+        shifted = build_window_index(reports, kind, offsets_ns=offsets)
+        assert index.is_ranked  # NVTX ranges of the demo last seconds: past 2^31 ns
+        cuts = np.concatenate([np.concatenate([r.kernels.start_ns, r.kernels.end_ns])
+                               for r in reports])  # fmt: skip
+        for _ in range(2):
+            t0, t1 = (int(t) for t in np.sort(rng.choice(cuts, size=2)))
+            for by_report in (False, True):
+                theirs = aggregate(reports, kind, Selection(t0, t1), np, by_report=by_report)
+                _assert_same(index.stats(t0, t1, by_report=by_report), theirs, (kind, t0, t1))
+            i = int(rng.integers(len(reports)))
+            theirs = aggregate(reports[i], kind, Selection(t0, t1), np)
+            ours = shifted.stats(t0 + offsets[i], t1 + offsets[i], report_index=i)
+            _assert_same(ours, theirs, (kind, i, t0, t1))
+
+
+def test_sorted_values_path_equals_the_ranked_one(reports, monkeypatch) -> None:
+    """Values outside [0, 2^31) keep the sorted-values index: same tables, same instances."""
+    import analysis.window_stats as window_stats
+
+    ranked = build_window_index(reports, "kernels", offsets_ns=[0, 1000, 0, -1000])
+    monkeypatch.setattr(window_stats, "fits_ranked", lambda _values: False)
+    plain = build_window_index(reports, "kernels", offsets_ns=[0, 1000, 0, -1000])
+    assert ranked.is_ranked
+    assert not plain.is_ranked
+    lo, hi = reports[0].span_ns()
+    for t0, t1 in [(None, None), (lo + (hi - lo) // 3, lo + (hi - lo) // 2)]:
+        for by_report in (False, True):
+            _assert_same(ranked.stats(t0, t1, by_report=by_report),
+                         plain.stats(t0, t1, by_report=by_report), (t0, t1))  # fmt: skip
+        group = ranked.groups(ranked.stats(t0, t1)["key"].iloc[0])
+        a, b = ranked.instances(group, t0, t1), plain.instances(group, t0, t1)
+        order = ["report_index", "row"]
+        pd.testing.assert_frame_equal(a.sort_values(order).reset_index(drop=True),
+                                      b.sort_values(order).reset_index(drop=True))  # fmt: skip
+    for mine, theirs in zip(ranked.sorted_values(), plain.sorted_values(), strict=True):
+        np.testing.assert_array_equal(mine, theirs)
+
+
+@pytest.mark.parametrize("top", [2**31, 2**48])
+def test_std_of_nearly_equal_large_values_is_exact(top) -> None:
+    """Sums of squares are exact integers: no cancellation for values near 2^31 or 2^48 that
+    differ by a few ns (float64 sums of squares would lose every digit)."""
+    from analysis.kinds import PanelRows
+    from analysis.window_ranked import RankedReport, ranked_stats
+
+    rng = np.random.default_rng(5)
+    n = 1000
+    values = (top - 8) + rng.integers(0, 3, size=n)
+    codes = rng.integers(0, 3, size=n)
+    values[codes == 2] = top - 1  # one group of equal values: std exactly 0
+    start = np.arange(n, dtype=np.int64) * 10
+    part = PanelRows(np.array(["a", "b", "c"], object), np.array(["a", "b", "c"], object), None,
+                     codes, values, start, start + 5, ("kernels",), np.zeros(n, np.int8),
+                     np.arange(n))  # fmt: skip
+    ranked = RankedReport.build(part, codes, 3)
+    for t0, t1 in [(None, None), (3333, 7777)]:
+        found = ranked_stats([ranked], [0], 3, t0, t1, pooled=True)
+        inside = (start < (t1 or 2**62)) & (start + 5 > (t0 or -1))
+        for g, std in zip(found.keys, found.std, strict=True):
+            mine = values[inside & (codes == g)]
+            expected = np.std((mine - top).astype(float), ddof=1)
+            assert std == pytest.approx(expected, rel=1e-12, abs=0)
+            assert found.total[found.keys == g][0] == int(mine.sum())

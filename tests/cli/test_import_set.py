@@ -10,6 +10,7 @@ outside its allowance fails, naming it.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -46,8 +47,10 @@ ALLOWED = {
     # Run a second time, the summary is printed from its stored answer (analysis.answers):
     # plain Python lists formatted by analysis.stats.text, nothing heavy at all.
     ("stats", "-r", "cuda_gpu_kern_sum"): frozenset(),
-    # Computed, summaries are DataFrames (analysis.stats.StatsResult.frame) formatted by
-    # analysis.stats.format; the lean cache entry is Arrow IPC.
+    # Computed by the column path (the suite's default, tests/conftest.py; a small report
+    # goes the SQL path otherwise, see below), summaries are DataFrames
+    # (analysis.stats.StatsResult.frame) formatted by analysis.stats.format; the lean cache
+    # entry is Arrow IPC.
     ("stats", "--no-cache", "-r", "cuda_gpu_kern_sum"): _MODEL | _READ | {"cupy"},
 }
 
@@ -100,3 +103,22 @@ def test_version_imports_no_sub_command(tmp_path: Path) -> None:
     modules = set(json.loads(out.read_text())["modules"])
     assert not {m for m in modules if m.startswith("app.cli.")}
     assert "analysis.model" not in modules
+
+
+@pytest.mark.parametrize("specs", ["cuda_gpu_kern_sum", "cuda_api_sum,osrt_sum", None])
+def test_first_stats_on_a_small_report_imports_nothing_heavy(
+    specs: str | None, report: Path, tmp_path: Path
+) -> None:
+    """The SQL path (the default for a report this small): the first run (no stored answer
+    yet, which it stores) and the second (answered) import nothing heavy; None: the default
+    summary set (nvtx_sum first), as a plain ``stats R``."""
+    env = {**os.environ, "STRATA_CACHE_DIR": str(tmp_path / "fresh-cache")}
+    env.pop("STRATA_STATS_PATH", None)
+    args = ("stats", str(report)) if specs is None else ("stats", "-r", specs, str(report))
+    for run in ("first", "answered"):
+        out = tmp_path / f"{run}.json"
+        proc = run_python("-c", _PROBE, str(out), *args, env=env)
+        assert proc.returncode == 0, proc.stderr
+        modules = {m.split(".")[0] for m in json.loads(out.read_text())["modules"]}
+        assert not modules & HEAVY, f"{run} run imports {sorted(modules & HEAVY)}"
+    assert (tmp_path / "fresh-cache" / "answers").is_dir()  # the first run stored them

@@ -12,7 +12,7 @@ from tests.helpers import run_cli, run_python
 
 
 def test_version_from_main_and_module() -> None:
-    for result in (run_cli("--version"), run_python("-m", "app", "--version")):
+    for result in (run_cli("--version", fresh=True), run_python("-m", "app", "--version")):
         assert result.returncode == 0, result.stderr
         assert result.stdout.strip() == f"strata {__version__}"
 

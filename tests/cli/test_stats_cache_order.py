@@ -23,7 +23,7 @@ import pytest
 
 from resources import demo
 from tests.conftest import REAL_DIR, requires_shared
-from tests.helpers import run_cli, run_python
+from tests.helpers import run_cli, run_cli_forked
 
 LEAN_SPECS = (
     "cuda_gpu_kern_sum",
@@ -62,9 +62,9 @@ def _run_step(step: str, report: Path, cache: Path) -> str:
     # otherwise be computed through SQLite, analysis.stats.compute).
     env = {**os.environ, "STRATA_CACHE_DIR": str(cache), "STRATA_STATS_PATH": "columns"}
     if step == GUI:
-        proc = run_python("-c", _GUI_SCRIPT, str(report), ALL_SPECS, env=env)
+        proc = run_cli_forked("-c", _GUI_SCRIPT, str(report), ALL_SPECS, env=env)
     else:
-        proc = run_cli("stats", "-r", step, str(report), env=env)
+        proc = run_cli_forked("stats", "-r", step, str(report), env=env)
     assert proc.returncode == 0, (step, proc.stderr)
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc.stdout

@@ -39,6 +39,8 @@ NSYS_TABLES = (KERNEL, API, NVTX, OSRT, MEMCPY, "StringIds", "META_DATA_EXPORT",
 
 #: One row: the one with the smallest rowid (``{t}`` is the quoted table).
 FIRST = "rowid = (SELECT min(rowid) FROM {t})"
+#: The first push/pop range.
+_FIRST_PUSH = "rowid = (SELECT min(rowid) FROM {t} WHERE eventType = 59)"
 #: The first two rows.
 FIRST2 = "rowid IN (SELECT rowid FROM {t} ORDER BY rowid LIMIT 2)"
 
@@ -197,6 +199,22 @@ REPORT_CLASSES: dict[str, _Builder] = {
     ),  # fmt: skip
     "end = int64 max": lambda s: (set_value(KERNEL, "end", "9223372036854775807"),),
     "start = int64 min": lambda s: (set_value(API, "start", "-9223372036854775808"),),
+    # NVTX: an open range ends at the largest NVTX timestamp, so only an open range can
+    # start too far before it; a mark (a real report's domain) may start before 0.
+    "NVTX domain created before 0": lambda s: valid(
+        set_value(NVTX, "start", "-1878291120", f"{FIRST} AND eventType = 75"),
+    ),
+    "open NVTX range starting before 0": lambda s: valid(
+        set_value(NVTX, "start", "-1000", _FIRST_PUSH), set_value(NVTX, "end", "NULL", _FIRST_PUSH)
+    ),
+    # SQLite keeps any bytes as TEXT: read leniently (U+FFFD), as StringIds are.
+    "NVTX inline text that is not UTF-8": lambda s: valid(
+        set_value(NVTX, "text", "CAST(x'61ff62' AS TEXT)", _FIRST_PUSH),
+    ),
+    "open NVTX range starting at int64 min": lambda s: (
+        set_value(NVTX, "start", "-9223372036854775808", _FIRST_PUSH),
+        set_value(NVTX, "end", "NULL", _FIRST_PUSH),
+    ),
     # --- rows and structure
     "duplicated rows": lambda s: valid(
         Sql(

@@ -94,3 +94,22 @@ def test_lod_and_rows_import_no_qt() -> None:
             for a in n.names
         }
         assert not names & {"PySide6", "shiboken6", "pyqtgraph"}, module.__name__
+
+
+@pytest.mark.parametrize(
+    ("n", "longest"),
+    [(0, 10), (1, 10), (63, 10), (64, 10), (200_003, 1_000), (3_000, 3 << 30), (500, 1 << 61)],
+)
+def test_compact_busy_prefix_is_the_int64_prefix(n: int, longest: int) -> None:
+    # busy_before (int64 base per 64 rows + uint32 offsets, or the int64 prefix when an
+    # offset does not fit: 3 << 30 ns calls fill a block past 2^32) is busy_prefix_ns.
+    rng = np.random.default_rng(n)
+    starts = np.cumsum(rng.integers(0, longest, n, dtype=np.int64)) if n else np.empty(0)
+    ends = starts + rng.integers(0, longest, n, dtype=np.int64) if n else np.empty(0)
+    table = _table(starts, ends)
+    rows = np.arange(n + 1)
+    assert table.busy_before(rows).dtype == np.int64
+    np.testing.assert_array_equal(table.busy_before(rows), table.busy_prefix_ns())
+    assert all(int(table.busy_before(k)) == int(table.busy_prefix_ns()[k]) for k in (0, n // 2, n))
+    base, offset = table._cache["busy_packed"]
+    assert (offset is None) == (longest >= 1 << 30)

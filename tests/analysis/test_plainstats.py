@@ -1,0 +1,87 @@
+"""The plain-Python reduction (analysis.plainstats) against the engine it mirrors
+(analysis.engine): every field of every group identical, doubles to the bit."""
+
+from __future__ import annotations
+
+import math
+import struct
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from analysis import engine, plainstats
+
+_I64 = st.integers(-(2**63), 2**63 - 1)
+
+
+def _bits(value: float) -> bytes:
+    return struct.pack("<d", value)
+
+
+def _same(plain: list, ours: np.ndarray, what: str) -> None:
+    theirs = ours.tolist()
+    assert len(plain) == len(theirs), what
+    for i, (a, b) in enumerate(zip(plain, theirs, strict=True)):
+        if isinstance(b, float):
+            assert isinstance(a, float), (what, i, a)
+            assert _bits(a) == _bits(b), (what, i, a, b)
+        else:
+            assert a == int(b), (what, i, a, b)
+
+
+def _check(groups: list[list[int]]) -> None:
+    codes = np.concatenate([np.full(len(g), i, np.int64) for i, g in enumerate(groups)])
+    values = np.array([v for g in groups for v in g], dtype=np.int64)
+    want = engine.group_stats(codes, values)
+    got = plainstats.group_stats(groups)
+    assert want.keys.tolist() == list(range(len(groups)))
+    for field in ("count", "total", "minimum", "maximum", "mean", "median", "std"):
+        _same(getattr(got, field), getattr(want, field), field)
+
+
+@st.composite
+def _groups(draw) -> list[list[int]]:
+    kind = draw(st.sampled_from(["durations", "huge", "any", "narrow"]))
+    if kind == "durations":
+        values = st.integers(0, 2 ** draw(st.integers(1, 44)))
+    elif kind == "huge":
+        values = st.integers(2**62, 2**63 - 1)  # a damaged report's durations
+    elif kind == "narrow":  # far from 0, a small span: the engine offsets by the minimum
+        low = draw(st.integers(0, 2**50))
+        values = st.integers(low, low + 2 ** draw(st.integers(0, 20)))
+    else:
+        values = _I64
+    sizes = draw(st.lists(st.integers(1, 300), min_size=1, max_size=12))
+    return [draw(st.lists(values, min_size=n, max_size=n)) for n in sizes]
+
+
+@settings(max_examples=80, deadline=None)
+@given(_groups())
+def test_plain_reduction_is_the_engines_to_the_bit(groups: list[list[int]]) -> None:
+    _check(groups)
+
+
+@settings(max_examples=8, deadline=None)
+@given(st.integers(1, 5000), st.integers(0, 2**40), st.integers(0, 2**31))
+def test_large_groups_sum_in_numpys_pairwise_order(n: int, scale: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    big = rng.integers(0, scale + 1, size=n).tolist()
+    _check([big, rng.integers(0, scale + 1, size=max(1, n // 7)).tolist()])
+
+
+def test_a_group_beyond_numpys_buffer() -> None:
+    rng = np.random.default_rng(7)
+    _check([rng.integers(0, 2**35, size=20_011).tolist(), [5], [1, 2]])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False, min_value=-1e12, max_value=1e12),
+    st.integers(0, 10**7).map(lambda k: k / 20),  # exact halves and near-halves
+    st.integers(0, 10**6).map(lambda k: k / 100 + 0.05),
+))  # fmt: skip
+def test_plain_rounding_is_sqlite_round(value: float) -> None:
+    want = engine.sqlite_round(np.array([value]))[0].item()
+    got = plainstats.sqlite_round(value)
+    assert _bits(got) == _bits(want) or (math.isnan(got) and math.isnan(want)), value
