@@ -29,11 +29,11 @@ Usage::
 (wall and CPU, median of ``--repeat``), with ``--baseline OLD``'s in the same run, and the
 floor: SQLite's own scan of every column of the two tables (one ``max()`` of all columns per
 row, on one thread per core), which any check of every value inside SQLite pays.
-Measured on /tmp/hostile/big10m.sqlite (10 M kernels + 10 M CUDA API calls; 2 cores shared
-with other work, load average 4-5; medians of 3): nsys stats 18.5 s wall / 13.1 s CPU; cold
-``main.py stats`` 10.2 s / 10.5 s CPU (1.8x; before the fused check: 14.0 s / 12.7 s, 1.3x);
-the floor 5.4 s / 4.5 s CPU (3.4x). On two idle cores the floor alone is ~4.5 / 2 s against
-nsys's ~13 s: about 6x is where a scan of every value in SQLite ends, before any Python.
+Measured on /tmp/hostile/big10m.sqlite (10 M kernels + 10 M CUDA API calls), 2 idle cores,
+medians of 3 (runs within 0.1 s): nsys stats 12.4 s wall / 12.4 s CPU; cold ``main.py
+stats`` 5.54 s / 9.97 s CPU (2.2x; main before the fused check: 6.88 s / 12.5 s, 1.8x); the
+floor 2.21 s / 4.33 s CPU (5.6x). The floor alone stays under 6x: a check of every value
+inside SQLite cannot reach it on 2 cores, before any Python runs.
 
 ``--aggregation-only`` times only the aggregation (both summaries on a loaded report) and
 pandas, repeated and interleaved; ``--baseline OLD`` (a checkout of earlier code, e.g.
