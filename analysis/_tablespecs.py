@@ -214,8 +214,16 @@ def suspect_rows(db: SqliteReport, kind: str, strings: StringPool, checked: set[
 
     Text, blobs (and a NULL where a value is required) sort above any number, so one
     ``max(...) >= ''`` per row finds them; a real number, or a duration beyond int64, makes
-    a sum of the columns real. Those two cost ~20 ns per value, half of a ``typeof()`` per
-    column (2 M kernels x 15 columns: 0.7 s instead of 1.1 s). None: nothing left to check.
+    a sum of the columns real. ``max()`` and ``+`` give NULL when one value is NULL, so the
+    exact test wraps every column in ``coalesce``; that costs as much as the two tests
+    themselves (2 M kernels x 17 columns). So each row is first tested without it, with
+    ``coalesce`` only on the columns that are NULL in the table's first row (a column NULL
+    throughout, like ``greenContextId``): a sum that is an integer proves that no other value
+    is NULL, and then ``max()`` is exact; a real sum is suspect; a NULL sum (a NULL the
+    sample did not predict) takes the exact test. CPU per million kernels (17 columns, busy
+    2-core machine): 0.56 s instead of 0.60 s alone, 0.57 s instead of 0.74 s for the lean
+    stats read plus a separate scan when selected with the read's columns. None: nothing
+    left to check.
     """
     table, cols = ALL_SPECS[kind]
     present = set(db.columns(table))
@@ -226,17 +234,41 @@ def suspect_rows(db: SqliteReport, kind: str, strings: StringPool, checked: set[
         return None
     q = {c.source: quote_ident(c.source) for c in todo}
     required = {c.source for c in todo if c.name in REQUIRED}
-    terms = [f"coalesce({q[s]}, x'')" if s in required else f"coalesce({q[s]}, 0)" for s in q]
+    first = db.execute(
+        f"SELECT {', '.join(f'{q[s]} IS NULL' for s in q)} FROM {quote_ident(table)} LIMIT 1"
+    )
+    sampled_null = {s for s, null in zip(q, first[0] if first else (), strict=False) if null}
     # Timestamps enter the sum as a duration (small), so that real ones or an overflowing
     # difference make it real but two large timestamps do not overflow it.
     ends = kind != "nvtx" and {"start", "end"} <= set(q)
-    summed = ['("end" - "start")'] if ends else []  # both required: max() catches a NULL
-    for s in q:
-        if kind == "nvtx" and s == "end":
-            summed.append('coalesce("end" - "start", 0)')
-        elif not (ends and s in ("start", "end")):
-            summed.append(f"coalesce({q[s]}, 0)")
-    suspect = [f"max(0, {', '.join(terms)}) >= ''", f"typeof({' + '.join(summed)}) = 'real'"]
+
+    def tests(nullable: set[str]) -> tuple[str, str]:
+        """``max(...) >= ''`` and the sum, ``coalesce`` around the ``nullable`` columns."""
+        terms = [
+            f"coalesce({q[s]}, x'')" if s in required
+            else f"coalesce({q[s]}, 0)" if s in nullable else q[s]
+            for s in q
+        ]  # fmt: skip
+        summed = ['("end" - "start")'] if ends else []  # both required: max() catches a NULL
+        for s in q:
+            if kind == "nvtx" and s == "end":  # NULL: a mark or an open range
+                summed.append(
+                    'coalesce("end" - "start", 0)' if s in nullable else '("end" - "start")'
+                )
+            elif not (ends and s in ("start", "end")):
+                summed.append(f"coalesce({q[s]}, 0)" if s in nullable else q[s])
+        return f"max(0, {', '.join(terms)}) >= ''", " + ".join(summed)
+
+    exact_max, exact_sum = tests(set(q))
+    exact = f"{exact_max} OR typeof({exact_sum}) = 'real'"
+    fast_max, fast_sum = tests(sampled_null - required)
+    if fast_sum == exact_sum:
+        suspect = [exact]
+    else:
+        suspect = [
+            f"CASE typeof({fast_sum}) WHEN 'integer' THEN {fast_max} "
+            f"WHEN 'real' THEN 1 ELSE ({exact}) END"
+        ]
     if ends:
         suspect.append('"end" < "start"')
     elif kind == "nvtx":

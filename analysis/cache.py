@@ -18,6 +18,15 @@ frames), checked by the same code. The full open does not use a partial entry: i
 the complete entry, which replaces it; a partial entry replaces another partial one only
 when it holds more. A complete entry serves the lean read too.
 
+The verdict: ``meta.json`` records (``"validated"``: the entry's own key) that the whole
+report passed the loader's validation, every table and column :func:`analysis.loader.
+load_sqlite` reads, when the writer says so (the full open; the lean read, which checks the
+rest of the report in SQLite). A later read of more tables of the same report (the lean read
+of another table, :func:`analysis.open_report` with ``tables``) then skips the check of the
+tables it does not read (:func:`validated`). The key covers path, size, mtime, a content
+fingerprint and the format, so the verdict lapses with the entry; a damaged ``meta.json``
+fails its checksum (no verdict), and one copied from another report's entry names another key.
+
 Concurrency: an entry is written in a private temporary folder and appears with one atomic
 ``rename``; when two processes race, the first rename wins and the loser discards its copy.
 A present entry is never rewritten in place (a partial one is replaced by a rename), so a
@@ -68,6 +77,7 @@ __all__ = [
     "load_cached",
     "prune_stale",
     "store",
+    "validated",
 ]
 
 log = logging.getLogger(__name__)
@@ -254,8 +264,11 @@ class EntryWriter:
             return DurationTable(kind, columns, table.source)
         return EventTable(kind, columns, table.track_keys, table.source)
 
-    def finish(self, report: Report) -> bool:
-        """Write what is left, publish the entry; return whether the entry is now present."""
+    def finish(self, report: Report, validated: bool = False) -> bool:
+        """Write what is left, publish the entry; return whether the entry is now present.
+
+        ``validated``: the whole report passed the loader's validation (see :func:`validated`).
+        """
         if self.tmp is None:
             return False
         final = _entry(self.key)
@@ -276,7 +289,8 @@ class EntryWriter:
                 log.info("%s is not cached: %s", report.info.path, exc)
                 self.abort()
                 return False
-            _write_small(self.tmp, report, self.layout, self.files)
+            verdict = self.key if validated else None
+            _write_small(self.tmp, report, self.layout, self.files, verdict)
             if not self._publish(final):
                 return (final / "meta.json").is_file()
         except (OSError, ValueError, MemoryError, pa.ArrowException) as exc:
@@ -324,18 +338,33 @@ class EntryWriter:
         self.abort()
 
 
-def store(report: Report, key: str) -> bool:
+def store(report: Report, key: str, validated: bool = False) -> bool:
     """Write ``report`` under ``key`` atomically; return whether an entry is now present.
 
     A partial report (``report.complete`` False) replaces a partial entry only when it holds
-    more than that entry, and never a complete one.
+    more than that entry, and never a complete one. ``validated``: the whole report passed
+    the loader's validation (recorded in the entry, see :func:`validated`).
     """
     final = _entry(key)
     if (final / "meta.json").is_file():
         held = _held(final)
         if held is None or (not report.complete and _within(report, held)):
             return True
-    return EntryWriter(key).finish(report)
+    return EntryWriter(key).finish(report, validated)
+
+
+def validated(key: str) -> bool:
+    """Whether the entry under ``key`` records that its whole report passed validation.
+
+    Only a ``meta.json`` that passes its checksum, in the current format, whose verdict
+    names this very key counts; anything else (no entry, damage, a verdict copied from
+    another report's entry) is False, and the caller checks the report itself.
+    """
+    try:
+        meta = read_meta(_entry(key) / "meta.json")
+    except (OSError, ValueError):  # DamagedEntryError is a ValueError
+        return False
+    return meta.get("format") == cachedir.COLUMNS_FORMAT and meta.get("validated") == key
 
 
 def _within(report: Report, held: dict[str, list[str]]) -> bool:
@@ -397,7 +426,9 @@ def _table_columns(
     return columns
 
 
-def _write_small(tmp: Path, report: Report, layout: dict[str, dict], files: dict) -> None:
+def _write_small(
+    tmp: Path, report: Report, layout: dict[str, dict], files: dict, verdict: str | None
+) -> None:
     strings = pa.table({"value": pa.array(report.strings.values.tolist(), pa.string())})
     files["strings.arrow"], _ = _write_table(tmp / "strings.arrow", strings)
     partial = not report.complete
@@ -425,6 +456,7 @@ def _write_small(tmp: Path, report: Report, layout: dict[str, dict], files: dict
         "enums": {k: {str(i): v for i, v in m.items()} for k, m in report.enums.items()},
         "source_columns": {k: list(v) for k, v in report.source_columns.items()},
         "nvtx_max_ns": report.nvtx_max_ns,
+        "validated": verdict,
     }
     # meta.json last: an entry without it is incomplete and never read.
     write_meta(tmp / "meta.json", meta)

@@ -51,7 +51,13 @@ from analysis.schema import (
     pid_of,
 )
 
-__all__ = ["check_event_tables", "duration_error", "in_start_order", "load_sqlite"]
+__all__ = [
+    "check_event_tables",
+    "duration_error",
+    "in_start_order",
+    "load_sqlite",
+    "suspect_condition",
+]
 
 
 _GPU_KINDS = ("kernels", "memcpy", "memset", "sync")
@@ -77,6 +83,7 @@ def load_sqlite(
     table_sink: Callable[[str, EventTable], EventTable | None] | None = None,
     kinds: Collection[str] | None = None,
     on_partial: Callable[[Report], None] | None = None,
+    validated: bool = False,
 ) -> Report:
     """Read one SQLite export into a Report.
 
@@ -107,6 +114,9 @@ def load_sqlite(
         progressive open draws it). The first is handed over as soon as the first rows of
         the first GPU table (the kernels) are read: those rows, still ``pending``, until
         the whole GPU tables are built. Not called when ``kinds`` is given.
+    validated
+        With ``kinds``: this very file passed the whole validation before (a cache entry's
+        verdict, :func:`analysis.cache.validated`), so the tables not read are not checked.
 
     Raises
     ------
@@ -128,7 +138,7 @@ def load_sqlite(
         _read_events(db, builder, report_progress, cancel, kinds, partials)
         if kinds is None:
             builder.chains = _read_chains(db, strings)
-        else:
+        elif not validated:
             # A partial model still refuses what a full one refuses (recipes and stats go
             # through the same validation as info): the tables not read are checked in SQLite.
             check_event_tables(db, strings, skip=kinds)
@@ -478,6 +488,7 @@ def check_event_tables(
     strings: StringTable,
     checked: Mapping[str, Collection[str]] | None = None,
     skip: Collection[str] = (),
+    scanned: Mapping[str, bool] | None = None,
 ) -> None:
     """Refuse what :func:`load_sqlite` refuses in the event tables, without loading them.
 
@@ -500,6 +511,10 @@ def check_event_tables(
         overflowing duration; a name column: integer, in StringIds).
     skip
         Kinds read whole and checked by the caller.
+    scanned
+        Per kind, whether a row matched :func:`suspect_condition` (with ``checked``) in a
+        scan the caller ran itself (the lean stats read selects it with its columns): that
+        table is not scanned again, only read and checked when a row matched.
 
     Raises
     ------
@@ -512,13 +527,32 @@ def check_event_tables(
         for kind in (*_READ_ORDER, *_CHAIN_SPECS)
         if kind not in skip and db.columns(_ALL_SPECS[kind][0])  # a view named like nsys's raises
     }
+    scanned = scanned or {}
     for kind, read in plans.items():
-        where = _suspect_rows(db, kind, strings, set(checked.get(kind, ())))
-        if where and db.any_row(read.table, where):
+        if kind in scanned:
+            suspect = scanned[kind]
+        else:
+            where = _suspect_rows(db, kind, strings, set(checked.get(kind, ())))
+            suspect = bool(where) and db.any_row(read.table, where)
+        if suspect:
             (data,) = db.read_tables([read])
             _validate(db.path, kind, data)
             if kind == "nvtx":
                 _finish_nvtx(db, data, len(strings))
+
+
+def suspect_condition(
+    db: ReportDatabase, kind: str, strings: StringTable, checked: Collection[str]
+) -> str | None:
+    """The SQL condition :func:`check_event_tables` scans ``kind``'s table for.
+
+    True (never NULL) on every row that :func:`load_sqlite` might refuse, beyond the source
+    columns ``checked`` (see :func:`check_event_tables`); None when nothing is left to check.
+    A caller that reads the table anyway selects it as one more column and hands the
+    verdict to :func:`check_event_tables` as ``scanned``, sparing a second scan.
+    """
+    where = _suspect_rows(db, kind, strings, set(checked))
+    return None if where is None else f"coalesce(({where}), 0)"
 
 
 _SMALL_RANGE = 1 << 22

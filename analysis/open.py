@@ -164,8 +164,10 @@ def _open_sqlite(
                 progress(1.0, "loaded from cache")
             return cached
     if tables is not None:
-        # A partial model is never a cache entry.
-        report = load_sqlite(path, progress, cancel, kinds=tables)
+        # A partial model is never a cache entry; an entry's verdict (a lean stats read's
+        # partial entry) spares the check of the tables not read.
+        checked = use_cache and cache.validated(key)
+        report = load_sqlite(path, progress, cancel, kinds=tables, validated=checked)
         release_freed_memory()
         return _shown_as(report, path, shown_as)
     # With the cache, reading takes the first 90 % of the bar and writing the rest.
@@ -190,7 +192,7 @@ def _open_sqlite(
         return report
     if progress:
         progress(0.95, "writing cache")
-    if writer.finish(report):
+    if writer.finish(report, validated=True):
         # The event tables are the entry's memory-mapped files (file-backed, so the freshly
         # read arrays are freed: 2 M events, 450 MiB -> 20 MiB resident).
         if not all(_is_mapped(t) for t in report.tables.values()):

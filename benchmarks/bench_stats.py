@@ -25,6 +25,16 @@ Usage::
     python benchmarks/bench_stats.py --report big.sqlite --skip-nsys
     python benchmarks/bench_stats.py --report big.sqlite --aggregation-only --baseline OLD
 
+``--cold-only`` times only whole ``main.py stats --no-cache`` processes against nsys stats
+(wall and CPU, median of ``--repeat``), with ``--baseline OLD``'s in the same run, and the
+floor: SQLite's own scan of every column of the two tables (one ``max()`` of all columns per
+row, on one thread per core), which any check of every value inside SQLite pays.
+Measured on /tmp/hostile/big10m.sqlite (10 M kernels + 10 M CUDA API calls), 2 idle cores,
+medians of 3 (runs within 0.1 s): nsys stats 12.4 s wall / 12.4 s CPU; cold ``main.py
+stats`` 5.54 s / 9.97 s CPU (2.2x; main before the fused check: 6.88 s / 12.5 s, 1.8x); the
+floor 2.21 s / 4.33 s CPU (5.6x). The floor alone stays under 6x: a check of every value
+inside SQLite cannot reach it on 2 cores, before any Python runs.
+
 ``--aggregation-only`` times only the aggregation (both summaries on a loaded report) and
 pandas, repeated and interleaved; ``--baseline OLD`` (a checkout of earlier code, e.g.
 ``git archive REV | tar -x -C OLD``) times that code's aggregation in the same run, so that
@@ -37,9 +47,11 @@ import argparse
 import os
 import shutil
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from _common import REPO, ensure_scaled_report, print_phase_result, run_phase, timed
@@ -188,6 +200,92 @@ def _main_py_stats(path: Path, cache_dir: str, *options: str) -> float:
     return seconds
 
 
+def _process(cmd: list[str], env: dict[str, str], cwd: Path | None = None) -> tuple[float, float]:
+    """Run ``cmd``; return (wall seconds, CPU seconds of it and its children)."""
+    before = os.times()
+    proc, wall = timed(
+        lambda: subprocess.run(cmd, capture_output=True, env=env, cwd=cwd, check=False)
+    )
+    after = os.times()
+    if proc.returncode != 0:
+        raise RuntimeError(f"{cmd[:3]} failed: {proc.stderr.decode()[-500:]}")
+    cpu = (after.children_user - before.children_user) + (
+        after.children_system - before.children_system
+    )
+    return wall, cpu
+
+
+def _phase_floor(path: Path) -> dict:
+    """SQLite's scan of every column of the two tables, one rowid range per core."""
+    import threading
+
+    from analysis._sqlite import read_workers
+
+    uri = f"file:{path}?mode=ro&immutable=1"
+    con = sqlite3.connect(uri, uri=True)
+    jobs = []
+    for table in (_KERNELS, _RUNTIME):
+        cols = ", ".join(f'"{r[1]}"' for r in con.execute(f'PRAGMA table_info("{table}")'))
+        lo, hi = con.execute(f'SELECT min(rowid), max(rowid) FROM "{table}"').fetchone()
+        step = -(-(hi - lo + 1) // read_workers())
+        sql = f'SELECT count(max({cols})) FROM "{table}" WHERE rowid >= ? AND rowid < ?'
+        jobs += [(sql, a, a + step) for a in range(lo, hi + 1, step)]
+    con.close()
+    parts = [jobs[i :: read_workers()] for i in range(read_workers())]
+
+    def scan(part: list) -> None:
+        own = sqlite3.connect(uri, uri=True)
+        for sql, a, b in part:
+            own.execute(sql, (a, b)).fetchall()
+        own.close()
+
+    def run() -> None:
+        threads = [threading.Thread(target=scan, args=(p,)) for p in parts]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+
+    cpu0 = time.process_time()
+    _, seconds = timed(run)
+    return {"seconds": seconds, "cpu": time.process_time() - cpu0}
+
+
+def _cold_only(path: Path, workdir: Path, repeat: int, baseline: Path | None) -> int:
+    """Whole ``main.py stats --no-cache`` processes (this code, ``baseline``'s), nsys stats
+    and SQLite's scan of every column, interleaved; medians of wall and CPU seconds."""
+    from analysis.open import find_nsys
+
+    nsys = find_nsys()
+    roots = {"Strata": REPO} if baseline is None else {"baseline": baseline, "Strata": REPO}
+    runs: dict[str, list[tuple[float, float]]] = {}
+    env = dict(os.environ, LANG="C.UTF-8")
+    for _ in range(repeat):
+        if nsys:
+            with tempfile.TemporaryDirectory(prefix="bench-nsys-", dir=workdir) as tmp:
+                link = Path(tmp) / path.name
+                os.symlink(path, link)
+                cmd = [nsys, "stats", "-f", "csv", "-r", ",".join(_SPECS), link.name]
+                runs.setdefault("nsys stats (peer)", []).append(_process(cmd, env, Path(tmp)))
+        for side, root in roots.items():
+            cmd = [sys.executable, str(root / "main.py"), "stats", "--no-cache", "-f", "csv",
+                   "-r", ",".join(_SPECS), str(path)]  # fmt: skip
+            side_env = {**env, "PYTHONPATH": str(root)}
+            runs.setdefault(f"main.py stats --no-cache, {side}", []).append(_process(cmd, side_env))
+        floor = run_phase(Path(__file__).resolve(), ["--phase", "floor", "--report", str(path)])
+        runs.setdefault("SQLite scan of every column (floor)", []).append(
+            (floor["seconds"], floor["cpu"])
+        )
+    print(f"report {path.name}; {os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f}")
+    peer = statistics.median(w for w, _ in runs.get("nsys stats (peer)", [(float("nan"), 0)]))
+    for label, times in runs.items():
+        wall = statistics.median(w for w, _ in times)
+        cpu = statistics.median(c for _, c in times)
+        note = f"CPU {cpu:6.2f} s; {peer / wall:4.1f}x faster than nsys stats"
+        _line(label, wall, note + f" (runs {', '.join(f'{w:.1f}' for w, _ in times)})")
+    return 0
+
+
 def _fastest(best: dict | None, new: dict, keys: tuple[str, ...]) -> dict:
     """Keep the run whose ``keys`` add up to less time."""
     if best is None or sum(new[k] for k in keys) < sum(best[k] for k in keys):
@@ -246,6 +344,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="time only the aggregation and pandas (see --baseline)")  # fmt: skip
     parser.add_argument("--baseline", type=Path, help="a checkout of earlier code to compare")
     parser.add_argument(
+        "--cold-only", action="store_true", help="only whole cold stats processes, nsys, floor"
+    )
+    parser.add_argument(
         "--projection",
         type=int,
         nargs=2,
@@ -254,7 +355,9 @@ def main(argv: list[str] | None = None) -> int:
         help="sizes of the synthetic NVTX projection run (0 0 to skip)",
     )
     parser.add_argument(
-        "--phase", choices=("sql", "strata", "pandas", "projection"), help=argparse.SUPPRESS
+        "--phase",
+        choices=("sql", "strata", "pandas", "projection", "floor"),
+        help=argparse.SUPPRESS,
     )
     parser.add_argument("--backend", default="numpy", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -267,6 +370,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.phase == "pandas":
         print_phase_result(_phase_pandas(args.report))
         return 0
+    if args.phase == "floor":
+        print_phase_result(_phase_floor(args.report))
+        return 0
     if args.phase == "projection":
         print_phase_result(_phase_projection(*args.projection))
         return 0
@@ -274,6 +380,8 @@ def main(argv: list[str] | None = None) -> int:
     path = ensure_scaled_report(args.report, args.workdir, args.kernels, args.src)
     if args.aggregation_only:
         return _aggregation_only(path, args.workdir, args.repeat, args.baseline)
+    if args.cold_only:
+        return _cold_only(path, args.workdir, args.repeat, args.baseline)
     script = Path(__file__).resolve()
     from analysis.open import find_nsys
     from analysis.xp import cupy_available

@@ -31,7 +31,7 @@ from analysis._sqlfile import is_sqlite_file
 from analysis._sqlite import ColumnRead, ReportDatabase, quote_ident
 from analysis._strings import StringTable, read_string_table
 from analysis.errors import CorruptReportError, NotAReportError
-from analysis.loader import check_event_tables, duration_error
+from analysis.loader import check_event_tables, duration_error, suspect_condition
 from analysis.model import DurationTable, Report, ReportInfo, StringIds, freeze
 from analysis.open import open_report
 
@@ -103,14 +103,14 @@ def open_for_stats(
     read = {kind: names | (set(have[kind].columns) if kind in have else set())
             for kind, names in wanted.items()}  # fmt: skip
     read = {kind: names - {"duration_ns"} for kind, names in read.items()}
-    # A partial entry is only ever written after a validating read of this same file (its
-    # key holds path, size and mtime): adding a table to it need not check the report again.
-    report = _read_lean(path, read, validate=cached is None)
+    # An entry whose verdict says this same file (path, size, mtime, content) passed the
+    # whole validation: adding a table to it need not check the report again.
+    report = _read_lean(path, read, validate=cached is None or not cache.validated(key))
     if have:
         report = replace(report, tables={**have, **report.tables})
     # Written while the summaries run (~1 s for 10 M events on a busy 2-core machine);
-    # wait_for_cache_writes() or interpreter exit waits for it.
-    writer = threading.Thread(target=cache.store, args=(report, key), daemon=False)
+    # wait_for_cache_writes() or interpreter exit waits for it. Validated either way.
+    writer = threading.Thread(target=cache.store, args=(report, key, True), daemon=False)
     writer.start()
     _WRITERS.append(writer)
     return report
@@ -134,7 +134,11 @@ _DURATION = 'CASE WHEN "start" = "start" + 0 AND "end" = "end" + 0 THEN "end" - 
 
 
 def _column_read(
-    db: ReportDatabase, kind: str, names: set[str], strings: StringTable
+    db: ReportDatabase,
+    kind: str,
+    names: set[str],
+    strings: StringTable,
+    suspects: set[str] | None = None,
 ) -> ColumnRead:
     """Read ``end - start`` (computed by SQLite: one column instead of two) and the names.
 
@@ -142,6 +146,11 @@ def _column_read(
     start and end present, integer and never NULL; durations that fit in int64 (SQLite
     turns an overflowing difference into a real number); names integer and in StringIds
     (mapped to pool codes, so an id >= 2^32 cannot fold onto another one).
+
+    With ``suspects``, the table's other columns are checked in the same scan: the SELECT
+    has one more column, :func:`analysis.loader.suspect_condition` (0 or 1 per row), and
+    ``kind`` is added to ``suspects`` when a row matches it. One scan of the table instead
+    of two: a separate scan visits every row again (~0.2 s CPU per million kernels).
     """
     table, extra = _LEAN_COLUMNS[kind]
     extra = [c for c in extra if c[0] in names]
@@ -151,6 +160,11 @@ def _column_read(
             raise CorruptReportError(db.path, f"{table} lacks its {required} column")
     names = [c for c in extra if c[1] in present]
     select = ", ".join([_DURATION] + [quote_ident(c[1]) for c in names])
+    where = None
+    if suspects is not None:
+        checked = _checked_sources(kind, {c[0] for c in extra})
+        where = suspect_condition(db, kind, strings, checked)
+        select += "" if where is None else f", {where} AS _suspect"
 
     def convert(arrow: pa.Table) -> dict[str, np.ndarray]:
         n = arrow.num_rows
@@ -158,6 +172,8 @@ def _column_read(
         if dur.null_count or not pa.types.is_integer(dur.type):
             raise _timestamp_error(db, table)
         data: dict[str, object] = {"duration_ns": db.integers(dur, table, "end")}
+        if where is not None and np.any(arrow.column("_suspect").to_numpy(zero_copy_only=False)):
+            suspects.add(kind)  # set.add: atomic, reader threads may add at once
         for name, source, dtype, fill in extra:
             if source in present:
                 ids = db.integers(arrow.column(source), table, source, fill)
@@ -205,22 +221,27 @@ def _read_lean(path: Path, wanted: dict[str, set[str]], validate: bool = True) -
         # The loader reads (and so checks) these small tables too: refuse what it refuses.
         metadata.check_descriptive_tables(db)
         kinds = [k for k in wanted if db.has_table(_LEAN_COLUMNS[k][0])]
-        data = db.read_tables([_column_read(db, k, wanted[k], strings) for k in kinds])
+        # With ``validate``, the suspect-row test of each table read rides along in its read.
+        suspects: set[str] | None = set() if validate else None
+        reads = [_column_read(db, k, wanted[k], strings, suspects) for k in kinds]
+        data = db.read_tables(reads)
         columns = dict(zip(kinds, data, strict=True))
         for kind, cols in columns.items():
             before = int(np.count_nonzero(cols["duration_ns"] < 0))
             error = duration_error(path, _LEAN_COLUMNS[kind][0], before, 0)
             if error is not None:
                 raise error
-        if validate:
-            # What the columns above did not show: the other tables and columns, checked
-            # inside SQLite (2 M kernels: ~0.4 s, against seconds for a full load).
-            check_event_tables(db, strings, {k: _checked_sources(k, wanted[k]) for k in kinds})
+        if suspects is not None:
+            # What the columns above did not show: the other columns of these tables (tested
+            # by the reads themselves) and the other tables, checked inside SQLite.
+            scanned = {k: k in suspects for k in kinds}
+            checked = {k: _checked_sources(k, wanted[k]) for k in kinds}
+            check_event_tables(db, strings, checked, scanned=scanned)
         source_columns = {t: tuple(db.columns(t)) for t in sorted(db.tables)}
     return _build(info, strings.values, wanted, columns, source_columns)
 
 
-def _checked_sources(kind: str, names: set[str]) -> set[str]:
+def _checked_sources(kind: str, names: Collection[str]) -> set[str]:
     """The source columns of ``kind`` that :func:`_column_read` reads and checks."""
     return {"start", "end"} | {c[1] for c in _LEAN_COLUMNS[kind][1] if c[0] in names}
 

@@ -217,6 +217,32 @@ def test_text_in_a_key_column_is_refused(hostile: Make) -> None:
         open_report(path, use_cache=False)
 
 
+@pytest.mark.parametrize(
+    ("table", "sets", "fragment"),
+    [
+        # A column NULL in the first row (the suspect test's sample) holding the bad value.
+        (KERNELS, "greenContextId = 'x'", f"{KERNELS}.greenContextId holds 1 text"),
+        (KERNELS, "mangledName = 2.5", f"{KERNELS}.mangledName holds 1 real-number"),
+        # A NULL the sample did not predict (correlationId is set in the first row) beside
+        # the bad value: the row takes the exact test, with coalesce on every column.
+        (KERNELS, "correlationId = NULL, gridX = 'x'", f"{KERNELS}.gridX holds 1 text"),
+        (KERNELS, "correlationId = NULL, staticSharedMemory = X'01'", "1 blob values"),
+        (KERNELS, "globalPid = NULL, blockY = 2.5", f"{KERNELS}.blockY holds 1 real-number"),
+        (RUNTIME, "globalTid = NULL, returnValue = 'x'", f"{RUNTIME}.returnValue holds 1 text"),
+        (RUNTIME, "correlationId = NULL, callchainId = 0.5", "callchainId holds 1 real-number"),
+        ("NVTX_EVENTS", "domainId = NULL, category = 'x'", "NVTX_EVENTS.category holds 1 text"),
+        ("NVTX_EVENTS", '"end" = NULL, color = 1.5', "NVTX_EVENTS.color holds 1 real-number"),
+    ],
+)
+def test_bad_values_in_columns_stats_does_not_read_are_refused_alike(
+    hostile: Make, table: str, sets: str, fragment: str
+) -> None:
+    # The lean stats read tests the columns it does not read in SQL (suspect rows, inside
+    # its own SELECT for the tables it reads); it must refuse exactly what the loader does.
+    path = hostile(f"UPDATE {table} SET {sets} WHERE rowid = 3", loosen=(table,))
+    _assert_refused(path, fragment)
+
+
 @pytest.mark.parametrize("column", ["start", "end"])
 def test_table_without_its_time_column_is_refused(hostile: Make, column: str) -> None:
     # Before: the column read as 0 everywhere (full), or "end" - "start" compared two
