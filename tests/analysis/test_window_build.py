@@ -101,3 +101,29 @@ def test_progress_grows_to_one(reports) -> None:
     build_window_index(reports, "kernels", progress=lambda f, _t: fractions.append(f), threads=2)
     assert fractions == sorted(fractions)
     assert fractions[-1] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("kind", WINDOW_KINDS)
+def test_the_one_shot_window_is_the_index_table(reports, kind) -> None:
+    """What the panel shows while the index builds: the same rows, numbers and columns."""
+    from analysis.area import aggregate_window
+    from analysis.reportset import ReportSet
+
+    offsets = [0, 1000, -1000, 7]
+    index = build_window_index(reports, kind, offsets_ns=offsets)
+    index.report_names = ReportSet(reports).labels
+    lo, hi = reports[0].span_ns()
+    for t0, t1 in [(None, None), (lo + (hi - lo) // 3, lo + (hi - lo) // 2)]:
+        for by_report, report_index in [(False, None), (True, None), (False, 2)]:
+            ours = aggregate_window(ReportSet(reports), kind, t0, t1, offsets, report_index,
+                                    by_report)  # fmt: skip
+            theirs = index.stats(t0, t1, report_index, by_report)
+            assert list(ours.columns) == list(theirs.columns)
+            shown = [c for c in ours.columns if c not in ("group", "std_ns")]
+            key = [c for c in ("report", "key", "style") if c in ours]
+            a = ours.sort_values(key).reset_index(drop=True)
+            b = theirs.sort_values(key).reset_index(drop=True)
+            assert a[shown].equals(b[shown]), (kind, t0, by_report, report_index)
+            np.testing.assert_allclose(a["std_ns"], b["std_ns"], rtol=1e-9, atol=1e-6)
+            # One group per (key, style), in both.
+            assert a.groupby(["group"]).ngroups == b.groupby(["group"]).ngroups
