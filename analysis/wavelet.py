@@ -9,7 +9,8 @@ the events of the window, no sort, no mask.
 :class:`WaveletMatrix` stores the values' bits level by level (most significant first), each
 level stably partitioned by the bit above it (zeros first), plus the number of ones before
 every 64-bit word: ``width / 8 + width / 16`` bytes per value (~4.5 B for 24-bit values).
-Built in ``width`` passes over the values (NumPy; ~0.1 s per level for 10 M values here).
+Built in ``width`` passes over the values, each in cache-sized steps and optionally in spans on
+threads (NumPy; ~85 ms per level for 10 M values on one core here).
 """
 
 from __future__ import annotations
