@@ -35,6 +35,7 @@ from analysis.discover import find_reports
 from analysis.errors import AnalysisError
 from analysis.model import Report
 from analysis.open import open_report
+from analysis.progress import Progress
 from analysis.timefmt import pluralize
 
 __all__ = ["EVENT_KINDS", "ReportSet", "open_reports"]
@@ -352,12 +353,16 @@ class ReportSet:
         offsets_ns: Sequence[int] | None = None,
         xp: ModuleType | None = None,
         build: bool = True,
+        progress: Progress | None = None,
+        cancel: threading.Event | None = None,
     ):
         """Return the :class:`~analysis.window_stats.WindowIndex` of ``kind``, built once.
 
         Its ``report_names`` are :attr:`labels`; ``offsets_ns`` default to
         :meth:`offsets_ns`; ``xp`` is ``numpy`` (default) or ``cupy``. With ``build``
-        False, None unless it was built already.
+        False, None unless it was built already. ``progress`` and ``cancel`` are those of
+        :func:`~analysis.window_stats.build_window_index` (a cancelled build keeps nothing:
+        the next caller builds it).
         """
         from analysis.window_stats import build_window_index
 
@@ -367,7 +372,8 @@ class ReportSet:
 
         def compute(snap: ReportSet):
             index = build_window_index(list(snap.reports), kind, offsets, module,
-                                       projection=snap.projection_of)  # fmt: skip
+                                       projection=snap.projection_of, progress=progress,
+                                       cancel=cancel)  # fmt: skip
             index.report_names = snap.labels
             # One alignment at a time: an index for other offsets is memory, not speed.
             snap._memo.discard(lambda k: k[0] == "window" and k[1:] != key[1:])

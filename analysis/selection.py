@@ -103,6 +103,7 @@ def aggregate(
     quantiles: tuple[float, ...] = (),
     projection: Projector | None = None,
     selections: Sequence[Selection] | None = None,
+    with_keys: bool = False,
 ) -> pd.DataFrame:
     """Return per-name statistics of the selected events.
 
@@ -129,6 +130,9 @@ def aggregate(
     selections
         One selection per report, in place of ``selection`` (an area of a shared axis on
         which each report has its own offset, and its own track ids).
+    with_keys
+        Add a ``key`` column: the full name a row is grouped by (a CUDA API name keeps its
+        ``_vNNNN`` suffix), as :meth:`analysis.window_stats.WindowIndex.stats` has it.
 
     Returns
     -------
@@ -214,5 +218,7 @@ def aggregate(
     frame["std_ns"] = stats.std
     for q, arr in stats.quantiles.items():
         frame[f"q{round(q * 100):g}_ns"] = arr
+    if with_keys:  # NaN from a string pool: None, as the window index keys it
+        frame["key"] = [None if k[1] is None or k[1] != k[1] else k[1] for k in chosen]
     frame = frame.sort_values(["total_ns", "name"], ascending=[False, True], kind="mergesort")
     return frame.reset_index(drop=True)

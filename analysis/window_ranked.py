@@ -24,7 +24,8 @@ keeps its sorted-values index for the rest (a damaged report's negative duration
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass
 
 import numpy as np
@@ -127,8 +128,22 @@ class RankedReport:
         return sum(a.nbytes for a in own) + self.matrix.nbytes
 
     @classmethod
-    def build(cls, part: PanelRows, codes: np.ndarray, n_groups: int) -> RankedReport:
-        """Index ``part`` whose events belong to groups ``codes`` (< ``n_groups``)."""
+    def build(
+        cls,
+        part: PanelRows,
+        codes: np.ndarray,
+        n_groups: int,
+        pool: Executor | None = None,
+        parts: int = 1,
+        on_step: Callable[[float], None] | None = None,
+    ) -> RankedReport:
+        """Index ``part`` whose events belong to groups ``codes`` (< ``n_groups``).
+
+        ``pool``, ``parts``: build each level of the wavelet matrix in ``parts`` spans on
+        ``pool``'s threads. ``on_step(fraction)``: called as the build goes (the fraction
+        done, of this report); an exception it raises (a cancelled build) stops it.
+        """
+        step = on_step if on_step is not None else (lambda _fraction: None)
         n = len(codes)
         start = np.asarray(part.start_ns)
         index_type = np.int32 if n < 2**31 else np.int64
@@ -157,6 +172,11 @@ class RankedReport:
             longest[present] = np.maximum.reduceat(duration, bounds[present])
         del duration
         width = max(int(values.max()).bit_length(), 1) if n else 1
+        steps = width + 2  # the order, the prefix sums, then one per bit of the values
+        step(1 / steps)
+        prefix = _block_prefix(values, limbs)
+        step(2 / steps)
+        matrix = WaveletMatrix(values, width, pool, parts, lambda done: step((2 + done) / steps))
         rows = np.asarray(part.rows)
         is_identity = n == 0 or (int(rows[0]) == 0 and int(rows[-1]) == n - 1 and
                                  bool((np.diff(rows) == 1).all()))  # fmt: skip
@@ -171,8 +191,8 @@ class RankedReport:
             end_ns=part.end_ns,
             rows=None if is_identity and one_table else rows,
             table_codes=None if one_table else np.asarray(part.table_codes),
-            matrix=WaveletMatrix(values, width),
-            prefix=_block_prefix(values, limbs),
+            matrix=matrix,
+            prefix=prefix,
         )
 
     def pad_groups(self, n_groups: int) -> None:

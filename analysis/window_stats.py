@@ -18,26 +18,30 @@ offset) so that one window means the same instant in every report.
 With NumPy and values in ``[0, 2**48)`` (every real report's durations and sizes), the index
 is :mod:`analysis.window_ranked` instead: each report's events in (name, start) order, so a
 window costs O(names × reports × value bits) and no pass over its events (10 M kernels, 2
-cores: build 4.3 s, 10.9 B per kernel, ~2 ms per update at any window size; the mask path
-below took 127-224 ms). The sorted-values path stays for CuPy and negative values.
+cores: build 1.6-1.8 s, 3.3 s before the wavelet levels went in cache-sized steps; 11.1 B
+per kernel; ~2 ms per update at any window size, where the mask path below took 127-224 ms).
+The sorted-values path stays for CuPy and negative values.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from types import ModuleType
 
 import numpy as np
 import pandas as pd
 
+from analysis._sqlfile import usable_cores
 from analysis.engine import reduce_sorted
-from analysis.errors import AnalysisError
+from analysis.errors import AnalysisError, CancelledError
 from analysis.kinds import PanelRows, Projector, check_panel, panel_kinds, panel_rows
 from analysis.model import Report
 from analysis.names import EventNames
 from analysis.outliers import Z_MAD, Z_MEAN_AD
+from analysis.progress import Progress
 from analysis.projection import project_nvtx
 from analysis.window_ranked import RankedReport, fits_ranked, ranked_stats
 from analysis.xp import to_numpy
@@ -507,6 +511,9 @@ def build_window_index(
     offsets_ns: Sequence[int] | None = None,
     xp: ModuleType | None = None,
     projection: Projector | None = None,
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+    threads: int | None = None,
 ) -> WindowIndex:
     """Index the events of ``kind`` of ``reports`` for :meth:`WindowIndex.stats`.
 
@@ -523,11 +530,21 @@ def build_window_index(
     projection
         ``report -> project_nvtx(report)`` for 'nvtx_gpu' (a ReportSet's, computed once;
         default :func:`analysis.projection.project_nvtx`).
+    progress
+        ``progress(fraction, text)`` as the (NumPy) index is built.
+    cancel
+        Set it to stop the build: it raises :class:`CancelledError` within a level of the
+        values' bits (~0.1 s per 10 M events).
+    threads
+        Build threads (default: one per usable core): reports in parallel, or the levels
+        of one report in parts.
 
     Raises
     ------
     AnalysisError
         Unknown kind.
+    CancelledError
+        ``cancel`` was set.
     """
     check_panel(kind)
     xp = np if xp is None else xp
@@ -536,24 +553,25 @@ def build_window_index(
     project = projection if projection is not None else project_nvtx
     groups: dict[tuple, int] = {}
     shown: list[object] = []
-    ranked: list[RankedReport] | None = [] if xp is np else None
+    names = (kind,), False
+    ranked = None
+    if xp is np:
+        build = _RankedBuild(reports, kind, project, progress, cancel, threads)
+        ranked = build.run()
+        groups, shown, names = build.groups, build.shown, (build.tables, build.has_style)
     parts: list[PanelRows] = []
-    tables, has_style = (kind,), False
-    for i, report in enumerate(reports):  # one report at a time: its temporaries go
-        part = panel_rows(report, kind, None, project)
-        tables = part.tables if i == 0 else tables
-        has_style = has_style or part.styles is not None
-        _group_codes(part, groups, shown)
-        if ranked is not None and fits_ranked(part.values):
-            ranked.append(RankedReport.build(part, part.codes, len(groups)))
-        elif ranked is not None:  # a value outside [0, 2^31): sorted values for them all
-            ranked = None
-            parts = [panel_rows(r, kind, None, project) for r in reports[:i]]
-            for earlier in parts:  # the same codes again: every key is in ``groups``
-                _group_codes(earlier, groups, shown)
+    if ranked is None:  # CuPy, or a value outside [0, 2^48): sorted values for them all
+        groups, shown = {}, []
+        tables, has_style = (kind,), False
+        for i, report in enumerate(reports):  # one report at a time: its temporaries go
+            _check_cancel(cancel)
+            part = panel_rows(report, kind, None, project)
+            tables = part.tables if i == 0 else tables
+            has_style = has_style or part.styles is not None
+            _group_codes(part, groups, shown)
             parts.append(part)
-        else:
-            parts.append(part)
+        names = tables, has_style
+    tables, has_style = names
     for part in ranked or []:
         part.pad_groups(max(len(groups), 1))
     keys = np.empty(len(groups), dtype=object)
@@ -564,6 +582,110 @@ def build_window_index(
     return WindowIndex(kind, [r.name for r in reports], offsets,
                        EventNames(np.empty(0, np.int64), keys, labels, styles), tables, parts,
                        xp, ranked)  # fmt: skip
+
+
+def _check_cancel(cancel: threading.Event | None) -> None:
+    if cancel is not None and cancel.is_set():
+        raise CancelledError("indexing cancelled")
+
+
+class _RankedBuild:
+    """The ranked indexes of several reports, built on threads (NumPy releases the GIL in
+    its loops): several reports at once, or one report's levels in parts.
+
+    Group codes are given in report order whatever order the threads run in (each report
+    waits for its turn to code its names, a loop over names), so the index is the one a
+    serial build gives. :meth:`run` returns None when a report has a value outside
+    ``[0, 2**48)`` (the caller then indexes sorted values).
+    """
+
+    def __init__(self, reports: Sequence[Report], kind: str, project: Projector,
+                 progress: Progress | None, cancel: threading.Event | None,
+                 threads: int | None) -> None:  # fmt: skip
+        self.reports, self.kind, self.project = list(reports), kind, project
+        self.progress, self.cancel = progress, cancel
+        self.threads = max(1, threads if threads is not None else usable_cores())
+        self.groups: dict[tuple, int] = {}
+        self.shown: list[object] = []
+        self.tables: tuple[str, ...] = (kind,)
+        self.has_style = False
+        self._turn = 0
+        self._fits = True
+        self._failed = False
+        self._error: BaseException | None = None
+        self._done = [0.0] * len(self.reports)
+        self._lock = threading.Condition()
+
+    def run(self) -> list[RankedReport] | None:
+        n = len(self.reports)
+        at_once = min(self.threads, n)
+        try:
+            with ThreadPoolExecutor(self.threads, thread_name_prefix="strata-index") as pool:
+                if at_once <= 1:  # one report (or one thread): its levels in parts
+                    parts = self.threads
+                    return self._all([self._build(i, pool if parts > 1 else None, parts)
+                                      for i in range(n)])  # fmt: skip
+                return self._all(list(pool.map(lambda i: self._build(i, None, 1), range(n))))
+        except BaseException:
+            _check_cancel(self.cancel)
+            if not self._fits:  # the others stopped for it: sorted values instead
+                return None
+            if self._error is not None:
+                raise self._error from None  # what stopped the others, not their stop
+            raise
+
+    def _all(self, built: list[RankedReport | None]) -> list[RankedReport] | None:
+        return built if self._fits else None
+
+    def _build(self, i: int, pool: Executor | None, parts: int) -> RankedReport | None:
+        error: BaseException | None = None
+        try:
+            _check_cancel(self.cancel)
+            part = panel_rows(self.reports[i], self.kind, None, self.project)
+        except BaseException as exc:  # noqa: BLE001 - re-raised once the next report may go
+            error = exc
+        with self._lock:
+            self._lock.wait_for(lambda: self._turn == i)
+            try:
+                if error is None and self._fits and not fits_ranked(part.values):
+                    self._fits = False
+                if error is None and self._fits:
+                    self.tables = part.tables if i == 0 else self.tables
+                    self.has_style = self.has_style or part.styles is not None
+                    _group_codes(part, self.groups, self.shown)
+                    n_groups = len(self.groups)
+            finally:
+                self._turn += 1
+                self._lock.notify_all()
+        if error is not None:
+            self._stop(error)
+            raise error
+        if not self._fits:
+            return None
+        try:
+            return RankedReport.build(part, part.codes, n_groups, pool, parts,
+                                      lambda fraction: self._step(i, fraction))  # fmt: skip
+        except BaseException as exc:
+            self._stop(exc)
+            raise
+
+    def _stop(self, error: BaseException) -> None:
+        """Stop the other reports at their next step; keep the first error that is not
+        such a stop."""
+        with self._lock:
+            if self._error is None and not self._failed:
+                self._error = error
+            self._failed = True
+
+    def _step(self, i: int, fraction: float) -> None:
+        _check_cancel(self.cancel)
+        if self._failed or not self._fits:
+            raise CancelledError("indexing stopped: another report failed or cannot be ranked")
+        if self.progress is None:
+            return
+        with self._lock:  # under the lock: the fractions reported only grow
+            self._done[i] = fraction
+            self.progress(sum(self._done) / len(self._done), "")
 
 
 def _group_codes(part: PanelRows, groups: dict[tuple, int], shown: list[object]) -> None:

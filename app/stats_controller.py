@@ -112,6 +112,8 @@ class StatsController(QObject):
         report_list = getattr(self._window, "report_list", None)
         if report_list is not None:
             report_list.entry_removed.connect(lambda e: self.diff_list.forget_report(e.path))
+            # At once, not when the smaller set is laid out: its index builds are useless.
+            report_list.entry_removed.connect(lambda _e: self.table.cancel_builds())
         parts = (table, highlighter, self.outlier_list, self.expert_list, self.collective_list,
                  self.diff_list, self.ops_list)  # fmt: skip
         for part in parts:

@@ -10,6 +10,7 @@ it are :mod:`app.stats_table`, :mod:`app.stats_highlight` and :mod:`app.stats_ou
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -19,6 +20,7 @@ import pandas as pd
 from analysis.engine import sqlite_round
 from analysis.errors import StrataError
 from analysis.outliers import DEFAULT_THRESHOLD
+from analysis.progress import Progress
 from analysis.reportset import ReportSet
 from analysis.stats import time_percent
 from analysis.window_stats import WindowIndex, pivot_by_report, robust_threshold
@@ -57,10 +59,12 @@ class ShownReports:
     def key(self) -> tuple:
         return tuple(id(r) for r in self.reports), tuple(self.offsets)
 
-    def index(self, kind: str, build: bool = True) -> WindowIndex | None:
+    def index(self, kind: str, build: bool = True, progress: Progress | None = None,
+              cancel: threading.Event | None = None) -> WindowIndex | None:  # fmt: skip
         """The window index of ``kind`` for these reports (built once, on a worker; None
-        when it is not built yet and ``build`` is False)."""
-        return window_index(self.reports, kind, self.offsets, build=build)
+        when it is not built yet and ``build`` is False); ``progress`` and ``cancel`` as
+        :func:`analysis.window_stats.build_window_index`'s."""
+        return window_index(self.reports, kind, self.offsets, build, progress, cancel)
 
 
 @dataclass(frozen=True)
@@ -96,15 +100,21 @@ class StatsPanelResult:
     events: int
     elapsed_ms: float
     histogram: Histogram | None = None
+    is_indexed: bool = True  # else the one-shot aggregate, while the index is built
 
 
 def window_index(
-    reports: ReportSet, kind: str, offsets_ns: Sequence[int], build: bool = True
+    reports: ReportSet,
+    kind: str,
+    offsets_ns: Sequence[int],
+    build: bool = True,
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
 ) -> WindowIndex | None:
     """The set's window index of ``kind`` in the panel's array module (None: not built yet
     and ``build`` is False). The :class:`ReportSet` keeps it: two workers never build one
     index twice."""
-    return reports.window_index(kind, offsets_ns, _array_module(), build=build)
+    return reports.window_index(kind, offsets_ns, _array_module(), build, progress, cancel)
 
 
 def _array_module():
@@ -116,12 +126,18 @@ def _array_module():
 
 
 def stats_frame(
-    index: WindowIndex, request: StatsRequest, n_reports: int, area: Callable | None = None
+    index: WindowIndex | None,
+    request: StatsRequest,
+    n_reports: int,
+    area: Callable | None = None,
+    report_names: Sequence[str] = (),
 ) -> pd.DataFrame:
     """Run one request on a worker: the table the panel shows.
 
-    ``area(by_report)``: the statistics of an area selection (rows × time), in place of the
-    index's window over every row (:func:`analysis.area.area_stats`).
+    ``area(by_report)``: the statistics in place of the index's window over every row: of
+    an area selection (rows × time, :func:`analysis.area.area_stats`), or of the window
+    while the index is built (:func:`analysis.area.aggregate_window`); ``index`` may then
+    be None and ``report_names`` name the reports.
     """
     scope = request.scope
     by_report = scope.by_report and scope.report_index is None and n_reports > 1
@@ -130,7 +146,7 @@ def stats_frame(
     else:
         frame = index.stats(request.t0_ns, request.t1_ns, scope.report_index, by_report=by_report)
     if by_report:
-        return pivot_by_report(frame, index.report_names)
+        return pivot_by_report(frame, index.report_names if index is not None else report_names)
     # Exact even past int64 (a damaged report): the panel shows it rather than failing.
     frame["time_pct"] = time_percent(frame["total_ns"].to_numpy(), strict=False)
     if request.kind != "memcpy_bytes":  # spec: nsys-sqlite.md §3.1, one-decimal rounding

@@ -4,6 +4,12 @@ visible range or the timeline state's selection), computed on a worker.
 Requests are coalesced: while one job runs, newer requests only mark the table dirty, and
 the latest scope runs next (a result computed for a scope that has changed meanwhile is
 dropped). The same job computes the highlighted name's histogram for the table's window.
+
+The panel never waits for a kind's window index: the first request starts its build on a
+worker (progress in the status line, cancelled when the reports change or the window
+closes) and is answered by the one-shot :func:`analysis.area.aggregate_window` meanwhile
+(the same numbers; an answer for a window the user has already left is dropped); once the
+index is built, the table asks again and the index answers.
 """
 
 from __future__ import annotations
@@ -14,10 +20,11 @@ from collections.abc import Callable
 import pandas as pd
 from PySide6.QtCore import QObject, Signal
 
-from analysis.area import area_stats
+from analysis.area import aggregate_window, area_stats
+from analysis.errors import CancelledError
 from analysis.timefmt import pluralize
 from analysis.tracks import Track
-from app.jobs import JobRunner
+from app.jobs import Job, JobRunner
 from app.stats_highlight import NameHighlighter
 from app.stats_jobs import (
     ShownReports,
@@ -61,12 +68,32 @@ class StatsTable(QObject):
         self._is_running = False
         self._is_dirty = False
         self._previous_range_mode = "all"
+        self._builds: dict[tuple, Job] = {}  # (reports key, kind) -> its index build
+        self._unbuildable: set[tuple] = set()  # builds that failed: the one-shot answers
+        self._build_done: dict[str, float] = {}  # kind -> fraction of its index built
+        self._status: dict[str, str] = {}  # kind -> its shown result's status line
         state.view_range_changed.connect(self._on_view_range_changed)
         state.selection_changed.connect(self._on_selection_changed)
 
     def set_shown(self, shown: ShownReports) -> None:
-        """Follow the shown reports (then call :meth:`request_stats`)."""
+        """Follow the shown reports (then call :meth:`request_stats`); the index builds for
+        other reports or offsets stop."""
         self._shown = shown
+        for key in [k for k in self._builds if k[0] != shown.key]:
+            self._builds.pop(key).cancel()
+        self._build_done.clear()
+        self._status.clear()
+
+    def cancel_builds(self) -> None:
+        """Stop every index build (a report was closed: they index a set that is gone)."""
+        for job in self._builds.values():
+            job.cancel()
+        self._builds.clear()
+        self._build_done.clear()
+
+    def is_indexing(self, kind: str | None = None) -> bool:
+        """Whether an index (of ``kind``; None: any) of the shown reports is being built."""
+        return any(k[0] == self._shown.key and kind in (None, k[1]) for k in self._builds)
 
     def is_running(self) -> bool:
         """Whether a table job is running."""
@@ -91,25 +118,90 @@ class StatsTable(QObject):
         active = self._state.highlight()
         area = _area_of(shown, request, self._state.tracks()) if rows else None
 
-        def work(_progress, _cancel) -> StatsPanelResult:
-            index = shown.index(kind)
+        indexed = bool(rows) or shown.index(kind, build=False) is not None
+        if not indexed:
+            self._build_index(kind, shown)
+        if active is not None and shown.index(active.kind, build=False) is None:
+            self._build_index(active.kind, shown)  # its histogram, once it is built
+        labels = shown.labels
+
+        def work(_progress, cancel) -> StatsPanelResult:
+            # The index if it is built (maybe since this request), else the one-shot path.
+            index = None if rows else shown.index(kind, build=False)
+            table = area
+            if index is None and not rows:
+                table = lambda by_report: aggregate_window(  # noqa: E731
+                    shown.reports, kind, request.t0_ns, request.t1_ns, shown.offsets,
+                    scope.report_index, by_report, cancel)  # fmt: skip
             started = time.perf_counter()
-            frame = stats_frame(index, request, len(shown.reports), area)
+            frame = stats_frame(index, request, len(shown.reports), table, labels)
             elapsed = (time.perf_counter() - started) * 1e3
             counts = [c for c in frame.columns if c == "count" or c.endswith("|count")]
             events = int(frame[counts].to_numpy().sum()) if counts else 0
-            # The histogram follows the table's window in the same job: one count.
+            # The histogram follows the table's window in the same job: one count (once
+            # the highlighted kind's index is built; the table asks again then).
             histogram = None
-            if active is not None:
-                histogram = histogram_of(shown.index(active.kind), active, request)
-            return StatsPanelResult(request, frame, events, elapsed, histogram)
+            hist_index = None if active is None else shown.index(active.kind, build=False)
+            if hist_index is not None:
+                histogram = histogram_of(hist_index, active, request)
+            return StatsPanelResult(request, frame, events, elapsed, histogram,
+                                    is_indexed=index is not None or bool(rows))  # fmt: skip
 
         self._is_running, self._is_dirty = True, False
-        if shown.index(kind, build=False) is None:  # the first request of a kind sorts once
-            self._panel.set_status("Indexing the events (once per set of reports)…")
+        if not indexed and not self._status.get(kind):
+            self._panel.set_status(self._with_progress("Computing…", kind))
         job = self._runner.submit(work, channel="stats")
         job.finished.connect(self._on_stats_ready)
         job.failed.connect(self._on_stats_failed)
+
+    # -- the index build --------------------------------------------------------------------
+
+    def _build_index(self, kind: str, shown: ShownReports) -> None:
+        """Build ``kind``'s index of ``shown`` on a worker, once; ask again when it is built."""
+        key = (shown.key, kind)
+        if key in self._builds or key in self._unbuildable:
+            return
+        self._build_done[kind] = 0.0
+        job = self._runner.submit(
+            lambda progress, cancel: shown.index(kind, True, progress, cancel),
+            channel=f"stats-index:{kind}",
+        )
+        self._builds[key] = job
+        job.progressed.connect(lambda fraction, _text: self._on_index_progress(key, fraction))
+        job.finished.connect(lambda _index: self._on_index_built(key))
+        job.failed.connect(lambda error: self._on_index_failed(key, error))
+
+    def _on_index_progress(self, key: tuple, fraction: float) -> None:
+        kind = key[1]
+        if key not in self._builds or self._build_done.get(kind, 0.0) >= fraction:
+            return
+        self._build_done[kind] = fraction
+        if kind == self._panel.kind():
+            status = self._status.get(kind) or "Computing…"
+            self._panel.set_status(self._with_progress(status, kind))
+
+    def _on_index_built(self, key: tuple) -> None:
+        self._builds.pop(key, None)
+        self._build_done.pop(key[1], None)
+        if key[0] == self._shown.key:
+            self.request_stats()  # the index answers from now on (the same numbers)
+
+    def _on_index_failed(self, key: tuple, error: Exception) -> None:
+        self._builds.pop(key, None)
+        self._build_done.pop(key[1], None)
+        if isinstance(error, CancelledError) or key[0] != self._shown.key:
+            return
+        self._unbuildable.add(key)  # the one-shot path keeps answering
+        text = error_text(error)
+        self._panel.set_status(f"Indexing failed: {text}")
+        self.failed.emit(text)
+
+    def _with_progress(self, status: str, kind: str) -> str:
+        """``status``, plus how far the index of ``kind`` is while it is being built."""
+        done = self._build_done.get(kind)
+        if done is None:
+            return status
+        return f"{status} · indexing {done:.0%}".replace("%", " %")
 
     def _on_stats_ready(self, result: StatsPanelResult) -> None:
         self._is_running = False
@@ -121,11 +213,19 @@ class StatsTable(QObject):
             or request.kind != panel.kind()
             or request.scope != panel.scope()
         )
+        if not result.is_indexed and not is_stale:
+            # The one-shot path takes ~0.5 s per 10 M events: an answer for a window the
+            # user has left is dropped, the latest window runs next.
+            window = scope_window(panel.scope(), self._state)
+            is_stale = window is None or tuple(window) != (request.t0_ns, request.t1_ns)
         if not is_stale:
             n = len(self._shown.reports)
             events, reports = pluralize(result.events, "event"), pluralize(n, "report")
             status = f"{events} · {reports} · {result.elapsed_ms:,.0f} ms"
-            panel.show_table(request.kind, result.frame, status)
+            status = status if result.is_indexed else f"{status} (unindexed)"
+            self._status[request.kind] = status
+            panel.show_table(request.kind, result.frame,
+                             self._with_progress(status, request.kind))  # fmt: skip
             histogram = result.histogram
             if histogram is not None and histogram.active == self._state.highlight():
                 self._highlighter.show_histogram(histogram)

@@ -121,10 +121,15 @@ def _open(report_path: Path, n_reports: int) -> tuple[list, dict]:
 
 
 def bench(report_path: Path, fractions: list[float], updates: int, xp, with_aggregate: bool,
-          n_reports: int = 1):  # fmt: skip
+          n_reports: int = 1, threads: list[int] | None = None):  # fmt: skip
     reports, mem = _open(report_path, n_reports)
     report = reports[0]
     offsets = alignment_offsets(reports) if len(reports) > 1 else [0]
+    for count in threads or []:  # the build on 1, 2... threads, same process
+        started = time.perf_counter()
+        build_window_index(reports, "kernels", offsets, xp=xp, threads=count)
+        print(f"  index build on {count} thread(s): {time.perf_counter() - started:.2f} s",
+              flush=True)  # fmt: skip
     started = time.perf_counter()
     index = build_window_index(reports, "kernels", offsets, xp=xp)
     index.stats(0, 1)  # builds the (group, value) order and the start order
@@ -178,11 +183,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--backend", choices=["numpy", "cupy"], default="numpy")
     parser.add_argument("--reports", type=int, default=1, help="reports open together")
     parser.add_argument("--no-aggregate", action="store_true", help="skip the one-shot path")
+    parser.add_argument("--threads", type=int, nargs="*", default=[],
+                        help="also time the index build on these thread counts")  # fmt: skip
     args = parser.parse_args(argv)
     xp = get_xp(args.backend)
     paths = [args.report] if args.report else [_report_path(n) for n in args.kernels]
     for path in paths:
-        bench(path, args.fractions, args.updates, xp, not args.no_aggregate, args.reports)
+        bench(path, args.fractions, args.updates, xp, not args.no_aggregate, args.reports,
+              args.threads)  # fmt: skip
     return 0
 
 
