@@ -375,8 +375,11 @@ class ReportSet:
                                        projection=snap.projection_of, progress=progress,
                                        cancel=cancel)  # fmt: skip
             index.report_names = snap.labels
-            # One alignment at a time: an index for other offsets is memory, not speed.
-            snap._memo.discard(lambda k: k[0] == "window" and k[1:] != key[1:])
+            # One alignment at a time: an index for other offsets (or another array module)
+            # is memory, not speed. Other kinds' indexes for these offsets stay: the panel
+            # keeps the highlighted kind's index while another tab's is built (dropping it
+            # made the two rebuild each other for ever).
+            snap._memo.discard(lambda k: k[0] == "window" and k[2:] != key[2:])
             return index
 
         if not build:

@@ -96,6 +96,22 @@ def test_adding_or_removing_a_report_invalidates_the_set_values(demo, monkeypatc
     assert len(calls) == 2
 
 
+def test_window_indexes_of_several_kinds_are_kept_for_one_alignment(demo) -> None:
+    # The stats panel holds the highlighted kind's index while another tab's is built; an
+    # index of one kind evicting the other's made the two rebuild each other for ever.
+    reports = ReportSet(demo)
+    kernels = reports.window_index("kernels")
+    api = reports.window_index("cuda_api")
+    assert reports.window_index("kernels", build=False) is kernels
+    assert reports.window_index("cuda_api", build=False) is api
+    # Another alignment: the indexes of the old offsets are dropped (memory, not speed).
+    shifted = [o + 1_000 for o in reports.offsets_ns()]
+    moved = reports.window_index("kernels", shifted)
+    assert moved is not kernels
+    assert reports.window_index("cuda_api", build=False) is None
+    assert reports.window_index("kernels", shifted, build=False) is moved
+
+
 def test_a_snapshot_keeps_its_membership_while_the_live_set_changes(demo) -> None:
     live = ReportSet(demo[:1])
     snap = live.snapshot()
