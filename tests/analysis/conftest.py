@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import logging
+import shutil
+from pathlib import Path
 
 import pytest
+
+from resources import demo
 
 
 @pytest.fixture(scope="module")
@@ -20,3 +24,19 @@ def cluster():
     )
     yield cluster
     cluster.close()
+
+
+@pytest.fixture(scope="module")
+def demo_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One generated report (1 rank, 1 step), per test module; modules may define their own."""
+    (path,) = demo.build_demo_reports(tmp_path_factory.mktemp("demo"), ranks=1, steps=1)
+    return path
+
+
+@pytest.fixture
+def report_copy(demo_report: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private copy of :func:`demo_report` with a private, empty cache folder."""
+    monkeypatch.setenv("STRATA_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "report.sqlite"
+    shutil.copyfile(demo_report, path)
+    return path

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import sqlite3
 from pathlib import Path
 
@@ -13,23 +12,8 @@ from analysis import _cachefiles, cache, open_report
 from analysis.model import DurationTable, EventTable
 from analysis.stats import run_report
 from analysis.stats.lean import open_for_stats, wait_for_cache_writes
-from resources import demo
 
 RUNTIME = "CUPTI_ACTIVITY_KIND_RUNTIME"
-
-
-@pytest.fixture(scope="module")
-def demo_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    (path,) = demo.build_demo_reports(tmp_path_factory.mktemp("demo"), ranks=1, steps=1)
-    return path
-
-
-@pytest.fixture
-def report_copy(demo_report: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("STRATA_CACHE_DIR", str(tmp_path / "cache"))
-    path = tmp_path / "report.sqlite"
-    shutil.copyfile(demo_report, path)
-    return path
 
 
 def _meta(path: Path) -> dict:

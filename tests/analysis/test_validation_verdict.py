@@ -21,22 +21,7 @@ from analysis._sqlite import ReportDatabase
 from analysis.errors import CorruptReportError
 from analysis.stats import lean, run_report
 from analysis.stats.lean import open_for_stats, wait_for_cache_writes
-from resources import demo
 from tests.helpers import mutate_sqlite
-
-
-@pytest.fixture(scope="module")
-def demo_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    (path,) = demo.build_demo_reports(tmp_path_factory.mktemp("demo"), ranks=1, steps=1)
-    return path
-
-
-@pytest.fixture
-def report_copy(demo_report: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("STRATA_CACHE_DIR", str(tmp_path / "cache"))
-    path = tmp_path / "report.sqlite"
-    shutil.copyfile(demo_report, path)
-    return path
 
 
 @pytest.fixture
