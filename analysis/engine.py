@@ -203,11 +203,7 @@ def reduce_sorted(xp: ModuleType, values, starts, count, vmin: int = 0) -> dict[
     last = to_numpy(values[starts + count - 1]).astype(np.int64)
     sums, mean_off = _segment_totals(xp, values, starts, starts_h, count_h, first, last)
     total = _plus(sums, vmin, count_h)
-    # nsys's avg() divides the (exact, below 2^53) sum by the count: one rounding, the same.
-    if total.dtype == object:
-        mean = np.array([float(t) / c for t, c in zip(total, count_h.tolist(), strict=True)])
-    else:
-        mean = total.astype(np.float64) / count_h
+    mean = group_means(total, count_h)
     # Two-pass sample variance around each group's mean: exact to float64 rounding even
     # when a group sits far from the global minimum (durations up to 2^40 ns).
     dev = _broadcast(xp, xp.asarray(mean_off), starts, count, n)
@@ -319,8 +315,22 @@ def _median(xp: ModuleType, offsets, starts, count) -> np.ndarray:
     """
     lo = to_numpy(offsets[starts + (count - 1) // 2]).astype(np.int64)
     hi = to_numpy(offsets[starts + count // 2]).astype(np.int64)
+    return midpoint(lo, hi)
+
+
+def midpoint(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """``(lo + hi) / 2`` of int64 arrays in float64, without forming the sum (see
+    :func:`_median`): the median of a group from its two middle values."""
     whole = (lo >> 1) + (hi >> 1) + (lo & hi & 1)
     return whole.astype(np.float64) + ((lo ^ hi) & 1) * 0.5
+
+
+def group_means(total: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """Each group's mean: its exact total (int64, or Python ints past int64) over its count,
+    one rounding, as nsys's ``avg()`` divides its (exact, below 2^53) sum."""
+    if total.dtype == object:
+        return np.array([float(t) / c for t, c in zip(total, count.tolist(), strict=True)])
+    return total.astype(np.float64) / count
 
 
 def _quantile(xp: ModuleType, values, starts, count, q: float):

@@ -30,10 +30,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from analysis.engine import GroupStats, group_means, midpoint
 from analysis.kinds import PanelRows
 from analysis.wavelet import WaveletMatrix, kth_smallest
 
-__all__ = ["RANK_LIMIT", "RankedReport", "WindowReduction", "fits_ranked", "ranked_stats"]
+__all__ = ["RANK_LIMIT", "RankedReport", "fits_ranked", "ranked_stats"]
 
 #: Values at or above this (or below 0) are not ranked (int32 values, 31-bit limbs).
 RANK_LIMIT = 2**48
@@ -240,21 +241,6 @@ class RankedReport:
 
 
 @dataclass
-class WindowReduction:
-    """Statistics per group of a window (NumPy), as ``analysis.engine.reduce_sorted`` gives
-    them, for the groups ``keys`` with at least one event."""
-
-    keys: np.ndarray
-    count: np.ndarray
-    total: np.ndarray
-    minimum: np.ndarray
-    maximum: np.ndarray
-    mean: np.ndarray
-    median: np.ndarray
-    std: np.ndarray
-
-
-@dataclass
 class _Window:
     """One report's part of a window: per group a range, plus loose events (positions)."""
 
@@ -307,7 +293,7 @@ def ranked_stats(
     t0_ns: int | None,
     t1_ns: int | None,
     pooled: bool,
-) -> WindowReduction:
+) -> GroupStats:
     """Statistics of the events overlapping ``[t0_ns, t1_ns)`` (shared axis) per group.
 
     ``pooled``: one row per group over ``reports`` (keys = group); else one per (report,
@@ -316,10 +302,11 @@ def ranked_stats(
     if not pooled:
         parts = [ranked_stats([r], [o], n_groups, t0_ns, t1_ns, True)
                  for r, o in zip(reports, offsets_ns, strict=True)]  # fmt: skip
-        return WindowReduction(
+        return GroupStats(
             np.concatenate([p.keys + j * n_groups for j, p in enumerate(parts)]),
             *(np.concatenate([getattr(p, f) for p in parts])
               for f in ("count", "total", "minimum", "maximum", "mean", "median", "std")),
+            quantiles={},
         )  # fmt: skip
     groups = np.arange(n_groups, dtype=np.int64)
     windows = []
@@ -358,14 +345,8 @@ def ranked_stats(
     found = kth_smallest([r.matrix for r in reports], starts, ends, ks, lq, lv)
     minimum, maximum, lo, hi = found.reshape(4, n_keys) if n_keys else (found,) * 4
     total = _totals(count, sums, limbs)
-    if total.dtype == object:
-        mean = np.array([float(t) / c for t, c in zip(total, count.tolist(), strict=True)])
-    else:
-        mean = total.astype(np.float64) / count
-    whole = (lo >> 1) + (hi >> 1) + (lo & hi & 1)
-    median = whole.astype(np.float64) + ((lo ^ hi) & 1) * 0.5
-    return WindowReduction(keys, count, total, minimum, maximum, mean, median,
-                           _std(count, sums, limbs))  # fmt: skip
+    return GroupStats(keys, count, total, minimum, maximum, group_means(total, count),
+                      midpoint(lo, hi), _std(count, sums, limbs), quantiles={})  # fmt: skip
 
 
 def _component_rows(limbs: int, into: int) -> np.ndarray:
