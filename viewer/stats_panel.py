@@ -255,6 +255,10 @@ class StatsPanel(QWidget):
         self.proxy.setSourceModel(self.model)
         self._build()
         self._connect()
+        # One minimum width for every tab: the widest tab's (the summaries', whose scope row
+        # holds the most). A minimum that changed with the tab made a window at its minimum
+        # width grow or shrink as tabs were switched.
+        self.setMinimumWidth(self.minimumSizeHint().width())
 
     # -- construction ---------------------------------------------------------------------
 
@@ -593,15 +597,22 @@ class StatsPanel(QWidget):
         for widget in (self.prev_button, self.next_button):  # an op's instances step too
             widget.setEnabled(not is_list or kind == OPS_TAB)
         is_diff = kind == DIFF_TAB  # the whole reports: the scope does not apply
-        self.diff_kind_combo.setVisible(is_diff)
-        self.ops_view_combo.setVisible(kind == OPS_TAB)
-        self.collective_view_combo.setVisible(kind == COLLECTIVES_TAB)
         # Diff, Ops and Collectives cover the whole reports: no time range to choose (and
         # their own selector takes its place, so the panel keeps its width).
         whole = is_diff or kind in (OPS_TAB, COLLECTIVES_TAB)
-        for widget in (self.range_combo, self.by_report):
-            widget.setVisible(not whole)
-        self.report_combo.setVisible(not is_diff)
+        shown = {
+            self.diff_kind_combo: is_diff,
+            self.ops_view_combo: kind == OPS_TAB,
+            self.collective_view_combo: kind == COLLECTIVES_TAB,
+            self.range_combo: not whole,
+            self.by_report: not whole,
+            self.report_combo: not is_diff,
+        }
+        # Hide before showing: never both selectors at once, not even between two layouts.
+        for visible in (False, True):
+            for widget, wanted in shown.items():
+                if wanted is visible:
+                    widget.setVisible(visible)
         if frame is not None and kind in OWN_TABS:
             self._show_list(kind, frame, self._list_status.get(kind, ""))
         elif frame is not None:
