@@ -10,7 +10,14 @@ from pathlib import Path
 
 from tests.conftest import ROOT
 
-__all__ = ["SOURCE_TABLES", "mutate_sqlite", "run_cli", "run_cli_forked", "sql_rows"]
+__all__ = [
+    "SOURCE_TABLES",
+    "assert_same_output_in_every_mode",
+    "mutate_sqlite",
+    "run_cli",
+    "run_cli_forked",
+    "sql_rows",
+]
 
 #: Our event kind -> the nsys table its rows come from, one row per row (no filtering).
 SOURCE_TABLES = {
@@ -95,3 +102,29 @@ def run_cli_forked(
     environ = env if env is not None else dict(os.environ)
     code, out, err = _forkserver.run(argv, environ, timeout_s)
     return subprocess.CompletedProcess(argv, code, out, err)
+
+
+def assert_same_output_in_every_mode(
+    name: str, inputs: list, options: object, out: Path, scheduler: str
+) -> None:
+    """Run recipe ``name`` serially, in two processes and on the Dask ``scheduler``; assert
+    one summary and byte-identical table files (Parquet, CSV) in the three output folders
+    (``out/<name>-<mode>``; the JSON files carry the mode and times)."""
+    from analysis.recipes import run_recipe, write_output
+
+    outs, summaries = {}, set()
+    for mode, extra in (("serial", {}), ("processes", {"workers": 2}),
+                        ("dask", {"scheduler": scheduler})):  # fmt: skip
+        run = run_recipe(name, inputs, options, mode=mode, **extra)
+        outs[mode] = out / f"{name}-{mode}"
+        summaries.add(run.output.summary)  # summary.txt adds the mode and time
+        write_output(run.output, outs[mode], run)
+    assert len(summaries) == 1
+    files = sorted(p.name for p in outs["serial"].iterdir() if p.suffix != ".json")
+    assert any(f.endswith(".parquet") for f in files)
+    for mode in ("processes", "dask"):
+        assert files == sorted(p.name for p in outs[mode].iterdir() if p.suffix != ".json")
+        for file in files:
+            if file.endswith((".parquet", ".csv")):
+                a = (outs["serial"] / file).read_bytes()
+                assert a == (outs[mode] / file).read_bytes(), (name, mode, file)

@@ -20,6 +20,7 @@ from analysis.errors import AnalysisError
 from analysis.recipes import RecipeOptions, run_recipe
 from tests.analysis.test_recipes import AYUSH, CONCURRENT
 from tests.conftest import requires_shared
+from tests.helpers import assert_same_output_in_every_mode
 from tests.nsys_recipe import nsys_recipe, stage_reports
 
 #: Small real reports: two of the extra-p sweep (CUDA, NVTX, old memcpy enum) and two
@@ -98,32 +99,14 @@ MODE_RECIPES = [
 def test_serial_processes_and_dask_give_identical_files(
     staged: Path, cluster, tmp_path: Path
 ) -> None:
-    from analysis.recipes import write_output
-
     folder = tmp_path / "in"
     folder.mkdir()
     for path in REPORTS:
         shutil.copy(path, folder / path.name)
     for name, options in MODE_RECIPES:
-        outs, summaries = {}, set()
-        for mode, extra in (
-            ("serial", {}),
-            ("processes", {"workers": 2}),
-            ("dask", {"scheduler": cluster.scheduler_address}),
-        ):
-            run = run_recipe(name, [folder], options, mode=mode, **extra)
-            outs[mode] = tmp_path / f"{name}-{mode}"
-            summaries.add(run.output.summary)  # summary.txt adds the mode and time
-            write_output(run.output, outs[mode], run)
-        assert len(summaries) == 1
-        files = sorted(p.name for p in outs["serial"].iterdir() if p.suffix != ".json")
-        assert any(f.endswith(".parquet") for f in files)
-        for mode in ("processes", "dask"):
-            assert files == sorted(p.name for p in outs[mode].iterdir() if p.suffix != ".json")
-            for file in files:
-                if file.endswith((".parquet", ".csv")):
-                    a = (outs["serial"] / file).read_bytes()
-                    assert a == (outs[mode] / file).read_bytes(), (name, mode, file)
+        assert_same_output_in_every_mode(
+            name, [folder], options, tmp_path, cluster.scheduler_address
+        )
 
 
 # -- expert rules as recipes ---------------------------------------------------------------------

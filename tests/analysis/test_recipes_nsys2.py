@@ -19,9 +19,10 @@ import pandas as pd
 import pytest
 
 from analysis.errors import AnalysisError
-from analysis.recipes import RecipeOptions, run_recipe, write_output
+from analysis.recipes import RecipeOptions, run_recipe
 from resources.demo import build_demo_reports
 from tests.analysis.test_recipes import AYUSH
+from tests.helpers import assert_same_output_in_every_mode
 from tests.nsys_recipe import nsys_recipe, stage_parquet
 
 _MPI_TABLES = {
@@ -261,22 +262,6 @@ def test_serial_processes_and_dask_give_identical_files(inputs, cluster, tmp_pat
     for name, key, options in MODE_RECIPES:
         if key not in inputs:
             continue
-        outs, summaries = {}, set()
-        for mode, extra in (
-            ("serial", {}),
-            ("processes", {"workers": 2}),
-            ("dask", {"scheduler": cluster.scheduler_address}),
-        ):
-            run = run_recipe(name, inputs[key], options, mode=mode, **extra)
-            outs[mode] = tmp_path / f"{name}-{mode}"
-            summaries.add(run.output.summary)
-            write_output(run.output, outs[mode], run)
-        assert len(summaries) == 1
-        files = sorted(p.name for p in outs["serial"].iterdir() if p.suffix != ".json")
-        assert any(f.endswith(".parquet") for f in files)
-        for mode in ("processes", "dask"):
-            assert files == sorted(p.name for p in outs[mode].iterdir() if p.suffix != ".json")
-            for file in files:
-                if file.endswith((".parquet", ".csv")):
-                    a = (outs["serial"] / file).read_bytes()
-                    assert a == (outs[mode] / file).read_bytes(), (name, mode, file)
+        assert_same_output_in_every_mode(
+            name, inputs[key], options, tmp_path, cluster.scheduler_address
+        )
