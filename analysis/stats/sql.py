@@ -210,8 +210,9 @@ def _nvtx_rows(ctx: _Db) -> list[tuple]:
     pid (bits 24-47 of globalTid), domain id, text or None), the text
     ``coalesce(StringIds[textId], text)``.
 
-    NotServed where an inline text is not UTF-8 text (the column path reads it through
-    Arrow; a number would be its text, invalid bytes are refused there).
+    Text that is not UTF-8 reads with U+FFFD for each bad sequence, as the loader reads it
+    (:func:`analysis.loader._text_column`); NotServed where an inline text is not text at
+    all (a number or blob: the column path reads it through Arrow).
     """
     t = _NVTX
     text = ctx.column(t, "text")
@@ -231,11 +232,9 @@ def _nvtx_rows(ctx: _Db) -> list[tuple]:
         for rowid, start, end, event_type, tid, domain, text_id, inline in rows:
             if text_id is not None:
                 label = ctx.strings.text(text_id)
-            else:
-                label = None if inline is None else inline.decode("utf-8")
+            else:  # bytes that are not UTF-8 read as the loader reads them (U+FFFD)
+                label = None if inline is None else inline.decode("utf-8", "replace")
             out.append((rowid, start, end, event_type, _pid(tid), domain, label))
-    except UnicodeDecodeError as exc:
-        raise NotServed("NVTX text that is not UTF-8") from exc
     except KeyError as exc:  # the checks refuse such a report before: never here
         raise NotServed(f"StringIds lacks id {exc}") from exc
     return out

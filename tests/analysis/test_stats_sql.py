@@ -105,6 +105,24 @@ def test_nvtx_before_zero_is_served(label: str, demo_seed, tmp_path: Path) -> No
     assert _texts(name, results) == _texts(*_columns(path, SPEC_SETS[1]))
 
 
+def test_nvtx_text_that_is_not_utf8_is_served_as_the_loader_reads_it(
+    demo_seed, tmp_path: Path
+) -> None:
+    # Inline text only (no textId): the label is those bytes, read with U+FFFD.
+    path = tmp_path / demo_seed.path.name
+    shutil.copyfile(demo_seed.path, path)
+    where = "rowid = (SELECT min(rowid) FROM NVTX_EVENTS WHERE eventType = 59)"
+    mutate_sqlite(
+        path,
+        "UPDATE NVTX_EVENTS SET textId = NULL, "
+        f"text = CAST(x'7374657061ff6f6e65' AS TEXT) WHERE {where}",  # b"stepa\xffone"
+    )
+    name, results = sql_summaries(path, SPEC_SETS[1])
+    texts = _texts(name, results)
+    assert texts == _texts(*_columns(path, SPEC_SETS[1]))
+    assert "stepa\ufffdone" in texts[0]
+
+
 #: Rows of the demo's NVTX table to change (``{w}``: a WHERE picking push/pop ranges).
 _RANGE = "rowid IN (SELECT rowid FROM NVTX_EVENTS WHERE eventType = 59 AND {w} LIMIT {n})"
 _DOMAIN_ROW = "FROM NVTX_EVENTS WHERE eventType = 75"
