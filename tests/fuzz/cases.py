@@ -197,6 +197,21 @@ REPORT_CLASSES: dict[str, _Builder] = {
             ),
         ),
     ),  # fmt: skip
+    # Two groups of 2^62 each: every total fits, their sum (Time(%)'s divisor) does not.
+    "sum of two groups' totals overflows int64": lambda s: (
+        set_value(KERNEL, "end", f"start + {_HUGE}", FIRST2),
+        Sql(
+            "two names",
+            (
+                f"UPDATE {KERNEL} SET shortName = (SELECT min(id) FROM StringIds), "
+                f"demangledName = (SELECT min(id) FROM StringIds) WHERE rowid = "
+                f"(SELECT min(rowid) FROM {KERNEL})",
+                f"UPDATE {KERNEL} SET shortName = (SELECT max(id) FROM StringIds), "
+                f"demangledName = (SELECT max(id) FROM StringIds) WHERE rowid = "
+                f"(SELECT max(rowid) FROM {KERNEL} WHERE {FIRST2.format(t=KERNEL)})",
+            ),
+        ),
+    ),  # fmt: skip
     "end = int64 max": lambda s: (set_value(KERNEL, "end", "9223372036854775807"),),
     "start = int64 min": lambda s: (set_value(API, "start", "-9223372036854775808"),),
     # NVTX: an open range ends at the largest NVTX timestamp, so only an open range can
