@@ -15,12 +15,13 @@ import logging
 import sqlite3
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
 import numpy as np
 import pyarrow as pa
 
+from analysis import _native
 from analysis._sqlfile import (
     CHUNK_ROWS,
     SQLITE_MAGIC,
@@ -151,6 +152,7 @@ class ReportDatabase(SqliteReport):
         return con
 
     def _read_chunk(self, sql: str) -> pa.Table:
+        """One query's rows as an Arrow table, through ADBC (``sqlite3`` when ADBC cannot)."""
         try:
             con = self._thread_adbc()
             with con.cursor() as cur:
@@ -163,6 +165,24 @@ class ReportDatabase(SqliteReport):
             # Mixed-type or invalid-UTF-8 columns make ADBC's type inference fail.
             log.debug("ADBC read failed for %s (%s); using sqlite3", self.path, exc)
             return self._read_sqlite3(sql)
+
+    def _native_batches(
+        self,
+        sql: str,
+        reuse: bool,
+        outputs: int | None = None,
+        summaries: dict[str, _native.ColumnSummary] | None = None,
+    ) -> Iterator[pa.RecordBatch]:
+        """One query's rows read by the native reader, as Arrow record batches of int64
+        columns (NULLs as Arrow nulls, as ADBC gives them); with ``reuse``, each batch is
+        valid only until the next one is asked for; ``outputs`` and ``summaries`` as
+        :func:`analysis._native.read_batches` takes them. Raises :class:`_native.Declined`
+        where the reader does not serve the query (a value that is not an integer, no rows).
+        """
+        batches = _native.read_batches(self._uri, sql, outputs, summaries, reuse)
+        for names, values, masks in batches:
+            arrays = [pa.array(v, mask=m) for v, m in zip(values, masks, strict=True)]
+            yield pa.RecordBatch.from_arrays(arrays, names=names)
 
     def read_tables(
         self,
@@ -193,6 +213,8 @@ class ReportDatabase(SqliteReport):
         caller copies what it keeps.
         """
         _tune_malloc()
+        for read in reads:
+            read.summaries = {}
         max_rows = max(CHUNK_ROWS, self.path.stat().st_size // 4)
         plans = [_TablePlan(read, self._rowid_range(read.table), max_rows) for read in reads]
         jobs = [(plan, a) for plan in plans for a in plan.chunk_starts()]
@@ -207,13 +229,34 @@ class ReportDatabase(SqliteReport):
                 if plan.lo is None
                 else f"WHERE rowid >= {a} AND rowid < {plan.chunk_end(a)} ORDER BY rowid"
             )
-            table = self._read_chunk(f"{plan.select} {where}")
-            offset = 0
-            # Batch by batch: a multi-batch column would otherwise be combined (one more
-            # copy of everything) before landing in its output column.
-            for index, batch in enumerate(table.to_batches()):
-                plan.store(a, offset, index, plan.read.convert(batch))
-                offset += batch.num_rows
+            sql = f"{plan.select} {where}"
+
+            def store(batches: Iterable[pa.RecordBatch]) -> int:
+                # Batch by batch: a multi-batch column would otherwise be combined (one
+                # more copy of everything) before landing in its output column.
+                offset = 0
+                for index, batch in enumerate(batches):
+                    plan.store(a, offset, index, plan.read.convert(batch))
+                    offset += batch.num_rows
+                return offset
+
+            offset = None
+            if plan.read.integers and _native.available():
+                summaries: dict[str, _native.ColumnSummary] = {}
+                try:
+                    # A dense plan copies each batch into its output columns at once, so
+                    # the native reader may read every batch into the same arrays.
+                    batches = self._native_batches(sql, plan.dense, plan.read.outputs, summaries)
+                    offset = store(batches)
+                    plan.add_summaries(summaries)
+                except _native.Declined as exc:
+                    # Odd values, no rows or a damaged page: ADBC's path reads the range
+                    # again (over what was stored) and names a defect as it always has.
+                    log.debug("native read of %s declined (%s); using ADBC", self.path, exc)
+                    plan.forget_chunk(a)
+            if offset is None:
+                plan.add_summaries(None)
+                offset = store(self._read_chunk(sql).to_batches())
             rowids = None
             if plan.synthesizes_rowids and offset != plan.expected_rows(a):
                 # A chunk with rowid gaps: fetch its rowids (one narrow query).
@@ -275,6 +318,8 @@ class ColumnRead:
         dtypes: dict[str, type],
         rowid_name: str | None = None,
         lead_rows: int = 0,
+        integers: bool = False,
+        outputs: int | None = None,
     ) -> None:
         self.table = table
         self.select = select
@@ -284,6 +329,15 @@ class ColumnRead:
         #: Rows of a short first chunk (0: none), read first for an early look at the table
         #: (``read_tables``'s ``on_lead``); only a table of more rows than that gets one.
         self.lead_rows = lead_rows
+        #: Every column of the SELECT is an integer one (no text): the native reader may
+        #: read it (:mod:`analysis._native`).
+        self.integers = integers
+        #: How many leading columns of the SELECT ``convert`` needs (None: all). The native
+        #: reader only scans the others; their summaries, merged over the table, land in
+        #: :attr:`summaries` (by column name), which is None after the read where a range
+        #: was read through ADBC instead (no summary then).
+        self.outputs = outputs
+        self.summaries: dict[str, _native.ColumnSummary] | None = {}
 
 
 class _TablePlan:
@@ -398,6 +452,22 @@ class _TablePlan:
         if name not in self.constants:
             return np.zeros(rows, dtype=self.read.dtypes[name])
         return np.broadcast_to(self._value(name), (rows,))
+
+    def add_summaries(self, summaries: dict[str, _native.ColumnSummary] | None) -> None:
+        """Merge one range's column summaries into the read's (None: a range without)."""
+        read = self.read
+        with self._lock:
+            if summaries is None or read.summaries is None:
+                read.summaries = None
+                return
+            for name, seen in summaries.items():
+                have = read.summaries.get(name)
+                read.summaries[name] = seen if have is None else have.merged(seen)
+
+    def forget_chunk(self, start: int) -> None:
+        """Drop what chunk ``start`` stored so far (it is read again from its first row)."""
+        with self._lock:
+            self.parts = {k: v for k, v in self.parts.items() if k[0] != start}
 
     def expected_rows(self, start: int) -> int:
         return self._ends[start] - start

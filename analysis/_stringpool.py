@@ -70,7 +70,8 @@ class PlainStrings:
     def __init__(self, ids: Sequence[int], values: Sequence[str | None]) -> None:
         self._text = dict(zip(ids, values, strict=True))
         complete = not ids or (ids[-1] == len(ids) - 1 and None not in values)
-        self._dense_size = len(ids) if complete else None
+        #: The pool's size when every id 0..size-1 has a text (nsys's layout), else None.
+        self.dense_size = len(ids) if complete else None
 
     @classmethod
     def read(cls, db: SqliteReport) -> PlainStrings:
@@ -79,7 +80,7 @@ class PlainStrings:
 
     def absent_sql(self, column: str) -> str:
         """An SQL condition true where the id in ``column`` (quoted) names no string."""
-        return absent_sql(column, self._dense_size)
+        return absent_sql(column, self.dense_size)
 
     def text(self, string_id: int) -> str | None:
         """The text of a present id; KeyError for an id that names no string."""

@@ -91,8 +91,13 @@ class StringTable:
         ``column`` is a quoted column name. nsys's dense, complete pool costs one comparison
         per row; any other pool an anti-join through the StringIds primary key.
         """
-        dense = self._ids is None and self._complete
-        return absent_sql(column, len(self.values) if dense else None)
+        return absent_sql(column, self.dense_size)
+
+    @property
+    def dense_size(self) -> int | None:
+        """The pool's size when it is nsys's dense, complete layout (every id 0..size-1 has
+        a text), else None."""
+        return len(self.values) if self._ids is None and self._complete else None
 
     def code(self, string_id: object) -> int:
         """Return the pool code of one id, or -1 when it is absent or not an integer."""

@@ -8,6 +8,7 @@ which needs only SQLite.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -15,6 +16,8 @@ from analysis._sqlfile import SqliteReport, quote_ident
 from analysis.schema import NVTX_RANGE_TYPES
 
 __all__ = [
+    "suspect_in_summaries",
+    "unchecked_columns",
     "ALL_SPECS",
     "CHAIN_COLUMNS",
     "CHAIN_SPECS",
@@ -29,9 +32,21 @@ __all__ = [
 class StringPool(Protocol):
     """What :func:`suspect_rows` needs of a report's StringIds."""
 
+    #: The pool's size when it is nsys's dense, complete layout (every id 0..size-1 has a
+    #: text), else None.
+    dense_size: int | None
+
     def absent_sql(self, column: str) -> str:
         """An SQL condition true where an id in ``column`` (quoted) names no string."""
         ...
+
+
+class ColumnSummary(Protocol):
+    """What one scan saw in a column (:class:`analysis._native.ColumnSummary`)."""
+
+    nulls: int
+    others: int  # reals, texts and blobs
+    max: int | None  # the largest integer; None: no integer
 
 
 @dataclass(frozen=True)
@@ -225,15 +240,14 @@ def suspect_rows(db: SqliteReport, kind: str, strings: StringPool, checked: set[
     stats read plus a separate scan when selected with the read's columns. None: nothing
     left to check.
     """
+    todo = unchecked_columns(db, kind, checked)
+    if not todo:
+        return None
     table, cols = ALL_SPECS[kind]
     present = set(db.columns(table))
     names = {c.source for c in cols if c.name in NAME_COLUMNS.get(kind, ())}
-    times = {"start", "end"} if {"start", "end"} <= checked else set()
-    todo = [c for c in cols if c.source in present and c.source not in checked | times]
-    if not todo:
-        return None
-    q = {c.source: quote_ident(c.source) for c in todo}
-    required = {c.source for c in todo if c.name in REQUIRED}
+    q = {c: quote_ident(c) for c in todo}
+    required = {c.source for c in cols if c.name in REQUIRED and c.source in q}
     first = db.execute(
         f"SELECT {', '.join(f'{q[s]} IS NULL' for s in q)} FROM {quote_ident(table)} LIMIT 1"
     )
@@ -279,6 +293,44 @@ def suspect_rows(db: SqliteReport, kind: str, strings: StringPool, checked: set[
             suspect.append('("end" < "start" AND "end" != -1)')
     suspect += [strings.absent_sql(q[s]) for s in names if s in q]
     return " OR ".join(suspect)
+
+
+def unchecked_columns(db: SqliteReport, kind: str, checked: Collection[str]) -> list[str]:
+    """The source columns of ``kind``'s table that :func:`suspect_rows` tests: those present
+    but not ``checked`` by the caller (start and end only as a pair)."""
+    table, cols = ALL_SPECS[kind]
+    present = set(db.columns(table))
+    times = {"start", "end"} if {"start", "end"} <= set(checked) else set()
+    return [c.source for c in cols if c.source in present and c.source not in {*checked, *times}]
+
+
+def suspect_in_summaries(
+    kind: str, strings: StringPool, summaries: Mapping[str, ColumnSummary]
+) -> bool:
+    """Whether a row might break a rule, judged from one scan's summary of each column of
+    :func:`unchecked_columns` (``summaries``, by source column): what :func:`suspect_rows`
+    tests row by row, for the tables whose start and end the caller checked itself.
+
+    A value that is not an integer, a NULL where a value is required, a name id the pool
+    may lack; a pool that is not nsys's dense layout makes any name id suspect. NVTX (whose
+    open ranges depend on other rows) is always suspect here.
+    """
+    if kind == "nvtx" or {"start", "end"} & set(summaries):
+        return True  # open ranges, durations: judged across columns, not per column
+    _, cols = ALL_SPECS[kind]
+    by_source = {c.source: c for c in cols}
+    names = NAME_COLUMNS.get(kind, ())
+    for source, seen in summaries.items():
+        col = by_source[source]
+        if seen.others or (seen.nulls and col.name in REQUIRED):
+            return True
+        if col.name in names and seen.max is not None:
+            # Negative ids mean "no name"; others must be in the pool (one comparison where
+            # it is dense, any id >= 0 otherwise).
+            limit = 0 if strings.dense_size is None else strings.dense_size
+            if seen.max >= limit:
+                return True
+    return False
 
 
 def _open_overflow(db: SqliteReport, table: str, present: set[str]) -> str:

@@ -377,7 +377,12 @@ def _column_read(db: ReportDatabase, kind: str, strings: StringTable) -> ColumnR
 
     dtypes = {"row_id": np.int64, **{c.name: c.dtype for c in cols}}
     return ColumnRead(
-        table, f"SELECT {select} FROM {quote_ident(table)}", convert, dtypes, "row_id"
+        table,
+        f"SELECT {select} FROM {quote_ident(table)}",
+        convert,
+        dtypes,
+        "row_id",
+        integers=not has_text,
     )
 
 

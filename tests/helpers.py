@@ -7,8 +7,12 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tests.conftest import ROOT
+
+if TYPE_CHECKING:
+    from analysis.model import EventTable, Report
 
 __all__ = [
     "SOURCE_TABLES",
@@ -128,3 +132,27 @@ def assert_same_output_in_every_mode(
             if file.endswith((".parquet", ".csv")):
                 a = (outs["serial"] / file).read_bytes()
                 assert a == (outs[mode] / file).read_bytes(), (name, mode, file)
+
+
+def assert_same_table(a: EventTable, b: EventTable) -> None:
+    """Two event tables hold the same columns, values and track keys."""
+    import numpy as np
+
+    assert a.kind == b.kind
+    assert sorted(a.columns) == sorted(b.columns)
+    for name in a.columns:
+        np.testing.assert_array_equal(a[name], b[name], err_msg=f"{a.kind}.{name}")
+    assert a.track_keys.equals(b.track_keys)
+
+
+def assert_same_report(a: Report, b: Report) -> None:
+    """Two complete reports hold the same events, strings, threads and processes."""
+    from analysis.model import EVENT_TABLES
+
+    assert a.complete
+    assert b.complete
+    for kind in EVENT_TABLES:
+        assert_same_table(a.tables[kind], b.tables[kind])
+    assert list(a.strings.values) == list(b.strings.values)
+    assert a.threads.equals(b.threads)
+    assert a.processes.equals(b.processes)

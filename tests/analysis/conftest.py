@@ -40,3 +40,12 @@ def report_copy(demo_report: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPat
     path = tmp_path / "report.sqlite"
     shutil.copyfile(demo_report, path)
     return path
+
+
+@pytest.fixture(scope="module")
+def demo_seed(tmp_path_factory: pytest.TempPathFactory):
+    """The small demo report (1 rank, 2 steps) as a fuzz seed, for the named report classes."""
+    from tests.fuzz.mutations import introspect
+
+    (path,) = demo.build_demo_reports(tmp_path_factory.mktemp("sql-demo"), ranks=1, steps=2)
+    return introspect(f"demo/{path.name}", path)

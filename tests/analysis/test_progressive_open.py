@@ -14,27 +14,10 @@ from analysis import cache, open_report
 from analysis.model import EVENT_TABLES, EventTable, Report
 from analysis.reportset import ReportSet
 from tests.conftest import REAL_DIR, SMALL_LEAD_ROWS, requires_shared
+from tests.helpers import assert_same_report, assert_same_table
 
 #: A small real report with kernels, memcpy, CUDA API and NVTX (55 events).
 CUPY = REAL_DIR / "quasiben__nvtx-examples__cupy.sqlite"
-
-
-def _same_table(a: EventTable, b: EventTable) -> None:
-    assert a.kind == b.kind
-    assert sorted(a.columns) == sorted(b.columns)
-    for name in a.columns:
-        np.testing.assert_array_equal(a[name], b[name], err_msg=f"{a.kind}.{name}")
-    assert a.track_keys.equals(b.track_keys)
-
-
-def _same_report(a: Report, b: Report) -> None:
-    assert a.complete
-    assert b.complete
-    for kind in EVENT_TABLES:
-        _same_table(a.tables[kind], b.tables[kind])
-    assert list(a.strings.values) == list(b.strings.values)
-    assert a.threads.equals(b.threads)
-    assert a.processes.equals(b.processes)
 
 
 @pytest.fixture
@@ -46,7 +29,7 @@ def cold_copy(tmp_path: Path) -> Path:
 
 
 @requires_shared
-def test_partials_hold_the_tables_read_so_far_and_end_in_the_same_report(cold_copy) -> None:
+def test_partials_hold_the_tables_read_so_far_and_end_in_theassert_same_report(cold_copy) -> None:
     partials: list[Report] = []
     final = open_report(cold_copy, use_cache=True, on_partial=partials.append)
     assert partials, "the progressive open handed over no partial report"
@@ -59,12 +42,12 @@ def test_partials_hold_the_tables_read_so_far_and_end_in_the_same_report(cold_co
             if kind in part.pending:
                 assert len(part.tables[kind]) == 0
             else:
-                _same_table(part.tables[kind], final.tables[kind])
+                assert_same_table(part.tables[kind], final.tables[kind])
     pending = [part.pending for part in partials]
     assert all(b < a for a, b in zip(pending, pending[1:], strict=False)), pending
     assert final.complete
     assert not final.pending
-    _same_report(final, open_report(CUPY, use_cache=False))
+    assert_same_report(final, open_report(CUPY, use_cache=False))
 
 
 @requires_shared
@@ -75,7 +58,7 @@ def test_the_cache_entry_is_written_from_the_complete_read_only(cold_copy) -> No
     assert cached.complete
     again: list[Report] = []
     # From the cache the report is whole at once: no partial reports.
-    _same_report(open_report(cold_copy, on_partial=again.append), cached)
+    assert_same_report(open_report(cold_copy, on_partial=again.append), cached)
     assert again == []
 
 
@@ -141,7 +124,7 @@ def test_the_first_kernels_are_handed_over_before_the_kernel_table_is_read(
     # The complete report and its cache entry are those of an open without partials.
     monkeypatch.setenv("STRATA_CACHE_DIR", str(tmp_path / "whole"))
     whole = open_report(copy, use_cache=True)
-    _same_report(final, whole)
+    assert_same_report(final, whole)
     entries = [next((tmp_path / d / "reports").iterdir()) for d in ("progressive", "whole")]
     names = [sorted(p.name for p in entry.iterdir()) for entry in entries]
     assert names[0] == names[1]

@@ -20,7 +20,6 @@ from analysis.stats.sql import SQL_REPORTS, NotServed, sql_summaries
 from tests.conftest import fixture_reports, real_reports, requires_shared
 from tests.fuzz.cases import REPORT_CLASSES
 from tests.fuzz.checks import NotApplicable, prepare
-from tests.fuzz.mutations import introspect
 from tests.helpers import mutate_sqlite, run_cli
 
 #: The lean reader's summaries (the column path reads two tables), then all of them (the
@@ -68,14 +67,6 @@ def test_sql_path_prints_the_column_paths_bytes(path: Path, specs) -> None:
         return
     assert all(isinstance(r, PlainResult) for r in got[1])
     assert _texts(*got) == want[1]
-
-
-@pytest.fixture(scope="module")
-def demo_seed(tmp_path_factory: pytest.TempPathFactory):
-    from resources.demo import build_demo_reports
-
-    (path,) = build_demo_reports(tmp_path_factory.mktemp("sql-demo"), ranks=1, steps=2)
-    return introspect(f"demo/{path.name}", path)
 
 
 @pytest.mark.parametrize("label", list(REPORT_CLASSES))

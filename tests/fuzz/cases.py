@@ -166,6 +166,16 @@ REPORT_CLASSES: dict[str, _Builder] = {
     "text in an integer column": lambda s: (set_value(KERNEL, "start", "'abc'"),),
     "blob in an integer column": lambda s: (set_value(API, "nameId", "x'00ff'"),),
     "real in an integer column": lambda s: (set_value(KERNEL, "end", '"end" + 0.5'),),
+    # Columns that `stats`'s lean read does not return but must still judge (issue #11): the
+    # native reader's summaries of them, or ADBC's path's test of every row in SQL.
+    "text in a kernel's grid size": lambda s: (set_value(KERNEL, "gridX", "'wide'"),),
+    "real in a CUDA API correlation id": lambda s: (set_value(API, "correlationId", "1.5"),),
+    "blob in a kernel's stream id": lambda s: (set_value(KERNEL, "streamId", "x'01'"),),
+    "NULL in a kernel's optional column": lambda s: valid(
+        set_value(KERNEL, "registersPerThread", "NULL"),
+    ),
+    "kernel short name with no string": lambda s: (set_value(KERNEL, "shortName", "999999"),),
+    "negative kernel short name": lambda s: valid(set_value(KERNEL, "shortName", "-1")),
     "text in the NVTX text column's id": lambda s: (set_value(NVTX, "textId", "'twelve'"),),
     "text in the memory-usage bytes": lambda s: (memory_usage("text bytes", size="'lots'"),),
     "NULL memory-usage timestamp": lambda s: (memory_usage("NULL start", start="NULL"),),

@@ -1,0 +1,203 @@
+"""The native integer column reader (native/sqlread.c), loaded with ctypes when built.
+
+``make`` compiles ``native/sqlread.c`` into ``build/native/libstrata_sqlread.so``; without it
+(no C compiler, an installed wheel) every read goes through ADBC, with the same results.
+``STRATA_SQLITE_READER=adbc`` turns the native reader off (tests compare the two).
+
+The reader runs one SELECT on its own read-only connection, in C with the GIL released,
+and hands back NumPy int64 columns a batch at a time, plus a summary of every column:
+NULL, real, text and blob counts and the integers' min and max. It reads only integers: a
+value of another type in a column it returns is :class:`NotIntegers`, and the caller reads
+the range again through ADBC, whose path names the defect in the loader's words.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+__all__ = [
+    "ColumnSummary",
+    "Declined",
+    "NativeReadError",
+    "NotIntegers",
+    "available",
+    "read_batches",
+]
+
+log = logging.getLogger(__name__)
+
+LIBRARY = Path(__file__).resolve().parents[1] / "build" / "native" / "libstrata_sqlread.so"
+#: Rows per batch handed back (as ADBC's batches: 65,536).
+BATCH_ROWS = 65_536
+_ERR_LEN = 512
+_INT64_MAX = np.iinfo(np.int64).max
+_INT64_MIN = np.iinfo(np.int64).min
+
+
+class Declined(Exception):
+    """The native reader does not serve this query: the caller reads it through ADBC."""
+
+
+class NotIntegers(Declined):
+    """A column the reader returns holds a value that is not an integer (or NULL)."""
+
+
+class NativeReadError(Declined):
+    """SQLite failed inside the native reader (the message is SQLite's)."""
+
+
+@dataclass
+class ColumnSummary:
+    """What one scan saw in a column: counts of values by non-integer type, integer range."""
+
+    nulls: int
+    reals: int
+    texts: int
+    blobs: int
+    min: int | None  # None: no integer at all
+    max: int | None
+
+    @property
+    def others(self) -> int:
+        """Values that are neither integers nor NULL."""
+        return self.reals + self.texts + self.blobs
+
+    def merged(self, other: ColumnSummary) -> ColumnSummary:
+        """The summary of both scans (two row ranges of one column)."""
+        lows = [v for v in (self.min, other.min) if v is not None]
+        highs = [v for v in (self.max, other.max) if v is not None]
+        return ColumnSummary(
+            self.nulls + other.nulls,
+            self.reals + other.reals,
+            self.texts + other.texts,
+            self.blobs + other.blobs,
+            min(lows) if lows else None,
+            max(highs) if highs else None,
+        )
+
+
+_LIB: ctypes.CDLL | None = None
+_LOADED = False
+
+
+def _library() -> ctypes.CDLL | None:
+    global _LIB, _LOADED  # loaded once per process
+    if _LOADED:
+        return _LIB
+    _LOADED = True
+    if os.environ.get("STRATA_SQLITE_READER", "").lower() == "adbc" or not LIBRARY.is_file():
+        return None
+    try:
+        lib = ctypes.CDLL(str(LIBRARY))
+    except OSError as exc:
+        log.debug("native reader not loaded (%s); reading through ADBC", exc)
+        return None
+    lib.strata_open.restype = ctypes.c_void_p
+    lib.strata_open.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int]
+    lib.strata_ncols.restype = ctypes.c_int
+    lib.strata_ncols.argtypes = [ctypes.c_void_p]
+    lib.strata_colname.restype = ctypes.c_char_p
+    lib.strata_colname.argtypes = [ctypes.c_void_p, ctypes.c_int]
+    lib.strata_fetch.restype = ctypes.c_int64
+    lib.strata_fetch.argtypes = [
+        ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p,
+        ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p,
+        ctypes.c_int,
+    ]  # fmt: skip
+    lib.strata_close.restype = None
+    lib.strata_close.argtypes = [ctypes.c_void_p]
+    _LIB = lib
+    return lib
+
+
+def available() -> bool:
+    """Whether the native reader is built, loadable and not turned off."""
+    return _library() is not None
+
+
+def read_batches(
+    uri: str,
+    sql: str,
+    outputs: int | None = None,
+    summaries: dict[str, ColumnSummary] | None = None,
+    reuse: bool = False,
+) -> Iterator[tuple[list[str], list[np.ndarray], list[np.ndarray | None]]]:
+    """Run ``sql`` on ``uri`` and yield (names, values, null masks) per batch of rows.
+
+    ``outputs``: how many leading columns to return (None: all); the others are only
+    summarized. ``summaries``, when given, receives a :class:`ColumnSummary` of every column
+    of the result (by name) once the statement is done. A mask is None where a batch has no NULL in
+    that column (a NULL reads as 0). With ``reuse``, every batch is read into the same
+    arrays: a batch is valid until the next one is asked for (no allocation per batch: the
+    fresh pages cost more system time than the copy).
+
+    Raises
+    ------
+    NotIntegers
+        A returned column holds a real, text or blob value.
+    NativeReadError
+        SQLite's error (a damaged page, say).
+    """
+    lib = _library()
+    if lib is None:
+        raise RuntimeError("the native reader is not available")
+    err = ctypes.create_string_buffer(_ERR_LEN)
+    handle = lib.strata_open(uri.encode(), sql.encode(), err, _ERR_LEN)
+    if not handle:
+        raise NativeReadError(err.value.decode("utf-8", "replace"))
+    try:
+        ncols = lib.strata_ncols(handle)
+        names = [lib.strata_colname(handle, i).decode("utf-8", "replace") for i in range(ncols)]
+        nout = ncols if outputs is None else min(outputs, ncols)
+        counts = np.zeros(4 * max(ncols, 1), np.int64)
+        mins = np.full(max(ncols, 1), _INT64_MAX, np.int64)
+        maxs = np.full(max(ncols, 1), _INT64_MIN, np.int64)
+        values: list[np.ndarray] = []
+        seen = 0
+        while True:
+            if not values or not reuse:
+                values = [np.empty(BATCH_ROWS, np.int64) for _ in range(nout)]
+                pointers = (ctypes.c_void_p * max(nout, 1))(*[v.ctypes.data for v in values])
+                nulls = np.empty((max(nout, 1), BATCH_ROWS), np.uint8)
+            before = counts[::4].copy()
+            n = lib.strata_fetch(
+                handle, nout, pointers, nulls.ctypes.data, BATCH_ROWS,
+                counts.ctypes.data, mins.ctypes.data, maxs.ctypes.data, err, _ERR_LEN,
+            )  # fmt: skip
+            if n == -2:
+                raise NotIntegers(sql)
+            if n < 0:
+                raise NativeReadError(err.value.decode("utf-8", "replace"))
+            if n == 0 and not seen:
+                # No rows: ADBC's empty result carries the column types callers expect.
+                raise Declined("no rows")
+            seen += n
+            if n:
+                masks = [
+                    nulls[c, :n].view(bool) if counts[4 * c] > before[c] else None
+                    for c in range(nout)
+                ]
+                yield names[:nout], [v[:n] for v in values], masks
+            if n < BATCH_ROWS:
+                break
+        if summaries is not None:
+            c4 = counts.reshape(-1, 4)
+            for c in range(ncols):
+                seen = mins[c] <= maxs[c]
+                summaries[names[c]] = ColumnSummary(
+                    int(c4[c, 0]),
+                    int(c4[c, 1]),
+                    int(c4[c, 2]),
+                    int(c4[c, 3]),
+                    int(mins[c]) if seen else None,
+                    int(maxs[c]) if seen else None,
+                )  # fmt: skip
+    finally:
+        lib.strata_close(handle)
