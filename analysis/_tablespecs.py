@@ -41,7 +41,7 @@ class StringPool(Protocol):
         ...
 
 
-class ColumnSummary(Protocol):
+class _Summary(Protocol):
     """What one scan saw in a column (:class:`analysis._native.ColumnSummary`)."""
 
     nulls: int
@@ -305,7 +305,7 @@ def unchecked_columns(db: SqliteReport, kind: str, checked: Collection[str]) -> 
 
 
 def suspect_in_summaries(
-    kind: str, strings: StringPool, summaries: Mapping[str, ColumnSummary]
+    kind: str, strings: StringPool, summaries: Mapping[str, _Summary]
 ) -> bool:
     """Whether a row might break a rule, judged from one scan's summary of each column of
     :func:`unchecked_columns` (``summaries``, by source column): what :func:`suspect_rows`
