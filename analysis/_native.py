@@ -28,6 +28,7 @@ __all__ = [
     "NativeReadError",
     "NotIntegers",
     "available",
+    "direct_batches",
     "read_batches",
 ]
 
@@ -188,16 +189,110 @@ def read_batches(
             if n < BATCH_ROWS:
                 break
         if summaries is not None:
-            c4 = counts.reshape(-1, 4)
-            for c in range(ncols):
-                seen = mins[c] <= maxs[c]
-                summaries[names[c]] = ColumnSummary(
-                    int(c4[c, 0]),
-                    int(c4[c, 1]),
-                    int(c4[c, 2]),
-                    int(c4[c, 3]),
-                    int(mins[c]) if seen else None,
-                    int(maxs[c]) if seen else None,
-                )  # fmt: skip
+            summaries.update(_summaries(names, counts, mins, maxs))
     finally:
         lib.strata_close(handle)
+
+
+def _direct_library() -> ctypes.CDLL | None:
+    lib = _library()
+    if lib is None or getattr(lib, "_direct_ready", False):
+        return lib
+    lib.strata_direct_open.restype = ctypes.c_void_p
+    lib.strata_direct_open.argtypes = [ctypes.c_char_p]
+    lib.strata_direct_fetch.restype = ctypes.c_int64
+    lib.strata_direct_fetch.argtypes = [
+        ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,
+        ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(ctypes.c_void_p),
+        ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+        ctypes.POINTER(ctypes.c_int64),
+    ]  # fmt: skip
+    lib.strata_direct_close.restype = None
+    lib.strata_direct_close.argtypes = [ctypes.c_void_p]
+    lib._direct_ready = True
+    return lib
+
+
+def direct_batches(
+    path: str,
+    root: int,
+    rowids: tuple[int, int],
+    fields: list[int],
+    names: list[str],
+    outputs: int | None = None,
+    summaries: dict[str, ColumnSummary] | None = None,
+    reuse: bool = False,
+) -> Iterator[tuple[list[str], list[np.ndarray], list[np.ndarray | None]]]:
+    """The rows of one rowid table with rowids in ``rowids`` (``[lo, hi)``), read from its
+    b-tree pages directly (no SQL): record fields ``fields`` (named ``names``), as
+    :func:`read_batches` yields them.
+
+    The file must be a report SQLite reads without a write-ahead log (the caller opens it
+    ``immutable``); the table a rowid table whose root page is ``root`` and whose records
+    hold ``fields`` at those positions (no generated or rowid-alias column among them).
+
+    Raises
+    ------
+    Declined
+        Anything the page reader does not expect (a damaged or unusual page, a record
+        spilling to overflow pages, a value that is not an integer in a returned column,
+        no rows): the caller reads the range through SQLite.
+    """
+    lib = _direct_library()
+    if lib is None:
+        raise Declined("the native reader is not available")
+    handle = lib.strata_direct_open(str(path).encode())
+    if not handle:
+        raise Declined("the direct reader cannot open the file")
+    try:
+        ncols = len(fields)
+        nout = ncols if outputs is None else min(outputs, ncols)
+        field_array = np.asarray(fields, dtype=np.intc)
+        counts = np.zeros(4 * ncols, np.int64)
+        mins = np.full(ncols, _INT64_MAX, np.int64)
+        maxs = np.full(ncols, _INT64_MIN, np.int64)
+        last = ctypes.c_int64(rowids[0] - 1)
+        values: list[np.ndarray] = []
+        seen = 0
+        while True:
+            if not values or not reuse:
+                values = [np.empty(BATCH_ROWS, np.int64) for _ in range(nout)]
+                pointers = (ctypes.c_void_p * max(nout, 1))(*[v.ctypes.data for v in values])
+                nulls = np.empty((max(nout, 1), BATCH_ROWS), np.uint8)
+            before = counts[::4].copy()
+            n = lib.strata_direct_fetch(
+                handle, root, rowids[0], rowids[1], last.value, ncols,
+                field_array.ctypes.data, nout, pointers, nulls.ctypes.data, BATCH_ROWS,
+                counts.ctypes.data, mins.ctypes.data, maxs.ctypes.data, ctypes.byref(last),
+            )  # fmt: skip
+            if n < 0:
+                raise Declined("the direct reader declined the range")
+            if n == 0 and not seen:
+                raise Declined("no rows")
+            seen += n
+            if n:
+                masks = [
+                    nulls[c, :n].view(bool) if counts[4 * c] > before[c] else None
+                    for c in range(nout)
+                ]
+                yield names[:nout], [v[:n] for v in values], masks
+            if n < BATCH_ROWS:
+                break
+        if summaries is not None:
+            summaries.update(_summaries(names, counts, mins, maxs))
+    finally:
+        lib.strata_direct_close(handle)
+
+
+def _summaries(
+    names: list[str], counts: np.ndarray, mins: np.ndarray, maxs: np.ndarray
+) -> dict[str, ColumnSummary]:
+    c4 = counts.reshape(-1, 4)
+    out = {}
+    for c, name in enumerate(names):
+        seen = mins[c] <= maxs[c]
+        out[name] = ColumnSummary(
+            int(c4[c, 0]), int(c4[c, 1]), int(c4[c, 2]), int(c4[c, 3]),
+            int(mins[c]) if seen else None, int(maxs[c]) if seen else None,
+        )  # fmt: skip
+    return out

@@ -179,10 +179,51 @@ class ReportDatabase(SqliteReport):
         :func:`analysis._native.read_batches` takes them. Raises :class:`_native.Declined`
         where the reader does not serve the query (a value that is not an integer, no rows).
         """
-        batches = _native.read_batches(self._uri, sql, outputs, summaries, reuse)
+        yield from self._arrow_batches(
+            _native.read_batches(self._uri, sql, outputs, summaries, reuse)
+        )
+
+    @staticmethod
+    def _arrow_batches(batches: Iterable[tuple]) -> Iterator[pa.RecordBatch]:
+        """The native reader's (names, values, masks) batches as Arrow record batches."""
         for names, values, masks in batches:
             arrays = [pa.array(v, mask=m) for v, m in zip(values, masks, strict=True)]
             yield pa.RecordBatch.from_arrays(arrays, names=names)
+
+    def _direct_plan(self, plan: _TablePlan) -> tuple[int, list[int]] | None:
+        """(root page, record field of each column) for reading ``plan``'s table from its
+        b-tree pages directly, or None where its SELECT or its table does not allow it: not
+        plain columns, rowids read as a column, a generated column in the table, the
+        rowid's alias (its record field is NULL) among the columns."""
+        read = plan.read
+        if read.sources is None or plan.select != read.select or not _native.available():
+            return None
+        if plan.lo is None or not plan.dense:
+            return None
+        layout = self._table_layout(read.table)
+        if layout is None:
+            return None
+        root, fields, alias = layout
+        if alias in read.sources or any(s not in fields for s in read.sources):
+            return None
+        return root, [fields[s] for s in read.sources]
+
+    def _table_layout(self, table: str) -> tuple[int, dict[str, int], str | None] | None:
+        """(root page, record field of each column, the rowid alias column) of a plain
+        rowid table, or None."""
+        rows = self.execute(
+            "SELECT name, type, pk, hidden FROM pragma_table_xinfo(?) ORDER BY cid", (table,)
+        )
+        root = self.execute(
+            "SELECT rootpage FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
+        )
+        if not rows or not root or type(root[0][0]) is not int or root[0][0] < 1:
+            return None
+        if any(hidden != 0 for _, _, _, hidden in rows):
+            return None
+        keys = [(name, str(kind or "").upper()) for name, kind, pk, _ in rows if pk]
+        alias = keys[0][0] if len(keys) == 1 and keys[0][1] == "INTEGER" else None
+        return root[0][0], {str(name): i for i, (name, *_) in enumerate(rows)}, alias
 
     def read_tables(
         self,
@@ -217,6 +258,8 @@ class ReportDatabase(SqliteReport):
             read.summaries = {}
         max_rows = max(CHUNK_ROWS, self.path.stat().st_size // 4)
         plans = [_TablePlan(read, self._rowid_range(read.table), max_rows) for read in reads]
+        for plan in plans:
+            plan.direct = self._direct_plan(plan)
         jobs = [(plan, a) for plan in plans for a in plan.chunk_starts()]
         left = [len(plan.chunk_starts()) for plan in plans]
 
@@ -241,7 +284,20 @@ class ReportDatabase(SqliteReport):
                 return offset
 
             offset = None
-            if plan.read.integers and _native.available():
+            if plan.direct is not None:
+                summaries = {}
+                root, fields = plan.direct
+                try:
+                    batches = _native.direct_batches(
+                        self.path, root, (a, plan.chunk_end(a)), fields, plan.read.sources,
+                        plan.read.outputs, summaries, reuse=True,
+                    )  # fmt: skip
+                    offset = store(self._arrow_batches(batches))
+                    plan.add_summaries(summaries)
+                except _native.Declined as exc:
+                    log.debug("direct read of %s declined (%s)", self.path, exc)
+                    plan.forget_chunk(a)
+            if offset is None and plan.read.integers and _native.available():
                 summaries: dict[str, _native.ColumnSummary] = {}
                 try:
                     # A dense plan copies each batch into its output columns at once, so
@@ -320,6 +376,7 @@ class ColumnRead:
         lead_rows: int = 0,
         integers: bool = False,
         outputs: int | None = None,
+        sources: Sequence[str] | None = None,
     ) -> None:
         self.table = table
         self.select = select
@@ -338,6 +395,9 @@ class ColumnRead:
         #: was read through ADBC instead (no summary then).
         self.outputs = outputs
         self.summaries: dict[str, _native.ColumnSummary] | None = {}
+        #: The SELECT's columns when each is a plain column of ``table`` (no expression), in
+        #: order: the native reader may then read them from the table's pages directly.
+        self.sources = list(sources) if sources is not None else None
 
 
 class _TablePlan:
@@ -372,6 +432,9 @@ class _TablePlan:
             self.select = "SELECT rowid AS _rowid, " + read.select.removeprefix("SELECT ")
         self.counts: dict[int, int] = {}
         self.parts: dict[int, dict[str, object]] = {}
+        #: (root page, record fields) when the native reader reads the table's pages itself
+        #: (:meth:`ReportDatabase._direct_plan`), else None.
+        self.direct: tuple[int, list[int]] | None = None
         self._lock = threading.Lock()
         # Chunk starts: every ``step`` rows, after a short lead chunk when one is asked for.
         self.lead = read.lead_rows if self.dense and 0 < read.lead_rows < rows else 0

@@ -304,9 +304,7 @@ def unchecked_columns(db: SqliteReport, kind: str, checked: Collection[str]) -> 
     return [c.source for c in cols if c.source in present and c.source not in {*checked, *times}]
 
 
-def suspect_in_summaries(
-    kind: str, strings: StringPool, summaries: Mapping[str, _Summary]
-) -> bool:
+def suspect_in_summaries(kind: str, strings: StringPool, summaries: Mapping[str, _Summary]) -> bool:
     """Whether a row might break a rule, judged from one scan's summary of each column of
     :func:`unchecked_columns` (``summaries``, by source column): what :func:`suspect_rows`
     tests row by row, for the tables whose start and end the caller checked itself.

@@ -383,6 +383,7 @@ def _column_read(db: ReportDatabase, kind: str, strings: StringTable) -> ColumnR
         dtypes,
         "row_id",
         integers=not has_text,
+        sources=None if has_text else [c.source for c in wanted],
     )
 
 

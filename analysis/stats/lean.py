@@ -141,15 +141,17 @@ def _column_read(
     strings: StringTable,
     suspects: set[str] | None = None,
 ) -> ColumnRead:
-    """Read ``end - start`` (computed by SQLite: one column instead of two) and the names.
+    """Read the durations (``end - start``) and the names.
 
     The columns read are checked as the full loader checks them, with the same messages:
     start and end present, integer and never NULL; durations that fit in int64 (SQLite
     turns an overflowing difference into a real number); names integer and in StringIds
     (mapped to pool codes, so an id >= 2^32 cannot fold onto another one).
 
-    With ``suspects``, the table's other columns are checked in the same scan: the SELECT
-    has one more column, :func:`analysis.loader.suspect_condition` (0 or 1 per row), and
+    With ``suspects``, the table's other columns are checked in the same scan: with the
+    native reader, each is summarized (:func:`_summary_verdict` judges them after the read);
+    through ADBC, the SELECT has one more column, :func:`analysis.loader.suspect_condition`
+    (0 or 1 per row, computed by SQLite: ``end - start`` too, one column instead of two), and
     ``kind`` is added to ``suspects`` when a row matches it. One scan of the table instead
     of two: a separate scan visits every row again (~0.2 s CPU per million kernels).
     """
@@ -160,27 +162,50 @@ def _column_read(
         if required not in present:
             raise CorruptReportError(db.path, f"{table} lacks its {required} column")
     names = [c for c in extra if c[1] in present]
-    select = ", ".join([_DURATION] + [quote_ident(c[1]) for c in names])
     where = None
     scanned: list[str] = []
-    if suspects is not None:
-        checked = _checked_sources(kind, {c[0] for c in extra})
-        if _native.available():
-            # The native reader scans the other columns too and summarizes each (types,
-            # NULLs, largest id): judged after the read by the same rules, at a fraction
-            # of the cost of testing every row in SQL (10 M kernels: ~1 s CPU, not ~5 s).
-            scanned = unchecked_columns(db, kind, checked)
-            select += "".join(f", {quote_ident(c)}" for c in scanned)
-        else:
+    sources: list[str] | None = None
+    if _native.available():
+        # Start and end as they are (the native reader may then read the table's pages
+        # itself), durations computed here; the other columns only scanned and summarized
+        # (types, NULLs, largest id), judged after the read by the rules SQL tests row by
+        # row on the ADBC path (10 M kernels: ~1 s CPU instead of ~5 s).
+        if suspects is not None:
+            scanned = unchecked_columns(db, kind, _checked_sources(kind, {c[0] for c in extra}))
+        sources = ["start", "end", *(c[1] for c in names), *scanned]
+        select = ", ".join(quote_ident(c) for c in sources)
+    else:
+        select = ", ".join([_DURATION] + [quote_ident(c[1]) for c in names])
+        if suspects is not None:
+            checked = _checked_sources(kind, {c[0] for c in extra})
             where = suspect_condition(db, kind, strings, checked)
             select += "" if where is None else f", {where} AS _suspect"
 
-    def convert(arrow: pa.Table) -> dict[str, np.ndarray]:
-        n = arrow.num_rows
-        dur = arrow.column("_dur")
-        if dur.null_count or not pa.types.is_integer(dur.type):
+    def durations(arrow: pa.RecordBatch) -> np.ndarray:
+        """``end - start`` of a batch, refused as the SQL ``_DURATION`` column would be: a
+        start or end that is NULL or not an integer, or a difference beyond int64."""
+        if "_dur" in arrow.schema.names:
+            dur = arrow.column("_dur")
+            if dur.null_count or not pa.types.is_integer(dur.type):
+                raise _timestamp_error(db, table)
+            return db.integers(dur, table, "end")
+        start, end = arrow.column("start"), arrow.column("end")
+        if (
+            start.null_count
+            or end.null_count
+            or not (pa.types.is_integer(start.type) and pa.types.is_integer(end.type))
+        ):
             raise _timestamp_error(db, table)
-        data: dict[str, object] = {"duration_ns": db.integers(dur, table, "end")}
+        s, e = db.integers(start, table, "start"), db.integers(end, table, "end")
+        with np.errstate(over="ignore"):
+            dur = e - s  # wraps where it overflows: the signs tell
+        if np.any((e ^ s) & (e ^ dur) < 0):
+            raise _timestamp_error(db, table)
+        return dur
+
+    def convert(arrow: pa.RecordBatch) -> dict[str, np.ndarray]:
+        n = arrow.num_rows
+        data: dict[str, object] = {"duration_ns": durations(arrow)}
         if where is not None and np.any(arrow.column("_suspect").to_numpy(zero_copy_only=False)):
             suspects.add(kind)  # set.add: atomic, reader threads may add at once
         for name, source, dtype, fill in extra:
@@ -198,7 +223,8 @@ def _column_read(
         convert,
         dtypes,
         integers=True,
-        outputs=1 + len(names) if scanned else None,
+        outputs=2 + len(names) if scanned else None,
+        sources=sources,
     )
 
 
