@@ -4,11 +4,13 @@
 (no C compiler, an installed wheel) every read goes through ADBC, with the same results.
 ``STRATA_SQLITE_READER=adbc`` turns the native reader off (tests compare the two).
 
-The reader runs one SELECT on its own read-only connection, in C with the GIL released,
-and hands back NumPy int64 columns a batch at a time, plus a summary of every column:
-NULL, real, text and blob counts and the integers' min and max. It reads only integers: a
-value of another type in a column it returns is :class:`NotIntegers`, and the caller reads
-the range again through ADBC, whose path names the defect in the loader's words.
+Two readers, in C with the GIL released, both handing back NumPy int64 columns a batch at a
+time plus a summary of every column (NULL, real, text and blob counts, the integers' min
+and max): :func:`direct_batches` decodes a rowid table's b-tree pages itself (no SQL, a few
+ns per value); :func:`read_batches` steps any SELECT on its own read-only connection. Both
+read only integers: a value of another type in a column they return, or anything
+unexpected, is :class:`Declined`, and the caller reads the range the next way (in the end
+through ADBC, whose path names the defect in the loader's words). docs/design.md.
 """
 
 from __future__ import annotations
