@@ -243,7 +243,7 @@ def direct_batches(
     lib = _direct_library()
     if lib is None:
         raise Declined("the native reader is not available")
-    handle = lib.strata_direct_open(str(path).encode())
+    handle = lib.strata_direct_open(os.fsencode(path))
     if not handle:
         raise Declined("the direct reader cannot open the file")
     try:

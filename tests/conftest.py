@@ -85,8 +85,11 @@ def held_kernels(monkeypatch: pytest.MonkeyPatch):
     import re
     import threading
 
-    from analysis import _sqlite, loader
+    from analysis import _native, _sqlite, loader
 
+    # Held at ADBC's chunk reads: the native readers (reader-independent here) stay off.
+    monkeypatch.setattr(_native, "_LIB", None)
+    monkeypatch.setattr(_native, "_LOADED", True)
     monkeypatch.setattr(_sqlite, "CHUNK_ROWS", SMALL_CHUNK_ROWS)
     monkeypatch.setattr(loader, "_LEAD_ROWS", SMALL_LEAD_ROWS)
     release = threading.Event()
