@@ -180,8 +180,9 @@ typedef struct {
     int64_t max_pages;
     /* the scan */
     int nfields;
-    const int *fields; /* record field index of each wanted column, ascending order not assumed */
     int max_field;
+    int nmap;                  /* fields below this may be wanted */
+    int16_t *column_of;        /* record field -> wanted column, -1: not wanted */
     int nout;
     int64_t **out;
     uint8_t *nulls;
@@ -198,7 +199,7 @@ typedef struct {
     int full;             /* this call's buffers are full */
 } direct;
 
-static int read_varint(const uint8_t *p, const uint8_t *end, uint64_t *v) {
+static int read_varint_slow(const uint8_t *p, const uint8_t *end, uint64_t *v) {
     uint64_t x = 0;
     for (int i = 0; i < 9; i++) {
         if (p + i >= end) return 0;
@@ -213,6 +214,16 @@ static int read_varint(const uint8_t *p, const uint8_t *end, uint64_t *v) {
         }
     }
     return 0;
+}
+
+/* A varint (1 to 9 bytes) at p, not reading at or past `end`: its length, 0 if cut short.
+ * Serial types and small sizes take one byte: that case first. */
+static inline int read_varint(const uint8_t *p, const uint8_t *end, uint64_t *v) {
+    if (p < end && p[0] < 0x80) {
+        *v = p[0];
+        return 1;
+    }
+    return read_varint_slow(p, end, v);
 }
 
 /* Page `pgno` (1-based) through the leaf block; NULL when it is off the file. */
@@ -234,10 +245,32 @@ static const uint8_t *leaf_page(direct *d, int64_t pgno) {
     return d->block + (pgno - d->block_first) * d->page_size;
 }
 
-static int64_t decode_int(const uint8_t *p, int len) {
-    int64_t v = (int8_t)p[0]; /* sign from the first byte */
-    for (int i = 1; i < len; i++) v = (int64_t)((uint64_t)v << 8) | p[i];
-    return v;
+/* The big-endian two's complement integer of serial type t (1-6, 8, 9) at p. */
+static inline int64_t decode_int(const uint8_t *p, int t) {
+    switch (t) {
+    case 1:
+        return (int8_t)p[0];
+    case 2:
+        return (int16_t)(((uint16_t)p[0] << 8) | p[1]);
+    case 3:
+        return (int32_t)(((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8)) >> 8;
+    case 4:
+        return (int32_t)(((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) |
+                         p[3]);
+    case 5:
+        return (int64_t)((((uint64_t)p[0] << 56) | ((uint64_t)p[1] << 48) | ((uint64_t)p[2] << 40) |
+                          ((uint64_t)p[3] << 32) | ((uint64_t)p[4] << 24) | ((uint64_t)p[5] << 16))) >>
+               16;
+    case 6: {
+        uint64_t x;
+        memcpy(&x, p, 8);
+        return (int64_t)__builtin_bswap64(x);
+    }
+    case 8:
+        return 0;
+    default: /* 9 */
+        return 1;
+    }
 }
 
 static const int SIZES[10] = {0, 1, 2, 3, 4, 6, 8, 8, 0, 0};
@@ -268,50 +301,49 @@ static int leaf_cell(direct *d, const uint8_t *page, int64_t off) {
     n = read_varint(rec, rec_end, &header);
     if (!n || header > payload || header < (uint64_t)n) return -2;
     const uint8_t *h = rec + n, *h_end = rec + header, *body = rec + header;
-    int64_t types[MAX_FIELDS];
-    const uint8_t *at[MAX_FIELDS];
+    int64_t r = d->row;
     int field = 0;
     /* The whole header, as SQLite's OP_Column checks it: the serial types end exactly where
-     * the header does, and the fields exactly where the payload does. */
+     * the header does, and the fields exactly where the payload does. Wanted fields are
+     * decoded on the way. */
     while (h < h_end) {
         uint64_t t;
-        n = read_varint(h, h_end, &t);
-        if (!n || t == 10 || t == 11 || field >= MAX_FIELDS) return -2;
-        h += n;
+        if (*h < 0x80) { /* one-byte serial type: every integer and NULL */
+            t = *h++;
+        } else {
+            n = read_varint(h, h_end, &t);
+            if (!n) return -2;
+            h += n;
+        }
+        if (t == 10 || t == 11) return -2;
         int64_t size = t < 12 ? SIZES[t] : (int64_t)((t - 12) / 2);
         if (body + size > rec_end) return -2;
-        types[field] = (int64_t)t;
-        at[field] = body;
+        int c = field < d->nmap ? d->column_of[field] : -1;
+        if (c >= 0) {
+            if (t == 0) {
+                d->counts[4 * c + C_NULL]++;
+                if (c < d->nout) {
+                    d->out[c][r] = 0;
+                    d->nulls[(int64_t)c * d->cap + r] = 1;
+                }
+            } else if (t == 7 || t >= 12) {
+                if (c < d->nout) return -2;
+                d->counts[4 * c + (t == 7 ? C_REAL : (t & 1) ? C_TEXT : C_BLOB)]++;
+            } else {
+                int64_t v = decode_int(body, (int)t);
+                if (c < d->nout) {
+                    d->out[c][r] = v;
+                    d->nulls[(int64_t)c * d->cap + r] = 0;
+                }
+                if (v < d->mins[c]) d->mins[c] = v;
+                if (v > d->maxs[c]) d->maxs[c] = v;
+            }
+        }
         body += size;
         field++;
     }
     if (h != h_end || body != rec_end) return -2;
     if (field <= d->max_field) return -2; /* fewer fields than wanted (ALTER TABLE ADD) */
-    int64_t r = d->row;
-    for (int c = 0; c < d->nfields; c++) {
-        int f = d->fields[c];
-        int64_t t = types[f];
-        if (t == 0) {
-            d->counts[4 * c + C_NULL]++;
-            if (c < d->nout) {
-                d->out[c][r] = 0;
-                d->nulls[(int64_t)c * d->cap + r] = 1;
-            }
-            continue;
-        }
-        if (t == 7 || t >= 12) {
-            if (c < d->nout) return -2;
-            d->counts[4 * c + (t == 7 ? C_REAL : (t & 1) ? C_TEXT : C_BLOB)]++;
-            continue;
-        }
-        int64_t v = t == 8 ? 0 : t == 9 ? 1 : decode_int(at[f], SIZES[t]);
-        if (c < d->nout) {
-            d->out[c][r] = v;
-            d->nulls[(int64_t)c * d->cap + r] = 0;
-        }
-        if (v < d->mins[c]) d->mins[c] = v;
-        if (v > d->maxs[c]) d->maxs[c] = v;
-    }
     d->row++;
     d->last_emitted = rowid;
     return 0;
@@ -394,12 +426,14 @@ void *strata_direct_open(const char *path) {
     d->max_pages = d->db_pages + 1;
     d->block = malloc((size_t)(BLOCK_PAGES * d->page_size));
     d->interior = malloc((size_t)(MAX_DEPTH * d->page_size));
-    if (!d->block || !d->interior) goto fail;
+    d->column_of = malloc(MAX_FIELDS * sizeof(int16_t));
+    if (!d->block || !d->interior || !d->column_of) goto fail;
     return d;
 fail:
     if (d->fd >= 0) close(d->fd);
     free(d->block);
     free(d->interior);
+    free(d->column_of);
     free(d);
     return NULL;
 }
@@ -416,11 +450,16 @@ int64_t strata_direct_fetch(void *h, int64_t root, int64_t lo, int64_t hi, int64
     direct *d = (direct *)h;
     if (nfields < 1 || nfields > MAX_FIELDS) return -2;
     d->nfields = nfields;
-    d->fields = fields;
     d->max_field = 0;
     for (int c = 0; c < nfields; c++) {
         if (fields[c] < 0 || fields[c] >= MAX_FIELDS) return -2;
         if (fields[c] > d->max_field) d->max_field = fields[c];
+    }
+    d->nmap = d->max_field + 1;
+    for (int f = 0; f < d->nmap; f++) d->column_of[f] = -1;
+    for (int c = 0; c < nfields; c++) {
+        if (d->column_of[fields[c]] >= 0) return -2; /* a field wanted twice */
+        d->column_of[fields[c]] = (int16_t)c;
     }
     d->nout = nout;
     d->out = out;
@@ -447,5 +486,6 @@ void strata_direct_close(void *h) {
     close(d->fd);
     free(d->block);
     free(d->interior);
+    free(d->column_of);
     free(d);
 }
