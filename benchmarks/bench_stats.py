@@ -33,9 +33,10 @@ Measured on /tmp/hostile/big10m.sqlite (10 M kernels + 10 M CUDA API calls), 2 i
 medians of 3 (runs within 0.1 s): nsys stats 12.4 s wall / 12.4 s CPU; cold ``main.py
 stats`` 5.54 s / 9.97 s CPU (2.2x; main before the fused check: 6.88 s / 12.5 s, 1.8x); the
 floor 2.21 s / 4.33 s CPU (5.6x). The floor alone stays under 6x: a check of every value
-inside SQLite cannot reach it on 2 cores, before any Python runs. With the native reader
-(same machine, ``--baseline`` the code before it): nsys 12.84 s; baseline 5.86 s (2.2x);
-Strata 4.95 s / 8.72 s CPU (2.6x); floor 2.28 s (5.6x).
+inside SQLite cannot reach it on 2 cores, before any Python runs. The native reader
+(docs/design.md) reads the tables' pages without SQLite's virtual machine and passes under
+it: same machine, medians of 5, ``--baseline`` the code before it: nsys 12.64 s; baseline
+5.76 s (2.2x); Strata 1.75 s / 2.82 s CPU (**7.2x**); the SQLite floor 2.27 s (5.6x).
 
 ``--aggregation-only`` times only the aggregation (both summaries on a loaded report) and
 pandas, repeated and interleaved; ``--baseline OLD`` (a checkout of earlier code, e.g.
