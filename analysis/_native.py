@@ -18,7 +18,7 @@ from __future__ import annotations
 import ctypes
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -155,43 +155,21 @@ def read_batches(
     handle = lib.strata_open(uri.encode(), sql.encode(), err, _ERR_LEN)
     if not handle:
         raise NativeReadError(err.value.decode("utf-8", "replace"))
+
+    def fetch(nout: int, pointers, nulls, counts, mins, maxs) -> int:  # noqa: ANN001
+        n = lib.strata_fetch(
+            handle, nout, pointers, nulls, BATCH_ROWS, counts, mins, maxs, err, _ERR_LEN
+        )
+        if n == -2:
+            raise NotIntegers(sql)
+        if n < 0:
+            raise NativeReadError(err.value.decode("utf-8", "replace"))
+        return n
+
     try:
         ncols = lib.strata_ncols(handle)
         names = [lib.strata_colname(handle, i).decode("utf-8", "replace") for i in range(ncols)]
-        nout = ncols if outputs is None else min(outputs, ncols)
-        counts = np.zeros(4 * max(ncols, 1), np.int64)
-        mins = np.full(max(ncols, 1), _INT64_MAX, np.int64)
-        maxs = np.full(max(ncols, 1), _INT64_MIN, np.int64)
-        values: list[np.ndarray] = []
-        seen = 0
-        while True:
-            if not values or not reuse:
-                values = [np.empty(BATCH_ROWS, np.int64) for _ in range(nout)]
-                pointers = (ctypes.c_void_p * max(nout, 1))(*[v.ctypes.data for v in values])
-                nulls = np.empty((max(nout, 1), BATCH_ROWS), np.uint8)
-            before = counts[::4].copy()
-            n = lib.strata_fetch(
-                handle, nout, pointers, nulls.ctypes.data, BATCH_ROWS,
-                counts.ctypes.data, mins.ctypes.data, maxs.ctypes.data, err, _ERR_LEN,
-            )  # fmt: skip
-            if n == -2:
-                raise NotIntegers(sql)
-            if n < 0:
-                raise NativeReadError(err.value.decode("utf-8", "replace"))
-            if n == 0 and not seen:
-                # No rows: ADBC's empty result carries the column types callers expect.
-                raise Declined("no rows")
-            seen += n
-            if n:
-                masks = [
-                    nulls[c, :n].view(bool) if counts[4 * c] > before[c] else None
-                    for c in range(nout)
-                ]
-                yield names[:nout], [v[:n] for v in values], masks
-            if n < BATCH_ROWS:
-                break
-        if summaries is not None:
-            summaries.update(_summaries(names, counts, mins, maxs))
+        yield from _batches(fetch, names, outputs, summaries, reuse)
     finally:
         lib.strata_close(handle)
 
@@ -246,44 +224,64 @@ def direct_batches(
     handle = lib.strata_direct_open(os.fsencode(path))
     if not handle:
         raise Declined("the direct reader cannot open the file")
+    field_array = np.asarray(fields, dtype=np.intc)
+    last = ctypes.c_int64(rowids[0] - 1)
+
+    def fetch(nout: int, pointers, nulls, counts, mins, maxs) -> int:  # noqa: ANN001
+        n = lib.strata_direct_fetch(
+            handle, root, rowids[0], rowids[1], last.value, len(fields),
+            field_array.ctypes.data, nout, pointers, nulls, BATCH_ROWS, counts, mins, maxs,
+            ctypes.byref(last),
+        )  # fmt: skip
+        if n < 0:
+            raise Declined("the direct reader declined the range")
+        return n
+
     try:
-        ncols = len(fields)
-        nout = ncols if outputs is None else min(outputs, ncols)
-        field_array = np.asarray(fields, dtype=np.intc)
-        counts = np.zeros(4 * ncols, np.int64)
-        mins = np.full(ncols, _INT64_MAX, np.int64)
-        maxs = np.full(ncols, _INT64_MIN, np.int64)
-        last = ctypes.c_int64(rowids[0] - 1)
-        values: list[np.ndarray] = []
-        seen = 0
-        while True:
-            if not values or not reuse:
-                values = [np.empty(BATCH_ROWS, np.int64) for _ in range(nout)]
-                pointers = (ctypes.c_void_p * max(nout, 1))(*[v.ctypes.data for v in values])
-                nulls = np.empty((max(nout, 1), BATCH_ROWS), np.uint8)
-            before = counts[::4].copy()
-            n = lib.strata_direct_fetch(
-                handle, root, rowids[0], rowids[1], last.value, ncols,
-                field_array.ctypes.data, nout, pointers, nulls.ctypes.data, BATCH_ROWS,
-                counts.ctypes.data, mins.ctypes.data, maxs.ctypes.data, ctypes.byref(last),
-            )  # fmt: skip
-            if n < 0:
-                raise Declined("the direct reader declined the range")
-            if n == 0 and not seen:
-                raise Declined("no rows")
-            seen += n
-            if n:
-                masks = [
-                    nulls[c, :n].view(bool) if counts[4 * c] > before[c] else None
-                    for c in range(nout)
-                ]
-                yield names[:nout], [v[:n] for v in values], masks
-            if n < BATCH_ROWS:
-                break
-        if summaries is not None:
-            summaries.update(_summaries(names, counts, mins, maxs))
+        yield from _batches(fetch, names, outputs, summaries, reuse)
     finally:
         lib.strata_direct_close(handle)
+
+
+def _batches(
+    fetch: Callable[..., int],
+    names: list[str],
+    outputs: int | None,
+    summaries: dict[str, ColumnSummary] | None,
+    reuse: bool,
+) -> Iterator[tuple[list[str], list[np.ndarray], list[np.ndarray | None]]]:
+    """The batch loop of both readers: ``fetch(nout, pointers, nulls, counts, mins, maxs)``
+    fills up to :data:`BATCH_ROWS` rows (fewer: done) and returns how many."""
+    ncols = len(names)
+    nout = ncols if outputs is None else min(outputs, ncols)
+    counts = np.zeros(4 * max(ncols, 1), np.int64)
+    mins = np.full(max(ncols, 1), _INT64_MAX, np.int64)
+    maxs = np.full(max(ncols, 1), _INT64_MIN, np.int64)
+    values: list[np.ndarray] = []
+    seen = 0
+    while True:
+        if not values or not reuse:
+            values = [np.empty(BATCH_ROWS, np.int64) for _ in range(nout)]
+            pointers = (ctypes.c_void_p * max(nout, 1))(*[v.ctypes.data for v in values])
+            nulls = np.empty((max(nout, 1), BATCH_ROWS), np.uint8)
+        before = counts[::4].copy()
+        n = fetch(
+            nout, pointers, nulls.ctypes.data, counts.ctypes.data, mins.ctypes.data,
+            maxs.ctypes.data,
+        )  # fmt: skip
+        if n == 0 and not seen:
+            # No rows: ADBC's empty result carries the column types callers expect.
+            raise Declined("no rows")
+        seen += n
+        if n:
+            masks = [
+                nulls[c, :n].view(bool) if counts[4 * c] > before[c] else None for c in range(nout)
+            ]
+            yield names[:nout], [v[:n] for v in values], masks
+        if n < BATCH_ROWS:
+            break
+    if summaries is not None:
+        summaries.update(_summaries(names, counts, mins, maxs))
 
 
 def _summaries(

@@ -400,6 +400,8 @@ static int visit(direct *d, int64_t pgno, int depth) {
     return 0;
 }
 
+void strata_direct_close(void *h);
+
 /* Open `path` for direct reads; NULL when it cannot be opened or its header is odd. */
 void *strata_direct_open(const char *path) {
     direct *d = calloc(1, sizeof(direct));
@@ -430,11 +432,7 @@ void *strata_direct_open(const char *path) {
     if (!d->block || !d->interior || !d->column_of) goto fail;
     return d;
 fail:
-    if (d->fd >= 0) close(d->fd);
-    free(d->block);
-    free(d->interior);
-    free(d->column_of);
-    free(d);
+    strata_direct_close(d);
     return NULL;
 }
 
@@ -483,7 +481,7 @@ int64_t strata_direct_fetch(void *h, int64_t root, int64_t lo, int64_t hi, int64
 void strata_direct_close(void *h) {
     direct *d = (direct *)h;
     if (!d) return;
-    close(d->fd);
+    if (d->fd >= 0) close(d->fd);
     free(d->block);
     free(d->interior);
     free(d->column_of);
