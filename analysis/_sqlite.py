@@ -166,22 +166,41 @@ class ReportDatabase(SqliteReport):
             log.debug("ADBC read failed for %s (%s); using sqlite3", self.path, exc)
             return self._read_sqlite3(sql)
 
-    def _native_batches(
-        self,
-        sql: str,
-        reuse: bool,
-        outputs: int | None = None,
-        summaries: dict[str, _native.ColumnSummary] | None = None,
-    ) -> Iterator[pa.RecordBatch]:
-        """One query's rows read by the native reader, as Arrow record batches of int64
-        columns (NULLs as Arrow nulls, as ADBC gives them); with ``reuse``, each batch is
-        valid only until the next one is asked for; ``outputs`` and ``summaries`` as
-        :func:`analysis._native.read_batches` takes them. Raises :class:`_native.Declined`
-        where the reader does not serve the query (a value that is not an integer, no rows).
+    def _read_natively(
+        self, plan: _TablePlan, start: int, sql: str, store: Callable[[Iterable], int]
+    ) -> int | None:
+        """Read one range of ``plan`` with the native reader: from the table's pages where
+        ``plan.direct`` allows, else (or when that declines) by stepping ``sql``; hand the
+        batches to ``store`` and return its row count, or None where the reader does not
+        serve the range (the caller reads it through ADBC).
+
+        A dense plan copies each batch into its output columns at once, so the reader may
+        read every batch into the same arrays. A declined range (odd values, no rows, a
+        damaged page) is read again from its first row, over what was stored.
         """
-        yield from self._arrow_batches(
-            _native.read_batches(self._uri, sql, outputs, summaries, reuse)
-        )
+        read = plan.read
+        ways: list[tuple[str, Callable[[dict], Iterator[tuple]]]] = []
+        if plan.direct is not None:
+            root, fields = plan.direct
+            rowids = (start, plan.chunk_end(start))
+            ways.append(("pages", lambda seen: _native.direct_batches(
+                self.path, root, rowids, fields, read.sources, read.outputs, seen, plan.dense
+            )))  # fmt: skip
+        if read.integers and _native.available():
+            ways.append(("statement", lambda seen: _native.read_batches(
+                self._uri, sql, read.outputs, seen, plan.dense
+            )))  # fmt: skip
+        for way, batches in ways:
+            summaries: dict[str, _native.ColumnSummary] = {}
+            try:
+                rows = store(self._arrow_batches(batches(summaries)))
+            except _native.Declined as exc:
+                log.debug("native read (%s) of %s declined: %s", way, self.path, exc)
+                plan.forget_chunk(start)
+                continue
+            plan.add_summaries(summaries)
+            return rows
+        return None
 
     @staticmethod
     def _arrow_batches(batches: Iterable[tuple]) -> Iterator[pa.RecordBatch]:
@@ -283,33 +302,7 @@ class ReportDatabase(SqliteReport):
                     offset += batch.num_rows
                 return offset
 
-            offset = None
-            if plan.direct is not None:
-                summaries = {}
-                root, fields = plan.direct
-                try:
-                    batches = _native.direct_batches(
-                        self.path, root, (a, plan.chunk_end(a)), fields, plan.read.sources,
-                        plan.read.outputs, summaries, reuse=True,
-                    )  # fmt: skip
-                    offset = store(self._arrow_batches(batches))
-                    plan.add_summaries(summaries)
-                except _native.Declined as exc:
-                    log.debug("direct read of %s declined (%s)", self.path, exc)
-                    plan.forget_chunk(a)
-            if offset is None and plan.read.integers and _native.available():
-                summaries: dict[str, _native.ColumnSummary] = {}
-                try:
-                    # A dense plan copies each batch into its output columns at once, so
-                    # the native reader may read every batch into the same arrays.
-                    batches = self._native_batches(sql, plan.dense, plan.read.outputs, summaries)
-                    offset = store(batches)
-                    plan.add_summaries(summaries)
-                except _native.Declined as exc:
-                    # Odd values, no rows or a damaged page: ADBC's path reads the range
-                    # again (over what was stored) and names a defect as it always has.
-                    log.debug("native read of %s declined (%s); using ADBC", self.path, exc)
-                    plan.forget_chunk(a)
+            offset = self._read_natively(plan, a, sql, store)
             if offset is None:
                 plan.add_summaries(None)
                 offset = store(self._read_chunk(sql).to_batches())

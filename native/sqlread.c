@@ -48,6 +48,45 @@ enum {
 /* Per column summary slots in `counts` (4 per column). */
 enum { C_NULL = 0, C_REAL = 1, C_TEXT = 2, C_BLOB = 3 };
 
+/* Where both readers put values: the first `nout` columns into out[c][row] (NULL -> 0, and
+ * nulls[c * cap + row] says whether it was NULL); every column summarized across calls:
+ * counts[4c + k] of its NULL, real, text and blob values, mins[c] and maxs[c] bounding its
+ * integers (the caller starts them at INT64_MAX and INT64_MIN). */
+typedef struct {
+    int nout;
+    int64_t **out;
+    uint8_t *nulls;
+    int64_t cap;
+    int64_t *counts;
+    int64_t *mins;
+    int64_t *maxs;
+} sink;
+
+static inline void put_int(const sink *k, int c, int64_t row, int64_t v) {
+    if (c < k->nout) {
+        k->out[c][row] = v;
+        k->nulls[(int64_t)c * k->cap + row] = 0;
+    }
+    if (v < k->mins[c]) k->mins[c] = v;
+    if (v > k->maxs[c]) k->maxs[c] = v;
+}
+
+static inline void put_null(const sink *k, int c, int64_t row) {
+    k->counts[4 * c + C_NULL]++;
+    if (c < k->nout) {
+        k->out[c][row] = 0;
+        k->nulls[(int64_t)c * k->cap + row] = 1;
+    }
+}
+
+/* A real (slot C_REAL), text or blob value: counted; -2 where column c is returned (only
+ * integers are), else 0. */
+static inline int put_other(const sink *k, int c, int slot) {
+    if (c < k->nout) return -2;
+    k->counts[4 * c + slot]++;
+    return 0;
+}
+
 typedef struct {
     sqlite3 *db;
     sqlite3_stmt *stmt;
@@ -83,12 +122,7 @@ const char *strata_colname(void *h, int i) {
     return sqlite3_column_name(((reader *)h)->stmt, i);
 }
 
-/* Fetch up to `cap` rows.
- *
- * The first `nout` columns are copied to out[c][row] (NULL -> 0), and nulls[c * cap + row]
- * says whether the value was NULL (1) or not (0). Every column is summarized across calls: counts[4c +
- * k] counts its NULL, real, text and blob values; mins[c] and maxs[c] bound its integers
- * (the caller starts them at INT64_MAX and INT64_MIN).
+/* Fetch up to `cap` rows into the arrays as `sink` describes them.
  *
  * Returns the rows fetched (fewer than `cap`: the statement is done), -1 on an SQLite error
  * (message in `err`), -2 when an output column holds a value that is not an integer.
@@ -96,6 +130,7 @@ const char *strata_colname(void *h, int i) {
 int64_t strata_fetch(void *h, int nout, int64_t **out, uint8_t *nulls, int64_t cap,
                      int64_t *counts, int64_t *mins, int64_t *maxs, char *err, int errlen) {
     reader *r = (reader *)h;
+    const sink k = {nout, out, nulls, cap, counts, mins, maxs};
     int64_t n = 0;
     if (r->done) return 0;
     while (n < cap) {
@@ -114,22 +149,12 @@ int64_t strata_fetch(void *h, int nout, int64_t **out, uint8_t *nulls, int64_t c
             sqlite3_value *value = sqlite3_column_value(r->stmt, c);
             int type = sqlite3_value_type(value);
             if (type == T_INTEGER) {
-                int64_t v = sqlite3_value_int64(value);
-                if (c < nout) {
-                    out[c][n] = v;
-                    nulls[(int64_t)c * cap + n] = 0;
-                }
-                if (v < mins[c]) mins[c] = v;
-                if (v > maxs[c]) maxs[c] = v;
+                put_int(&k, c, n, sqlite3_value_int64(value));
             } else if (type == T_NULL) {
-                counts[4 * c + C_NULL]++;
-                if (c < nout) {
-                    out[c][n] = 0;
-                    nulls[(int64_t)c * cap + n] = 1;
-                }
+                put_null(&k, c, n);
             } else {
-                if (c < nout) return -2;
-                counts[4 * c + (type == T_FLOAT ? C_REAL : type == T_TEXT ? C_TEXT : C_BLOB)]++;
+                int slot = type == T_FLOAT ? C_REAL : type == T_TEXT ? C_TEXT : C_BLOB;
+                if (put_other(&k, c, slot)) return -2;
             }
         }
         n++;
@@ -183,14 +208,8 @@ typedef struct {
     int max_field;
     int nmap;                  /* fields below this may be wanted */
     int16_t *column_of;        /* record field -> wanted column, -1: not wanted */
-    int nout;
-    int64_t **out;
-    uint8_t *nulls;
-    int64_t cap;
+    sink k;
     int64_t row;
-    int64_t *counts;
-    int64_t *mins;
-    int64_t *maxs;
     int64_t lo, hi; /* rowid range [lo, hi) */
     int64_t last_rowid; /* the last rowid seen (they must increase) */
     int have_last;
@@ -252,14 +271,17 @@ static inline int64_t decode_int(const uint8_t *p, int t) {
         return (int8_t)p[0];
     case 2:
         return (int16_t)(((uint16_t)p[0] << 8) | p[1]);
-    case 3:
-        return (int32_t)(((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8)) >> 8;
+    case 3: /* shifted up, then arithmetically down: the sign of the top byte */
+        return (int32_t)(((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) |
+                         ((uint32_t)p[2] << 8)) >>
+               8;
     case 4:
         return (int32_t)(((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) |
                          p[3]);
     case 5:
-        return (int64_t)((((uint64_t)p[0] << 56) | ((uint64_t)p[1] << 48) | ((uint64_t)p[2] << 40) |
-                          ((uint64_t)p[3] << 32) | ((uint64_t)p[4] << 24) | ((uint64_t)p[5] << 16))) >>
+        return (int64_t)(((uint64_t)p[0] << 56) | ((uint64_t)p[1] << 48) |
+                         ((uint64_t)p[2] << 40) | ((uint64_t)p[3] << 32) |
+                         ((uint64_t)p[4] << 24) | ((uint64_t)p[5] << 16)) >>
                16;
     case 6: {
         uint64_t x;
@@ -292,7 +314,7 @@ static int leaf_cell(direct *d, const uint8_t *page, int64_t off) {
     d->have_last = 1;
     d->last_rowid = rowid;
     if (rowid < d->lo || rowid >= d->hi || rowid <= d->resume_after) return 0;
-    if (d->row >= d->cap) {
+    if (d->row >= d->k.cap) {
         d->full = 1;
         return 0;
     }
@@ -321,22 +343,11 @@ static int leaf_cell(direct *d, const uint8_t *page, int64_t off) {
         int c = field < d->nmap ? d->column_of[field] : -1;
         if (c >= 0) {
             if (t == 0) {
-                d->counts[4 * c + C_NULL]++;
-                if (c < d->nout) {
-                    d->out[c][r] = 0;
-                    d->nulls[(int64_t)c * d->cap + r] = 1;
-                }
+                put_null(&d->k, c, r);
             } else if (t == 7 || t >= 12) {
-                if (c < d->nout) return -2;
-                d->counts[4 * c + (t == 7 ? C_REAL : (t & 1) ? C_TEXT : C_BLOB)]++;
+                if (put_other(&d->k, c, t == 7 ? C_REAL : (t & 1) ? C_TEXT : C_BLOB)) return -2;
             } else {
-                int64_t v = decode_int(body, (int)t);
-                if (c < d->nout) {
-                    d->out[c][r] = v;
-                    d->nulls[(int64_t)c * d->cap + r] = 0;
-                }
-                if (v < d->mins[c]) d->mins[c] = v;
-                if (v > d->maxs[c]) d->maxs[c] = v;
+                put_int(&d->k, c, r, decode_int(body, (int)t));
             }
         }
         body += size;
@@ -437,10 +448,9 @@ fail:
 }
 
 /* Read up to `cap` rows with rowid in [lo, hi) of the table whose root is `root`, after
- * rowid `resume_after` (the last rowid of the previous call, or lo - 1). Fields `fields[c]`
- * of each record go to out[c] / nulls as in strata_fetch (the first `nout`); all are
- * summarized. Returns the rows read (fewer than `cap`: the range is done), -2: declined.
- * `last` receives the last rowid delivered. */
+ * rowid `resume_after` (the last rowid of the previous call, or lo - 1). Field `fields[c]`
+ * of each record is column c of the sink. Returns the rows read (fewer than `cap`: the
+ * range is done), -2: declined. `last` receives the last rowid delivered. */
 int64_t strata_direct_fetch(void *h, int64_t root, int64_t lo, int64_t hi, int64_t resume_after,
                             int nfields, const int *fields, int nout, int64_t **out,
                             uint8_t *nulls, int64_t cap, int64_t *counts, int64_t *mins,
@@ -459,14 +469,8 @@ int64_t strata_direct_fetch(void *h, int64_t root, int64_t lo, int64_t hi, int64
         if (d->column_of[fields[c]] >= 0) return -2; /* a field wanted twice */
         d->column_of[fields[c]] = (int16_t)c;
     }
-    d->nout = nout;
-    d->out = out;
-    d->nulls = nulls;
-    d->cap = cap;
+    d->k = (sink){nout, out, nulls, cap, counts, mins, maxs};
     d->row = 0;
-    d->counts = counts;
-    d->mins = mins;
-    d->maxs = maxs;
     d->lo = lo;
     d->hi = hi;
     d->have_last = 0;

@@ -165,19 +165,19 @@ def _column_read(
     where = None
     scanned: list[str] = []
     sources: list[str] | None = None
+    checked = _checked_sources(kind, {c[0] for c in extra})
     if _native.available():
         # Start and end as they are (the native reader may then read the table's pages
         # itself), durations computed here; the other columns only scanned and summarized
         # (types, NULLs, largest id), judged after the read by the rules SQL tests row by
         # row on the ADBC path (10 M kernels: ~1 s CPU instead of ~5 s).
         if suspects is not None:
-            scanned = unchecked_columns(db, kind, _checked_sources(kind, {c[0] for c in extra}))
+            scanned = unchecked_columns(db, kind, checked)
         sources = ["start", "end", *(c[1] for c in names), *scanned]
         select = ", ".join(quote_ident(c) for c in sources)
     else:
         select = ", ".join([_DURATION] + [quote_ident(c[1]) for c in names])
         if suspects is not None:
-            checked = _checked_sources(kind, {c[0] for c in extra})
             where = suspect_condition(db, kind, strings, checked)
             select += "" if where is None else f", {where} AS _suspect"
 
@@ -228,16 +228,13 @@ def _column_read(
     )
 
 
-def _summary_verdict(
-    db: ReportDatabase, kind: str, read: ColumnRead, strings: StringTable, checked: set[str]
-) -> bool:
-    """Whether the columns that ``read`` only scanned (the native reader's summaries) hold a
-    row the loader might refuse; True where a range was read without a summary (ADBC)."""
+def _summary_verdict(kind: str, read: ColumnRead, strings: StringTable) -> bool:
+    """Whether the columns that ``read`` only scanned (those after its ``outputs``, judged
+    from the native reader's summaries) hold a row the loader might refuse; True where a
+    range was read without a summary (ADBC)."""
     seen = read.summaries
-    if seen is None:
-        return True
-    scanned = unchecked_columns(db, kind, checked)
-    if any(c not in seen for c in scanned):
+    scanned = read.sources[read.outputs :]
+    if seen is None or any(c not in seen for c in scanned):
         return True
     return suspect_in_summaries(kind, strings, {c: seen[c] for c in scanned})
 
@@ -282,8 +279,7 @@ def _read_lean(path: Path, wanted: dict[str, set[str]], validate: bool = True) -
         reads = [_column_read(db, k, wanted[k], strings, suspects) for k in kinds]
         data = db.read_tables(reads)
         for kind, read in zip(kinds, reads, strict=True):
-            checked = _checked_sources(kind, wanted[kind])
-            if read.outputs is not None and _summary_verdict(db, kind, read, strings, checked):
+            if read.outputs is not None and _summary_verdict(kind, read, strings):
                 suspects.add(kind)
         columns = dict(zip(kinds, data, strict=True))
         for kind, cols in columns.items():
