@@ -115,13 +115,7 @@ def open_report(
         # the bar), then read by the loader as any export.
         path_sqlite = export_dir_sqlite(path, progress)
         rest = None if progress is None else (lambda f, text: progress(0.3 + 0.7 * f, text))
-        try:
-            return _open_sqlite(path_sqlite, rest, cancel, use_cache, path, tables, on_partial)
-        except ReportError as exc:
-            if exc.path != path_sqlite:
-                raise
-            # Name the folder the user gave, not its copy in the cache.
-            raise type(exc)(path, exc.reason) from exc
+        return _open_sqlite(path_sqlite, rest, cancel, use_cache, path, tables, on_partial)
     magic = _magic(path)
     if looks_like_json(magic):
         # A PyTorch profiler (Kineto) trace: parsed directly, never cached (a read costs
@@ -148,6 +142,26 @@ def open_report(
 
 
 def _open_sqlite(
+    path: Path,
+    progress: Progress | None,
+    cancel: threading.Event | None,
+    use_cache: bool,
+    shown_as: Path,
+    tables: Collection[str] | None = None,
+    on_partial: Callable[[Report], None] | None = None,
+) -> Report:
+    """Read the SQLite file ``path`` that stands for the user's ``shown_as`` (itself, or its
+    export, checkpointed copy or export folder's tables in the cache or a private folder):
+    the model and every refusal name ``shown_as``, never a copy the user did not give."""
+    try:
+        return _read_sqlite(path, progress, cancel, use_cache, shown_as, tables, on_partial)
+    except ReportError as exc:
+        if shown_as == path or exc.path != path:
+            raise
+        raise type(exc)(shown_as, exc.reason) from exc
+
+
+def _read_sqlite(
     path: Path,
     progress: Progress | None,
     cancel: threading.Event | None,

@@ -479,6 +479,31 @@ def test_committed_data_in_the_wal_file_is_read(base_report: Path, tmp_path: Pat
         ReportDatabase(path)  # any other reader is told, not shown the older data
 
 
+@pytest.mark.parametrize("use_cache", [False, True])
+def test_a_refusal_found_in_the_wal_copy_names_the_report(
+    base_report: Path, tmp_path: Path, monkeypatch, use_cache: bool
+) -> None:
+    # Before: the message named the private checkpointed copy (/tmp/strata-*/...), a file
+    # the user never gave and that is gone once the command ends (a fuzz run found it).
+    monkeypatch.setenv("STRATA_CACHE_DIR", str(tmp_path / "cache"))
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    path = _with_committed_wal(base_report, folder)
+    con = sqlite3.connect(path)  # a second transaction, still only in the -wal file
+    con.execute("PRAGMA wal_autocheckpoint = 0")
+    con.execute(f"UPDATE {KERNELS} SET demangledName = 999999999")
+    con.commit()
+    shutil.copyfile(path, tmp_path / "main")
+    shutil.copyfile(f"{path}-wal", tmp_path / "wal")
+    con.close()
+    os.replace(tmp_path / "main", path)
+    os.replace(tmp_path / "wal", f"{path}-wal")
+    with pytest.raises(CorruptReportError, match="lacks id 999999999") as info:
+        open_report(path, use_cache=use_cache)
+    assert info.value.path == path
+    assert str(info.value).startswith(f"{path}: ")
+
+
 def _count(path: Path, name: str) -> int:
     return sql_rows(
         path,
