@@ -36,7 +36,9 @@ floor 2.21 s / 4.33 s CPU (5.6x). The floor alone stays under 6x: a check of eve
 inside SQLite cannot reach it on 2 cores, before any Python runs. The native reader
 (docs/design.md) reads the tables' pages without SQLite's virtual machine and passes under
 it: same machine, medians of 5, ``--baseline`` the code before it: nsys 12.64 s; baseline
-5.76 s (2.2x); Strata 1.75 s / 2.82 s CPU (**7.2x**); the SQLite floor 2.27 s (5.6x).
+5.76 s (2.2x); Strata 1.75 s / 2.82 s CPU (**7.2x**); the SQLite floor 2.27 s (5.6x). A
+later run of 5: nsys 12.53 s, Strata 2.06 s / 3.40 s CPU (6.1x): system time on this VM
+varies 0.6-1.6 s from run to run.
 
 ``--aggregation-only`` times only the aggregation (both summaries on a loaded report) and
 pandas, repeated and interleaved; ``--baseline OLD`` (a checkout of earlier code, e.g.
