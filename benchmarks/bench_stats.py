@@ -25,8 +25,11 @@ Usage::
     python benchmarks/bench_stats.py --report big.sqlite --skip-nsys
     python benchmarks/bench_stats.py --report big.sqlite --aggregation-only --baseline OLD
 
-``--cold-only`` times only whole ``main.py stats --no-cache`` processes against nsys stats
-(wall and CPU, median of ``--repeat``), with ``--baseline OLD``'s in the same run, and the
+``--cold-only`` times only whole ``main.py stats --no-cache`` processes against nsys stats,
+DuckDB 1.4's SQLite scanner with one GROUP BY per summary (median, stddev; ``--duckdb-python``
+names an interpreter that has ``duckdb`` + ``duckdb-ext-sqlite``, the ``bench`` extra) and
+nsys-ai's ``top_kernels`` (its first run and the run again, once; ``--nsys-ai PATH``), wall,
+CPU and peak memory (medians of ``--repeat``), with ``--baseline OLD``'s in the same run, and the
 floor: SQLite's own scan of every column of the two tables (one ``max()`` of all columns per
 row, on one thread per core), which any check of every value inside SQLite pays.
 Measured on /tmp/hostile/big10m.sqlite (10 M kernels + 10 M CUDA API calls), 2 idle cores,
@@ -58,6 +61,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 from _common import REPO, ensure_scaled_report, print_phase_result, run_phase, timed
 
@@ -205,21 +209,6 @@ def _main_py_stats(path: Path, cache_dir: str, *options: str) -> float:
     return seconds
 
 
-def _process(cmd: list[str], env: dict[str, str], cwd: Path | None = None) -> tuple[float, float]:
-    """Run ``cmd``; return (wall seconds, CPU seconds of it and its children)."""
-    before = os.times()
-    proc, wall = timed(
-        lambda: subprocess.run(cmd, capture_output=True, env=env, cwd=cwd, check=False)
-    )
-    after = os.times()
-    if proc.returncode != 0:
-        raise RuntimeError(f"{cmd[:3]} failed: {proc.stderr.decode()[-500:]}")
-    cpu = (after.children_user - before.children_user) + (
-        after.children_system - before.children_system
-    )
-    return wall, cpu
-
-
 def _phase_floor(path: Path) -> dict:
     """SQLite's scan of every column of the two tables, one rowid range per core."""
     import threading
@@ -256,38 +245,70 @@ def _phase_floor(path: Path) -> dict:
     return {"seconds": seconds, "cpu": time.process_time() - cpu0}
 
 
-def _cold_only(path: Path, workdir: Path, repeat: int, baseline: Path | None) -> int:
-    """Whole ``main.py stats --no-cache`` processes (this code, ``baseline``'s), nsys stats
-    and SQLite's scan of every column, interleaved; medians of wall and CPU seconds."""
+def _cold_only(path: Path, workdir: Path, repeat: int, baseline: Path | None, peers) -> int:
+    """Whole ``main.py stats --no-cache`` processes (this code, ``baseline``'s), nsys stats,
+    DuckDB's SQLite scanner, nsys-ai and SQLite's scan of every column, interleaved; medians
+    of wall and CPU seconds and of peak resident memory."""
+    from _peers import Skipped, duckdb_command, measure, nsys_ai_command, python_for_duckdb
+
     from analysis.open import find_nsys
 
     nsys = find_nsys()
     roots = {"Strata": REPO} if baseline is None else {"baseline": baseline, "Strata": REPO}
-    runs: dict[str, list[tuple[float, float]]] = {}
+    runs: dict[str, list] = {}
+    skipped: dict[str, str] = {} if nsys else {"nsys stats (peer)": "nsys not found"}
     env = dict(os.environ, LANG="C.UTF-8")
-    for _ in range(repeat):
+    try:
+        duck = (
+            None
+            if peers.skip_duckdb
+            else duckdb_command(python_for_duckdb(peers.duckdb_python), path)
+        )
+    except Skipped as exc:
+        duck, skipped["DuckDB sqlite_scan + GROUP BY (peer)"] = None, str(exc)
+    for i in range(repeat):
         if nsys:
             with tempfile.TemporaryDirectory(prefix="bench-nsys-", dir=workdir) as tmp:
                 link = Path(tmp) / path.name
                 os.symlink(path, link)
                 cmd = [nsys, "stats", "-f", "csv", "-r", ",".join(_SPECS), link.name]
-                runs.setdefault("nsys stats (peer)", []).append(_process(cmd, env, Path(tmp)))
+                runs.setdefault("nsys stats (peer)", []).append(measure(cmd, env, Path(tmp)))
+        if duck:
+            runs.setdefault("DuckDB sqlite_scan + GROUP BY (peer)", []).append(measure(duck, env))
+        if i == 0 and not peers.skip_nsys_ai:
+            # Slow (about a minute at 10 M kernels): the first run and the run again, once.
+            try:
+                cmd, scratch = nsys_ai_command(peers.nsys_ai, workdir, path)
+            except Skipped as exc:
+                skipped["nsys-ai top_kernels, first (peer)"] = str(exc)
+            else:
+                try:
+                    for label in ("first", "again"):
+                        runs[f"nsys-ai top_kernels, {label} (peer)"] = [measure(cmd, env)]
+                finally:
+                    shutil.rmtree(scratch, ignore_errors=True)
         for side, root in roots.items():
             cmd = [sys.executable, str(root / "main.py"), "stats", "--no-cache", "-f", "csv",
                    "-r", ",".join(_SPECS), str(path)]  # fmt: skip
             side_env = {**env, "PYTHONPATH": str(root)}
-            runs.setdefault(f"main.py stats --no-cache, {side}", []).append(_process(cmd, side_env))
+            runs.setdefault(f"main.py stats --no-cache, {side}", []).append(measure(cmd, side_env))
         floor = run_phase(Path(__file__).resolve(), ["--phase", "floor", "--report", str(path)])
         runs.setdefault("SQLite scan of every column (floor)", []).append(
-            (floor["seconds"], floor["cpu"])
+            SimpleNamespace(wall_s=floor["seconds"], cpu_s=floor["cpu"], peak_rss_bytes=0)
         )
     print(f"report {path.name}; {os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f}")
-    peer = statistics.median(w for w, _ in runs.get("nsys stats (peer)", [(float("nan"), 0)]))
+    median = {k: statistics.median(m.wall_s for m in v) for k, v in runs.items()}
+    strata = median[f"main.py stats --no-cache, {list(roots)[-1]}"]
+    nsys_s = median.get("nsys stats (peer)", float("nan"))
     for label, times in runs.items():
-        wall = statistics.median(w for w, _ in times)
-        cpu = statistics.median(c for _, c in times)
-        note = f"CPU {cpu:6.2f} s; {peer / wall:4.1f}x faster than nsys stats"
-        _line(label, wall, note + f" (runs {', '.join(f'{w:.1f}' for w, _ in times)})")
+        cpu = statistics.median(m.cpu_s for m in times)
+        rss = statistics.median(m.peak_rss_bytes for m in times) / 1e6
+        note = (f"CPU {cpu:6.2f} s; peak {rss:6.0f} MB; {nsys_s / median[label]:4.1f}x faster"
+                f" than nsys stats; {median[label] / strata:5.2f}x Strata's time"
+                f" (runs {', '.join(f'{m.wall_s:.1f}' for m in times)})")  # fmt: skip
+        _line(label, median[label], note)
+    for label, why in skipped.items():
+        print(f"{label:34s} not run: {why}")
     return 0
 
 
@@ -351,6 +372,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--cold-only", action="store_true", help="only whole cold stats processes, nsys, floor"
     )
+    parser.add_argument("--duckdb-python", help="interpreter with duckdb (default: this one)")
+    parser.add_argument("--skip-duckdb", action="store_true", help="--cold-only without DuckDB")
+    parser.add_argument("--nsys-ai", help="the nsys-ai executable (default: from PATH)")
+    parser.add_argument("--skip-nsys-ai", action="store_true", help="--cold-only without it")
     parser.add_argument(
         "--projection",
         type=int,
@@ -386,7 +411,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.aggregation_only:
         return _aggregation_only(path, args.workdir, args.repeat, args.baseline)
     if args.cold_only:
-        return _cold_only(path, args.workdir, args.repeat, args.baseline)
+        return _cold_only(path, args.workdir, args.repeat, args.baseline, args)
     script = Path(__file__).resolve()
     from analysis.open import find_nsys
     from analysis.xp import cupy_available
