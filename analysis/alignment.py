@@ -22,6 +22,7 @@ __all__ = [
     "ALIGNMENT_MODES",
     "TimeAlignment",
     "alignment_offsets",
+    "describe_alignment",
     "anchor_offsets",
     "first_nvtx_start_ns",
 ]
@@ -29,6 +30,21 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 ALIGNMENT_MODES = ("session", "wallclock", "nvtx", "anchor")
+
+
+def describe_alignment(alignment: TimeAlignment) -> str:
+    """Return how ``alignment`` puts the reports on one axis, in words for a header or label
+    (``session starts at 0``, ``wall clock (UTC session starts)``, ``first NVTX range
+    'step'``, ``anchor events``; ``, manual shifts`` when any report is shifted by hand)."""
+    words = {
+        "session": "session starts at 0",
+        "wallclock": "wall clock (UTC session starts)",
+        "nvtx": f"first NVTX range {alignment.nvtx_name!r}",
+        "anchor": "anchor events",
+    }.get(alignment.mode, alignment.mode)
+    if any(alignment.manual_ns):
+        words += ", manual shifts"
+    return words
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -269,6 +269,10 @@ class CollectiveMatch:
         ``instances`` (int64).
     notes
         One line each for what could not be matched, or only with a fallback.
+    alignment
+        How the reports were put on one axis, in words
+        (:func:`analysis.alignment.describe_alignment`; '' when the caller gave offsets
+        only): skews depend on it, so every surface shows it next to them.
     """
 
     instances: pd.DataFrame
@@ -276,6 +280,7 @@ class CollectiveMatch:
     summary: pd.DataFrame
     rank_waits: pd.DataFrame
     notes: tuple[str, ...]
+    alignment: str = ""
 
 
 _INSTANCE_INTS = ("instance", "ranks", "first_start_ns", "last_start_ns", "end_ns", "skew_ns",
@@ -555,7 +560,10 @@ def collectives(
     report_set
         The reports, one per rank (their order and labels are the set's).
     alignment
-        How the reports share one time axis (default: the set's own alignment).
+        How the reports share one time axis (default: the set's own alignment, session
+        starts at 0 unless set: what the timeline shows first; each rank's session clock
+        is its own process's, while UTC starts add the hosts' clock error to the skew).
+        With ``offsets_ns`` it only names how those offsets were made.
     offsets_ns
         Per report, its shift on the shared axis, instead of ``alignment``'s (the offsets
         a timeline shows, manual shifts included).
@@ -565,13 +573,19 @@ def collectives(
     AnalysisError
         The alignment is impossible (:meth:`ReportSet.offsets_ns`).
     """
+    from analysis.alignment import describe_alignment
+
     if offsets_ns is None:
         offsets = tuple(report_set.offsets_ns(alignment))
     else:
         offsets = tuple(int(o) for o in offsets_ns)
+    if alignment is not None or offsets_ns is None:
+        words = describe_alignment(alignment or report_set.alignment)
+    else:
+        words = ""
 
     def compute(snap: ReportSet) -> CollectiveMatch:
         ops = [find_collectives(r) for r in snap.reports]
-        return match_collectives(ops, snap.labels, offsets)
+        return replace(match_collectives(ops, snap.labels, offsets), alignment=words)
 
-    return report_set.derived(("collectives", offsets), compute)
+    return report_set.derived(("collectives", offsets, words), compute)

@@ -12,10 +12,14 @@ and the next one up is ``U + (1 - U) Beta(1, n - k)``. A resampled median thus c
 whatever n (1 M instances take no longer than 10), vectorised over names, and the interval is
 the one a resampling bootstrap of the instances gives.
 
-A name present on both sides is *slower* / *faster* when the interval excludes 0 and the
-median moved by more than ``tolerance_pct`` percent; otherwise its change is *noise*. A name
-with fewer than :data:`MIN_INSTANCES` instances on a side is noise too: one instance says
-nothing of its own spread (a one-off init call varies by 10 % run to run).
+A name present on both sides with at least :data:`MIN_INSTANCES` instances on each is
+*slower* / *faster* when the interval excludes 0 and the median moved by more than
+``tolerance_pct`` percent; otherwise its change is *noise*. A name with fewer instances on a
+side has no spread to judge noise by (one instance says nothing of its own spread), so it is
+never called noise: it is *slower, few* / *faster, few* when its median moved by the
+outliers' minimum effect (:data:`analysis.outliers.DEFAULT_MIN_RATIO` times and
+:data:`analysis.outliers.DEFAULT_MIN_DELTA_NS` ns: a 25 ms kernel taking 414 ms), and *too
+few* otherwise (a one-off init call varies by 10 % run to run).
 *appeared* / *vanished*: only the after / before side has it.
 """
 
@@ -40,6 +44,7 @@ __all__ = [
     "DIFF_KINDS",
     "MIN_INSTANCES",
     "STATUSES",
+    "UNCHANGED",
     "DiffOptions",
     "NameSamples",
     "by_impact",
@@ -53,7 +58,11 @@ __all__ = [
 
 #: The kinds compared by default (the stats panel's duration kinds).
 DIFF_KINDS = ("kernels", "nvtx", "nvtx_gpu", "cuda_api")
-STATUSES = ("slower", "faster", "appeared", "vanished", "noise")
+#: Every status, changes first; ``…, few``: fewer than MIN_INSTANCES on a side (docstring).
+STATUSES = ("slower", "faster", "slower, few", "faster, few", "appeared", "vanished",
+            "too few", "noise")  # fmt: skip
+#: The statuses that are no change worth ranking first (:func:`by_impact`).
+UNCHANGED = ("too few", "noise")
 DEFAULT_CONFIDENCE = 0.95
 #: Instances a side needs before a change of its median can be told from noise.
 MIN_INSTANCES = 2
@@ -250,8 +259,12 @@ def classify(
 
     A missing median (NaN) is a side without the name; a missing interval (NaN) is a
     comparison without instances (recipe outputs): the tolerance alone decides. ``counts``
-    (instances before, after) make names below :data:`MIN_INSTANCES` noise.
+    (instances before, after) make names below :data:`MIN_INSTANCES` on a side *slower,
+    few* / *faster, few* (a minimum effect, :func:`analysis.outliers.has_effect`) or *too
+    few*, never noise.
     """
+    from analysis.outliers import has_effect
+
     delta = med_after - med_before
     with np.errstate(divide="ignore", invalid="ignore"):
         change = np.where(
@@ -261,11 +274,19 @@ def classify(
     both = before & after
     outside = ~((low <= 0) & (high >= 0))  # NaN bounds: no interval, nothing to exclude
     moved = both & outside & (np.abs(change) > tolerance_pct)
+    few = np.zeros(len(change), dtype=bool)
     if counts is not None:
-        moved &= (np.asarray(counts[0]) >= MIN_INSTANCES) & (np.asarray(counts[1]) >= MIN_INSTANCES)
+        few = both & (
+            (np.asarray(counts[0]) < MIN_INSTANCES) | (np.asarray(counts[1]) < MIN_INSTANCES)
+        )
+        moved &= ~few
     status = np.full(len(change), "noise", dtype=object)
     status[moved & (delta > 0)] = "slower"
     status[moved & (delta < 0)] = "faster"
+    large = few & has_effect(np.nan_to_num(med_after), np.nan_to_num(med_before))
+    status[few] = "too few"
+    status[large & (delta > 0)] = "slower, few"
+    status[large & (delta < 0)] = "faster, few"
     status[after & ~before] = "appeared"
     status[before & ~after] = "vanished"
     change[~both] = np.nan
@@ -336,9 +357,9 @@ def _exact(totals: np.ndarray) -> np.ndarray:
 
 
 def by_impact(frame: pd.DataFrame, label_column: str = "Name") -> pd.DataFrame:
-    """Sort a diff table by impact: changes (not noise) first, then by the absolute
-    ``Total Delta``, largest first, then by ``label_column``."""
-    noise = (frame["Status"] == "noise").to_numpy()
+    """Sort a diff table by impact: changes (not :data:`UNCHANGED`) first, then by the
+    absolute ``Total Delta``, largest first, then by ``label_column``."""
+    noise = frame["Status"].isin(UNCHANGED).to_numpy()
     impact = -np.abs(frame["Total Delta"].to_numpy(np.float64))
     label = frame[label_column].astype(str).to_numpy()
     order = np.lexsort((label, impact, noise))

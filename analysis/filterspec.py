@@ -10,7 +10,7 @@ import re
 
 from analysis.errors import AnalysisError
 
-__all__ = ["FILTER_OPTIONS", "is_int64", "parse_filter_time", "split_filter"]
+__all__ = ["FILTER_OPTIONS", "is_int64", "parse_duration_ns", "parse_filter_time", "split_filter"]
 
 #: The filter options every summary and rule takes (what --filter-time/--filter-nvtx add).
 FILTER_OPTIONS = ("start", "end", "nvtx")
@@ -32,7 +32,7 @@ def is_int64(text: str) -> bool:
         return False
 
 
-def _time_value(text: str, default: int, whole: str) -> int:
+def _time_value(text: str, default: int, whole: str, option: str = "--filter-time") -> int:
     if not text:
         return default
     pos, total = 0, 0.0
@@ -42,10 +42,25 @@ def _time_value(text: str, default: int, whole: str) -> int:
         total += float(match.group(1)) * _UNITS[match.group(2) or "ns"]
         pos = match.end()
     if pos != len(text) or pos == 0:
-        raise AnalysisError(f"--filter-time {whole!r}: '{text}' is not a time (e.g. 1s2ms, 500us)")
+        raise AnalysisError(f"{option} {whole!r}: '{text}' is not a time (e.g. 1s2ms, 500us)")
     if not _INT64_MIN <= total <= _INT64_MAX:
-        raise AnalysisError(f"--filter-time {whole!r}: '{text}' is out of the 64-bit range")
+        raise AnalysisError(f"{option} {whole!r}: '{text}' is out of the 64-bit range")
     return int(total)
+
+
+def parse_duration_ns(text: str, option: str) -> int:
+    """Return the ns of a duration in --filter-time's units (``500``, ``1us``, ``1.5ms``).
+
+    Raises
+    ------
+    AnalysisError
+        ``text`` is empty, not a time, or outside the 64-bit range; the message names
+        ``option``.
+    """
+    text = text.strip()
+    if not text:
+        raise AnalysisError(f"{option}: an empty value is not a time (e.g. 1us, 500ns)")
+    return _time_value(text, 0, text, option)
 
 
 def parse_filter_time(text: str) -> tuple[int, int]:

@@ -15,13 +15,22 @@ mean absolute deviation around the median, as IBM SPSS does::
     z = (x − median) / (1.253314 · MeanAD)
 
 and is 0 when that is 0 too (every instance equal). Instances with ``|z| > threshold`` are
-outliers (3.5 is the authors' recommendation).
+outliers (3.5 is the authors' recommendation) when they also differ from the median by a
+minimum effect: by at least :data:`DEFAULT_MIN_RATIO` (1.2: 20 % slower, or 1/1.2 faster)
+*and* by at least :data:`DEFAULT_MIN_DELTA_NS` (1 µs). The z-score alone says how unusual a
+duration is relative to the spread; a kernel whose instances are all within a few ns of each
+other (a spread of 2 ns on a 1.8 µs kernel) would otherwise flag half its instances for a
+2 % difference. 20 % is above the run-to-run jitter of GPU clocks and caches (typically a few
+per cent) and 1 µs is the order of a kernel launch, below which no tuning decision changes.
+Both limits are parameters (``min_ratio``, ``min_delta_ns``; 1 and 0 turn them off).
 
 Whole reports are compared per name by their median duration: the median of report *r* is
 set against the median of the *other* reports' medians (leave-one-out, so a straggler does
 not hide itself), and scaled by the larger of the other medians' spread
 (1.4826 · MAD) and how precisely a median of *n* instances is known
-(1.2533 · 1.4826 · MAD of all instances / √n).
+(1.2533 · 1.4826 · MAD of all instances / √n). A report is kept when ``|z|`` is above the
+threshold and its median differs from the others' by the same minimum effect (ratio and
+absolute difference) as an instance from its name's median.
 
 Vectorised: one :func:`~analysis.engine.group_stats` pass gives the medians, a second one on
 ``|2x − 2·median|`` (integers, so exact) gives twice the MAD.
@@ -44,6 +53,8 @@ from analysis.names import EventNames
 from analysis.projection import project_nvtx
 
 __all__ = [
+    "DEFAULT_MIN_DELTA_NS",
+    "DEFAULT_MIN_RATIO",
     "DEFAULT_THRESHOLD",
     "INSTANCE_COLUMNS",
     "OUTLIER_KINDS",
@@ -52,10 +63,15 @@ __all__ = [
     "Z_MEAN_AD",
     "Outliers",
     "find_outliers",
+    "has_effect",
     "robust_z",
 ]
 
 DEFAULT_THRESHOLD = 3.5
+#: The least ratio (slower) or inverse ratio (faster) to the median an outlier shows.
+DEFAULT_MIN_RATIO = 1.2
+#: The least absolute difference from the median an outlier shows, in ns (1 µs).
+DEFAULT_MIN_DELTA_NS = 1000
 #: What can be scored (the registry's outlier kinds: kernels, CUDA API, NVTX ranges on the
 #: CPU and projected on the GPU; a kind registered later is scored too).
 OUTLIER_KINDS = outlier_kinds()
@@ -127,11 +143,15 @@ class Outliers:
         ``robust_z`` (float64, module docstring), ``style``, ``key`` (as ``instances``).
     threshold
         The ``|robust_z|`` above which rows were kept.
+    min_ratio, min_delta_ns
+        The minimum effect a kept row shows against its median (module docstring).
     """
 
     instances: pd.DataFrame
     reports: pd.DataFrame
     threshold: float
+    min_ratio: float = DEFAULT_MIN_RATIO
+    min_delta_ns: float = DEFAULT_MIN_DELTA_NS
 
     def within(
         self,
@@ -177,7 +197,8 @@ class Outliers:
 
     def __repr__(self) -> str:
         return (
-            f"<Outliers |z| > {self.threshold:g}: {len(self.instances):,} instances, "
+            f"<Outliers |z| > {self.threshold:g}, x{self.min_ratio:g} and "
+            f"{self.min_delta_ns:g} ns: {len(self.instances):,} instances, "
             f"{len(self.reports):,} report rows>"
         )
 
@@ -192,6 +213,25 @@ def robust_z(
         by_mean = dev / (Z_MEAN_AD * mean_ad)
     z = np.where(mad > 0, by_mad, np.where(mean_ad > 0, by_mean, 0.0))
     return z.astype(np.float64)
+
+
+def has_effect(
+    values: np.ndarray,
+    median: np.ndarray,
+    min_ratio: float = DEFAULT_MIN_RATIO,
+    min_delta_ns: float = DEFAULT_MIN_DELTA_NS,
+) -> np.ndarray:
+    """Whether each value differs from its median by the minimum effect (module docstring).
+
+    Both must hold: ``|value − median| >= min_delta_ns`` and ``max(value, median) /
+    min(value, median) >= min_ratio`` (a zero side makes the ratio infinite).
+    """
+    values = np.asarray(values, dtype=np.float64)
+    median = np.asarray(median, dtype=np.float64)
+    low, high = np.minimum(values, median), np.maximum(values, median)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(low > 0, high / low, np.where(high > low, np.inf, 1.0))
+    return (np.abs(values - median) >= min_delta_ns) & (ratio >= min_ratio)
 
 
 # --------------------------------------------------------------------------- instances
@@ -377,9 +417,12 @@ def _instance_frame(inst: _Instances, keep: np.ndarray, spread: tuple, z: np.nda
     )
 
 
-def _worst_first(frame: pd.DataFrame, threshold: float, columns: list[str]) -> pd.DataFrame:
+def _worst_first(
+    frame: pd.DataFrame, threshold: float, columns: list[str], effect: np.ndarray
+) -> pd.DataFrame:
     magnitude = frame["robust_z"].abs()
-    kept = frame[magnitude > threshold].assign(_m=magnitude[magnitude > threshold])
+    keep = (magnitude > threshold).to_numpy() & effect
+    kept = frame[keep].assign(_m=magnitude[keep])
     extra = ["duration_ns"] if "duration_ns" in kept else ["median_ns"]
     kept = kept.sort_values(["_m", *extra, "report_index"], ascending=[False, False, True],
                             kind="stable")  # fmt: skip
@@ -392,6 +435,8 @@ def find_outliers(
     kinds: Iterable[str] | None = None,
     xp: ModuleType | None = None,
     projection: Callable | None = None,
+    min_ratio: float = DEFAULT_MIN_RATIO,
+    min_delta_ns: float = DEFAULT_MIN_DELTA_NS,
 ) -> Outliers:
     """Find instances and reports whose durations lie far from their name's typical one.
 
@@ -409,6 +454,12 @@ def find_outliers(
     projection
         ``report -> project_nvtx(report)`` (a ReportSet's, computed once; default
         :func:`analysis.projection.project_nvtx`).
+    min_ratio
+        Keep only rows at least this many times slower or faster than their median
+        (default 1.2, i.e. 20 %; 1 keeps any ratio).
+    min_delta_ns
+        Keep only rows at least this far from their median, in ns (default 1000; 0 keeps
+        any difference).
 
     Returns
     -------
@@ -418,7 +469,8 @@ def find_outliers(
     Raises
     ------
     AnalysisError
-        An unknown kind was asked for, or the threshold is negative.
+        An unknown kind was asked for, the threshold or ``min_delta_ns`` is negative, or
+        ``min_ratio`` is below 1.
     """
     from analysis.errors import AnalysisError
 
@@ -429,22 +481,38 @@ def find_outliers(
         raise AnalysisError(f"unknown outlier kind {unknown[0]!r}; use {', '.join(known)}")
     if not threshold >= 0:
         raise AnalysisError(f"threshold must be a non-negative number, not {threshold}")
+    if not (min_ratio >= 1 and np.isfinite(min_ratio)):
+        raise AnalysisError(f"min_ratio must be a finite number >= 1, not {min_ratio}")
+    if not (min_delta_ns >= 0 and np.isfinite(min_delta_ns)):
+        raise AnalysisError(f"min_delta_ns must be a finite number >= 0, not {min_delta_ns}")
     xp = np if xp is None else xp
     inst = _collect(reports, kinds, projection if projection is not None else project_nvtx)
     if inst is None:
         return Outliers(
-            pd.DataFrame(columns=INSTANCE_COLUMNS), pd.DataFrame(columns=REPORT_COLUMNS), threshold
-        )
+            pd.DataFrame(columns=INSTANCE_COLUMNS), pd.DataFrame(columns=REPORT_COLUMNS),
+            threshold, min_ratio, min_delta_ns,
+        )  # fmt: skip
     median, mad, mean_ad = spread = _spread(inst.code, inst.duration_ns, xp)
     code = inst.code
     z = robust_z(inst.duration_ns, median[code], mad[code], mean_ad[code])
-    instances = _instance_frame(inst, np.abs(z) > threshold, spread, z)
+    effect = has_effect(inst.duration_ns, median[code], min_ratio, min_delta_ns)
+    instances = _instance_frame(inst, (np.abs(z) > threshold) & effect, spread, z)
     per_report = _score_reports(inst, spread, len(reports), xp)
     names = np.array([r.name for r in reports], dtype=object)
     instances["report"] = names[instances["report_index"].to_numpy()]
     per_report["report"] = names[per_report["report_index"].to_numpy()]
+    report_effect = has_effect(
+        per_report["median_ns"].to_numpy(),
+        per_report["others_median_ns"].to_numpy(),
+        min_ratio,
+        min_delta_ns,
+    )
     return Outliers(
-        instances=_worst_first(instances, threshold, INSTANCE_COLUMNS),
-        reports=_worst_first(per_report, threshold, REPORT_COLUMNS),
+        instances=_worst_first(
+            instances, threshold, INSTANCE_COLUMNS, np.ones(len(instances), dtype=bool)
+        ),  # fmt: skip
+        reports=_worst_first(per_report, threshold, REPORT_COLUMNS, report_effect),
         threshold=threshold,
+        min_ratio=min_ratio,
+        min_delta_ns=min_delta_ns,
     )

@@ -387,7 +387,8 @@ class ReportSet:
         return self._set_value(key, compute)
 
     def outliers(self, threshold: float | None = None, kinds: Iterable[str] | None = None,
-                 xp: ModuleType | None = None):  # fmt: skip
+                 xp: ModuleType | None = None, min_ratio: float | None = None,
+                 min_delta_ns: float | None = None):  # fmt: skip
         """Return the :class:`~analysis.outliers.Outliers` of the set (computed once).
 
         Parameters
@@ -398,16 +399,33 @@ class ReportSet:
             Which of :data:`analysis.outliers.OUTLIER_KINDS` to score (default: all).
         xp
             ``numpy`` (default) or ``cupy`` for the group reductions.
+        min_ratio, min_delta_ns
+            The minimum effect against the median (defaults
+            :data:`analysis.outliers.DEFAULT_MIN_RATIO`, ``DEFAULT_MIN_DELTA_NS``).
         """
-        from analysis.outliers import DEFAULT_THRESHOLD, OUTLIER_KINDS, find_outliers
+        from analysis.outliers import (
+            DEFAULT_MIN_DELTA_NS,
+            DEFAULT_MIN_RATIO,
+            DEFAULT_THRESHOLD,
+            OUTLIER_KINDS,
+            find_outliers,
+        )
 
         limit = DEFAULT_THRESHOLD if threshold is None else float(threshold)
+        ratio = DEFAULT_MIN_RATIO if min_ratio is None else float(min_ratio)
+        delta = DEFAULT_MIN_DELTA_NS if min_delta_ns is None else float(min_delta_ns)
         wanted = OUTLIER_KINDS if kinds is None else tuple(kinds)
         module = np if xp is None else xp
         return self._set_value(
-            ("outliers", limit, wanted, module.__name__),
+            ("outliers", limit, wanted, module.__name__, ratio, delta),
             lambda snap: find_outliers(
-                list(snap.reports), limit, wanted, module, projection=snap.projection_of
+                list(snap.reports),
+                limit,
+                wanted,
+                module,
+                projection=snap.projection_of,
+                min_ratio=ratio,
+                min_delta_ns=delta,
             ),  # fmt: skip
         )
 

@@ -30,8 +30,10 @@ __all__ = [
 ]
 
 #: The Change column's words (the colour says it too, not alone).
-CHANGE_TEXT = {"slower": "▲ slower", "faster": "▼ faster", "appeared": "+ appeared",
-               "vanished": "− vanished", "noise": "noise"}  # fmt: skip
+CHANGE_TEXT = {"slower": "▲ slower", "faster": "▼ faster", "slower, few": "▲ slower, n=1",
+               "faster, few": "▼ faster, n=1", "appeared": "+ appeared",
+               "vanished": "− vanished", "too few": "too few instances",
+               "noise": "noise"}  # fmt: skip
 #: Statuses the timeline colours, in the order of their tint codes (1, 2).
 TINTED = ("slower", "faster")
 

@@ -80,8 +80,9 @@ class CollectiveList(QObject):
             self._panel.show_collectives(pd.DataFrame())
             return
         self._panel.show_collectives(pd.DataFrame(), "Matching collectives across ranks…")
-        offsets = shown.offsets
-        run_for_set(self._runner, shown, lambda rs: collectives(rs, offsets_ns=offsets),
+        offsets, alignment = shown.offsets, shown.alignment
+        run_for_set(self._runner, shown,
+                    lambda rs: collectives(rs, alignment, offsets_ns=offsets),
                     "collectives", lambda: self._shown, self._on_ready,
                     self._on_failed)  # fmt: skip
 
@@ -153,6 +154,8 @@ def _status(found: CollectiveMatch) -> str:
         text = f"{pluralize(len(inst), 'collective')} matched across {reports}"
         worst = found.summary.sort_values("caused_wait_ns", ascending=False).iloc[0]
         text += f"; worst straggler {worst['worst_straggler']} ({worst['collective']})"
+    if found.alignment:
+        text += f" · alignment: {found.alignment}"
     if found.notes:
         text += " · " + "; ".join(found.notes)
     return text

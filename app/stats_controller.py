@@ -29,6 +29,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow
 
+from analysis.alignment import TimeAlignment
 from analysis.outliers import Outliers
 from app.stats_collectives import CollectiveList
 from app.stats_diff import DiffList
@@ -135,7 +136,7 @@ class StatsController(QObject):
             self.highlighter.push_highlights()  # set_data dropped them
             return
         shown = binding.shown_set()
-        self._shown = ShownReports(shown, offsets, tuple(shown.labels))
+        self._shown = ShownReports(shown, offsets, tuple(shown.labels), _alignment_of(binding))
         if is_new:
             self.panel.set_reports(list(self._shown.labels))
         self.table.set_shown(self._shown)
@@ -243,3 +244,13 @@ def install_stats_panel(window: QMainWindow) -> StatsController:
     controller = StatsController(window, panel, dock)
     controller._on_layout_changed()  # reports already shown
     return controller
+
+
+def _alignment_of(binding) -> TimeAlignment:
+    """How the binding's offsets were made: its alignment, or session starts where that
+    alignment could not be done (the binding then falls back to them, the shifts kept)."""
+    alignment = binding.alignment() if hasattr(binding, "alignment") else TimeAlignment()
+    problem = binding.alignment_problem() if hasattr(binding, "alignment_problem") else ""
+    if problem:
+        return TimeAlignment("session", None, alignment.manual_ns)
+    return alignment

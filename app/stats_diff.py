@@ -158,8 +158,11 @@ class DiffList(QObject):
 
     def _status(self, frame: pd.DataFrame, request: DiffRequest) -> str:
         counts = frame["status"].value_counts()
-        changes = ("slower", "faster", "appeared", "vanished")
+        changes = ("slower", "faster", "slower, few", "faster, few", "appeared", "vanished")
         parts = [f"{int(counts.get(s, 0)):,} {s}" for s in changes if counts.get(s, 0)]
+        few = int(counts.get("too few", 0))
+        if few:
+            parts.append(f"{few:,} with too few instances")
         noise = int(counts.get("noise", 0))
         parts.append(f"{noise:,} within noise")
         return f"{self._title(request)} · {', '.join(parts)}"

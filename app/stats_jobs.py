@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from analysis.alignment import TimeAlignment
 from analysis.engine import sqlite_round
 from analysis.errors import StrataError
 from analysis.outliers import DEFAULT_THRESHOLD
@@ -54,6 +55,8 @@ class ShownReports:
     reports: ReportSet = field(default_factory=ReportSet)
     offsets: tuple[int, ...] = ()
     labels: tuple[str, ...] = ()
+    #: How ``offsets`` were made (what the Collectives tab names beside its skews).
+    alignment: TimeAlignment = field(default_factory=TimeAlignment)
 
     @property
     def key(self) -> tuple:

@@ -39,14 +39,16 @@ _COLOURS = {
 #: Okabe & Ito's vermillion, faster in their bluish green, told apart with every common
 #: colour-vision deficiency (they differ in lightness and in blue, not in red-green alone);
 #: the Change column says it in words too (▲ slower, ▼ faster).
-DIFF_COLORS = {"slower": "#D55E00", "faster": "#009E73"}
+DIFF_COLORS = {"slower": "#D55E00", "faster": "#009E73", "slower, few": "#D55E00",
+               "faster, few": "#009E73"}  # fmt: skip
 
 
 def diff_colors(scheme: str) -> dict[str, str]:
     """Return the Diff tab's text colour per status in ``scheme`` ('light' or 'dark'):
-    :data:`DIFF_COLORS`, and noise greyed (the palette's dim text); appeared / vanished keep
-    the usual text colour."""
-    return {**DIFF_COLORS, "noise": _COLOURS[scheme][4]}
+    :data:`DIFF_COLORS` (a change on one instance in the same hue: the Change text says
+    "n=1"), and noise and too few instances greyed (the palette's dim text); appeared /
+    vanished keep the usual text colour."""
+    return {**DIFF_COLORS, "noise": _COLOURS[scheme][4], "too few": _COLOURS[scheme][4]}
 
 
 def system_scheme() -> str:

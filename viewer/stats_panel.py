@@ -157,7 +157,8 @@ def columns_for(kind: str, frame: pd.DataFrame, report_labels: list[str]) -> lis
 
 _DIFF_COLUMNS = [
     Column("change", "Change", "text", "slower / faster: the median moved beyond the noise "
-           "(interval and tolerance); noise: it did not; appeared / vanished: one side only"),
+           "(interval and tolerance); noise: it did not; n=1: one instance on a side, slower / "
+           "faster by x1.2 and 1 µs, else too few instances; appeared / vanished: one side only"),
     Column("name", "Name", "text"), Column("style", "Style", "text"),
     Column("total_delta_ns", "Total Δ (ns)", "delta", "After - before, over each side's reports"),
     Column("med_change_pct", "Med Δ (%)", "delta_pct", "Change of the median duration"),

@@ -7,7 +7,8 @@ The two inputs are reports (compared on their ``cuda_gpu_kern_sum``, ``nvtx_sum`
 
 The decision is :mod:`analysis.diff`'s (the one ``main.py diff`` and the stats panel use): a
 name present in both is *slower* / *faster* when the bootstrap interval of its median change
-excludes 0 and the median moved by more than ``--tolerance`` percent, else *noise*;
+excludes 0 and the median moved by more than ``--tolerance`` percent, else *noise*; with a
+single instance on a side *slower, few* / *faster, few* or *too few* (:mod:`analysis.diff`);
 *appeared* / *vanished* when only the after / before side has it. Output folders carry no
 instances: there the tolerance alone decides (no interval).
 """
@@ -21,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from analysis.diff import STATUSES as _DIFF_STATUSES
 from analysis.diff import (
     DiffOptions,
     NameSamples,
@@ -45,7 +47,7 @@ from analysis.recipes.summaries import StatsRecipe
 
 __all__ = ["STATUSES", "Diff", "diff_tables"]
 
-STATUSES = ("slower", "faster", "appeared", "vanished", "noise")
+STATUSES = _DIFF_STATUSES  # the statuses of analysis.diff, one vocabulary
 #: Recipes compared when the inputs are reports, and the panel kind of their instances.
 _REPORT_RECIPES = {
     "cuda_gpu_kern_sum": "kernels",
@@ -258,14 +260,16 @@ class Diff(Recipe):
 
 def _summary_line(name: str, table: pd.DataFrame, tolerance_pct: float) -> str:
     counts = table["Status"].value_counts()
-    parts = ", ".join(f"{int(counts.get(s, 0))} {s}" for s in STATUSES)
+    always = ("slower", "faster", "appeared", "vanished", "noise")  # the others when present
+    parts = ", ".join(f"{int(counts.get(s, 0))} {s}" for s in STATUSES
+                      if s in always or counts.get(s, 0))  # fmt: skip
     return f"  {name} (tolerance {tolerance_pct:g}%): {parts}"
 
 
 def _top_lines(table: pd.DataFrame, recipe: StatsRecipe, n: int = 3) -> list[str]:
     label_column = _label_column(recipe)
     lines = []
-    for status in ("slower", "faster", "appeared", "vanished"):
+    for status in ("slower", "faster", "slower, few", "faster, few", "appeared", "vanished"):
         rows = table[table["Status"] == status].head(n)
         for row in rows.to_dict("records"):
             label = str(row[label_column])
@@ -273,7 +277,7 @@ def _top_lines(table: pd.DataFrame, recipe: StatsRecipe, n: int = 3) -> list[str
             change = row["Med Change (%)"]
             detail = f"{change:+.1f}% median" if np.isfinite(change) else ""
             lines.append(
-                f"    {status:9s} {label:50s} {detail:>14s}  total delta "
+                f"    {status:11s} {label:50s} {detail:>14s}  total delta "
                 f"{int(row['Total Delta']):+,d} ns"
             )
     return lines

@@ -3,8 +3,10 @@
 Matches the collectives of several reports (one per rank; :mod:`analysis.collectives`) and
 prints one row per matched collective (arrival skew, straggler, waits, transfer), then one
 per collective type (count, skew, total wait, worst straggler) and each rank's share of the
-wait. Times are ns on the shared axis: by default the reports' wall-clock session starts
-(``--align wallclock``, as ``nsys recipe`` puts ranks on one clock).
+wait. Times are ns on the shared axis: by default every session starts at 0, as the
+timeline (and its Collectives tab) opens, so both give the same skews; ``--align
+wallclock`` puts the ranks on their UTC session starts, as ``nsys recipe`` does. The output
+names the alignment it used.
 """
 
 from __future__ import annotations
@@ -62,8 +64,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--align",
         choices=ALIGNMENTS,
-        default="wallclock",
-        help="the shared clock: UTC session starts (default) or every session at 0",
+        default="session",
+        help="the shared clock: every session at 0 (default, as the timeline opens) or UTC "
+        "session starts (wallclock); the output names it",
     )
     parser.add_argument(
         "--top", type=int, default=0, metavar="N", help="matched collectives shown (0: all)"
@@ -92,19 +95,26 @@ def format_collectives(
     notes: tuple[str, ...],
     fmt: str,
     shown: str = "",
+    alignment: str = "",
 ) -> str:
-    """Render the three tables (and the notes) in ``fmt``: column, csv or json."""
+    """Render the three tables (and the notes) in ``fmt``: column, csv or json; ``alignment``
+    (how the ranks share one axis, which every skew depends on) heads the column output, is
+    a JSON key and, for csv, a log line (the tables stay parseable)."""
     if fmt == "json":
-        body = {"collectives": json_records(instances), "summary": json_records(summary),
-                "rank_waits": json_records(waits), "notes": list(notes)}  # fmt: skip
+        body = {"alignment": alignment, "collectives": json_records(instances),
+                "summary": json_records(summary), "rank_waits": json_records(waits),
+                "notes": list(notes)}  # fmt: skip
         return json.dumps(body, indent=1) + "\n"
     tables = [_table(instances, fmt, "collectives"), _table(summary, fmt, "summary"),
               _table(waits, fmt, "rank waits")]  # fmt: skip
     if fmt == "csv":
+        if alignment:
+            log.info("alignment: %s", alignment)
         for note in notes:
             log.warning("%s", note)
         return "\n\n".join(tables) + "\n"
-    text = (
+    head = f" ** Alignment: {alignment}\n\n" if alignment else ""
+    text = head + (
         f" ** Matched collectives{shown}:\n\n{tables[0]}\n\n"
         f" ** Per collective type:\n\n{tables[1]}\n\n"
         f" ** Each rank's wait:\n\n{tables[2]}\n"
@@ -131,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
         instances = instances.head(args.top)
     text = format_collectives(
         instances, found.summary[_SUMMARY_OUT], found.rank_waits[_WAITS_OUT], found.notes,
-        args.fmt, shown,
+        args.fmt, shown, found.alignment,
     )  # fmt: skip
     with output_stream(args.output) as out:
         out.write(text)

@@ -46,7 +46,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="per-name change between two reports or two groups of reports",
         description="Compare BEFORE and AFTER (two reports; or --before/--after groups, "
         "pooled per side) name by name: count, total and median change with a bootstrap "
-        "interval, biggest total change first; changes within noise are marked 'noise'.",
+        "interval, biggest total change first; changes within noise are marked 'noise', "
+        "those on a single instance 'slower, few', 'faster, few' or 'too few'.",
     )
     parser.add_argument("pair", nargs="*", metavar="REPORT", help="BEFORE AFTER")
     parser.add_argument("--before", nargs="+", default=[], metavar="REPORT", help="group")

@@ -1,7 +1,9 @@
-"""``main.py outliers REPORT... [--top N] [--threshold Z] [-f column|csv|json] [-o FILE]``.
+"""``main.py outliers REPORT... [--top N] [--threshold Z] [--min-ratio R] [--min-delta T]
+[-f column|csv|json] [-o FILE]``.
 
 Prints the instances whose duration lies far from their name's typical one (robust z-score
-over every instance in every report, see :mod:`analysis.outliers`), worst first, then the
+over every instance in every report, and at least a minimum effect, ``--min-ratio`` times
+and ``--min-delta`` away from the median; see :mod:`analysis.outliers`), worst first, then the
 reports whose median for a name differs most from the other reports' (e.g. a straggler
 rank). Times are in ns as the reports store them.
 """
@@ -15,7 +17,13 @@ import math
 import pandas as pd
 
 from analysis.errors import AnalysisError
-from analysis.outliers import DEFAULT_THRESHOLD, OUTLIER_KINDS
+from analysis.filterspec import parse_duration_ns
+from analysis.outliers import (
+    DEFAULT_MIN_DELTA_NS,
+    DEFAULT_MIN_RATIO,
+    DEFAULT_THRESHOLD,
+    OUTLIER_KINDS,
+)
 from analysis.reportset import ReportSet
 from analysis.stats import StatsResult
 from analysis.stats.format import json_records
@@ -58,6 +66,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help=f"keep rows with |robust z| above Z (default {DEFAULT_THRESHOLD})",
     )
     parser.add_argument(
+        "--min-ratio",
+        type=float,
+        default=DEFAULT_MIN_RATIO,
+        metavar="R",
+        help="keep rows at least R times slower or faster than their median "
+        f"(default {DEFAULT_MIN_RATIO:g}; 1: any ratio)",
+    )
+    parser.add_argument(
+        "--min-delta",
+        default=f"{DEFAULT_MIN_DELTA_NS}ns",
+        metavar="TIME",
+        help="keep rows at least TIME away from their median, in --filter-time units "
+        f"(e.g. 500ns, 2us; default {DEFAULT_MIN_DELTA_NS // 1000}us; 0: any difference)",
+    )
+    parser.add_argument(
         "--kinds",
         default=",".join(OUTLIER_KINDS),
         metavar="KIND[,KIND...]",
@@ -98,8 +121,8 @@ def format_outliers(
     )
 
 
-def _check_args(args: argparse.Namespace) -> tuple[str, ...]:
-    """The kinds asked for; a bad --kinds, --top or --threshold is refused."""
+def _check_args(args: argparse.Namespace) -> tuple[tuple[str, ...], int]:
+    """The kinds and --min-delta ns asked for; a bad option value is refused."""
     kinds = tuple(k.strip() for k in args.kinds.split(",") if k.strip())
     bad = [k for k in kinds if k not in OUTLIER_KINDS]
     if bad or not kinds:
@@ -109,11 +132,16 @@ def _check_args(args: argparse.Namespace) -> tuple[str, ...]:
         raise AnalysisError(f"--top must be 1 or more, not {args.top}")
     if not math.isfinite(args.threshold) or args.threshold < 0:
         raise AnalysisError(f"--threshold must be a finite number >= 0, not {args.threshold}")
-    return kinds
+    if not math.isfinite(args.min_ratio) or args.min_ratio < 1:
+        raise AnalysisError(f"--min-ratio must be a finite number >= 1, not {args.min_ratio}")
+    min_delta_ns = parse_duration_ns(str(args.min_delta), "--min-delta")
+    if min_delta_ns < 0:
+        raise AnalysisError(f"--min-delta must be 0 or more, not {args.min_delta}")
+    return kinds, min_delta_ns
 
 
 def run(args: argparse.Namespace) -> int:
-    kinds = _check_args(args)
+    kinds, min_delta_ns = _check_args(args)
     xp = get_xp(args.backend)
     skips = Skips()
     paths = expand_reports(args.reports, skips)
@@ -121,10 +149,17 @@ def run(args: argparse.Namespace) -> int:
     loaded = open_all(paths, not args.no_cache, skips, LoadBar.for_args(args))
     if not loaded:
         return skips.status()
-    found = ReportSet(loaded).outliers(threshold=args.threshold, kinds=kinds, xp=xp)
+    found = ReportSet(loaded).outliers(
+        threshold=args.threshold,
+        kinds=kinds,
+        xp=xp,
+        min_ratio=args.min_ratio,
+        min_delta_ns=min_delta_ns,
+    )
     instances = found.instances[_INSTANCE_OUT].head(args.top)
     reports = found.reports[_REPORT_OUT].head(args.top)
-    limit = f"|robust z| > {args.threshold:g}"
+    limit = (f"|robust z| > {args.threshold:g}, x{args.min_ratio:g} and {min_delta_ns:,} ns "
+             "from the median")  # fmt: skip
     notes = (
         f"{limit}; {len(instances)} of {len(found.instances)} shown",
         f"{limit}; {len(reports)} of {len(found.reports)} shown",

@@ -10,9 +10,10 @@ import pandas as pd
 import pytest
 
 from analysis import open_report
-from analysis.diff import DiffOptions, diff_sets, median_bootstrap
+from analysis.diff import UNCHANGED, DiffOptions, diff_sets, median_bootstrap
 from resources.demo import build_demo_reports
 from tests.analysis.test_recipes_data import K, write_report
+from tests.conftest import REAL_DIR
 from tests.helpers import mutate_sqlite
 
 PLANTED = "softmax_warp_forward"
@@ -119,7 +120,8 @@ def test_demo_regression_comes_first_and_the_rest_is_noise(demo_pair, tmp_path: 
     assert PLANTED in first["Name"]
     assert first["Status"] == "slower"
     assert 29 < first["Med Change (%)"] < 31
-    assert (table["Status"].iloc[1:] == "noise").all(), table[table["Status"] != "noise"]
+    rest = table["Status"].iloc[1:]
+    assert rest.isin(UNCHANGED).all(), table[~table["Status"].isin(UNCHANGED)]
 
 
 def test_keys_name_the_groups_the_window_index_finds(demo_pair) -> None:
@@ -136,3 +138,31 @@ def test_keys_name_the_groups_the_window_index_finds(demo_pair) -> None:
     stats = index.stats().set_index("group")
     for key, count in zip(keyed["Key"], keyed["Instances After"], strict=True):
         assert int(stats.loc[index.groups(key), "count"].sum()) == count
+
+
+def test_one_instance_is_never_noise() -> None:
+    from analysis.diff import classify
+
+    before = np.array([25_021_861.0, 10_000.0, 10_000.0, 1_000.0, 10_000.0])
+    after = np.array([414_204_754.0, 10_500.0, 5_000.0, 1_500.0, 11_000.0])
+    nan = np.full(5, np.nan)  # one instance: no interval
+    counts = (np.array([1, 1, 1, 1, 50]), np.array([1, 1, 1, 1, 50]))
+    status, _ = classify(before, after, nan, nan, 5.0, counts)
+    # 16x slower, 5 % (too small), 2x faster, 500 ns (too small), 50 instances: 10 % > 5 %.
+    assert status.tolist() == ["slower, few", "too few", "faster, few", "too few", "slower"]
+
+
+@pytest.mark.skipif(
+    not (REAL_DIR / "extra-p__extrap__concurrent.s1__profile1.sqlite").exists(),
+    reason=f"needs the extra-p concurrent reports in {REAL_DIR}",
+)
+def test_a_sixteen_fold_kernel_on_one_instance_is_slower_on_the_real_pair() -> None:
+    s1 = open_report(REAL_DIR / "extra-p__extrap__concurrent.s1__profile1.sqlite")
+    s16 = open_report(REAL_DIR / "extra-p__extrap__concurrent.s16__profile16.sqlite")
+    table = diff_sets([s1], [s16])
+    single = table[(table["Instances Before"] == 1) | (table["Instances After"] == 1)]
+    assert len(single)
+    assert not (single["Status"] == "noise").any()
+    test2 = table[(table["Kind"] == "kernels") & table["Name"].str.startswith("test2(")].iloc[0]
+    assert test2["Med After"] > 10 * test2["Med Before"]
+    assert test2["Status"] == "slower, few"

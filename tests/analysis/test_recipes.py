@@ -511,6 +511,12 @@ def test_diff_of_two_real_runs_against_sql() -> None:
     moved = ((low > 0) | (high < 0)) & (table["Med Change (%)"].abs() > 5)
     moved &= (table["Instances Before"] >= 2) & (table["Instances After"] >= 2)
     expected = np.where(moved, np.where(table["Med Change (%)"] > 0, "slower", "faster"), "noise")
+    # Fewer than 2 instances on a side: never noise; slower / faster by x1.2 and 1 us.
+    few = (table["Instances Before"] < 2) | (table["Instances After"] < 2)
+    b, a = table["Med Before"], table["Med After"]
+    large = (np.maximum(a, b) >= 1.2 * np.minimum(a, b)) & ((a - b).abs() >= 1000)
+    expected = np.where(few, np.where(large, np.where(a > b, "slower, few", "faster, few"),
+                                      "too few"), expected)  # fmt: skip
     assert table.loc[change.index, "Status"].tolist() == list(
         pd.Series(expected, index=table.index).loc[change.index]
     )

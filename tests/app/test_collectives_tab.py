@@ -108,3 +108,16 @@ def test_the_by_rank_view_shares_the_wait_out_over_every_rank(qtbot, tab) -> Non
     assert window.timeline.view_range() == before
     panel.set_collective_view("instance")
     assert len(panel.current_frame()) == truth.steps
+
+
+def test_the_tab_names_its_alignment_and_matches_the_cli_default(qtbot, tab) -> None:
+    from analysis.collectives import collectives
+
+    window, controller = tab
+    text = controller.panel.status_label.text()
+    assert "alignment: session starts at 0" in text
+    listed = controller.panel.current_frame()
+    shown = window.binding.shown_set()
+    # The CLI's default: the set's own (session) alignment, no offsets given.
+    cli = collectives(shown).instances
+    assert int(listed["skew_ns"].iloc[0]) == int(cli["skew_ns"].iloc[0])

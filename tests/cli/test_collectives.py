@@ -32,9 +32,12 @@ def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_demo_late_rank_is_named_with_the_wait_it_caused(demo_dir: Path) -> None:
     truth = demo.demo_truth()
     assert truth.late_arrivals
-    proc = run_cli("collectives", str(demo_dir), "-f", "json", "--no-cache")
+    # The planted starts are on the ranks' wall clock (resources.demo.LateArrival).
+    proc = run_cli("collectives", str(demo_dir), "-f", "json", "--no-cache", "--align",
+                   "wallclock")  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
+    assert out["alignment"] == "wall clock (UTC session starts)"
     rows = out["collectives"]
     assert len(rows) == truth.steps
     for late in truth.late_arrivals:
@@ -110,3 +113,34 @@ def test_recipe_gives_identical_output_serially_in_processes_and_on_dask(tmp_pat
         for name, table in serial.output.tables.items():
             pd.testing.assert_frame_equal(table, other.output.tables[name])
         assert other.output.summary == serial.output.summary
+
+
+def test_cli_and_the_tab_s_analysis_give_one_skew_and_name_the_alignment(demo_dir: Path) -> None:
+    from analysis import open_report
+    from analysis.collectives import collectives
+    from analysis.reportset import ReportSet
+
+    proc = run_cli("collectives", str(demo_dir), "-f", "json", "--no-cache")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    # What the GUI's Collectives tab runs: the set's offsets as the timeline first shows
+    # them (session starts, no manual shift), passed as offsets with their alignment.
+    reports = ReportSet(
+        [open_report(p, use_cache=False) for p in sorted(demo_dir.glob("*.sqlite"))]
+    )
+    offsets = reports.offsets_ns()
+    found = collectives(reports, reports.alignment, offsets_ns=offsets)
+    first = found.instances.iloc[0]
+    cli_first = out["collectives"][0]
+    assert (first["collective"], int(first["instance"])) == ("AllReduce", 0)
+    assert (cli_first["collective"], cli_first["instance"]) == ("AllReduce", 0)
+    assert cli_first["skew_ns"] == int(first["skew_ns"])
+    assert out["alignment"] == found.alignment == "session starts at 0"
+    # The column output says it above the numbers.
+    column = run_cli("collectives", str(demo_dir), "--top", "1")
+    assert column.stdout.startswith(" ** Alignment: session starts at 0\n")
+    # Wall clock gives another skew, and says so.
+    wall = json.loads(run_cli("collectives", str(demo_dir), "-f", "json", "--align",
+                              "wallclock").stdout)  # fmt: skip
+    assert wall["alignment"] != out["alignment"]
+    assert wall["collectives"][0]["skew_ns"] != cli_first["skew_ns"]

@@ -48,7 +48,9 @@ def test_column_output_lists_both_tables(demo_dir: Path) -> None:
     proc = run_cli("outliers", *sorted(map(str, demo_dir.glob("*.sqlite"))), "--top", "3")
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    assert lines[0].startswith(" ** Outlying instances (|robust z| > 3.5; 3 of ")
+    assert lines[0].startswith(
+        " ** Outlying instances (|robust z| > 3.5, x1.2 and 1,000 ns from the median; 3 of "
+    )
     header = lines[2].split()
     assert header[:4] == ["robust_z", "duration_ns", "median_ns", "start_ns"]
     assert "vectorized_layer_norm_kernel" in lines[4]
@@ -78,7 +80,15 @@ def test_kinds_restrict_the_output(demo_dir: Path) -> None:
 
 @pytest.mark.parametrize(
     "args",
-    [("--kinds", "frames"), ("--top", "-1"), ("--threshold", "x"), ("-f", "xml")],
+    [
+        ("--kinds", "frames"),
+        ("--top", "-1"),
+        ("--threshold", "x"),
+        ("-f", "xml"),
+        ("--min-ratio", "0.5"),
+        ("--min-delta", "fast"),
+        ("--min-delta", "-2us"),
+    ],
 )
 def test_bad_arguments_exit_2_with_one_line(demo_dir: Path, args: tuple[str, ...]) -> None:
     proc = run_cli("outliers", str(demo_dir), *args)
@@ -104,3 +114,21 @@ def test_missing_and_infinite_values_print_as_stats_prints_them() -> None:
     data = json.loads(format_outliers(reports, reports.iloc[:0], "json"))
     assert data["instances"][0] == {"robust_z": "inf", "ratio": None, "name": "a"}
     assert data["reports"] == []
+
+
+def test_min_ratio_and_min_delta_options(demo_dir: Path) -> None:
+    truth = demo.demo_truth()
+    n = len(truth.slow_instances)
+    base = run_cli("outliers", str(demo_dir), "--top", "1000", "-f", "json", "--no-cache")
+    assert base.returncode == 0, base.stderr
+    found = json.loads(base.stdout)["instances"]
+    assert len(found) >= n
+    # A minimum difference above every planted slowdown leaves no instance.
+    worst_ns = max(abs(r["duration_ns"] - r["median_ns"]) for r in found)
+    strict = run_cli("outliers", str(demo_dir), "-f", "json", "--no-cache",
+                     "--min-delta", f"{(worst_ns + 1000) / 1000:g}us")  # fmt: skip
+    assert strict.returncode == 0, strict.stderr
+    assert json.loads(strict.stdout)["instances"] == []
+    # The column header says which minimum effect it used.
+    shown = run_cli("outliers", str(demo_dir), "--min-ratio", "1.5", "--min-delta", "2us")
+    assert "x1.5 and 2,000 ns from the median" in shown.stdout

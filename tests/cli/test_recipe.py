@@ -70,7 +70,7 @@ def test_recipe_diff_of_two_outputs(
     out = tmp_path / "d"
     assert main(["recipe", "diff", "--input", str(a), str(b), "--output", str(out)]) == 0
     assert "nvtx_sum (tolerance 1%): 0 slower, 0 faster" in capsys.readouterr().out
-    assert pd.read_parquet(out / "nvtx_sum.parquet")["Status"].tolist() == ["noise"]
+    assert pd.read_parquet(out / "nvtx_sum.parquet")["Status"].tolist() == ["too few"]
 
 
 @pytest.mark.parametrize(
