@@ -179,10 +179,11 @@ def kernel_display_names(reports: Sequence[Report], variant: str) -> dict[str, s
         if not len(full_ids):
             continue
         alt_ids = np.asarray(kernel_name_ids(report, variant), dtype=np.int64)
-        pairs = np.unique(np.stack([full_ids, alt_ids], axis=1), axis=0)
-        pairs = pairs[(pairs >= 0).all(axis=1)]
-        fulls = report.strings.lookup(pairs[:, 0]).tolist()
-        alts = report.strings.lookup(pairs[:, 1]).tolist()
+        keep = (full_ids >= 0) & (alt_ids >= 0)
+        # One int64 per (full, alt) pair: a 1-D unique, not a row-wise one (ids < 2^31).
+        pairs = np.unique((full_ids[keep] << 32) | alt_ids[keep])
+        fulls = report.strings.lookup(pairs >> 32).tolist()
+        alts = report.strings.lookup(pairs & 0xFFFFFFFF).tolist()
         for full, alt in zip(fulls, alts, strict=True):
             if full is not None and alt is not None:
                 shown.setdefault(str(full), str(alt))

@@ -28,7 +28,9 @@ def _context(prefix: str) -> str:
     (nothing when no word starts there: a prefix ending in ``__``)."""
     window = prefix[-_PREFIX_CONTEXT_CHARS:]
     starts = [
-        i for i in range(1, len(window)) if window[i - 1] in _SEPARATORS and window[i] not in _SEPARATORS
+        i
+        for i in range(1, len(window))
+        if window[i - 1] in _SEPARATORS and window[i] not in _SEPARATORS
     ]
     return window[starts[0] :] if starts else ""
 

@@ -18,7 +18,8 @@ HTA = "facebookresearch__HolisticTraceAnalysis__"
 def test_same_prefix_names_get_distinct_labels_that_keep_the_difference():
     labels = distinct_short_labels([V3, V4], max_chars=24)
     assert len(set(labels)) == 2
-    assert "v3" in labels[0] and "v4" in labels[1]
+    assert "v3" in labels[0]
+    assert "v4" in labels[1]
     # The shared long prefix is gone, so a column cut at its end still shows the difference.
     assert all(not label.startswith("ayush") for label in labels)
     assert all(len(label) < len(V3) for label in labels)
@@ -27,7 +28,8 @@ def test_same_prefix_names_get_distinct_labels_that_keep_the_difference():
 def test_kineto_traces_sharing_prefix_and_suffix():
     names = [HTA + "trace_filter_sampled_rank-0.json.gz", HTA + "cpu_only_rank-34.trace.json.gz"]
     labels = distinct_short_labels(names, max_chars=24)
-    assert labels[0].startswith("…trace_filter") and labels[1].startswith("…cpu_only")
+    assert labels[0].startswith("…trace_filter")
+    assert labels[1].startswith("…cpu_only")
     assert len(set(labels)) == 2
 
 
