@@ -152,3 +152,20 @@ def test_label_column_can_be_dragged_wider(timeline, qtbot):
     assert timeline.label_width() == start + 100
     assert signal.args == [start + 100]
     assert timeline.time_at(start + 100) == timeline.view_range()[0]  # the time area moved
+
+
+@requires_shared
+def test_event_menu_cuts_a_long_name_at_the_end(timeline, monkeypatch):
+    from PySide6.QtWidgets import QMenu
+
+    from viewer.event_menu import add_event_actions
+    from viewer.events import EventRef
+
+    monkeypatch.setattr(timeline, "describe", lambda _ref, _row=None: [("Name", FULL)])
+    menu = QMenu(timeline)
+    add_event_actions(menu, timeline, EventRef(0, "kernels", 0, "kernels", 0, "", "", 0, 1))
+    select = next(a.text() for a in menu.actions() if a.text().startswith("Select All"))
+    shown = select.removeprefix("Select All “").removesuffix("”")
+    assert shown.endswith("…")
+    assert FULL.startswith(shown.removesuffix("…"))
+    menu.deleteLater()
