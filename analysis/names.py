@@ -32,6 +32,7 @@ group, as SQL's GROUP BY does.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -51,6 +52,7 @@ __all__ = [
     "api_display_names",
     "event_name",
     "event_names",
+    "kernel_display_names",
     "kernel_name_ids",
     "kernel_variant",
     "memcpy_names",
@@ -156,6 +158,36 @@ def kernel_name_ids(report: Report, variant: str = "demangled") -> npt.NDArray[n
     if len(alt) and int(alt.min()) >= 0:
         return alt  # every kernel has one: the column itself, no copy per kernel
     return np.where(alt >= 0, alt, ids)
+
+
+def kernel_display_names(reports: Sequence[Report], variant: str) -> dict[str, str]:
+    """Return, for each kernel's demangled name (what the stats tables group by), its
+    ``variant`` name: the short name (``base``, what ``nsys stats`` prints with ``:base``)
+    or the mangled one, for the on-screen tables' display toggle.
+
+    A demangled name that maps to several names of ``variant`` (two reports that disagree)
+    keeps the first report's. ``demangled`` maps every name to itself.
+
+    Raises
+    ------
+    AnalysisError
+        ``variant`` is not one of :data:`KERNEL_NAME_VARIANTS`.
+    """
+    shown: dict[str, str] = {}
+    for report in reports:
+        full_ids = np.asarray(report.tables["kernels"]["name_id"], dtype=np.int64)
+        if not len(full_ids):
+            continue
+        alt_ids = np.asarray(kernel_name_ids(report, variant), dtype=np.int64)
+        keep = (full_ids >= 0) & (alt_ids >= 0)
+        # One int64 per (full, alt) pair: a 1-D unique, not a row-wise one (ids < 2^31).
+        pairs = np.unique((full_ids[keep] << 32) | alt_ids[keep])
+        fulls = report.strings.lookup(pairs >> 32).tolist()
+        alts = report.strings.lookup(pairs & 0xFFFFFFFF).tolist()
+        for full, alt in zip(fulls, alts, strict=True):
+            if full is not None and alt is not None:
+                shown.setdefault(str(full), str(alt))
+    return shown
 
 
 def memcpy_names(report: Report, copy_kinds: npt.ArrayLike | None = None) -> np.ndarray:

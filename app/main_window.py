@@ -39,6 +39,7 @@ from app.event_actions import EventActions
 from app.icon import make_app_icon
 from app.image_export import copy_image, export_image, image_dialog_path
 from app.jobs import JobRunner
+from app.kernel_names import KernelNameChoice
 from app.loading import LOADING, ReportEntry, ReportList, build_demo
 from app.menus import build_actions, build_menu_bar, build_tool_bar, fill_recent_menu
 from app.message_area import MessageArea
@@ -107,6 +108,8 @@ class MainWindow(QMainWindow):
         self._recent_menu.aboutToShow.connect(self._on_recent_menu_about_to_show)
         self.theme_switcher = ThemeSwitcher(self)
         self.theme_switcher.add_menu(self._view_menu)
+        self.kernel_names = KernelNameChoice(self.settings, self)
+        self.kernel_names.add_menu(self._view_menu)
         # The panels come last, together: the docks added later (add_side_panel, the
         # Events view) append their entries below these two.
         self._view_menu.addSeparator()

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from analysis.shortnames import distinct_short_labels
 from analysis.timefmt import format_count, format_duration_ns, pluralize
 from app.loading import LOADED, ReportEntry, ReportList
 from viewer.state import DiffState
@@ -27,6 +28,7 @@ __all__ = ["ReportsPanel"]
 
 _COLUMNS = ("Report", "Status", "Manual offset", "Shift", "")
 _COL_NAME, _COL_STATUS, _COL_MANUAL, _COL_SHIFT, _COL_CLOSE = range(len(_COLUMNS))
+_FULL_NAME_ROLE = Qt.ItemDataRole.UserRole + 2  # the name column's full report name
 _NS_PER_MS = 1_000_000
 #: What the Report cell adds for a report of the diff.
 _ROLE_TEXT = {"before": "  · baseline", "after": "  · compared"}
@@ -71,7 +73,9 @@ class ReportsPanel(QWidget):
         self._table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self._table.setAlternatingRowColors(True)
         self._table.setWordWrap(False)
-        self._table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        # Names are shown cut around the part where they differ (distinct_short_labels), then
+        # at the end when still too wide; the full path is in the tooltip.
+        self._table.setTextElideMode(Qt.TextElideMode.ElideRight)
         self._table.verticalHeader().setDefaultSectionSize(26)
         header = self._table.horizontalHeader()
         header.setSectionResizeMode(_COL_NAME, QHeaderView.ResizeMode.Stretch)
@@ -155,6 +159,14 @@ class ReportsPanel(QWidget):
                 text = f"{shift_ns / _NS_PER_MS:+,.3f} ms" if shift_ns else "0"
                 self._table.setItem(row, _COL_SHIFT, _item(text, path, align_right=True))
 
+    def _shorten_names(self) -> None:
+        """Show each report's name cut around the part where the names differ."""
+        items = [self._table.item(r, _COL_NAME) for r in range(self._table.rowCount())]
+        items = [i for i in items if i is not None and i.data(_FULL_NAME_ROLE) is not None]
+        short = distinct_short_labels([str(i.data(_FULL_NAME_ROLE)) for i in items])
+        for item, text in zip(items, short, strict=True):
+            item.setText(text)
+
     def _row_of(self, path: Path) -> int | None:
         for row in range(self._table.rowCount()):
             item = self._table.item(row, _COL_NAME)
@@ -167,7 +179,9 @@ class ReportsPanel(QWidget):
         self._table.insertRow(row)
         name = _item(entry.name, entry.path)
         name.setToolTip(str(entry.path))
+        name.setData(_FULL_NAME_ROLE, entry.name)
         self._table.setItem(row, _COL_NAME, name)
+        self._shorten_names()
         bar = QProgressBar(self._table)
         bar.setRange(0, 1000)
         bar.setFormat(f"%p%  {entry.text}")
@@ -227,6 +241,7 @@ class ReportsPanel(QWidget):
         row = self._row_of(entry.path)
         if row is not None:
             self._table.removeRow(row)
+            self._shorten_names()
 
 
 def _item(text: str, path: Path, align_right: bool = False) -> QTableWidgetItem:

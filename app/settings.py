@@ -180,6 +180,25 @@ class Settings:
     def set_theme_choice(self, choice: str) -> None:
         self._qsettings.setValue("view/theme", choice)
 
+    def kernel_names(self) -> str:
+        """Return how tables name kernels: 'base' (the short name, nsys's ``:base``, the
+        default), 'demangled' (the full name) or 'mangled'."""
+        choice = self._qsettings.value("view/kernel_names", "base")
+        return choice if choice in ("base", "demangled", "mangled") else "base"
+
+    def set_kernel_names(self, choice: str) -> None:
+        self._qsettings.setValue("view/kernel_names", choice)
+
+    def label_width_px(self) -> int | None:
+        """Return the width the user dragged the timeline's label column to."""
+        try:
+            return int(self._qsettings.value("timeline/label_width_px"))
+        except (TypeError, ValueError):
+            return None
+
+    def set_label_width_px(self, width_px: int) -> None:
+        self._qsettings.setValue("timeline/label_width_px", int(width_px))
+
     def window_geometry(self) -> QByteArray | None:
         value = self._qsettings.value("window/geometry")
         return value if isinstance(value, QByteArray) else None

@@ -30,6 +30,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow
 
 from analysis.alignment import TimeAlignment
+from analysis.names import kernel_display_names
 from analysis.outliers import Outliers
 from app.stats_collectives import CollectiveList
 from app.stats_diff import DiffList
@@ -110,6 +111,9 @@ class StatsController(QObject):
         self.outlier_list.outliers_ready.connect(self.outliers_ready)
         self.expert_list.findings_ready.connect(self.findings_ready)
         self.collective_list.collectives_ready.connect(self.collectives_ready)
+        choice = getattr(self._window, "kernel_names", None)
+        if choice is not None:
+            choice.variant_changed.connect(self._show_kernel_names)
         report_list = getattr(self._window, "report_list", None)
         if report_list is not None:
             report_list.entry_removed.connect(lambda e: self.diff_list.forget_report(e.path))
@@ -138,7 +142,8 @@ class StatsController(QObject):
         shown = binding.shown_set()
         self._shown = ShownReports(shown, offsets, tuple(shown.labels), _alignment_of(binding))
         if is_new:
-            self.panel.set_reports(list(self._shown.labels))
+            self.panel.set_reports(list(self._shown.labels), [str(r.path) for r in reports])
+            self._show_kernel_names()
         self.table.set_shown(self._shown)
         self.highlighter.set_shown(self._shown, is_new)
         self.outlier_list.set_shown(self._shown, is_new)
@@ -147,6 +152,12 @@ class StatsController(QObject):
         self.diff_list.set_shown(self._shown, is_new)
         self.ops_list.set_shown(self._shown, is_new)
         self.table.request_stats()
+
+    def _show_kernel_names(self, *_args) -> None:
+        """Name kernels in the tables as View ▸ Kernel Names says (base names by default)."""
+        choice = getattr(self._window, "kernel_names", None)
+        variant = "base" if choice is None else choice.variant()
+        self.panel.set_name_display(kernel_display_names(self._shown.reports, variant))
 
     def _wait_for(self, names: list[str]) -> None:
         """Show no statistics while a report is partial (a progressive open).

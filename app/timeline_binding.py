@@ -113,6 +113,10 @@ class TimelineBinding(QObject):
         if fraction is not None:
             timeline.set_pinned_fraction(fraction)
         timeline.pinned_fraction_changed.connect(settings.set_pinned_fraction)
+        label_width = settings.label_width_px()
+        if label_width is not None:
+            timeline.set_label_width(label_width)
+        timeline.label_width_changed.connect(settings.set_label_width_px)
 
     # -- state --------------------------------------------------------------------------
 

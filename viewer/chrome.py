@@ -7,6 +7,7 @@ import math
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QFontMetrics, QImage, QPaintEngine, QPainter, QPolygonF
 
+from analysis.shortnames import distinct_short_labels
 from analysis.timefmt import format_duration_ns
 from viewer.frame import Frame
 from viewer.style import Theme, qcolor, ui_font
@@ -135,7 +136,7 @@ class ChromePainter:
                 p.drawText(
                     text_rect,
                     Qt.AlignmentFlag.AlignVCenter,
-                    metrics.elidedText(row.label, Qt.TextElideMode.ElideMiddle, label_w),
+                    metrics.elidedText(row.label, Qt.TextElideMode.ElideRight, label_w),
                 )
                 room = int(text_rect.width()) - label_w - 12
                 if row.context and room > 30:
@@ -159,12 +160,26 @@ class ChromePainter:
                     text_rect,
                     Qt.AlignmentFlag.AlignVCenter,
                     metrics.elidedText(
-                        row.label, Qt.TextElideMode.ElideMiddle, int(text_rect.width())
+                        self._shown_label(row, frame),
+                        Qt.TextElideMode.ElideRight,
+                        int(text_rect.width()),
                     ),
                 )
             p.restore()
             p.fillRect(0, y + row.height_px - 1, hw, 1, qcolor(theme.separator))
         p.fillRect(hw - 1, frame.pinned_y, 1, frame.height, qcolor(theme.separator))
+
+    @staticmethod
+    def _shown_label(row, frame: Frame) -> str:
+        """A report row's label cut around the part where the report labels differ (the
+        full name is in the header's tooltip); other rows' labels as they are."""
+        if row.kind != "report":
+            return row.label
+        rows = (*frame.rows.rows, *frame.pinned.rows)
+        labels = sorted({r.label for r in rows if r.kind == "report"})
+        return dict(zip(labels, distinct_short_labels(labels), strict=True)).get(
+            row.label, row.label
+        )
 
     @staticmethod
     def _paint_disclosure(

@@ -47,7 +47,9 @@ def add_event_actions(menu: QMenu, timeline: QWidget, ref: EventRef) -> None:
     view belong to app/, which listens to the timeline's ``*_requested`` signals.
     """
     name = timeline.describe(ref)[0][1]
-    short = name if len(name) <= 40 else name[:18] + "…" + name[-18:]
+    # Cut at the end: a name's start says what it is (two template instances cut in the
+    # middle read the same); Copy Name gives the whole name.
+    short = name if len(name) <= 40 else name[:39] + "…"
     menu.addAction("Zoom to Event", lambda: zoom_to_event(timeline, ref))
     has_stats = stats_kind(ref) is not None
     for text, signal in (

@@ -12,13 +12,15 @@ __all__ = ["OPS_VIEW_TITLES", "ops_columns"]
 #: (view, title) of the Ops tab's view selector, as :data:`analysis.dlprof.views.OPS_VIEWS`.
 OPS_VIEW_TITLES = (("op", "Per op"), ("op_type", "Per op type"), ("group_node", "Per group node"))
 
+# The report (short label) after the name and the times: it tells rows of several reports
+# apart, it is not what a row is about.
 _COLUMNS = [
-    Column("report", "Report", "text"),
     Column("name", "Name", "text", "The op's path (modules and calls above it), its op type, "
            "or a group node (a path prefix: every op below it)"),
     Column("direction", "Direction", "text", "fprop: forward; bprop: backward"),
     Column("gpu_ns", "GPU Time (ns)", "int", "Its kernels, memcpy and memset, summed"),
     Column("cpu_ns", "CPU Time (ns)", "int", "Its ranges' durations, summed"),
+    Column("report", "Report", "text"),
     Column("kernels", "Kernels", "int", "Kernel launches"),
     Column("uses_tc", "Uses TC", "text", "A kernel of it uses Tensor Cores"),
     Column("ops", "Ops", "int", "Distinct ops of the type"),

@@ -12,6 +12,7 @@ either: *Export CSV…* emits :attr:`StatsPanel.export_requested` with the text.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -41,6 +42,7 @@ from PySide6.QtWidgets import (
 
 from analysis.diff import DIFF_KINDS
 from analysis.outliers import Z_MAD
+from analysis.shortnames import distinct_short_labels
 from viewer.collectives_view import COLLECTIVE_VIEW_TITLES, collectives_columns
 from viewer.histogram import DurationHistogramWidget
 from viewer.labels import ElidedLabel
@@ -98,13 +100,23 @@ _HISTOGRAM_START_PX = 220
 RANGE_SCOPES = (("all", "Whole run"), ("visible", "Visible range"), ("selection", "Selection"))
 
 
-def columns_for(kind: str, frame: pd.DataFrame, report_labels: list[str]) -> list[Column]:
-    """Return the columns to show for a ``kind`` tab's ``frame`` (units in headers)."""
+def columns_for(
+    kind: str,
+    frame: pd.DataFrame,
+    report_labels: list[str],
+    short_labels: Mapping[str, str] | None = None,
+) -> list[Column]:
+    """Return the columns to show for a ``kind`` tab's ``frame`` (units in headers).
+
+    A by-report column group is headed by its report's ``short_labels`` entry (default: the
+    label without ``.sqlite``). In list tabs the report column follows the name and value
+    columns: the short label, a column that says what differs, not a wide lead column.
+    """
     if kind == EXPERT_TAB:
         return [
             Column("rule", "Rule", "text", "The nsys analyze rule that found it (-r NAME)"),
-            Column("report", "Report", "text"), Column("what", "What", "text"),
-            Column("where", "Where", "text"), Column("start_ns", "Start (ns)"),
+            Column("what", "What", "text"), Column("where", "Where", "text"),
+            Column("start_ns", "Start (ns)"), Column("report", "Report", "text"),
         ]  # fmt: skip
     if kind == COLLECTIVES_TAB:
         return collectives_columns(frame)
@@ -114,11 +126,12 @@ def columns_for(kind: str, frame: pd.DataFrame, report_labels: list[str]) -> lis
         return ops_columns(frame)
     if kind == OUTLIERS_TAB:
         return [
-            Column("name", "Name", "text"), Column("report", "Report", "text"),
+            Column("name", "Name", "text"),
             Column("mads", "MADs off", "z", "How many median absolute deviations from the "
                    "name's median duration (over every report)"),
             Column("duration_ns", "Duration (ns)"),
             Column("median_ns", "Median (ns)", "dec1", "The name's median over every report"),
+            Column("report", "Report", "text"),
             Column("row", "Row", "text"), Column("start_ns", "Start (ns)"),
             Column("kind", "Kind", "text"),
             Column("robust_z", "Robust z", "z", f"{Z_MAD} × MADs off (Iglewicz–Hoaglin)"),
@@ -131,7 +144,8 @@ def columns_for(kind: str, frame: pd.DataFrame, report_labels: list[str]) -> lis
                 Column("spread", "Spread", "ratio", "Largest / smallest median over reports"),
                 Column("total_ns", f"Total ({unit})", "int", "Over every report")]  # fmt: skip
         for i, label in enumerate(report_labels):
-            short, color = label.removesuffix(".sqlite"), report_color(i)  # as in the histogram
+            short = (short_labels or {}).get(label) or label.removesuffix(".sqlite")
+            color = report_color(i)  # as in the histogram
             cols += [
                 Column(f"{label}|median_ns", f"{short} Med ({unit})", "dec1",
                        f"{label}: median", color),
@@ -247,6 +261,9 @@ class StatsPanel(QWidget):
         super().__init__(parent)
         self.setObjectName("statsPanel")
         self._report_labels: list[str] = []
+        self._report_short: dict[str, str] = {}  # label -> what report columns show
+        self._report_tips: dict[str, str] = {}  # label -> its tooltip (the file)
+        self._name_display: dict[str, str] = {}  # full name -> the name shown
         self._frames: dict[str, pd.DataFrame] = {}
         self._loading_text = ""  # what every tab says while the reports are being read
         self._list_status: dict[str, str] = {}  # the status line of each list tab
@@ -307,7 +324,9 @@ class StatsPanel(QWidget):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.table.setAlternatingRowColors(True)
         self.table.setWordWrap(False)
-        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # full name in the tooltip
+        # Cut at the end, as nsys does: a name's start says what it is (two template
+        # instances cut in the middle read the same); the full name is in the tooltip.
+        self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setDefaultSectionSize(20)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
@@ -442,15 +461,27 @@ class StatsPanel(QWidget):
                 widget.blockSignals(False)
         self._emit_scope()
 
-    def set_reports(self, labels: list[str]) -> None:
-        """Offer ``labels`` in the report selector (keeps the choice when still valid)."""
+    def set_reports(self, labels: list[str], paths: Sequence[str] | None = None) -> None:
+        """Offer ``labels`` in the report selector (keeps the choice when still valid).
+
+        Report columns and the selector show each label cut around the part where the
+        labels differ (:func:`analysis.shortnames.distinct_short_labels`); the tooltip
+        says the full label, or ``paths`` (per report, its file) when given."""
         current = self.report_combo.currentData()
         self._report_labels = list(labels)
+        short = distinct_short_labels(self._report_labels)
+        self._report_short = dict(zip(self._report_labels, short, strict=True))
+        tips = list(paths) if paths is not None and len(paths) == len(labels) else labels
+        self._report_tips = dict(zip(self._report_labels, map(str, tips), strict=True))
+        self._apply_display_names()
         self.report_combo.blockSignals(True)
         self.report_combo.clear()
         self.report_combo.addItem("All reports", None)
         for i, label in enumerate(labels):
-            self.report_combo.addItem(label, i)
+            self.report_combo.addItem(short[i], i)
+            self.report_combo.setItemData(
+                i + 1, self._report_tips[label], Qt.ItemDataRole.ToolTipRole
+            )
         if current is not None and current < len(labels):
             self.report_combo.setCurrentIndex(current + 1)
         self.report_combo.blockSignals(False)
@@ -458,6 +489,23 @@ class StatsPanel(QWidget):
 
     def report_labels(self) -> list[str]:
         return list(self._report_labels)
+
+    def short_report_label(self, label: str) -> str:
+        """Return how report columns show report ``label`` (:meth:`set_reports`)."""
+        return self._report_short.get(label, label)
+
+    def set_name_display(self, names: Mapping[str, str]) -> None:
+        """Show each name of the ``name`` columns as ``names.get(name, name)`` (a kernel's
+        base or mangled name for its demangled one); the tooltip keeps the full name."""
+        self._name_display = dict(names)
+        self._apply_display_names()
+
+    def _apply_display_names(self) -> None:
+        report = {k: v for k, v in self._report_short.items() if k != v}
+        self.model.set_display_names(
+            {"name": self._name_display, "report": report, "slowest": report},
+            {"report": self._report_tips, "slowest": self._report_tips},
+        )
 
     def current_frame(self) -> pd.DataFrame:
         """Return the frame shown in the current tab (unfiltered)."""
@@ -483,7 +531,9 @@ class StatsPanel(QWidget):
         name = self.selected_name()
         header = self.table.horizontalHeader()
         sort_key = self._sort_key()
-        self.model.set_frame(frame, columns_for(kind, frame, self._report_labels))
+        self.model.set_frame(
+            frame, columns_for(kind, frame, self._report_labels, self._report_short)
+        )
         self._restore_sort(sort_key, header.sortIndicatorOrder())
         self.status_label.setText(status)
         self._fit_columns()
@@ -534,7 +584,9 @@ class StatsPanel(QWidget):
         self._loading_text = ""
         if self.kind() == kind:
             colors = self._row_colors.get(kind) or None
-            self.model.set_frame(frame, columns_for(kind, frame, self._report_labels), colors)
+            self.model.set_frame(
+                frame, columns_for(kind, frame, self._report_labels, self._report_short), colors
+            )
             self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
             self.proxy.sort(-1)
             self.status_label.setText(status)

@@ -10,7 +10,7 @@ visible ones are asked for), so a 100 k-row frame costs nothing up front.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -77,6 +77,29 @@ class DataFrameModel(QAbstractTableModel):
         self._columns: list[Column] = []
         self._arrays: list[np.ndarray] = []
         self._row_colors: Sequence[str | None] | None = None
+        self._shown: dict[str, Mapping[str, str]] = {}
+        self._tips: dict[str, Mapping[str, str]] = {}
+
+    def set_display_names(
+        self,
+        shown: Mapping[str, Mapping[str, str]],
+        tips: Mapping[str, Mapping[str, str]] | None = None,
+    ) -> None:
+        """Show the text of column ``key`` as ``shown[key].get(text, text)``: a kernel's base
+        name for its demangled one, a report's short label for its label. The tooltip says
+        ``tips[key].get(text, text)`` (the full text by default); sorting, filtering keys,
+        copies and exports keep the frame's own text."""
+        self.beginResetModel()
+        self._shown = {k: v for k, v in shown.items() if v}
+        self._tips = dict(tips or {})
+        self.endResetModel()
+
+    def display_text(self, key: str, value: object) -> str:
+        """Return how a ``key`` column shows ``value`` (after :meth:`set_display_names`)."""
+        mapping = self._shown.get(key)
+        if mapping is not None and value is not None:
+            return mapping.get(str(value), str(value))
+        return "" if value is None else str(value)
 
     def set_frame(
         self,
@@ -117,6 +140,8 @@ class DataFrameModel(QAbstractTableModel):
         column = self._columns[index.column()]
         value = self._arrays[index.column()][index.row()]
         if role == Qt.ItemDataRole.DisplayRole:
+            if column.fmt == "text" and column.key in self._shown:
+                return self.display_text(column.key, value)
             return format_cell(value, column.fmt)
         if role == SORT_ROLE:
             if column.fmt == "text":
@@ -126,7 +151,10 @@ class DataFrameModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.TextAlignmentRole:
             return _ALIGN_LEFT if column.fmt == "text" else _ALIGN_RIGHT
         if role == Qt.ItemDataRole.ToolTipRole and column.fmt == "text":
-            return None if value is None else str(value)
+            if value is None:
+                return None
+            tips = self._tips.get(column.key)
+            return str(value) if tips is None else tips.get(str(value), str(value))
         if role == Qt.ItemDataRole.ForegroundRole and self._row_colors is not None:
             color = self._row_colors[index.row()]
             return None if color is None else QColor(color)

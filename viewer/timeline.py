@@ -21,6 +21,7 @@ The methods below that read or change that state are kept for app/ and delegate 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
@@ -49,6 +50,7 @@ _PINNED_FRACTION = 0.45
 _MAX_PINNED_FRACTION = 0.85
 #: Half-height (px) of the band around the pinned/scrolling divider that grabs a drag.
 _DIVIDER_GRAB_PX = 4
+_MIN_LABEL_PX = 80
 _DRAG_THRESHOLD_PX = 4
 _SCROLLBAR_PX = 10
 
@@ -79,6 +81,8 @@ class TimelineWidget(QWidget):
     pins_changed = Signal(list)
     #: The user dragged the divider below the pinned rows: the new :meth:`pinned_fraction`.
     pinned_fraction_changed = Signal(float)
+    #: The user dragged the label column's edge to this width (px).
+    label_width_changed = Signal(int)
     name_highlight_requested = Signal(object)
     show_in_stats_requested = Signal(object)
     show_in_events_requested = Signal(object)
@@ -112,6 +116,8 @@ class TimelineWidget(QWidget):
         self._thumb_drag: tuple[int, int] | None = None
         self._pinned_fraction = _PINNED_FRACTION
         self._divider_drag = False
+        self._label_drag = False
+        self._label_width_px: int | None = None  # the user's width of the label column
         self._set = ReportSet()
         self._reports: list[Report] = []
         self._tables: list[dict[str, SliceTable]] = []
@@ -408,6 +414,20 @@ class TimelineWidget(QWidget):
         self._set_scroll(self._scroll_px)
         self.update()
 
+    def label_width(self) -> int:
+        """Return the width of the label column (row headers, px)."""
+        return self.theme.header_width_px
+
+    def set_label_width(self, width_px: int) -> None:
+        """Make the label column ``width_px`` wide (at least 80 px, leaving 120 px of time)."""
+        width_px = int(min(max(width_px, _MIN_LABEL_PX), max(self.width() - 120, _MIN_LABEL_PX)))
+        self._label_width_px = width_px
+        self.set_theme(self.theme)
+
+    def _on_label_edge(self, x_px: float) -> bool:
+        """Whether ``x_px`` is on the edge between the label column and the time area."""
+        return abs(x_px - self.theme.header_width_px) <= _DIVIDER_GRAB_PX
+
     def _on_divider(self, y_px: float) -> bool:
         """Whether ``y_px`` is on the divider below the pinned rows (when there are any)."""
         if not self._pinned_layout.height_px:
@@ -518,7 +538,10 @@ class TimelineWidget(QWidget):
         return int(t0 + (x_px - self.theme.header_width_px) * (t1 - t0) / self._data_width())
 
     def set_theme(self, theme: Theme) -> None:
-        """Paint with ``theme`` from now on (the light or dark colour scheme)."""
+        """Paint with ``theme`` from now on (the light or dark colour scheme); a label
+        column width the user chose (:meth:`set_label_width`) stays."""
+        if self._label_width_px is not None:
+            theme = dataclasses.replace(theme, header_width_px=self._label_width_px)
         if theme != self.theme:
             self.theme = theme
             self._painter.reset()  # its cached images hold the old colours
@@ -622,6 +645,9 @@ class TimelineWidget(QWidget):
             return
         if event.button() != Qt.MouseButton.LeftButton:
             return
+        if self._on_label_edge(pos.x()):
+            self._label_drag = True
+            return
         if pos.x() < self.theme.header_width_px:
             self._click_header(pos)
             return
@@ -638,13 +664,17 @@ class TimelineWidget(QWidget):
         pos = event.position().toPoint()
         in_data = pos.x() >= self.theme.header_width_px
         self._hover_x = float(pos.x()) if in_data else None
+        if self._label_drag:
+            self.set_label_width(pos.x())
+            return
         if self._divider_drag:
             area = max(self.height() - self.theme.ruler_height_px, 1)
             self.set_pinned_fraction((pos.y() - self.theme.ruler_height_px) / area)
             return
         if self._press is None and self._thumb_drag is None:
             cursor = Qt.CursorShape
-            self.setCursor(cursor.SplitVCursor if self._on_divider(pos.y()) else cursor.ArrowCursor)
+            shape = cursor.SplitVCursor if self._on_divider(pos.y()) else cursor.ArrowCursor
+            self.setCursor(cursor.SplitHCursor if self._on_label_edge(pos.x()) else shape)
         if self._thumb_drag is not None:
             start_y, start_scroll = self._thumb_drag
             view_h = max(self.height() - self._scroll_top(), 1)
@@ -680,6 +710,10 @@ class TimelineWidget(QWidget):
             self.scroll_rows(page if y_px > thumb_top else -page)
 
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # Qt override
+        if self._label_drag:
+            self._label_drag = False
+            self.label_width_changed.emit(self.theme.header_width_px)
+            return
         if self._divider_drag:
             self._divider_drag = False
             self.pinned_fraction_changed.emit(self._pinned_fraction)
@@ -734,6 +768,9 @@ class TimelineWidget(QWidget):
     def _show_tooltip(self, event: QMouseEvent) -> None:
         pos = event.position()
         hit = self.row_at(pos.y())
+        if hit is not None and pos.x() < self.theme.header_width_px:
+            QToolTip.showText(event.globalPosition().toPoint(), self.header_tip(hit[0]), self)
+            return
         ref = self.event_at(pos.x(), pos.y())
         if ref is None or hit is None:
             QToolTip.hideText()
@@ -754,6 +791,15 @@ class TimelineWidget(QWidget):
                 self._tooltips.clear()
             self._tooltips[key] = html
         QToolTip.showText(event.globalPosition().toPoint(), html, self)
+
+    def header_tip(self, row: Row) -> str:
+        """Return a row header's tooltip: the full label (it may be drawn cut), and for a
+        report's row the report's file."""
+        if row.kind == "report":
+            labels = list(self._set.labels) if self._set is not None else []
+            if row.label in labels:
+                return f"{row.label}\n{self._reports[labels.index(row.label)].path}"
+        return row.label
 
     def _click_header(self, pos: QPoint) -> None:
         hit = self.row_at(pos.y())
