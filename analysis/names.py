@@ -43,6 +43,7 @@ from analysis.errors import AnalysisError
 from analysis.model import Report
 from analysis.nametext import MEMSET_NAME, api_display_name, memcpy_name
 from analysis.nvtx import range_labels, range_rows, range_styles
+from analysis.shortnames import distinct_base_names
 
 __all__ = [
     "KERNEL_NAME_VARIANTS",
@@ -166,7 +167,9 @@ def kernel_display_names(reports: Sequence[Report], variant: str) -> dict[str, s
     or the mangled one, for the on-screen tables' display toggle.
 
     A demangled name that maps to several names of ``variant`` (two reports that disagree)
-    keeps the first report's. ``demangled`` maps every name to itself.
+    keeps the first report's. ``demangled`` maps every name to itself. Base names that
+    several demangled names share are told apart by the words each one has of its own
+    (:func:`analysis.shortnames.distinct_base_names`): rows that read alike are no help.
 
     Raises
     ------
@@ -187,7 +190,7 @@ def kernel_display_names(reports: Sequence[Report], variant: str) -> dict[str, s
         for full, alt in zip(fulls, alts, strict=True):
             if full is not None and alt is not None:
                 shown.setdefault(str(full), str(alt))
-    return shown
+    return distinct_base_names(shown) if variant == "base" else shown
 
 
 def memcpy_names(report: Report, copy_kinds: npt.ArrayLike | None = None) -> np.ndarray:

@@ -10,9 +10,10 @@ belongs in a tooltip. Plain Python, no Qt.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 
-__all__ = ["distinct_short_labels"]
+__all__ = ["distinct_base_names", "distinct_short_labels"]
 
 #: A shared prefix or suffix this long or shorter is kept whole (``.sqlite``, ``rank``).
 _KEEP_CHARS = 8
@@ -86,3 +87,90 @@ def distinct_short_labels(names: Sequence[str], max_chars: int = 32) -> list[str
             tail = tail[:_KEEP_CHARS] + _ELLIPSIS
         labels.append(head + name[prefix : len(name) - suffix] + tail)
     return labels
+
+
+_TOKEN = re.compile(r"[A-Za-z_~][A-Za-z0-9_]*|[0-9]+")
+#: C++ words that say nothing about which kernel a name is.
+_NOISE = frozenset(
+    [
+        "const",
+        "volatile",
+        "void",
+        "bool",
+        "char",
+        "short",
+        "int",
+        "long",
+        "unsigned",
+        "signed",
+        "float",
+        "double",
+        "auto",
+        "std",
+        "array",
+        "vector",
+        "size_t",
+        "T",
+        "T0",
+        "T1",
+        "T2",
+        "T3",
+        "lambda",
+        "operator",
+    ]
+)
+
+
+def _own_words(tokens: list[str], shared: set[str]) -> list[str]:
+    """The words of ``tokens`` that tell it from the rest of its group: its first word that
+    not every name has (C++ keywords and types aside), and its last such number with the
+    word before it (``instance 16``, not a bare ``16``)."""
+    own = [i for i, t in enumerate(tokens) if t not in shared]
+    words = [tokens[i] for i in own if not tokens[i].isdigit() and tokens[i] not in _NOISE][:1]
+    numbers = [i for i in own if tokens[i].isdigit()]
+    if numbers:
+        i = numbers[-1]
+        before = tokens[i - 1] if i and not tokens[i - 1].isdigit() else ""
+        if before and before not in words and before not in _NOISE:
+            words.append(before)
+        words.append(tokens[i])
+    return words
+
+
+def distinct_base_names(base_by_full: Mapping[str, str]) -> dict[str, str]:
+    """Return a readable, distinct on-screen name per full kernel name.
+
+    ``base_by_full`` maps each full (demangled) name to its base name (what ``nsys stats``
+    prints with ``:base``). Where several full names share a base name (the 25 lambdas of
+    ``clover::par_ranged1d_kernel<…>`` all read ``par_ranged1d_kernel``), each gets the
+    words of its own that the others lack, its first word and its last number that not all
+    share: ``par_ranged1d_kernel · update_halo_kernel instance 16``. A name that still
+    collides gets its rank in that group (``#2``); a base name no other full name shares is
+    returned as it is.
+    """
+    groups: dict[str, list[str]] = {}
+    for full, base in base_by_full.items():
+        groups.setdefault(base, []).append(full)
+    shown: dict[str, str] = {}
+    for base, fulls in groups.items():
+        if len(fulls) == 1:
+            shown[fulls[0]] = base
+            continue
+        tokens = {full: _TOKEN.findall(full) for full in fulls}
+        shared = set.intersection(*(set(t) for t in tokens.values()))
+        labels = {}
+        for full in sorted(fulls):
+            words = _own_words(tokens[full], shared)
+            labels[full] = f"{base} · {' '.join(words)}" if words else base
+        seen: dict[str, int] = {}
+        for full in sorted(fulls):
+            label = labels[full]
+            seen[label] = seen.get(label, 0) + 1
+        ranks: dict[str, int] = {}
+        for full in sorted(fulls):
+            label = labels[full]
+            if seen[label] > 1:
+                ranks[label] = ranks.get(label, 0) + 1
+                label = f"{label} #{ranks[label]}"
+            shown[full] = label
+    return shown
