@@ -402,9 +402,10 @@ class MainWindow(QMainWindow):
         return self.pin_by_name(dialog.pattern_text())
 
     def pin_by_name(self, pattern: str) -> int:
-        """Pin every row whose name matches ``pattern`` (case-insensitive regular expression)."""
+        """Pin every row that ``pattern`` names (:func:`viewer.rows.match_tracks`: a
+        case-insensitive regular expression on the row's label as shown)."""
         self._pin_pattern = pattern
-        count = self.timeline.state.pin_matching(f"(?i){pattern}")
+        count = self.timeline.state.pin_matching(pattern)
         self.statusBar().showMessage(f"Pinned {pluralize(count, 'row')}", 5000)
         return count
 

@@ -253,3 +253,26 @@ def test_diff_state_keeps_a_report_on_one_side_and_colours_only_a_full_diff() ->
     state.clear_diff()
     assert state.diff() == DiffState()
     assert len(seen) == 7
+
+
+def test_pin_matching_reads_the_label_as_shown_case_insensitively() -> None:
+    thread = ("a.sqlite", "Processes", "app [1]", "vectorAdd_streams [2]")
+    tracks = [
+        *TRACKS,
+        _track("a.sqlite", "CUDA HW", "All streams"),
+        Track(
+            key="a.sqlite/t2/api",
+            report_index=0,
+            kind="cuda_api",
+            label="CUDA API",
+            group=thread,
+            parts=(("cuda_api", 0),),
+        ),  # fmt: skip
+    ]
+    state = TimelineState()
+    state.reset_tracks(tracks)
+    # The thread's name holds "streams"; its rows' labels do not, so they are not named.
+    assert state.pin_matching("stream") == 3
+    assert state.pinned_keys() == [tracks[3].key, tracks[4].key, tracks[5].key]
+    assert state.pin_matching("STREAM 70") == 0  # already pinned, whatever the case
+    assert state.pin_matching("vectoradd_streams .*/ CUDA API") == 1  # a '/': the full path
