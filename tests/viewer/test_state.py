@@ -276,3 +276,21 @@ def test_pin_matching_reads_the_label_as_shown_case_insensitively() -> None:
     assert state.pinned_keys() == [tracks[3].key, tracks[4].key, tracks[5].key]
     assert state.pin_matching("STREAM 70") == 0  # already pinned, whatever the case
     assert state.pin_matching("vectoradd_streams .*/ CUDA API") == 1  # a '/': the full path
+
+
+def test_zooming_out_stops_at_the_data_with_a_margin() -> None:
+    state, _seen = _state()
+    state.set_full_range(1_000_000, 46_000_000)
+    state.set_view_range(40_000_000, 41_000_000)  # near the end: zooming out meets the edge
+    lo, hi = state.zoom_out_limit()
+    assert lo < 1_000_000
+    assert hi > 46_000_000
+    assert hi - lo < 46_000_000 * 1.1  # a small margin, not a multiple of the trace
+    for _ in range(60):
+        state.zoom(1 / 1.25, fraction=0.9)
+        t0, t1 = state.view_range()
+        assert lo <= t0 < t1 <= hi
+    assert state.view_range() == (lo, hi)
+    state.zoom(2)  # zooming in from there is free again
+    t0, t1 = state.view_range()
+    assert t1 - t0 < hi - lo

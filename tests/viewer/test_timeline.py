@@ -395,3 +395,33 @@ def test_dragging_the_divider_gives_pinned_rows_more_room(make_timeline, qtbot) 
     assert widget.view_range() == view  # the drag moved the divider, not the view
     widget.set_pinned_fraction(5.0)
     assert widget.pinned_fraction() == 0.85  # the scrolling rows keep some room
+
+
+def test_many_wheel_and_key_zoom_outs_stay_within_the_data(make_timeline, qtbot) -> None:
+    from PySide6.QtCore import QPointF
+    from PySide6.QtGui import QWheelEvent
+    from PySide6.QtWidgets import QApplication
+
+    widget = make_timeline(SERIAL)
+    lo, hi = widget.full_range()
+    margin = (hi - lo) // 20  # fit-everything's margin is a 50th each side
+    x = widget.theme.header_width_px + 40  # off-centre: the anchor would push the view left
+    for _ in range(30):
+        event = QWheelEvent(
+            QPointF(x, 300),
+            QPointF(widget.mapToGlobal(QPoint(x, 300))),
+            QPoint(0, 0),
+            QPoint(0, -120),
+            Qt.MouseButton.NoButton,
+            Qt.KeyboardModifier.NoModifier,
+            Qt.ScrollPhase.NoScrollPhase,
+            False,
+        )
+        QApplication.sendEvent(widget, event)
+        t0, t1 = widget.view_range()
+        assert lo - margin <= t0 < t1 <= hi + margin
+    for _ in range(30):
+        qtbot.keyClick(widget, Qt.Key.Key_S)
+        widget.zoom(0.5, widget.width() - 5)
+        t0, t1 = widget.view_range()
+        assert lo - margin <= t0 < t1 <= hi + margin
