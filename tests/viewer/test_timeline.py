@@ -425,3 +425,34 @@ def test_many_wheel_and_key_zoom_outs_stay_within_the_data(make_timeline, qtbot)
         widget.zoom(0.5, widget.width() - 5)
         t0, t1 = widget.view_range()
         assert lo - margin <= t0 < t1 <= hi + margin
+
+
+def test_labels_of_concurrent_events_never_overprint(make_timeline) -> None:
+    # All streams and NVTX (GPU) rows hold overlapping intervals: one label per screen span.
+    widget = make_timeline(CONCURRENT, size=(1400, 900))
+    widget.pin_matching("All streams|NVTX \\(GPU\\)")
+    jobs: list = []
+    paint_labels = widget._painter._paint_labels
+    widget._painter._paint_labels = lambda p, frame, labels: (
+        jobs.append((frame, labels)),
+        paint_labels(p, frame, labels),
+    )
+    lo, hi = widget.full_range()
+    drawn = 0
+    for k in range(1, 40):
+        t0 = lo + (hi - lo) * k // 41
+        widget.set_view_range(t0, t0 + (hi - lo) // (2 + k))
+        widget.repaint()
+    for frame, labels in jobs:
+        rows: dict[tuple, list] = {}
+        for _table, _index, block, _argb, y0, y1 in labels:
+            x0 = np.maximum(block[:, 0], frame.data_x)
+            x1 = np.minimum(block[:, 0] + block[:, 2], frame.data_x + frame.data_width)
+            rows.setdefault((y0, y1), []).append(np.stack([x0, x1], axis=1))
+        for spans in rows.values():
+            box = np.concatenate(spans)
+            box = box[box[:, 1] - box[:, 0] >= 24]  # wide enough to carry text at all
+            box = box[np.argsort(box[:, 0])]
+            drawn += len(box)
+            assert np.all(box[1:, 0] >= box[:-1, 1])
+    assert drawn > 0
