@@ -395,8 +395,16 @@ class TimelineWidget(QWidget):
         return max(1, self.width() - self.theme.header_width_px - _SCROLLBAR_PX)
 
     def _pinned_height(self) -> int:
-        cap = int((self.height() - self.theme.ruler_height_px) * self._pinned_fraction)
-        return min(self._pinned_layout.height_px, max(cap, 0))
+        """Height of the pinned area: every pinned row while they fit in the pinned share of
+        the row area, else the whole rows that fit (at least the first one), so that no
+        pinned row is cut in half and drawn over the scrolling rows below it."""
+        layout = self._pinned_layout
+        cap = max(int((self.height() - self.theme.ruler_height_px) * self._pinned_fraction), 0)
+        if layout.height_px <= cap:
+            return layout.height_px
+        bottoms = layout.tops_px + np.array([r.height_px for r in layout.rows], dtype=np.int64)
+        whole = bottoms[bottoms <= cap]
+        return int(whole[-1]) if len(whole) else int(bottoms[0])
 
     def pinned_fraction(self) -> float:
         """Return the share of the row area the pinned rows may take (before they scroll off)."""

@@ -385,7 +385,7 @@ def test_dragging_the_divider_gives_pinned_rows_more_room(make_timeline, qtbot) 
     assert 0 < len(before) < len(pinned)  # the pinned area stops at 45 % of the height
     view = widget.view_range()
     ruler = widget.theme.ruler_height_px
-    y = ruler + int((widget.height() - ruler) * widget.pinned_fraction()) + 1  # the divider
+    y = ruler + widget._frame().pinned_height_px + 1  # the divider, below the last whole row
     x = widget.theme.header_width_px + 300
     qtbot.mousePress(widget, Qt.MouseButton.LeftButton, pos=QPoint(x, y))
     qtbot.mouseMove(widget, QPoint(x, y + 120))
@@ -456,3 +456,24 @@ def test_labels_of_concurrent_events_never_overprint(make_timeline) -> None:
             drawn += len(box)
             assert np.all(box[1:, 0] >= box[:-1, 1])
     assert drawn > 0
+
+
+def test_pinned_rows_are_whole_and_never_overlap_the_scrolling_rows(make_timeline) -> None:
+    widget = make_timeline(CONCURRENT, SERIAL, size=(1000, 400))
+    keys = [t.key for t in widget.tracks()][:30]
+    for fraction in (0.45, 0.23, 0.1):
+        widget.set_pinned_fraction(fraction)
+        widget.set_pinned_keys([])
+        for key in keys:  # pin one more row each time, past the point where the area is full
+            widget.pin(key)
+            frame = widget._frame()
+            placed = frame.placed_rows()
+            pinned = [(y, y + r.height_px) for r, y, is_pinned in placed if is_pinned]
+            rolling = [(y, y + r.height_px) for r, y, is_pinned in placed if not is_pinned]
+            assert pinned
+            bottom = frame.pinned_y + frame.pinned_height_px
+            for (y0, y1), (row, y, _p) in zip(pinned, placed, strict=False):
+                # Whole: the header draws its label in the row's full height, unclipped.
+                assert frame.clip_row(y, row.height_px, True) == (y0, y1)
+                assert frame.pinned_y <= y0 < y1 <= bottom
+            assert all(s0 >= bottom for s0, _s1 in rolling)
