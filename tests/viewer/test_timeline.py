@@ -477,3 +477,40 @@ def test_pinned_rows_are_whole_and_never_overlap_the_scrolling_rows(make_timelin
                 assert frame.clip_row(y, row.height_px, True) == (y0, y1)
                 assert frame.pinned_y <= y0 < y1 <= bottom
             assert all(s0 >= bottom for s0, _s1 in rolling)
+
+
+def test_pinned_rows_past_their_area_scroll_into_it(make_timeline) -> None:
+    from PySide6.QtCore import QPointF
+    from PySide6.QtGui import QWheelEvent
+    from PySide6.QtWidgets import QApplication
+
+    widget = make_timeline(CONCURRENT, SERIAL, size=(1000, 400))
+    keys = [t.key for t in widget.tracks()][:30]
+    widget.set_pinned_keys(keys)
+    assert keys[-1] not in widget.visible_track_keys()  # the area is full
+    x, y = 40, widget.theme.ruler_height_px + 10  # over the pinned rows' names
+    for _ in range(len(keys)):
+        event = QWheelEvent(
+            QPointF(x, y),
+            QPointF(widget.mapToGlobal(QPoint(x, y))),
+            QPoint(0, 0),
+            QPoint(0, -120),
+            Qt.MouseButton.NoButton,
+            Qt.KeyboardModifier.NoModifier,
+            Qt.ScrollPhase.NoScrollPhase,
+            False,
+        )
+        QApplication.sendEvent(widget, event)
+        frame = widget._frame()
+        bottom = frame.pinned_y + frame.pinned_height_px
+        for row, top, is_pinned in frame.placed_rows():
+            if is_pinned:
+                assert frame.pinned_y <= top
+                assert top + row.height_px <= bottom
+            else:
+                assert top >= bottom
+    assert keys[-1] in widget.visible_track_keys()
+    row, top, is_pinned = widget.row_at(y)
+    assert is_pinned
+    assert row.track is not None
+    assert widget.row_rect(row.track.key) == (top, row.height_px)
