@@ -56,7 +56,15 @@ class PinByNameDialog(QDialog):
         self._buttons.accepted.connect(self.accept)
         self._buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
-        layout.addWidget(QLabel("Pin every row whose name matches (case-insensitive):", self))
+        # The rule of viewer.rows.match_tracks, which render --pin uses too.
+        rule = QLabel(
+            "Pin every row whose label, as its header shows it, matches this regular "
+            "expression (case-insensitive). A pattern matching whole labels pins only those; "
+            "one holding '/' is searched in the full path (report / group / … / label).",
+            self,
+        )
+        rule.setWordWrap(True)
+        layout.addWidget(rule)
         layout.addWidget(self._edit)
         layout.addWidget(self._hint)
         layout.addWidget(self._buttons)
@@ -76,7 +84,7 @@ class PinByNameDialog(QDialog):
             ok_button.setEnabled(False)
             return
         try:
-            count = self._count_matches(f"(?i){text}")
+            count = self._count_matches(text)
         except re.error as exc:
             self._hint.setText(f"<span style='color:#f2b8b5'>Invalid pattern: {exc}</span>")
             ok_button.setEnabled(False)

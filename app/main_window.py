@@ -393,9 +393,7 @@ class MainWindow(QMainWindow):
 
     def zoom(self, factor: float) -> None:
         """Zoom the timeline by ``factor`` (> 1 zooms in) around the middle of the view."""
-        t0_ns, t1_ns = self.timeline.view_range()
-        middle_ns, half_ns = (t0_ns + t1_ns) / 2, max((t1_ns - t0_ns) / (2 * factor), 50)
-        self.timeline.set_view_range(int(middle_ns - half_ns), int(middle_ns + half_ns))
+        self.timeline.zoom(factor)  # zooming out stops at the data (TimelineState.zoom)
 
     def show_pin_dialog(self) -> int:
         """Ask for a pattern and pin the rows it matches; return how many were pinned."""
@@ -405,9 +403,10 @@ class MainWindow(QMainWindow):
         return self.pin_by_name(dialog.pattern_text())
 
     def pin_by_name(self, pattern: str) -> int:
-        """Pin every row whose name matches ``pattern`` (case-insensitive regular expression)."""
+        """Pin every row that ``pattern`` names (:func:`viewer.rows.match_tracks`: a
+        case-insensitive regular expression on the row's label as shown)."""
         self._pin_pattern = pattern
-        count = self.timeline.state.pin_matching(f"(?i){pattern}")
+        count = self.timeline.state.pin_matching(pattern)
         self.statusBar().showMessage(f"Pinned {pluralize(count, 'row')}", 5000)
         return count
 

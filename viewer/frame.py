@@ -61,6 +61,8 @@ class Frame:
     thumb: tuple[int, int] | None = None
     #: The matched collectives to draw over the rows (None: hidden or none).
     collectives: CollectiveOverlay | None = None
+    #: How far the pinned rows are scrolled inside their area (px, a row's top).
+    pinned_scroll_px: int = 0
 
     @property
     def data_x(self) -> int:
@@ -102,10 +104,11 @@ class Frame:
 
     def placed_rows(self) -> list[tuple[Row, int, bool]]:
         """Return (row, top y in widget px, is_pinned) for every row on screen."""
-        placed = [
-            (row, self.pinned_y + int(top), True)
+        s, area = self.pinned_scroll_px, self.pinned_height_px
+        placed = [  # whole rows only: one cut in half would spill onto the rows below
+            (row, self.pinned_y + int(top) - s, True)
             for row, top in zip(self.pinned.rows, self.pinned.tops_px, strict=False)
-            if top < self.pinned_height_px
+            if top >= s and top + row.height_px <= s + area
         ]
         view_h = self.height - self.scroll_y
         for i in self.rows.visible(self.scroll_px, self.scroll_px + view_h):

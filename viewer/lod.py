@@ -25,6 +25,7 @@ __all__ = [
     "merge_strips",
     "pixel_edges_ns",
     "row_strip",
+    "spaced_labels",
 ]
 
 #: Least opacity of a pixel that any event touches (measured: readable on both themes).
@@ -185,3 +186,34 @@ def _covered_time(table, lo, starts, ends, cover, edges_ns) -> np.ndarray:
     inside = np.clip(np.minimum(edges_ns, ends[safe]) - starts[safe], 0, None)
     busy = table.busy_before(lo + safe) - table.busy_before(lo)
     return np.where(cover >= 0, busy + inside, 0)
+
+
+def spaced_labels(
+    x0_px: npt.NDArray[np.float64], x1_px: npt.NDArray[np.float64]
+) -> npt.NDArray[np.bool_]:
+    """Return which labels of one row to draw so that no two drawn ones overlap.
+
+    Rows whose intervals can overlap (``All streams``, ``NVTX (GPU)``) would otherwise print
+    text on text. Left to right, a label spanning ``[x0_px, x1_px)`` is kept when it starts at
+    or after the end of the last kept one; a skipped label's box stays bare.
+
+    Parameters
+    ----------
+    x0_px, x1_px
+        Left and right edge of each label's box on screen (px), in any order.
+
+    Returns
+    -------
+    numpy.ndarray of bool
+        True for the labels to draw, in the order given.
+    """
+    x0 = np.asarray(x0_px, dtype=np.float64)
+    x1 = np.asarray(x1_px, dtype=np.float64)
+    keep = np.zeros(len(x0), dtype=bool)
+    end_px = -np.inf
+    # A loop over the labels of one row only: at most the boxes wide enough to hold text.
+    for i in np.lexsort((-x1, x0)).tolist():
+        if x0[i] >= end_px:
+            keep[i] = True
+            end_px = x1[i]
+    return keep

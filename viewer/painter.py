@@ -22,7 +22,7 @@ from viewer.chrome import ChromePainter
 from viewer.collective_overlay import OverlayPlan, plan_overlay
 from viewer.events import EventRef
 from viewer.frame import Frame
-from viewer.lod import RowStrip, counter_strip, merge_strips, row_strip
+from viewer.lod import RowStrip, counter_strip, merge_strips, row_strip, spaced_labels
 from viewer.rows import Row
 from viewer.style import Palette, qcolor, ui_font
 
@@ -330,6 +330,7 @@ class TimelinePainter:
             return
         rects, colors, labels = [], [], []
         for row, y, y0, y1, parts in jobs:
+            row_labels = len(labels)
             track = row.track
             offset = frame.offsets_ns[track.report_index]
             origin = frame.t0_ns - offset
@@ -349,6 +350,7 @@ class TimelinePainter:
                 wide = np.flatnonzero(width >= _LABEL_MIN_PX)
                 if len(wide):
                     labels.append((table, index[wide], block[wide], argb[wide], y0, y1))
+            labels[row_labels:] = _spaced(labels[row_labels:], frame)
         if not rects:
             return
         all_rects = np.concatenate(rects)
@@ -564,6 +566,25 @@ def cluster_marks(
             clusters.append([x, y, 1])
         last_x = x
     return [(x, y, count) for x, y, count in clusters]
+
+
+def _spaced(labels: list, frame: Frame) -> list:
+    """One row's label jobs (one per part) less the labels that would overlap another."""
+    if not labels:
+        return labels
+    boxes = np.concatenate([block for _table, _index, block, _argb, _y0, _y1 in labels])
+    x0 = np.maximum(boxes[:, 0], frame.data_x)
+    x1 = np.minimum(boxes[:, 0] + boxes[:, 2], frame.data_x + frame.data_width)
+    fits = x1 - x0 >= _LABEL_MIN_PX  # what _paint_labels would draw at all
+    keep = np.zeros(len(boxes), dtype=bool)
+    keep[fits] = spaced_labels(x0[fits], x1[fits])
+    out, at = [], 0
+    for table, index, block, argb, y0, y1 in labels:
+        mask = keep[at : at + len(block)]
+        at += len(block)
+        if mask.any():
+            out.append((table, index[mask], block[mask], argb[mask], y0, y1))
+    return out
 
 
 def _blend(bg: np.uint32, colors: np.ndarray, alpha: np.ndarray) -> np.ndarray:

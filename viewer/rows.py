@@ -15,7 +15,7 @@ import numpy.typing as npt
 
 from analysis.tracks import Track
 
-__all__ = ["Row", "RowLayout", "default_collapsed", "layout_rows", "match_tracks"]
+__all__ = ["Row", "RowLayout", "default_collapsed", "layout_rows", "match_tracks", "pin_regex"]
 
 #: Track kinds whose group starts collapsed (many rows that say little at first sight).
 _FOLDED_KINDS = ("gpu_metric",)
@@ -225,20 +225,43 @@ def _is_under_collapsed(group: tuple[str, ...], collapsed: set[tuple[str, ...]])
     return any(group[: i + 1] in collapsed for i in range(len(group)))
 
 
-def match_tracks(tracks: Sequence[Track], pattern: str) -> list[Track]:
-    """Return the tracks that ``pattern`` (a regular expression) names.
-
-    A pattern that matches a row's whole label (``Stream 7``) names exactly those rows, so
-    that it does not also pick ``Stream 70``; otherwise every row whose path
-    (``report / group / ... / label``) contains a match is named.
+def pin_regex(pattern: str) -> re.Pattern[str]:
+    """Compile a Pin-by-Name pattern the one way every caller (GUI, ``render --pin``) does:
+    a case-insensitive regular expression.
 
     Raises
     ------
     re.error
         ``pattern`` is not a valid regular expression.
     """
-    regex = re.compile(pattern)
+    return re.compile(pattern, re.IGNORECASE)
+
+
+def match_tracks(tracks: Sequence[Track], pattern: str) -> list[Track]:
+    """Return the tracks that ``pattern`` names: the one matching rule of Pin by Name, of
+    ``render --pin`` and of the dialog's preview count.
+
+    ``pattern`` is a case-insensitive regular expression (:func:`pin_regex`) matched against
+    the row's label as its header shows it (``Stream 7``, ``All streams``, ``Thread state``),
+    never the names of the groups above it (so a thread called ``vectorAdd_streams`` does not
+    make ``Stream`` pin that thread's rows):
+
+    - a pattern that matches some rows' whole label names exactly those (``Stream 7`` pins
+      ``Stream 7`` and not ``Stream 70``);
+    - otherwise every row whose label contains a match is named (``stream`` names every
+      ``Stream N`` row and ``All streams``);
+    - a pattern holding ``/`` is searched in the row's full path instead,
+      ``report / group / ... / label`` (``MPI Rank 0 .*/ Thread state``).
+
+    Raises
+    ------
+    re.error
+        ``pattern`` is not a valid regular expression.
+    """
+    regex = pin_regex(pattern)
+    if "/" in pattern:
+        return [t for t in tracks if regex.search(t.path)]
     exact = [t for t in tracks if regex.fullmatch(t.label)]
     if exact:
         return exact
-    return [t for t in tracks if regex.search(t.path) or regex.search(t.key)]
+    return [t for t in tracks if regex.search(t.label)]

@@ -385,15 +385,29 @@ class TimelineState:
         is_fitted = self._fitted is not None and self.view_range() == self._fitted
         self.fit(everything=is_fitted and self._activity != self._span)
 
+    def zoom_out_limit(self) -> tuple[int, int]:
+        """Return the widest view zooming out reaches: every event with the margin of
+        ``fit(everything=True)``."""
+        lo, hi = self._span
+        margin = max((hi - lo) // 50, 1)
+        return lo - margin, hi + margin
+
     def zoom(self, factor: float, fraction: float = 0.5) -> None:
         """Zoom by ``factor`` (> 1 zooms in) about the point ``fraction`` (0 to 1) across
-        the view, which stays where it is."""
+        the view, which stays where it is.
+
+        Zooming out stops at :meth:`zoom_out_limit`: a view wider than it becomes it, and one
+        that would reach past it is moved inside it (the anchor then moves too).
+        """
         fraction = min(max(fraction, 0.0), 1.0)
         span = self._t1 - self._t0
         anchor = self._t0 + span * fraction
         new_span = max(span / factor, MIN_SPAN_NS)
         t0 = int(round(anchor - new_span * fraction))
-        self.set_view_range(t0, t0 + int(round(new_span)))
+        t1 = t0 + int(round(new_span))
+        if factor < 1:
+            t0, t1 = _inside(t0, t1, self.zoom_out_limit())
+        self.set_view_range(t0, t1)
 
     def pan(self, fraction: float) -> None:
         """Move the view by ``fraction`` of its span (positive = later)."""
@@ -587,6 +601,15 @@ def extents_span(
     if not lasting:
         return whole, whole
     return whole, (min(lo for lo, _ in lasting), max(hi for _, hi in lasting))
+
+
+def _inside(t0_ns: int, t1_ns: int, limit: tuple[int, int]) -> tuple[int, int]:
+    """Return ``[t0_ns, t1_ns)`` moved inside ``limit``, or ``limit`` when it is wider."""
+    lo, hi = limit
+    if t1_ns - t0_ns >= hi - lo:
+        return lo, hi
+    shift = max(lo - t0_ns, 0) - max(t1_ns - hi, 0)
+    return t0_ns + shift, t1_ns + shift
 
 
 def _span_of(lo_ns: int, hi_ns: int) -> tuple[int, int]:

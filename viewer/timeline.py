@@ -123,6 +123,7 @@ class TimelineWidget(QWidget):
         self._tables: list[dict[str, SliceTable]] = []
         self._offsets: list[int] = []
         self._pinned_layout = RowLayout((), np.zeros(0, np.int64))
+        self._pinned_scroll_px = 0
         self._layout = RowLayout((), np.zeros(0, np.int64))
         self._selected: EventRef | None = None
         self._partner: EventRef | None = None
@@ -395,14 +396,44 @@ class TimelineWidget(QWidget):
         heights = (t.report_height_px, t.group_height_px, t.row_height_px)
         self._pinned_layout, self._layout = self.state.layout(heights)
         self._set_scroll(self._scroll_px)
+        self.scroll_pinned(0)
         self.update()
 
     def _data_width(self) -> int:
         return max(1, self.width() - self.theme.header_width_px - _SCROLLBAR_PX)
 
     def _pinned_height(self) -> int:
-        cap = int((self.height() - self.theme.ruler_height_px) * self._pinned_fraction)
-        return min(self._pinned_layout.height_px, max(cap, 0))
+        """Height of the pinned area: every pinned row while they fit in the pinned share of
+        the row area, else the whole rows that fit (at least the first one), so that no
+        pinned row is cut in half and drawn over the scrolling rows below it."""
+        layout = self._pinned_layout
+        cap = max(int((self.height() - self.theme.ruler_height_px) * self._pinned_fraction), 0)
+        if layout.height_px <= cap:
+            return layout.height_px
+        bottoms = layout.tops_px + np.array([r.height_px for r in layout.rows], dtype=np.int64)
+        whole = bottoms[bottoms <= cap]
+        return int(whole[-1]) if len(whole) else int(bottoms[0])
+
+    def scroll_pinned(self, rows: int) -> None:
+        """Scroll the pinned rows by ``rows`` whole rows (positive = down) when they
+        outgrow their area; the scroll stays on a row's top."""
+        tops = self._pinned_layout.tops_px
+        if not len(tops):
+            self._pinned_scroll_px = 0
+            return
+        # The last scroll that still shows the last row: the first top whose rest fits.
+        rest = self._pinned_layout.height_px - tops
+        fits = np.flatnonzero(rest <= self._pinned_height())
+        last = int(fits[0]) if len(fits) else len(tops) - 1
+        i = int(np.searchsorted(tops, self._pinned_scroll_px)) + rows
+        value = int(tops[min(max(i, 0), last)])
+        if value != self._pinned_scroll_px:
+            self._pinned_scroll_px = value
+            self.update()
+
+    def pinned_scroll_offset(self) -> int:
+        """Return how far the pinned rows are scrolled inside their area (px)."""
+        return self._pinned_scroll_px
 
     def pinned_fraction(self) -> float:
         """Return the share of the row area the pinned rows may take (before they scroll off)."""
@@ -471,9 +502,9 @@ class TimelineWidget(QWidget):
         """Return (row, its top y in widget px, is_pinned) under ``y_px``."""
         top = self.theme.ruler_height_px
         if top <= y_px < top + self._pinned_height():
-            i = self._pinned_layout.index_at(y_px - top)
-            if i is not None:
-                return self._pinned_layout.rows[i], top + int(self._pinned_layout.tops_px[i]), True
+            for row, y, is_pinned in self._frame().placed_rows():
+                if is_pinned and y <= y_px < y + row.height_px:
+                    return row, y, True
             return None
         scroll_top = self._scroll_top()
         if y_px < scroll_top:
@@ -563,6 +594,7 @@ class TimelineWidget(QWidget):
             tables=self._tables,
             offsets_ns=self._offsets,
             pinned_height_px=self._pinned_height(),
+            pinned_scroll_px=self._pinned_scroll_px,
             scrollbar_px=_SCROLLBAR_PX,
             thumb=self._thumb() if self._max_scroll() else None,
             selection=self.state.time_selection(),
@@ -630,7 +662,13 @@ class TimelineWidget(QWidget):
         delta = event.angleDelta()
         x = event.position().x()
         shift = bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
-        if shift or x < self.theme.header_width_px:
+        y = event.position().y()
+        top = self.theme.ruler_height_px
+        in_pins = top <= y < top + self._pinned_height()
+        overflows = self._pinned_layout.height_px > self._pinned_height()
+        if in_pins and overflows and delta.y() and (shift or x < self.theme.header_width_px):
+            self.scroll_pinned(-1 if delta.y() > 0 else 1)  # pinned rows scroll on their own
+        elif shift or x < self.theme.header_width_px:
             self.scroll_rows(-delta.y() // 2 if delta.y() else -delta.x() // 2)
         elif abs(delta.x()) > abs(delta.y()):
             self.pan(-delta.x() / 1200)

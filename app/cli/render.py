@@ -25,6 +25,7 @@ from app.cli.common import (
     open_all,
     output_stream,
 )
+from viewer.rows import pin_regex
 
 __all__ = [
     "add_parser",
@@ -114,7 +115,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--range", help="time range START:END (ns, or 1.5s, 200ms, 40us)")
     parser.add_argument(
-        "--pin", action="append", default=[], help="pin rows matching REGEX (repeatable)"
+        "--pin",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="pin the rows whose label, as the row header shows it, matches REGEX "
+        "(case-insensitive, as the GUI's Pin by Name); a REGEX matching whole labels pins "
+        "only those, one holding '/' is searched in the full path "
+        "'report / group / ... / label' (repeatable)",
     )
     parser.add_argument("--size", default="1600x900", help="image size WxH (default 1600x900)")
     parser.add_argument(
@@ -133,7 +141,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def _check_pins(patterns: list[str]) -> None:
     for pattern in patterns:
         try:
-            re.compile(pattern)
+            pin_regex(pattern)
         except (re.error, RecursionError, OverflowError) as exc:
             raise StrataError(f"render: bad --pin {pattern!r}: {exc}") from exc
 

@@ -283,7 +283,9 @@ def test_the_pin_dialog_previews_and_refuses_a_bad_pattern(qtbot) -> None:
     from app.dialogs import PinByNameDialog
 
     labels = ["Stream 7", "Stream 70", "CUDA API"]
-    dialog = PinByNameDialog(lambda p: sum(1 for x in labels if re.search(p, x)), "stream", None)
+    dialog = PinByNameDialog(
+        lambda p: sum(1 for x in labels if re.search(p, x, re.IGNORECASE)), "stream", None
+    )
     qtbot.addWidget(dialog)
     ok = dialog._buttons.button(QDialogButtonBox.StandardButton.Ok)
     assert ok.isEnabled()

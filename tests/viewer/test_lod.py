@@ -113,3 +113,21 @@ def test_compact_busy_prefix_is_the_int64_prefix(n: int, longest: int) -> None:
     assert all(int(table.busy_before(k)) == int(table.busy_prefix_ns()[k]) for k in (0, n // 2, n))
     base, offset = table._cache["busy_packed"]
     assert (offset is None) == (longest >= 1 << 30)
+
+
+def test_spaced_labels_never_keep_two_that_overlap() -> None:
+    from viewer.lod import spaced_labels
+
+    rng = np.random.default_rng(3)
+    x0 = rng.uniform(0, 1000, 400)
+    x1 = x0 + rng.uniform(20, 200, 400)
+    keep = spaced_labels(x0, x1)
+    kept = np.argsort(x0[keep])
+    a0, a1 = x0[keep][kept], x1[keep][kept]
+    assert np.all(a0[1:] >= a1[:-1])  # sorted by start, each starts after the last ends
+    # Every skipped label overlaps a kept one: nothing is left bare that had room.
+    for i in np.flatnonzero(~keep):
+        assert np.any((a0 < x1[i]) & (x0[i] < a1))
+    # Side by side (touching) labels are all kept; one inside another is not.
+    assert spaced_labels(np.array([0.0, 10.0, 20.0]), np.array([10.0, 20.0, 30.0])).all()
+    assert spaced_labels(np.array([0.0, 5.0]), np.array([50.0, 20.0])).tolist() == [True, False]

@@ -253,3 +253,44 @@ def test_diff_state_keeps_a_report_on_one_side_and_colours_only_a_full_diff() ->
     state.clear_diff()
     assert state.diff() == DiffState()
     assert len(seen) == 7
+
+
+def test_pin_matching_reads_the_label_as_shown_case_insensitively() -> None:
+    thread = ("a.sqlite", "Processes", "app [1]", "vectorAdd_streams [2]")
+    tracks = [
+        *TRACKS,
+        _track("a.sqlite", "CUDA HW", "All streams"),
+        Track(
+            key="a.sqlite/t2/api",
+            report_index=0,
+            kind="cuda_api",
+            label="CUDA API",
+            group=thread,
+            parts=(("cuda_api", 0),),
+        ),  # fmt: skip
+    ]
+    state = TimelineState()
+    state.reset_tracks(tracks)
+    # The thread's name holds "streams"; its rows' labels do not, so they are not named.
+    assert state.pin_matching("stream") == 3
+    assert state.pinned_keys() == [tracks[3].key, tracks[4].key, tracks[5].key]
+    assert state.pin_matching("STREAM 70") == 0  # already pinned, whatever the case
+    assert state.pin_matching("vectoradd_streams .*/ CUDA API") == 1  # a '/': the full path
+
+
+def test_zooming_out_stops_at_the_data_with_a_margin() -> None:
+    state, _seen = _state()
+    state.set_full_range(1_000_000, 46_000_000)
+    state.set_view_range(40_000_000, 41_000_000)  # near the end: zooming out meets the edge
+    lo, hi = state.zoom_out_limit()
+    assert lo < 1_000_000
+    assert hi > 46_000_000
+    assert hi - lo < 46_000_000 * 1.1  # a small margin, not a multiple of the trace
+    for _ in range(60):
+        state.zoom(1 / 1.25, fraction=0.9)
+        t0, t1 = state.view_range()
+        assert lo <= t0 < t1 <= hi
+    assert state.view_range() == (lo, hi)
+    state.zoom(2)  # zooming in from there is free again
+    t0, t1 = state.view_range()
+    assert t1 - t0 < hi - lo

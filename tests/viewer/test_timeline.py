@@ -385,7 +385,7 @@ def test_dragging_the_divider_gives_pinned_rows_more_room(make_timeline, qtbot) 
     assert 0 < len(before) < len(pinned)  # the pinned area stops at 45 % of the height
     view = widget.view_range()
     ruler = widget.theme.ruler_height_px
-    y = ruler + int((widget.height() - ruler) * widget.pinned_fraction()) + 1  # the divider
+    y = ruler + widget._frame().pinned_height_px + 1  # the divider, below the last whole row
     x = widget.theme.header_width_px + 300
     qtbot.mousePress(widget, Qt.MouseButton.LeftButton, pos=QPoint(x, y))
     qtbot.mouseMove(widget, QPoint(x, y + 120))
@@ -395,3 +395,122 @@ def test_dragging_the_divider_gives_pinned_rows_more_room(make_timeline, qtbot) 
     assert widget.view_range() == view  # the drag moved the divider, not the view
     widget.set_pinned_fraction(5.0)
     assert widget.pinned_fraction() == 0.85  # the scrolling rows keep some room
+
+
+def test_many_wheel_and_key_zoom_outs_stay_within_the_data(make_timeline, qtbot) -> None:
+    from PySide6.QtCore import QPointF
+    from PySide6.QtGui import QWheelEvent
+    from PySide6.QtWidgets import QApplication
+
+    widget = make_timeline(SERIAL)
+    lo, hi = widget.full_range()
+    margin = (hi - lo) // 20  # fit-everything's margin is a 50th each side
+    x = widget.theme.header_width_px + 40  # off-centre: the anchor would push the view left
+    for _ in range(30):
+        event = QWheelEvent(
+            QPointF(x, 300),
+            QPointF(widget.mapToGlobal(QPoint(x, 300))),
+            QPoint(0, 0),
+            QPoint(0, -120),
+            Qt.MouseButton.NoButton,
+            Qt.KeyboardModifier.NoModifier,
+            Qt.ScrollPhase.NoScrollPhase,
+            False,
+        )
+        QApplication.sendEvent(widget, event)
+        t0, t1 = widget.view_range()
+        assert lo - margin <= t0 < t1 <= hi + margin
+    for _ in range(30):
+        qtbot.keyClick(widget, Qt.Key.Key_S)
+        widget.zoom(0.5, widget.width() - 5)
+        t0, t1 = widget.view_range()
+        assert lo - margin <= t0 < t1 <= hi + margin
+
+
+def test_labels_of_concurrent_events_never_overprint(make_timeline) -> None:
+    # All streams and NVTX (GPU) rows hold overlapping intervals: one label per screen span.
+    widget = make_timeline(CONCURRENT, size=(1400, 900))
+    widget.pin_matching("All streams|NVTX \\(GPU\\)")
+    jobs: list = []
+    paint_labels = widget._painter._paint_labels
+    widget._painter._paint_labels = lambda p, frame, labels: (
+        jobs.append((frame, labels)),
+        paint_labels(p, frame, labels),
+    )
+    lo, hi = widget.full_range()
+    drawn = 0
+    for k in range(1, 40):
+        t0 = lo + (hi - lo) * k // 41
+        widget.set_view_range(t0, t0 + (hi - lo) // (2 + k))
+        widget.repaint()
+    for frame, labels in jobs:
+        rows: dict[tuple, list] = {}
+        for _table, _index, block, _argb, y0, y1 in labels:
+            x0 = np.maximum(block[:, 0], frame.data_x)
+            x1 = np.minimum(block[:, 0] + block[:, 2], frame.data_x + frame.data_width)
+            rows.setdefault((y0, y1), []).append(np.stack([x0, x1], axis=1))
+        for spans in rows.values():
+            box = np.concatenate(spans)
+            box = box[box[:, 1] - box[:, 0] >= 24]  # wide enough to carry text at all
+            box = box[np.argsort(box[:, 0])]
+            drawn += len(box)
+            assert np.all(box[1:, 0] >= box[:-1, 1])
+    assert drawn > 0
+
+
+def test_pinned_rows_are_whole_and_never_overlap_the_scrolling_rows(make_timeline) -> None:
+    widget = make_timeline(CONCURRENT, SERIAL, size=(1000, 400))
+    keys = [t.key for t in widget.tracks()][:30]
+    for fraction in (0.45, 0.23, 0.1):
+        widget.set_pinned_fraction(fraction)
+        widget.set_pinned_keys([])
+        for key in keys:  # pin one more row each time, past the point where the area is full
+            widget.pin(key)
+            frame = widget._frame()
+            placed = frame.placed_rows()
+            pinned = [(y, y + r.height_px) for r, y, is_pinned in placed if is_pinned]
+            rolling = [(y, y + r.height_px) for r, y, is_pinned in placed if not is_pinned]
+            assert pinned
+            bottom = frame.pinned_y + frame.pinned_height_px
+            for (y0, y1), (row, y, _p) in zip(pinned, placed, strict=False):
+                # Whole: the header draws its label in the row's full height, unclipped.
+                assert frame.clip_row(y, row.height_px, True) == (y0, y1)
+                assert frame.pinned_y <= y0 < y1 <= bottom
+            assert all(s0 >= bottom for s0, _s1 in rolling)
+
+
+def test_pinned_rows_past_their_area_scroll_into_it(make_timeline) -> None:
+    from PySide6.QtCore import QPointF
+    from PySide6.QtGui import QWheelEvent
+    from PySide6.QtWidgets import QApplication
+
+    widget = make_timeline(CONCURRENT, SERIAL, size=(1000, 400))
+    keys = [t.key for t in widget.tracks()][:30]
+    widget.set_pinned_keys(keys)
+    assert keys[-1] not in widget.visible_track_keys()  # the area is full
+    x, y = 40, widget.theme.ruler_height_px + 10  # over the pinned rows' names
+    for _ in range(len(keys)):
+        event = QWheelEvent(
+            QPointF(x, y),
+            QPointF(widget.mapToGlobal(QPoint(x, y))),
+            QPoint(0, 0),
+            QPoint(0, -120),
+            Qt.MouseButton.NoButton,
+            Qt.KeyboardModifier.NoModifier,
+            Qt.ScrollPhase.NoScrollPhase,
+            False,
+        )
+        QApplication.sendEvent(widget, event)
+        frame = widget._frame()
+        bottom = frame.pinned_y + frame.pinned_height_px
+        for row, top, is_pinned in frame.placed_rows():
+            if is_pinned:
+                assert frame.pinned_y <= top
+                assert top + row.height_px <= bottom
+            else:
+                assert top >= bottom
+    assert keys[-1] in widget.visible_track_keys()
+    row, top, is_pinned = widget.row_at(y)
+    assert is_pinned
+    assert row.track is not None
+    assert widget.row_rect(row.track.key) == (top, row.height_px)
