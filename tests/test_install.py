@@ -34,8 +34,11 @@ _NOT_COPIED = shutil.ignore_patterns(
 
 _PROBE = """
 import logging, sys
-logging.basicConfig(level=logging.INFO, stream=sys.stdout, format="LOG %(name)s %(message)s")
 from analysis import _native
+handler = logging.StreamHandler(sys.stdout)
+handler.setFormatter(logging.Formatter("LOG %(message)s"))
+logging.getLogger(_native.__name__).addHandler(handler)
+logging.getLogger(_native.__name__).setLevel(logging.INFO)
 _native.available()
 lib = _native._library()
 print("MODULE", _native.__file__)
@@ -84,9 +87,9 @@ def _probe(python: Path, tmp_path: Path) -> dict[str, str]:
         timeout=120, check=True,
     )  # fmt: skip
     lines = done.stdout.splitlines()
-    assert sum(line.startswith("LOG analysis._native") for line in lines) <= 1, lines
+    assert sum(line.startswith("LOG ") for line in lines) <= 1, lines
     found = {line.split(" ", 1)[0]: line.split(" ", 1)[1] for line in lines}
-    found["LOGS"] = "\n".join(line for line in lines if line.startswith("LOG analysis._native"))
+    found["LOGS"] = "\n".join(line for line in lines if line.startswith("LOG "))
     return found
 
 
