@@ -1,7 +1,9 @@
 """The native integer column reader (native/sqlread.c), loaded with ctypes when built.
 
-``make`` compiles ``native/sqlread.c`` into ``build/native/libstrata_sqlread.so``; without it
-(no C compiler, an installed wheel) every read goes through ADBC, with the same results.
+``pip install .`` (setup.py) and ``make native`` compile ``native/sqlread.c`` into
+``libstrata_sqlread.so`` next to this module (a checkout built before that has it in
+``build/native/``); without it (no C compiler at install time) every read goes through ADBC,
+with the same results, 2-3x slower on big reports, and the first read logs why, once.
 ``STRATA_SQLITE_READER=adbc`` turns the native reader off (tests compare the two).
 
 Two readers, in C with the GIL released, both handing back NumPy int64 columns a batch at a
@@ -36,7 +38,14 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-LIBRARY = Path(__file__).resolve().parents[1] / "build" / "native" / "libstrata_sqlread.so"
+_LIBRARY_NAME = "libstrata_sqlread.so"
+#: Where the library is looked for, in order: inside the package (``pip install``, ``pip
+#: install -e`` and ``make native`` build it there), then where ``make native`` built it
+#: before (``build/native/`` of a checkout).
+LIBRARIES = (
+    Path(__file__).resolve().parent / _LIBRARY_NAME,
+    Path(__file__).resolve().parents[1] / "build" / "native" / _LIBRARY_NAME,
+)
 #: Rows per batch handed back (as ADBC's batches: 65,536).
 BATCH_ROWS = 65_536
 _ERR_LEN = 512
@@ -95,12 +104,22 @@ def _library() -> ctypes.CDLL | None:
     if _LOADED:
         return _LIB
     _LOADED = True
-    if os.environ.get("STRATA_SQLITE_READER", "").lower() == "adbc" or not LIBRARY.is_file():
+    if os.environ.get("STRATA_SQLITE_READER", "").lower() == "adbc":
+        log.info("native reader off (STRATA_SQLITE_READER=adbc); reading through ADBC")
+        return None
+    library = next((path for path in LIBRARIES if path.is_file()), None)
+    if library is None:
+        log.info(
+            "native reader not built (no %s in %s: installed without a C compiler?); "
+            "reading through ADBC, 2-3x slower on big reports",
+            _LIBRARY_NAME,
+            LIBRARIES[0].parent,
+        )
         return None
     try:
-        lib = ctypes.CDLL(str(LIBRARY))
+        lib = ctypes.CDLL(str(library))
     except OSError as exc:
-        log.debug("native reader not loaded (%s); reading through ADBC", exc)
+        log.info("native reader not loaded (%s); reading through ADBC", exc)
         return None
     lib.strata_open.restype = ctypes.c_void_p
     lib.strata_open.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int]

@@ -172,3 +172,17 @@ def _model_outcome(path: Path) -> tuple:
         return ("error", *report)
     return ("ok", {k: {c: report.tables[k][c].tolist() for c in report.tables[k].columns}
                    for k in report.tables})  # fmt: skip
+
+
+def test_a_missing_library_is_said_once_then_adbc_reads(monkeypatch, tmp_path, caplog) -> None:
+    monkeypatch.setattr(_native, "LIBRARIES", (tmp_path / "a.so", tmp_path / "b.so"))
+    monkeypatch.setattr(_native, "_LIB", None)
+    monkeypatch.setattr(_native, "_LOADED", False)
+    monkeypatch.delenv("STRATA_SQLITE_READER", raising=False)
+    with caplog.at_level("INFO", logger=_native.__name__):
+        assert not _native.available()
+        assert not _native.available()
+    records = [r for r in caplog.records if r.name == _native.__name__]
+    assert len(records) == 1
+    assert "ADBC" in records[0].getMessage()
+    assert str(tmp_path) in records[0].getMessage()
