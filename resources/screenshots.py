@@ -6,7 +6,8 @@ would (search, a selection, a click on an event, the Expert tab, the collectives
 diff, the Ops tab) and saves the whole window, 1280×800, as PNG: ``search.png``,
 ``events.png``, ``details.png``, ``area.png``, ``expert.png``, ``collectives.png``,
 ``diff.png``, ``ops.png`` and, when the real reports of ``--real-dir`` are there,
-``counters.png`` (GPU metric and memory rows). Offscreen by default
+``counters.png`` (GPU metric and memory rows), ``calltree.png`` and ``kernels.png`` (the
+kernels table of a report whose kernels share three base names). Offscreen by default
 (``QT_QPA_PLATFORM=offscreen``); under Xvfb or a desktop, set ``QT_QPA_PLATFORM`` yourself.
 """
 
@@ -28,7 +29,7 @@ __all__ = ["SHOTS", "main", "take_screenshots"]
 
 #: The pictures, in the order they are taken.
 SHOTS = ("search", "events", "details", "area", "expert", "collectives", "diff", "ops",
-         "counters", "calltree")  # fmt: skip
+         "counters", "calltree", "kernels")  # fmt: skip
 SIZE = (1280, 800)
 #: A real report with GPU metric rows (vector_add on an A100), and the rows pinned.
 COUNTER_REPORT = "ayush-os__nsight-systems-deep-dive__vector_add_profile_v3.sqlite"
@@ -36,6 +37,8 @@ COUNTER_ROWS = ("SM Active", "SM Issue", "DRAM Read Throughput", "DRAM Write Thr
                 "PCIe RX Throughput", "GR Active")  # fmt: skip
 #: A real report with CPU samples and call chains (a CPU build, OpenMP threads).
 CALLTREE_REPORT = "NTHU-SC__ISC25-ICON-C__cpu.sqlite"
+#: A real report whose ~100 kernels are lambdas of three templates: one base name each.
+KERNELS_REPORT = "hpcgroup__pipit__perlmutter-cloverleaf-cuda.sqlite"
 _TIMEOUT_S = 120.0
 
 
@@ -345,6 +348,25 @@ def _shoot_calltree(app, window, out: Path, real_dir: Path) -> Path | None:
     return _save(app, window, out, "calltree")
 
 
+def _shoot_kernels(app, window, out: Path, real_dir: Path) -> Path | None:
+    path = real_dir / KERNELS_REPORT
+    if not path.is_file():
+        return None
+    _open(app, window, [path])
+    window.event_actions.show_details(None)
+    window.timeline.state.select(None)  # the whole run, not the call tree's selection
+    dock = window.findChild(type(window.stats_controller.dock), "callTreeDock")
+    if dock is not None:
+        dock.hide()
+    stats = window.stats_controller
+    stats.dock.show()
+    stats.dock.raise_()
+    stats.panel.set_kind("kernels")
+    _wait(app, lambda: stats.panel.model.rowCount() > 10 and not window.runner.active_jobs(),
+          "the kernels table")  # fmt: skip
+    return _save(app, window, out, "kernels")
+
+
 def take_screenshots(out: Path, real_dir: Path | None) -> list[Path]:
     """Save the window's pictures into ``out``; return the files written."""
     from resources.demo import build_demo_reports
@@ -370,6 +392,8 @@ def take_screenshots(out: Path, real_dir: Path | None) -> list[Path]:
                 written += [counters] if counters is not None else []
                 calltree = _shoot_calltree(app, window, out, real_dir)
                 written += [calltree] if calltree is not None else []
+                kernels = _shoot_kernels(app, window, out, real_dir)
+                written += [kernels] if kernels is not None else []
         finally:
             window.close()
     return written
