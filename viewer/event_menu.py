@@ -73,6 +73,3 @@ def add_event_actions(menu: QMenu, timeline: QWidget, ref: EventRef) -> None:
     clipboard = QGuiApplication.clipboard()
     menu.addAction("Copy Name", lambda: clipboard.setText(name))
     menu.addAction("Copy Details", lambda: clipboard.setText(details_text(timeline.describe(ref))))
-    key = ref.track_key
-    if key and not timeline.state.is_pinned(key):
-        menu.addAction("Pin Row", lambda: timeline.pin(key))

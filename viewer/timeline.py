@@ -859,11 +859,12 @@ class TimelineWidget(QWidget):
             menu.addSeparator()
         if row.track is not None:
             key = row.track.key
+            # The row's actions, once: the event's part above has none of its own.
             if self.state.is_pinned(key):
-                menu.addAction("Unpin", lambda: self.unpin(key))
+                menu.addAction("Unpin Row", lambda: self.unpin(key))
             else:
-                menu.addAction("Pin", lambda: self.pin(key))
-            menu.addAction("Hide row", lambda: self.state.hide(key))
+                menu.addAction("Pin Row", lambda: self.pin(key))
+            menu.addAction("Hide Row", lambda: self.state.hide(key))
         else:
             label = "Expand" if row.is_collapsed else "Collapse"
             menu.addAction(label, lambda: self.set_collapsed(row.path, not row.is_collapsed))

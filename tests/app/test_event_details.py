@@ -298,3 +298,12 @@ def test_the_pane_lists_an_nvtx_ranges_colour_and_gpu_projection(qtbot, make_win
     assert lines["GPU projection"].startswith(
         f"{format_time_ns(gpu_start + offset)}, {format_duration_ns(gpu_end - gpu_start)} ("
     )
+
+
+def test_the_event_menu_lists_each_action_once(qtbot, kernel_window) -> None:
+    window, point, _ = kernel_window
+    timeline = window.timeline
+    _right_click(qtbot, timeline, point)
+    texts = [a.text() for a in timeline.context_menu.actions() if not a.isSeparator()]
+    assert len(texts) == len(set(texts)), texts
+    assert sum(t.startswith(("Pin", "Unpin")) for t in texts) == 1, texts
