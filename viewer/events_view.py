@@ -190,7 +190,14 @@ class EventsView(QWidget):
         self.filter_field = QLineEdit(self)
         self.filter_field.setPlaceholderText("Filter by name, row or table")
         self.filter_field.setClearButtonEnabled(True)
+        # Wide enough for its placeholder: the count label beside it holds a long hint
+        # ("Shift-drag on the timeline…") that squeezed the box to "Fi…".
+        metrics = self.filter_field.fontMetrics()
+        hint_px = metrics.horizontalAdvance(self.filter_field.placeholderText())
+        self.filter_field.setMinimumWidth(hint_px + 4 * metrics.averageCharWidth() + 16)
         self.count_label = QLabel("", self)
+        self.count_label.setWordWrap(True)
+        self.count_label.setMinimumWidth(1)
         self.export_button = QPushButton("Export CSV…", self)
         self.table = QTableView(self)
         self.table.setModel(self.model)

@@ -78,3 +78,19 @@ def test_kernel_grid_block_and_partner(load_report) -> None:
     assert partner.start_ns == api_start
     back = find_partner(report, tables, partner)
     assert (back.source, back.start_ns) == ("kernels", start)
+
+
+def test_the_events_filter_box_shows_its_placeholder_beside_a_long_hint(qtbot) -> None:
+    from viewer.events_view import EventsView
+
+    view = EventsView()
+    qtbot.addWidget(view)
+    view.count_label.setText(
+        "Shift-drag on the timeline to list a time range (Ctrl+Shift-drag: rows × time)"
+    )
+    view.resize(600, 200)
+    view.show()
+    qtbot.waitExposed(view)
+    field = view.filter_field
+    needed = field.fontMetrics().horizontalAdvance(field.placeholderText())
+    assert field.width() > needed
