@@ -93,6 +93,9 @@ class PinByNameDialog(QDialog):
         ok_button.setEnabled(count > 0)
 
 
+_KEYS_MAX_PX = 220
+
+
 class ShortcutsDialog(QDialog):
     """List every action that has a keyboard shortcut."""
 
@@ -112,20 +115,32 @@ class ShortcutsDialog(QDialog):
         table.setHorizontalHeaderLabels(["Action", "Shortcut"])
         table.verticalHeader().setVisible(False)
         table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        table.setWordWrap(True)
         for row, (name, keys) in enumerate(rows):
             table.setItem(row, 0, QTableWidgetItem(name.rstrip(".…")))
             item = QTableWidgetItem(keys)
             item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
             table.setItem(row, 1, item)
+        # The keys column sized to its text but at most _KEYS_MAX_PX (one long entry, "↑ / ↓,
+        # Page Up / Down, …", took the whole width and cut every action to two words); both
+        # columns wrap, and each row is as tall as its text.
+        header = table.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Interactive)
+        table.resizeColumnToContents(1)
+        header.resizeSection(1, min(header.sectionSize(1), _KEYS_MAX_PX))
+        header.sectionResized.connect(lambda *_: table.resizeRowsToContents())
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.addWidget(table)
         layout.addWidget(buttons)
-        self.resize(460, 520)
+        self.resize(640, 560)
         self.table = table
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().showEvent(event)
+        self.table.resizeRowsToContents()  # once the Action column has its real width
 
 
 #: What the timeline and the search bar do with keys and the mouse (viewer/timeline.py,

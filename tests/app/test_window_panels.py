@@ -219,6 +219,7 @@ def test_collapse_all_and_expand_all_from_the_keyboard(qtbot, window) -> None:
 
 
 def test_help_lists_every_shortcut_and_about_names_the_version(qtbot, window, monkeypatch):
+    from PySide6.QtCore import QRect
     from PySide6.QtGui import QKeySequence, QShortcut
     from PySide6.QtWidgets import QMessageBox
 
@@ -242,6 +243,19 @@ def test_help_lists_every_shortcut_and_about_names_the_version(qtbot, window, mo
     for shortcut in window_keys:
         assert shortcut.key().toString(native) in keys
     assert "Ctrl + Shift + drag" in keys
+    # Readable: every Action cell's text fits its cell once wrapped (one long Shortcut entry
+    # took the width and cut every action to "Zoom in / out at th…").
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    metrics = table.fontMetrics()
+    flags = int(Qt.TextFlag.TextWordWrap)
+    for r in range(table.rowCount()):
+        text = table.item(r, 0).text()
+        cell = QRect(0, 0, table.columnWidth(0) - 8, 10_000)
+        needed = metrics.boundingRect(cell, flags, text)
+        assert needed.width() <= cell.width(), text
+        assert needed.height() <= table.rowHeight(r), text
     told = []
     monkeypatch.setattr(QMessageBox, "about", lambda *args: told.append(args))
     window.actions_by_name["about"].trigger()
