@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QRect, QSize, Qt, Signal
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -30,6 +30,43 @@ _COLORS = {
 }
 
 
+#: A message wraps onto at most this many lines; only a longer one is cut (at its end, the
+#: whole text on hover and in Details…). A one-line instruction is read whole.
+MESSAGE_LINES = 3
+
+
+class _WrappedLabel(ElidedLabel):
+    """An :class:`ElidedLabel` that wraps onto :data:`MESSAGE_LINES` lines before it cuts."""
+
+    def __init__(self, text: str, parent: QWidget | None = None) -> None:
+        super().__init__(text, parent)
+        self.setWordWrap(True)
+
+    def sizeHint(self) -> QSize:  # Qt's own name
+        return QLabel.sizeHint(self)
+
+    def minimumSizeHint(self) -> QSize:  # Qt's own name
+        return QSize(40, QLabel.minimumSizeHint(self).height())
+
+    def _elide(self) -> None:
+        room = max(self.contentsRect().width() - 2 * self.margin(), 1)
+        metrics = self.fontMetrics()
+        flags = int(Qt.TextFlag.TextWordWrap)
+        full, shown = self._full, self._full
+        limit = MESSAGE_LINES * metrics.lineSpacing()
+        if metrics.boundingRect(QRect(0, 0, room, 1 << 20), flags, full).height() > limit:
+            lo, hi = 0, len(full)  # the longest start of the text that fits, cut with "…"
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                text = full[:mid].rstrip() + "…"
+                fits = metrics.boundingRect(QRect(0, 0, room, 1 << 20), flags, text).height()
+                lo, hi = (mid, hi) if fits <= limit else (lo, mid - 1)
+            shown = full[:lo].rstrip() + "…"
+        QLabel.setText(self, shown)
+        parts = (full if shown != full else "", self._details)
+        self.setToolTip("\n\n".join(p for p in parts if p and p != shown))
+
+
 class _MessageRow(QFrame):
     dismissed = Signal(object)
 
@@ -47,11 +84,14 @@ class _MessageRow(QFrame):
         layout = QHBoxLayout(self)
         layout.setContentsMargins(8, 3, 4, 3)
         icon = QLabel({"error": "\u26a0", "warning": "\u26a0"}.get(level, "\u2139"), self)
-        # Elided in the middle, never clipped: the full text on hover and in Details….
-        self.label = label = ElidedLabel(text, self)
+        # Wrapped, never clipped; cut at the end past MESSAGE_LINES lines, the full text on
+        # hover and in Details….
+        self.label = label = _WrappedLabel(text, self)
         label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         label.set_details(tooltip if tooltip != text else "")
-        label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        policy = QSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        policy.setHeightForWidth(True)
+        label.setSizePolicy(policy)
         self.details_text = tooltip if tooltip != text else ""
         details = QToolButton(self)
         details.setText("Details…")
@@ -123,6 +163,16 @@ class MessageArea(QWidget):
         layout.addLayout(footer)
         self.setVisible(False)
 
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        self._refresh_height()
+
+    def _refresh_height(self) -> None:
+        width = self._scroll.viewport().width()
+        shown = self._rows[-VISIBLE_ROWS:]
+        heights = [max(r.heightForWidth(width), r.sizeHint().height()) + 3 for r in shown]
+        self._scroll.setFixedHeight(sum(heights))
+
     def add_message(self, text: str, level: str = "error", tooltip: str = "") -> None:
         """Show one line of ``text``; ``level`` is 'error', 'warning' or 'info'."""
         row = _MessageRow(text, level, tooltip, self._rows_widget)
@@ -172,8 +222,7 @@ class MessageArea(QWidget):
 
     def _refresh(self) -> None:
         count = len(self._rows)
-        row_px = self._rows[0].sizeHint().height() + 3 if self._rows else 0
-        self._scroll.setFixedHeight(min(count, VISIBLE_ROWS) * row_px)
+        self._refresh_height()  # wrapped rows differ in height
         self._count_label.setText(f"{pluralize(count, 'message')} (scroll for more)")
         self._count_label.setVisible(count > VISIBLE_ROWS)
         self._clear_button.setVisible(count > 1)

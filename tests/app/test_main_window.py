@@ -451,6 +451,24 @@ def test_fit_into_clamps_size_then_position() -> None:
     assert fit_into(inside, screen) == inside
 
 
+def test_an_instruction_is_shown_whole_on_wrapped_lines(qtbot, make_window) -> None:
+    window = make_window()
+    window.resize(900, 600)
+    text = (
+        "r.nsys-rep: nsys is not installed, so this report cannot be exported to SQLite;"
+        " install Nsight Systems (or set $NSYS to its nsys), or run `nsys export --type sqlite"
+        " r.nsys-rep` where it is installed and open the .sqlite file it writes"
+    )
+    window.messages.add_message(text, "error")
+    window.show()
+    qtbot.waitExposed(window)
+    QApplication.processEvents()
+    row = window.messages._rows[0]
+    assert QLabel.text(row.label) == text  # drawn whole, not elided
+    assert row.label.height() >= row.label.heightForWidth(row.label.width())
+    assert window.messages._scroll.height() >= row.height()
+
+
 def test_a_long_message_is_elided_with_the_whole_text_on_hover_and_in_details(
     qtbot, make_window
 ) -> None:
@@ -462,7 +480,8 @@ def test_a_long_message_is_elided_with_the_whole_text_on_hover_and_in_details(
     assert row.label.text() == text
     shown = QLabel.text(row.label)  # what is drawn
     assert shown != text
-    assert "…" in shown
+    assert shown.endswith("…")  # cut at its end, past three wrapped lines
+    assert text.startswith(shown[:-1])
     assert text in row.label.toolTip()
     assert "page 1234" in row.label.toolTip()
     row._show_details()
