@@ -649,6 +649,12 @@ class StatsPanel(QWidget):
         is_list = kind in LIST_TABS
         for widget in (self.prev_button, self.next_button):  # an op's instances step too
             widget.setEnabled(not is_list or kind == OPS_TAB)
+        # The highlighted name's histogram and count belong to the summaries (and an op's
+        # instances): under Outliers, Expert, Diff and Collectives they described rows that
+        # tab does not show.
+        own_list = kind in OWN_TABS and kind != OPS_TAB
+        self.histogram.setVisible(not own_list)
+        self.instance_label.setVisible(not own_list)
         is_diff = kind == DIFF_TAB  # the whole reports: the scope does not apply
         # Diff, Ops and Collectives cover the whole reports: no time range to choose (and
         # their own selector takes its place, so the panel keeps its width).

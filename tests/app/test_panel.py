@@ -346,3 +346,36 @@ def test_selecting_a_versioned_api_outlier_shows_its_own_calls(qtbot, make_windo
         controller.focus_outlier(record)
     assert len(got.args[0]) == expected == _histogram_count(controller)
     assert len(got.args[0]) > 0
+
+
+def test_the_count_beside_next_follows_a_selected_range_as_the_histogram_does(qtbot, demo):
+    window, controller = demo
+    highlighter = controller.highlighter
+    with qtbot.waitSignal(controller.instances_changed, timeout=JOB_TIMEOUT_MS):
+        highlighter.activate_name(SLOW_KERNEL_NAME, "kernels")
+    every = len(highlighter.instances())
+    lo, hi = window.timeline.state.full_range()
+    with qtbot.waitSignal(controller.instances_changed, timeout=JOB_TIMEOUT_MS):
+        window.timeline.state.select(lo, lo + (hi - lo) // 3)  # a shift-drag's range
+    wait_idle(qtbot, window)
+    shown = len(highlighter.histogram_instances())
+    assert 0 < shown < every
+    assert len(highlighter.instances()) == shown
+    assert controller.panel.instance_label.text() == f"{shown:,} instances"
+
+
+def test_the_histogram_and_its_count_leave_with_the_summaries(qtbot, demo):
+    from viewer.stats_panel import COLLECTIVES_TAB, DIFF_TAB, EXPERT_TAB, OUTLIERS_TAB
+
+    window, controller = demo
+    panel = controller.panel
+    with qtbot.waitSignal(controller.instances_changed, timeout=JOB_TIMEOUT_MS):
+        controller.highlighter.activate_name(SLOW_KERNEL_NAME, "kernels")
+    assert panel.histogram.isVisible()
+    for kind in (OUTLIERS_TAB, EXPERT_TAB, DIFF_TAB, COLLECTIVES_TAB):
+        panel.set_kind(kind)
+        assert not panel.histogram.isVisible(), kind
+        assert not panel.instance_label.isVisible(), kind
+    panel.set_kind("kernels")
+    assert panel.histogram.isVisible()
+    assert panel.instance_label.isVisible()
