@@ -9,23 +9,47 @@ duration).
 
 from __future__ import annotations
 
+import html
 import math
 from collections.abc import Mapping
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from analysis.timefmt import format_duration_ns
 from viewer.labels import ElidedLabel
 from viewer.style import REPORT_COLORS
 
-__all__ = ["SERIES_COLORS", "DurationHistogramWidget"]
+__all__ = ["SERIES_COLORS", "DurationHistogramWidget", "distinct_tick_labels"]
 
 #: One colour per report (cycled): the colour-blind-safe report palette.
 SERIES_COLORS = REPORT_COLORS
 _BINS = 60
+
+
+_TIME_UNITS = ((1e9, "s"), (1e6, "ms"), (1e3, "µs"), (1.0, "ns"))
+_BYTE_UNITS = ((1e9, "GB"), (1e6, "MB"), (1e3, "kB"), (1.0, "B"))
+
+
+def distinct_tick_labels(values, unit: str = "ns") -> list[str]:
+    """Label ``values`` (ns or bytes) in one unit with as few decimals as keep them apart.
+
+    ``format_duration_ns`` gives three significant digits per tick, so two ticks 5 µs apart
+    near 1.86 ms both read "1.86 ms".
+    """
+    values = [float(v) for v in values]
+    if not values:
+        return []
+    units = _TIME_UNITS if unit == "ns" else _BYTE_UNITS
+    top = max(abs(v) for v in values)
+    scale, name = next(((f, n) for f, n in units if top >= f), units[-1])
+    for decimals in range(7):
+        labels = [f"{v / scale:,.{decimals}f} {name}" for v in values]
+        if len(set(labels)) == len(labels):
+            return labels
+    return labels
 
 
 class _DurationAxis(pg.AxisItem):
@@ -35,11 +59,26 @@ class _DurationAxis(pg.AxisItem):
     unit = "ns"
 
     def tickStrings(self, values, scale, spacing):  # pyqtgraph override
-        out = []
-        for v in values:
-            x = 10.0**v if self.is_log else v
-            out.append(format_duration_ns(x) if self.unit == "ns" else f"{x:,.0f} B")
-        return out
+        return distinct_tick_labels([10.0**v if self.is_log else v for v in values], self.unit)
+
+
+class _CountAxis(pg.AxisItem):
+    """Left axis of whole instance counts: never a tick at 0.5 instances."""
+
+    def tickSpacing(self, minVal, maxVal, size):  # pyqtgraph override
+        levels = []
+        for spacing, offset in super().tickSpacing(minVal, maxVal, size):
+            whole = max(1.0, float(math.ceil(spacing)))
+            if all(whole != s for s, _ in levels):
+                levels.append((whole, offset))
+        return levels
+
+    def tickValues(self, minVal, maxVal, size):  # pyqtgraph override
+        return [(spacing, [v for v in ticks if float(v).is_integer()])
+                for spacing, ticks in super().tickValues(minVal, maxVal, size)]  # fmt: skip
+
+    def tickStrings(self, values, scale, spacing):  # pyqtgraph override
+        return [f"{v:,.0f}" for v in values]
 
 
 class DurationHistogramWidget(QWidget):
@@ -57,26 +96,41 @@ class DurationHistogramWidget(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._axis = _DurationAxis("bottom")
-        self.plot = pg.PlotWidget(axisItems={"bottom": self._axis}, background="#1e1f22")
+        self._count_axis = _CountAxis("left")
+        self.plot = pg.PlotWidget(axisItems={"bottom": self._axis, "left": self._count_axis},
+                                  background="#1e1f22")  # fmt: skip
         self.plot.setMenuEnabled(False)
         self.plot.setMouseEnabled(x=False, y=False)
         self.plot.hideButtons()
         self.plot.setLabel("left", "instances")
-        self.plot.addLegend(offset=(-5, 5), labelTextSize="8pt")
+        # The legend is a line below the plot: drawn inside it hid the bars it names.
+        self.legend = QLabel(self)
+        self.legend.setWordWrap(True)
+        self.legend.setTextFormat(Qt.TextFormat.RichText)
         self._title = ElidedLabel("Click a row to see its durations", self)
         self._title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self._log = QCheckBox("Log scale", self)
         self._log.setToolTip("Logarithmic duration axis")
         self._log.toggled.connect(self._redraw)
         self._region = pg.LinearRegionItem(
-            orientation="vertical", brush=pg.mkBrush(255, 255, 255, 30), movable=True
-        )
+            orientation="vertical", brush=pg.mkBrush(255, 200, 60, 50), movable=True,
+            pen=pg.mkPen("#ffc83c", width=2),
+        )  # fmt: skip
         self._region.setZValue(10)
+        # Says what the region does: it selects the instances in it (the tail, at first).
+        self.region_label = pg.InfLineLabel(self._region.lines[0], text="selection ▸",
+                                            position=0.62, anchors=[(1, 0), (1, 0)],
+                                            color="#ffc83c")  # fmt: skip
         self._region.sigRegionChangeFinished.connect(self._on_region_changed)
-        self._median_line = pg.InfiniteLine(angle=90, pen=pg.mkPen("#ffffff", width=1.5))
+        self._median_line = pg.InfiniteLine(
+            angle=90, pen=pg.mkPen("#ffffff", width=1.5), label="median",
+            labelOpts={"position": 0.97, "anchors": [(1, 0), (1, 0)]},
+        )  # fmt: skip
         self._threshold_line = pg.InfiniteLine(
-            angle=90, pen=pg.mkPen("#ff5c5c", width=1.5, style=Qt.PenStyle.DashLine)
-        )
+            angle=90, pen=pg.mkPen("#ff5c5c", width=1.5, style=Qt.PenStyle.DashLine),
+            label="threshold", labelOpts={"position": 0.80, "color": "#ff5c5c",
+                                                  "anchors": [(1, 0), (1, 0)]},
+        )  # fmt: skip
         self._series: dict[str, np.ndarray] = {}
         self._median = math.nan
         self._threshold = math.inf
@@ -89,6 +143,7 @@ class DurationHistogramWidget(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(top)
         layout.addWidget(self.plot, 1)
+        layout.addWidget(self.legend)
         layout.addStretch(0)
         self.plot.setVisible(False)
         self._edges = np.empty(0)
@@ -154,13 +209,14 @@ class DurationHistogramWidget(QWidget):
         plot = self.plot.getPlotItem()
         for item in [*self._curves, self._region, self._median_line, self._threshold_line]:
             plot.removeItem(item)
-        plot.legend.clear()
         self._curves = []
         self._axis.is_log = self.is_log()
         values = [v for v in self._series.values() if len(v)]
         self.plot.setVisible(bool(values))  # no empty axes with meaningless ticks
+        self.legend.setVisible(bool(values))
         if not values:
             self._edges = np.empty(0)
+            self.legend.clear()
             return
         every = self._to_x(np.concatenate(values))
         lo, hi = float(every.min()), float(every.max())
@@ -177,6 +233,10 @@ class DurationHistogramWidget(QWidget):
                                     name=label)  # fmt: skip
             plot.addItem(curve)
             self._curves.append(curve)
+        self.legend.setText("   ".join(
+            f'<span style="color:{pg.mkColor(SERIES_COLORS[i % len(SERIES_COLORS)]).name()}">'
+            f"■</span> {html.escape(label)}" for i, label in enumerate(self._series)
+        ))  # fmt: skip
         self._place_lines(lo, hi)
         plot.setXRange(lo, hi, padding=0.02)
         plot.enableAutoRange(axis="y")
@@ -190,7 +250,9 @@ class DurationHistogramWidget(QWidget):
             axis.setPen(pg.mkPen(ink))
             axis.setTextPen(pg.mkPen(ink))
         self._median_line.setPen(pg.mkPen(ink, width=1.5))
-        self._region.setBrush(pg.mkBrush(255, 255, 255, 30) if is_dark else pg.mkBrush(0, 0, 0, 24))
+        self._region.setBrush(
+            pg.mkBrush(255, 200, 60, 50) if is_dark else pg.mkBrush(230, 150, 0, 45)
+        )
 
     def _place_lines(self, lo: float, hi: float) -> None:
         plot = self.plot.getPlotItem()

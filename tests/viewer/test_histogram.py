@@ -60,3 +60,36 @@ def test_log_axis_keeps_data_units(histogram, qtbot):
         10_000.0,
         100_000.0,
     ]
+
+
+def test_tick_labels_are_whole_counts_and_distinct_durations(histogram, qtbot) -> None:
+    rng = np.random.default_rng(1)
+    close = {"r0": 1.86e6 + rng.integers(0, 8000, 4), "r1": 1.86e6 + rng.integers(0, 9000, 3)}
+    histogram.resize(520, 300)
+    histogram.set_data("k", close, 1.864e6, 1.868e6)
+    histogram.show()
+    qtbot.waitExposed(histogram)
+    plot = histogram.plot.getPlotItem()
+    left, bottom = plot.getAxis("left"), plot.getAxis("bottom")
+    y_lo, y_hi = plot.viewRange()[1]
+    counts = [v for _s, ticks in left.tickValues(y_lo, y_hi, 200) for v in ticks]
+    assert counts
+    assert all(float(v).is_integer() for v in counts)
+    x_lo, x_hi = plot.viewRange()[0]
+    ticks = sorted({v for _s, t in bottom.tickValues(x_lo, x_hi, 500) for v in t})
+    labels = bottom.tickStrings(ticks, 1.0, ticks[1] - ticks[0])
+    assert len(set(labels)) == len(labels), labels  # never "1.86 ms" twice
+
+
+def test_legend_lines_and_selection_are_labelled_outside_the_bars(histogram, qtbot) -> None:
+    histogram.resize(520, 300)
+    histogram.set_data("k", {"rank0": np.arange(1, 100.0), "rank1": np.arange(5, 80.0)}, 50, 90)
+    histogram.show()
+    qtbot.waitExposed(histogram)
+    assert histogram.legend.isVisible()
+    assert histogram.legend.geometry().top() >= histogram.plot.geometry().bottom()
+    assert "rank0" in histogram.legend.text()
+    assert "rank1" in histogram.legend.text()
+    assert histogram._median_line.label.toPlainText() == "median"
+    assert histogram._threshold_line.label.toPlainText() == "threshold"
+    assert histogram.region_label.toPlainText().startswith("selection")
