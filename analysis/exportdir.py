@@ -24,6 +24,7 @@ import pyarrow.parquet as pq
 
 from analysis import cache, cachesize
 from analysis._files import os_reason
+from analysis._tablespecs import ALL_SPECS
 from analysis.discover import EXPORT_DIR_SUFFIXES, export_dir_format
 from analysis.errors import CorruptReportError, NotAReportError
 from analysis.progress import Progress
@@ -140,10 +141,32 @@ def _read_table(folder: Path, file: Path) -> pa.Table:
         ) from exc
 
 
+#: The tables besides the event tables (:data:`ALL_SPECS`) that the model is built from: the
+#: string pool and the descriptive tables :mod:`analysis._metarows` and
+#: :mod:`analysis.metadata` read (versions, time base, processes, threads, GPUs, streams).
+_MODEL_TABLES = frozenset({
+    "StringIds", "ThreadNames", "PROCESSES", "ANALYSIS_DETAILS", "META_DATA_EXPORT",
+    "EXPORT_META_DATA", "TARGET_INFO_SESSION_START_TIME", "TARGET_INFO_SYSTEM_ENV",
+    "TARGET_INFO_GPU", "TARGET_INFO_CUDA_GPU", "TARGET_INFO_CUDA_DEVICE",
+    "TARGET_INFO_CUDA_CONTEXT_INFO", "TARGET_INFO_CUDA_NULL_STREAM", "TARGET_INFO_CUDA_STREAM",
+    "TARGET_INFO_GPU_METRICS", "GPU_NUMBERS", "ENUM_CUDA_MEMCPY_OPER", "ENUM_CUDA_MEM_KIND",
+    "ENUM_CUPTI_SYNC_TYPE",
+})  # fmt: skip
+_NEEDED_TABLES = _MODEL_TABLES | {table for table, _ in ALL_SPECS.values()}
+
+
 def _sqlite_types(folder: Path, file: Path, table: pa.Table) -> pa.Table:
     """Cast columns to what SQLite stores: unsigned and narrow integers and booleans to int64,
-    dictionaries to their values; a value beyond int64 is refused, not wrapped."""
+    dictionaries to their values.
+
+    An unsigned value beyond int64 in a table the model is built from is refused, not
+    wrapped. In any other table (``GENERIC_EVENTS.rawTimestamp`` holds 2^64 - 66163 in a real
+    report) it is stored as nsys's own SQLite export of the same report stores it, the same
+    64 bits read as signed, so that every reader (a recipe, a rule) sees what it sees in that
+    export and a table Strata does not load never blocks the report.
+    """
     columns = []
+    is_needed = file.stem in _NEEDED_TABLES
     for field, column in zip(table.schema, table.columns, strict=True):
         t = field.type
         if pa.types.is_dictionary(t):
@@ -152,9 +175,13 @@ def _sqlite_types(folder: Path, file: Path, table: pa.Table) -> pa.Table:
             try:
                 column = column.cast(pa.int64())
             except pa.ArrowInvalid as exc:
-                raise CorruptReportError(
-                    folder, f"{file.name} column {field.name} holds values beyond 64-bit integers"
-                ) from exc
+                if is_needed or t != pa.uint64():
+                    raise CorruptReportError(
+                        folder,
+                        f"{file.name} column {field.name} holds values beyond 64-bit integers",
+                    ) from exc
+                # spec: nsys's .sqlite export stores a uint64 as the int64 of the same bits.
+                column = column.cast(pa.int64(), safe=False)
         columns.append(column)
     return pa.table(columns, names=table.schema.names)
 

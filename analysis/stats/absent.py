@@ -23,6 +23,7 @@ import pandas as pd
 from analysis._sqlfile import _ro_uri, quote_ident
 from analysis.errors import AnalysisError
 from analysis.model import Report
+from analysis.open import sqlite_source
 from analysis.stats._base import SkipReport, register
 
 __all__ = ["ABSENT_REPORTS"]
@@ -123,8 +124,9 @@ def _tables_of(report: Report, any_of: tuple[str, ...]) -> list[str]:
 
 def _has_rows(report: Report, sources: list[str]) -> bool:
     """Whether any of ``sources`` (tables or SELECTs) has a row; True when unsure."""
-    path = report.path
-    if not path.is_file():
+    # The file itself, or the SQLite copy behind an export folder or an .nsys-rep.
+    path = sqlite_source(report.path) if report.path.exists() else None
+    if path is None:
         return bool(sources)
     try:
         con = sqlite3.connect(_ro_uri(path), uri=True)

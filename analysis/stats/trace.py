@@ -21,6 +21,7 @@ from analysis._sqlfile import _ro_uri
 from analysis.errors import CorruptReportError
 from analysis.model import Report
 from analysis.names import MEMSET_NAME, api_display_names, memcpy_names
+from analysis.open import sqlite_source
 from analysis.projection import api_matches
 from analysis.schema import pid_of, tid_of
 from analysis.stats._base import SkipReport, register, require
@@ -147,12 +148,14 @@ _API_TRACE_COLUMNS = ["Start", "Duration", "Name", "Result", "CorrID", "Pid", "T
 def _thread_names(report: Report) -> pd.DataFrame:
     """ThreadNames rows (``global_tid``, ``T-Pri``, ``Thread Name``), in rowid order.
 
-    Read from the SQLite file (the model keeps no priority); from the model's thread names,
-    priorities unknown, for other inputs.
+    Read from the SQLite file behind the report (the model keeps no priority): the file
+    itself, or the copy of an export folder's tables or the export of an ``.nsys-rep`` in
+    the cache; from the model's thread names, priorities unknown, for other inputs.
     """
     path = report.path
-    if path.is_file():
-        con = sqlite3.connect(_ro_uri(path), uri=True)
+    source = sqlite_source(path) if path.exists() else None
+    if source is not None:
+        con = sqlite3.connect(_ro_uri(source), uri=True)
         try:
             rows = con.execute(
                 "SELECT t.globalTid, t.priority, s.value FROM ThreadNames AS t "
