@@ -33,6 +33,7 @@ from analysis.diff import (
 )
 from analysis.engine import sqlite_round
 from analysis.errors import AnalysisError
+from analysis.escape import escape_text
 from analysis.open import open_report
 from analysis.recipes.base import (
     RECIPES,
@@ -215,7 +216,7 @@ class Diff(Recipe):
             recipe = _stats_recipe(name)
             groups = recipe.groups_of(report)
             if len(groups):
-                merged = merge_partials([groups], [report.name])
+                merged = merge_partials([groups], [escape_text(report.name)])
                 tables[name] = recipe.stats_table(merged, with_files=False)
                 samples[name] = name_samples([report], kind)
         return DiffSide(tables, "report", samples)

@@ -47,6 +47,7 @@ from typing import Any
 from analysis._sqlite import limit_read_threads, usable_cores
 from analysis.discover import find_reports
 from analysis.errors import AnalysisError, ReportError, StrataError
+from analysis.escape import escape_text
 from analysis.progress import ItemProgress
 from analysis.recipes._procs import pool_context
 from analysis.recipes.base import FilePartial, RecipeOptions, RecipeOutput, get_recipe
@@ -197,12 +198,17 @@ def _natural_key(text: str) -> list[object]:
 
 
 def file_labels(paths: Sequence[Path]) -> list[str]:
-    """Return a unique label per path: the file name, or more of the path where names clash."""
-    labels = [p.name for p in paths]
+    """Return a unique label per path: the file name, or more of the path where names clash.
+
+    A label is text every output can hold (:func:`analysis.escape.escape_text`): the bytes of
+    a name that is not UTF-8 are written ``\\xHH``, as ``main.py stats`` prints them; Parquet,
+    JSON and a UTF-8 summary.txt refused the lone surrogates Python holds them as.
+    """
+    labels = [escape_text(p.name) for p in paths]
     depth = 1
     while len(set(labels)) < len(labels) and depth < 64:
         depth += 1
-        labels = ["/".join(p.parts[-depth:]) for p in paths]
+        labels = [escape_text("/".join(p.parts[-depth:])) for p in paths]
     return labels
 
 

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.engine import sqlite_round
+from analysis.escape import escape_text
 from analysis.model import DurationTable, Report
 from analysis.recipes._exact import checked_subtract, group_sums
 from analysis.recipes._labels import factorize_rows, kernel_groups, nvtx_range_groups
@@ -70,7 +71,7 @@ def files_table(partials: Sequence[FilePartial]) -> pd.DataFrame:
         {
             "Rank": np.arange(len(partials), dtype=np.int64),
             "File": [p.file for p in partials],
-            "Path": [str(p.path) for p in partials],
+            "Path": [escape_text(str(p.path)) for p in partials],  # text Parquet can hold
         }
     )
 
@@ -134,7 +135,9 @@ class StatsRecipe(Recipe):
         table = run_report(report, self.name, xp=np).frame
         if not self.has_quartiles:
             return table.reset_index(drop=True)
-        own = self.stats_table(merge_partials([groups], [report.name]), with_files=False)
+        own = self.stats_table(
+            merge_partials([groups], [escape_text(report.name)]), with_files=False
+        )
         keys = list(self.key_columns)
         quartiles = own[[*keys, "Q1", "Q3"]].astype({k: object for k in keys})
         table = table.astype({k: object for k in keys})

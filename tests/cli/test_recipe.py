@@ -132,3 +132,32 @@ def test_dask_mode_from_the_cli_matches_serial_and_keeps_dask_quiet(
         pd.read_parquet(outs["dask"] / "all_stats.parquet"),
         pd.read_parquet(outs["serial"] / "all_stats.parquet"),
     )
+
+
+@pytest.mark.parametrize("recipe", ["cuda_gpu_kern_sum", "nvtx_sum", "cuda_gpu_kern_hist"])
+def test_file_names_that_are_not_utf8_reach_every_output_escaped(tmp_path, recipe) -> None:
+    import os
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    raw = os.fsencode(folder) + b"/r\xff\xfe.sqlite"
+    write_report(Path(os.fsdecode(raw)), [K("k", 0, 1_000, 2_000), K("k", 0, 3_000, 5_000)],
+                 ranges=[("step", 0, 6_000)])  # fmt: skip
+    (Path(os.fsdecode(os.fsencode(folder) + b"/bad\xfe.sqlite"))).write_bytes(b"not a report")
+    out = tmp_path / "out"
+    proc = run_cli("recipe", recipe, "--input", str(folder), "--output", str(out))
+    assert "Traceback" not in proc.stderr
+    assert proc.returncode in (0, 1), proc.stderr  # 1: one input failed to load
+    assert "bad\\xfe.sqlite" in proc.stderr
+    for path in out.iterdir():
+        text = path.read_bytes()
+        if path.suffix == ".parquet":
+            for column in pd.read_parquet(path).select_dtypes(exclude="number"):
+                assert all("\udcff" not in str(v) for v in pd.read_parquet(path)[column])
+            continue
+        if path.suffix in (".csv", ".json", ".txt"):
+            text.decode("utf-8")  # every text output is valid UTF-8
+    manifest = json.loads((out / "recipe.json").read_text(encoding="utf-8"))
+    assert manifest["Files"] == ["r\\xff\\xfe.sqlite"]
+    files = pd.read_parquet(out / "files.parquet")
+    assert files["File"].tolist() == ["r\\xff\\xfe.sqlite"]
