@@ -342,16 +342,19 @@ def selection_tree(
     window: tuple[int | None, int | None],
     offsets_ns: Sequence[int],
     bottom_up: bool = False,
+    report_index: int | None = None,
 ) -> CallTree:
     """The call tree of the samples a timeline selection holds, over every report.
 
     ``stacks``: per report, :func:`sample_stacks` (a ReportSet keeps them); ``window``: the
     selected range on the shared axis (None: open); ``offsets_ns``: per report, its offset
-    on that axis.
+    on that axis; ``report_index``: only that report's samples (None: every report's).
     """
     parts = []
     t0, t1 = window
     for i, (report, own) in enumerate(zip(reports, stacks, strict=True)):
+        if report_index is not None and i != report_index:
+            continue
         off = int(offsets_ns[i]) if i < len(offsets_ns) else 0
         rows = selected_samples(
             report, tracks, i, None if t0 is None else t0 - off, None if t1 is None else t1 - off

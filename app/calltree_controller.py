@@ -42,6 +42,7 @@ class CallTreeController(QObject):
         window.binding.layout_changed.connect(lambda *_a: self.request())
         window.timeline.state.selection_changed.connect(lambda *_a: self.request())
         panel.mode_changed.connect(lambda _b: self.request())
+        panel.report_changed.connect(lambda _r: self.request())
 
     def request(self) -> None:
         """Rebuild the tree for the current selection and mode (on a worker)."""
@@ -50,6 +51,8 @@ class CallTreeController(QObject):
         if not len(reports) or any(not r.complete for r in reports.reports):
             self.panel.show_tree(None, None, "No CPU samples")
             return
+        self.panel.set_reports(list(reports.labels), [str(r.path) for r in reports.reports])
+        only = self.panel.report_index()
         offsets = [int(o) for o in binding.offsets_ns()]
         selection = self._window.timeline.state.selection()
         tracks = binding.tracks()
@@ -63,11 +66,13 @@ class CallTreeController(QObject):
 
         def work(_progress, _cancel) -> tuple[CallTree, CallTree, str]:
             stacks = reports.derived(("calltree", "stacks"), _stacks)
-            tree = selection_tree(reports.reports, stacks, rows, window, offsets, bottom_up)
+            tree = selection_tree(reports.reports, stacks, rows, window, offsets, bottom_up, only)
             flame = tree
             if bottom_up:
-                flame = selection_tree(reports.reports, stacks, rows, window, offsets)
+                flame = selection_tree(reports.reports, stacks, rows, window, offsets, False, only)
             where = "the selection" if selection is not None else "the whole run"
+            if only is None and len(reports) > 1:
+                where += f" of {len(reports)} reports together"
             chained = int(tree.self_count.sum())
             status = f"{pluralize(tree.samples, 'sample')} in {where}"
             if chained != tree.samples:

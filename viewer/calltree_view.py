@@ -13,6 +13,7 @@ from PySide6.QtGui import QColor, QPainter, QPaintEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QSplitter,
     QTreeWidget,
@@ -119,11 +120,18 @@ class CallTreePanel(QWidget):
     """
 
     mode_changed = Signal(bool)
+    report_changed = Signal(object)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.mode = QComboBox(self)
         self.mode.addItems(["Top-down", "Bottom-up"])
+        # Which report's samples: four programs' stacks merged into one tree read as one
+        # program that calls all their functions.
+        self.report_combo = QComboBox(self)
+        self.report_combo.setToolTip("Whose CPU samples the tree holds")
+        self.report_combo.addItem("All reports", None)
+        self.report_combo.setVisible(False)
         self.status = QLabel("No CPU samples", self)
         self.tree_view = QTreeWidget(self)
         self.tree_view.setHeaderLabels(["Function", "Self", "Total", "Total %", "Module"])
@@ -131,6 +139,7 @@ class CallTreePanel(QWidget):
         self.flame = FlameGraph(self)
         top = QHBoxLayout()
         top.addWidget(self.mode)
+        top.addWidget(self.report_combo)
         top.addWidget(self.status, 1)
         split = QSplitter(Qt.Orientation.Vertical, self)
         split.addWidget(self.tree_view)
@@ -140,7 +149,35 @@ class CallTreePanel(QWidget):
         layout.addLayout(top)
         layout.addWidget(split, 1)
         self.mode.currentIndexChanged.connect(lambda i: self.mode_changed.emit(i == 1))
+        self.report_combo.currentIndexChanged.connect(
+            lambda _i: self.report_changed.emit(self.report_index())
+        )
+        header = self.tree_view.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)  # the names get the room
+        header.setMinimumSectionSize(48)
+        self.tree_view.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.tree: CallTree | None = None
+
+    def set_reports(self, labels: list[str], paths: list[str] | None = None) -> None:
+        """Offer ``labels`` (one per shown report) beside "All reports"; keep the choice when
+        that report is still shown. Hidden for one report."""
+        chosen = self.report_index()
+        self.report_combo.blockSignals(True)
+        self.report_combo.clear()
+        self.report_combo.addItem("All reports", None)
+        for i, label in enumerate(labels):
+            self.report_combo.addItem(label, i)
+            if paths is not None and i < len(paths):
+                self.report_combo.setItemData(i + 1, paths[i], Qt.ItemDataRole.ToolTipRole)
+        if chosen is not None and chosen < len(labels):
+            self.report_combo.setCurrentIndex(chosen + 1)
+        self.report_combo.blockSignals(False)
+        self.report_combo.setVisible(len(labels) > 1)
+
+    def report_index(self) -> int | None:
+        """The chosen report's index among those shown, or None for all of them."""
+        return self.report_combo.currentData()
 
     def is_bottom_up(self) -> bool:
         return self.mode.currentIndex() == 1
@@ -167,6 +204,7 @@ class CallTreePanel(QWidget):
             ]
             item = QTreeWidgetItem(texts)
             item.setToolTip(0, texts[0])
+            item.setToolTip(4, texts[4])
             for column in (1, 2, 3):
                 item.setTextAlignment(column, Qt.AlignmentFlag.AlignRight)
             if parent >= 0:
@@ -176,5 +214,7 @@ class CallTreePanel(QWidget):
         self.tree_view.addTopLevelItems(roots)
         for item in roots[:3]:
             item.setExpanded(True)
-        self.tree_view.resizeColumnToContents(1)
-        self.tree_view.resizeColumnToContents(2)
+        for column in (1, 2, 3, 4):
+            self.tree_view.resizeColumnToContents(column)
+        module = self.tree_view.header()
+        module.resizeSection(4, min(module.sectionSize(4), 140))  # a long path: cut, tooltip

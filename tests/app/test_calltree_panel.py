@@ -80,3 +80,36 @@ def test_whole_run_then_a_selection_drive_the_tree(qtbot, saxpy) -> None:
     bottom = [r for r, node in boxes if flame.tree.level[node] == 0]
     assert bottom
     assert abs(sum(r.width() for r in bottom) - 1000.0) < len(bottom) + 1
+
+
+ICON_CPU = REAL_DIR / "NTHU-SC__ISC25-ICON-C__cpu.sqlite"
+
+
+@requires_shared
+def test_a_report_selector_scopes_the_tree_to_one_report(qtbot, make_window) -> None:
+    from app.calltree_controller import install_call_tree
+
+    window = make_window()
+    controller = install_call_tree(window)
+    window.open_paths([SAXPY, ICON_CPU])
+    wait_idle(qtbot, window)
+    panel = controller.panel
+    qtbot.waitUntil(lambda: panel.tree is not None and panel.tree.samples > 0,
+                    timeout=LOAD_TIMEOUT_MS)  # fmt: skip
+    combo = panel.report_combo
+    assert not combo.isHidden()
+    assert combo.count() == 3  # All reports + one per report
+    counts = {}
+    for path in (SAXPY, ICON_CPU):
+        (counts[path],) = sql_rows(path, "SELECT count(*) FROM COMPOSITE_EVENTS")[0]
+    assert panel.tree.samples == sum(counts.values())  # all of them, said so in the status
+    assert "2 reports together" in panel.status.text()
+    labels = window.binding.shown_set().labels
+    for i, path in enumerate(window.binding.shown_set().reports):
+        with qtbot.waitSignal(controller.tree_ready, timeout=LOAD_TIMEOUT_MS):
+            combo.setCurrentIndex(i + 1)
+        assert combo.currentText() == labels[i]
+        assert panel.tree.samples == counts[path.path]
+    # The names get the room: the Function column is the widest.
+    header = panel.tree_view.header()
+    assert header.sectionSize(0) == max(header.sectionSize(c) for c in range(header.count()))
