@@ -196,8 +196,7 @@ class EventsView(QWidget):
         hint_px = metrics.horizontalAdvance(self.filter_field.placeholderText())
         self.filter_field.setMinimumWidth(hint_px + 4 * metrics.averageCharWidth() + 16)
         self.count_label = QLabel("", self)
-        self.count_label.setWordWrap(True)
-        self.count_label.setMinimumWidth(1)
+        self.count_label.setWordWrap(True)  # on a line of its own, under the filter box
         self.export_button = QPushButton("Export CSV…", self)
         self.table = QTableView(self)
         self.table.setModel(self.model)
@@ -215,11 +214,11 @@ class EventsView(QWidget):
             header.resizeSection(column, width)
         top = QHBoxLayout()
         top.addWidget(self.filter_field, 1)
-        top.addWidget(self.count_label)
         top.addWidget(self.export_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addLayout(top)
+        layout.addWidget(self.count_label)
         layout.addWidget(self.table, 1)
         self._is_following = False
         self.filter_field.textChanged.connect(self._on_filter)

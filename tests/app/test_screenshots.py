@@ -16,7 +16,9 @@ def test_the_script_saves_each_view_of_the_demo(qapp, tmp_path) -> None:
     for path in written:
         image = QImage(str(path))
         assert (image.width(), image.height()) == SIZE
-        assert path.stat().st_size <= 200_000
+        # Small enough for the docs; the Expert tab lists more findings since the histogram
+        # left the list tabs (~215 KB).
+        assert path.stat().st_size <= 260_000
         # A real picture: many colours, not one flat (or black) frame.
         colors = {image.pixel(x, y) for x in range(0, SIZE[0], 16) for y in range(0, SIZE[1], 16)}
         assert len(colors) > 50, path.name
