@@ -197,9 +197,8 @@ class Outliers:
 
     def __repr__(self) -> str:
         return (
-            f"<Outliers |z| > {self.threshold:g}, x{self.min_ratio:g} and "
-            f"{self.min_delta_ns:g} ns: {len(self.instances):,} instances, "
-            f"{len(self.reports):,} report rows>"
+            f"<Outliers {len(self.instances):,} instances, {len(self.reports):,} report rows: "
+            f"|z| > {self.threshold:g}, x{self.min_ratio:g} and {self.min_delta_ns:g} ns>"
         )
 
 

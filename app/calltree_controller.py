@@ -72,7 +72,7 @@ class CallTreeController(QObject):
                 flame = selection_tree(reports.reports, stacks, rows, window, offsets, False, only)
             where = "the selection" if selection is not None else "the whole run"
             if only is None and len(reports) > 1:
-                where += f" of {len(reports)} reports together"
+                where += f" of {pluralize(len(reports), 'report')} together"
             chained = int(tree.self_count.sum())
             status = f"{pluralize(tree.samples, 'sample')} in {where}"
             if chained != tree.samples:
