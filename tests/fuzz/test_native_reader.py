@@ -146,3 +146,81 @@ def test_damaged_pages_read_as_sqlite_reads_them_or_decline(flips, first: int) -
     assert [tuple(int(x) for x in r) for r in got] == [
         tuple(-1 if x is None else x for x in r) for r in want
     ]
+
+
+def _direct_read(path, fields: list[int], names: list[str], outputs: int):
+    """(rows of the returned columns with NULL as None, summaries) of the direct reader."""
+    root = _table_pages(path, "t")[0]
+    summaries: dict[str, _native.ColumnSummary] = {}
+    got: list[tuple] = []
+    for _, values, masks in _native.direct_batches(
+        path, root, (-(2**62), 2**62), fields, names, outputs, summaries
+    ):
+        cols = [
+            [None if m is not None and m[i] else int(v[i]) for i in range(len(v))]
+            for v, m in zip(values, masks, strict=True)
+        ]
+        got += zip(*cols, strict=True)
+    return got, summaries
+
+
+@fuzz_settings(ci_examples=60)
+@given(
+    templates=st.integers(1, 4).flatmap(
+        lambda width: st.lists(
+            st.lists(_VALUES, min_size=width, max_size=width), min_size=1, max_size=3
+        )
+    ),
+    picks=st.lists(st.integers(0, 2), min_size=1, max_size=300),
+    outputs=st.integers(1, 4),  # at least one: rows are counted by a returned column
+    order=st.randoms(use_true_random=False),
+)
+def test_the_page_reader_reads_repeated_rows_as_sqlite3(templates, picks, outputs, order) -> None:
+    """Rows repeating a few templates (so that record headers repeat, the page reader's
+    remembered-header path), read from the pages directly, some fields returned in any
+    order, the rest summarized: exactly sqlite3's values and counts, or a decline where a
+    returned field holds a value that is not an integer."""
+    count("native reader: repeated record headers against sqlite3")
+    width = len(templates[0])
+    rows = [templates[p % len(templates)] for p in picks]
+    fields = list(range(width))
+    order.shuffle(fields)
+    names = [f"c{f}" for f in fields]
+    outputs = min(outputs, width)
+    with scratch() as work:
+        path = work / "t.sqlite"
+        con = sqlite3.connect(path)
+        con.execute(f"CREATE TABLE t ({', '.join(f'c{i}' for i in range(width))})")
+        con.executemany(f"INSERT INTO t VALUES ({', '.join('?' * width)})", rows)
+        con.commit()
+        stored = con.execute(f"SELECT {', '.join(names)} FROM t ORDER BY rowid").fetchall()
+        con.close()
+        columns = [list(c) for c in zip(*stored, strict=True)]
+        if any(v is not None and type(v) is not int for c in columns[:outputs] for v in c):
+            with pytest.raises(_native.Declined):
+                _direct_read(path, fields, names, outputs)
+            return
+        got, summaries = _direct_read(path, fields, names, outputs)
+    assert got == [row[:outputs] for row in stored]
+    assert summaries == {n: _python_summary(c) for n, c in zip(names, columns, strict=True)}
+
+
+def test_the_page_reader_counts_repeated_rows_across_batches() -> None:
+    """Batches end and resume inside runs of one record header: every NULL, text and real
+    of a summarized field counted once, every value of a returned one in its row."""
+    count("native reader: repeated record headers across batches")
+    n = _native.BATCH_ROWS + 5_000
+    # Runs of hundreds of rows alike, the batch's end inside one.
+    rows = [(i, "t" if i // 1000 % 2 else None, 1.5 if i // 700 % 2 else 7,
+             None if i // 500 % 2 else 5) for i in range(n)]  # fmt: skip
+    with scratch() as work:
+        path = work / "t.sqlite"
+        con = sqlite3.connect(path)
+        con.execute("CREATE TABLE t (a INTEGER, b, c, d INTEGER)")
+        con.executemany("INSERT INTO t VALUES (?, ?, ?, ?)", rows)
+        con.commit()
+        con.close()
+        got, summaries = _direct_read(path, [0, 3, 1, 2], ["a", "d", "b", "c"], 2)
+    assert got == [(a, d) for a, _, _, d in rows]
+    columns = dict(zip("abcd", (list(c) for c in zip(*rows, strict=True)), strict=True))
+    assert summaries == {k: _python_summary(v) for k, v in columns.items()}
