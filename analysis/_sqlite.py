@@ -206,7 +206,15 @@ class ReportDatabase(SqliteReport):
     def _arrow_batches(batches: Iterable[tuple]) -> Iterator[pa.RecordBatch]:
         """The native reader's (names, values, masks) batches as Arrow record batches."""
         for names, values, masks in batches:
-            arrays = [pa.array(v, mask=m) for v, m in zip(values, masks, strict=True)]
+            # Without NULLs (nearly always) the values' buffer is wrapped as it is:
+            # ``pa.array`` would first import pandas (to ask whether they are a Series),
+            # which a cold ``stats`` imports on another thread while its columns are read.
+            arrays = [
+                pa.Array.from_buffers(pa.int64(), len(v), [None, pa.py_buffer(v)])
+                if m is None
+                else pa.array(v, mask=m)
+                for v, m in zip(values, masks, strict=True)
+            ]
             yield pa.RecordBatch.from_arrays(arrays, names=names)
 
     def _direct_plan(self, plan: _TablePlan) -> tuple[int, list[int]] | None:
@@ -604,5 +612,16 @@ def to_numpy(column: pa.ChunkedArray | pa.Array, dtype: type | None, fill: int =
         raise TypeError(f"to_numpy needs an integer column, not {column.type}")
     if column.null_count:
         column = column.fill_null(fill)
-    values = column.to_numpy(zero_copy_only=False)
+    # The values' buffer viewed as it is (what ``Array.to_numpy`` gives for integers without
+    # NULLs), without pyarrow's pandas check: it imports pandas, which a cold ``stats``
+    # imports on another thread while the reader threads call this.
+    kind = "int" if pa.types.is_signed_integer(column.type) else "uint"
+    if len(column) == 0:  # its values' buffer may be absent
+        return np.empty(0, dtype=dtype or np.dtype(f"{kind}{column.type.bit_width}"))
+    values = np.frombuffer(
+        column.buffers()[1],
+        dtype=np.dtype(f"{kind}{column.type.bit_width}"),
+        count=len(column),
+        offset=column.offset * column.type.bit_width // 8,
+    )
     return values if dtype is None else np.asarray(values, dtype=dtype)

@@ -12,9 +12,9 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from analysis._metarows import (
     check_descriptive_tables,
@@ -33,6 +33,10 @@ from analysis._strings import StringTable
 from analysis.errors import CorruptReportError
 from analysis.model import CONTEXT_COLUMNS, CUDA_DEVICE_COLUMNS, EventTable, ReportInfo, StringIds
 from analysis.schema import pid_of, tid_of
+
+if TYPE_CHECKING:
+    import pandas as pd
+# pandas is imported where a frame is built (see analysis.model).
 
 __all__ = [
     "check_descriptive_tables",
@@ -54,6 +58,8 @@ _THREAD_KINDS = ("cuda_api", "osrt", "nvtx", "samples")
 def _thread_ids(tables: Mapping[str, EventTable]) -> np.ndarray:
     # The track keys of these tables hold every row's globalTid, so no pass over the events
     # (np.unique over 10 M API calls took 1 s).
+    import pandas as pd
+
     parts = [
         tables[k].track_keys["global_tid"].to_numpy(np.int64)
         for k in _THREAD_KINDS
@@ -64,6 +70,8 @@ def _thread_ids(tables: Mapping[str, EventTable]) -> np.ndarray:
 
 
 def _gpu_pids(tables: Mapping[str, EventTable]) -> list[np.ndarray]:
+    import pandas as pd
+
     out = []
     for kind in ("kernels", "memcpy", "memset"):
         table = tables[kind]
@@ -75,6 +83,8 @@ def _gpu_pids(tables: Mapping[str, EventTable]) -> list[np.ndarray]:
 
 def read_processes(db: ReportDatabase, tables: Mapping[str, EventTable]) -> pd.DataFrame:
     """Return processes that own events: ``pid``, ``global_pid``, ``name``, ``thread_count``."""
+    import pandas as pd
+
     gtids = _thread_ids(tables)
     pids = np.unique(np.concatenate([pid_of(gtids), *_gpu_pids(tables)]))
     names: dict[int, str] = {}
@@ -102,6 +112,8 @@ def read_threads(
 
     ``strings`` maps the report's ``ThreadNames.nameId`` to a code of ``pool``.
     """
+    import pandas as pd
+
     gtids = _thread_ids(tables)
     names: dict[int, str] = {}
     cols = ("nameId", "globalTid")
@@ -132,6 +144,8 @@ def read_gpus(db: ReportDatabase) -> pd.DataFrame:
     ``TARGET_INFO_GPU`` (2022.4+: ``id``; older: ``deviceId``) comes first, then
     ``TARGET_INFO_CUDA_GPU`` (2020-2022) fills devices and attributes it lacks.
     """
+    import pandas as pd
+
     rows = gpu_rows(db)
     ids = sorted(rows)
 
@@ -160,6 +174,8 @@ def read_contexts(db: ReportDatabase) -> pd.DataFrame:
     From ``TARGET_INFO_CUDA_CONTEXT_INFO`` (2023.4+) or ``TARGET_INFO_CUDA_NULL_STREAM``
     (2022.4 and older), spec §1.4.
     """
+    import pandas as pd
+
     values = context_rows(db)
     if values is None:
         return pd.DataFrame({c: np.empty(0, np.int64) for c in CONTEXT_COLUMNS})
@@ -178,6 +194,8 @@ def read_cuda_devices(db: ReportDatabase) -> pd.DataFrame:
     From ``TARGET_INFO_CUDA_DEVICE`` (2024+); empty when the report lacks it. Under
     ``CUDA_VISIBLE_DEVICES`` the physical GPU of ``(pid, deviceId)`` is ``gpu_id``, spec §1.4.
     """
+    import pandas as pd
+
     rows = cuda_device_rows(db)
     if rows is None:
         return pd.DataFrame({c: np.empty(0, np.int64) for c in CUDA_DEVICE_COLUMNS})
@@ -191,6 +209,8 @@ def read_cuda_devices(db: ReportDatabase) -> pd.DataFrame:
 
 def read_streams(db: ReportDatabase) -> pd.DataFrame:
     """Return CUDA streams: ``pid``, ``context_id``, ``stream_id``, ``priority``, ``flag``."""
+    import pandas as pd
+
     rows = stream_rows(db)
     return pd.DataFrame(
         rows if rows is not None else None,
@@ -200,6 +220,8 @@ def read_streams(db: ReportDatabase) -> pd.DataFrame:
 
 def read_gpu_metric_names(db: ReportDatabase) -> pd.DataFrame:
     """Return ``type_id``, ``metric_id``, ``name`` of the GPU metrics catalogue."""
+    import pandas as pd
+
     rows = metric_rows(db)
     return pd.DataFrame(
         rows if rows is not None else None, columns=["type_id", "metric_id", "name"]

@@ -11,10 +11,16 @@ import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
+# pandas is imported where a frame is built, not here: a cold `stats` reads its columns
+# first and imports pandas on another thread meanwhile (analysis.stats.compute); importing
+# it here put its ~0.25 s (2-core machine) before the first page was read.
 
 __all__ = [
     "CHAIN_COLUMNS",
@@ -59,12 +65,18 @@ CUDA_DEVICE_COLUMNS = ("pid", "device_id", "gpu_id")
 CHAIN_COLUMNS = {"chain_id": "int64", "depth": "int64", "symbol": "int32", "module": "int32"}
 
 
+def _new_frame(columns: Mapping[str, object] | None = None) -> pd.DataFrame:
+    import pandas as pd
+
+    return pd.DataFrame(columns)
+
+
 def _empty_frame(columns: tuple[str, ...]) -> pd.DataFrame:
-    return pd.DataFrame({c: np.empty(0, dtype=np.int64) for c in columns})
+    return _new_frame({c: np.empty(0, dtype=np.int64) for c in columns})
 
 
 def _empty_chains() -> pd.DataFrame:
-    return pd.DataFrame({c: np.empty(0, dtype=t) for c, t in CHAIN_COLUMNS.items()})
+    return _new_frame({c: np.empty(0, dtype=t) for c, t in CHAIN_COLUMNS.items()})
 
 
 def freeze(array: np.ndarray) -> np.ndarray:
@@ -127,6 +139,8 @@ class StringIds:
         """
         with self._lock:
             if self._text_codes is None:
+                import pandas as pd
+
                 codes, uniques = pd.factorize(
                     pd.Series(self.values, dtype=object), use_na_sentinel=False
                 )
@@ -153,6 +167,8 @@ class _Columns:
 
     def to_frame(self, columns: list[str] | None = None) -> pd.DataFrame:
         """Return the table (or some columns) as a DataFrame sharing the arrays where possible."""
+        import pandas as pd
+
         names = list(self.columns) if columns is None else columns
         return pd.DataFrame({name: self.columns[name] for name in names}, copy=False)
 
@@ -367,7 +383,7 @@ class Report:
     sample_chains: pd.DataFrame = field(default_factory=_empty_chains)
     cuda_chains: pd.DataFrame = field(default_factory=_empty_chains)
     pending: frozenset[str] = frozenset()
-    collective_args: pd.DataFrame = field(default_factory=pd.DataFrame)
+    collective_args: pd.DataFrame = field(default_factory=_new_frame)
     unfiltered: Report | None = field(default=None, repr=False, compare=False)
 
     def __repr__(self) -> str:
@@ -394,7 +410,7 @@ class Report:
         source_columns: Mapping[str, tuple[str, ...]],
     ) -> Report:
         """Return a partial report: the duration ``tables`` read, every frame empty."""
-        empty = pd.DataFrame()
+        empty = _new_frame()
         return cls(
             info=info,
             strings=strings,

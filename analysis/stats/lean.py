@@ -32,9 +32,11 @@ from analysis._sqlite import ColumnRead, ReportDatabase, quote_ident
 from analysis._strings import StringTable, read_string_table
 from analysis._tablespecs import suspect_in_summaries, unchecked_columns
 from analysis.errors import CorruptReportError, NotAReportError
-from analysis.loader import check_event_tables, duration_error, suspect_condition
 from analysis.model import DurationTable, Report, ReportInfo, StringIds, freeze
-from analysis.open import open_report
+
+# analysis.loader and analysis.open import pandas and pyarrow.compute: they are imported
+# where they are called, after the columns are read (a cold `stats` imports pandas on
+# another thread meanwhile, analysis.stats.compute).
 
 __all__ = ["LEAN_REPORTS", "open_for_stats", "wait_for_cache_writes"]
 
@@ -87,6 +89,8 @@ def open_for_stats(
     path = Path(path)
     needs = [LEAN_REPORTS.get(s.strip()) for s in specs]
     if None in needs or not needs or not is_sqlite_file(path):
+        from analysis.open import open_report
+
         return open_report(path, use_cache=use_cache, tables=tables)
     wanted: dict[str, set[str]] = {}
     for kind, names in needs:
@@ -178,6 +182,8 @@ def _column_read(
     else:
         select = ", ".join([_DURATION] + [quote_ident(c[1]) for c in names])
         if suspects is not None:
+            from analysis.loader import suspect_condition
+
             where = suspect_condition(db, kind, strings, checked)
             select += "" if where is None else f", {where} AS _suspect"
 
@@ -250,6 +256,8 @@ def _timestamp_error(db: ReportDatabase, table: str) -> CorruptReportError:
         error = db.bad_values(table, column) or db.bad_values(table, column, allow_null=False)
         if error is not None:
             return error
+    from analysis.loader import duration_error
+
     before, overflowed = db.execute(
         f'SELECT total("end" < "start"), total("end" >= "start" AND '
         f'typeof("end" - "start") = \'real\') FROM {quote_ident(table)}'
@@ -282,6 +290,8 @@ def _read_lean(path: Path, wanted: dict[str, set[str]], validate: bool = True) -
             if read.outputs is not None and _summary_verdict(kind, read, strings):
                 suspects.add(kind)
         columns = dict(zip(kinds, data, strict=True))
+        from analysis.loader import check_event_tables, duration_error
+
         for kind, cols in columns.items():
             before = int(np.count_nonzero(cols["duration_ns"] < 0))
             error = duration_error(path, _LEAN_COLUMNS[kind][0], before, 0)

@@ -122,3 +122,34 @@ def test_first_stats_on_a_small_report_imports_nothing_heavy(
         modules = {m.split(".")[0] for m in json.loads(out.read_text())["modules"]}
         assert not modules & HEAVY, f"{run} run imports {sorted(modules & HEAVY)}"
     assert (tmp_path / "fresh-cache" / "answers").is_dir()  # the first run stored them
+
+
+# Opens a report for the two lean summaries, noting which thread first imports pandas.
+_LEAN_PROBE = """
+import importlib.abc, json, sys, threading
+importers = []
+
+class Watch(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == "pandas" and "pandas" not in sys.modules:
+            importers.append(threading.current_thread().name)
+        return None
+
+sys.meta_path.insert(0, Watch())
+from analysis.stats.lean import open_for_stats
+imported = "pandas" in sys.modules
+report = open_for_stats(sys.argv[1], ["cuda_gpu_kern_sum", "cuda_api_sum"], use_cache=False)
+print(json.dumps({"imported": imported, "importers": importers, "rows": len(report.kernels)}))
+"""
+
+
+def test_a_cold_stats_reads_its_columns_before_it_needs_pandas(report: Path) -> None:
+    """``stats`` imports pandas on another thread while the reader threads read the columns
+    (analysis.stats.compute): neither the lean read's modules nor the reader threads may
+    import it, or the read waits for that import (~0.25 s) instead of overlapping it."""
+    proc = run_python("-c", _LEAN_PROBE, str(report), timeout_s=120)
+    assert proc.returncode == 0, proc.stderr
+    probe = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert probe["rows"] == 2
+    assert not probe["imported"], "importing analysis.stats.lean imports pandas"
+    assert not [t for t in probe["importers"] if t.startswith("strata-read")], probe
