@@ -7,6 +7,7 @@ import math
 import struct
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -73,6 +74,33 @@ def test_large_groups_sum_in_numpys_pairwise_order(n: int, scale: int, seed: int
 def test_a_group_beyond_numpys_buffer() -> None:
     rng = np.random.default_rng(7)
     _check([rng.integers(0, 2**35, size=20_011).tolist(), [5], [1, 2]])
+
+
+@settings(max_examples=40, deadline=None)
+@given(_groups(), st.integers(1, 700))
+def test_deviations_summed_a_few_groups_at_a_time_are_the_same_bits(
+    groups: list[list[int]], rows: int
+) -> None:
+    """The engine sums squared deviations whole groups at a time (about ``rows`` rows,
+    a bigger group alone) instead of over one float copy of every value: each group's sum
+    stays NumPy's over its own rows, to the bit."""
+    old = engine._DEVIATION_ROWS
+    engine._DEVIATION_ROWS = rows
+    try:
+        _check(groups)
+    finally:
+        engine._DEVIATION_ROWS = old
+
+
+def test_a_big_group_summed_in_pairwise_leaves_is_the_same_bits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A group of 20,011 values summed 1,000 deviations at a time: several levels of
+    NumPy's pairwise halving done by the engine, the leaves by NumPy; int32 keys (a span
+    of 2^20) summed 1,000 at a time too."""
+    monkeypatch.setattr(engine, "_DEVIATION_ROWS", 1_000)
+    rng = np.random.default_rng(11)
+    _check([rng.integers(5, 2**20, size=20_011).tolist(), [3], rng.integers(0, 9, 1_500).tolist()])
 
 
 @settings(max_examples=200, deadline=None)
