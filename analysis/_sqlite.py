@@ -15,7 +15,7 @@ import logging
 import sqlite3
 import sys
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
 import numpy as np
@@ -184,7 +184,8 @@ class ReportDatabase(SqliteReport):
             root, fields = plan.direct
             rowids = (start, plan.chunk_end(start))
             ways.append(("pages", lambda seen: _native.direct_batches(
-                self.path, root, rowids, fields, read.sources, read.outputs, seen, plan.dense
+                self.path, root, rowids, fields, read.sources, read.outputs, seen, plan.dense,
+                read.ranged,
             )))  # fmt: skip
         if read.integers and _native.available():
             ways.append(("statement", lambda seen: _native.read_batches(
@@ -378,6 +379,7 @@ class ColumnRead:
         integers: bool = False,
         outputs: int | None = None,
         sources: Sequence[str] | None = None,
+        ranged: Collection[str] | None = None,
     ) -> None:
         self.table = table
         self.select = select
@@ -399,6 +401,9 @@ class ColumnRead:
         #: The SELECT's columns when each is a plain column of ``table`` (no expression), in
         #: order: the native reader may then read them from the table's pages directly.
         self.sources = list(sources) if sources is not None else None
+        #: The summarized columns whose min and max the caller reads (None: all): the page
+        #: reader skips the others' integers (:func:`analysis._native.direct_batches`).
+        self.ranged = set(ranged) if ranged is not None else None
 
 
 class _TablePlan:

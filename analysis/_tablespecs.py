@@ -304,6 +304,14 @@ def unchecked_columns(db: SqliteReport, kind: str, checked: Collection[str]) -> 
     return [c.source for c in cols if c.source in present and c.source not in {*checked, *times}]
 
 
+def ranged_columns(kind: str) -> set[str]:
+    """The source columns of ``kind`` whose largest value :func:`suspect_in_summaries`
+    reads (name ids); of the others it reads only the counts by type."""
+    _, cols = ALL_SPECS[kind]
+    names = NAME_COLUMNS.get(kind, ())
+    return {c.source for c in cols if c.name in names}
+
+
 def suspect_in_summaries(kind: str, strings: StringPool, summaries: Mapping[str, _Summary]) -> bool:
     """Whether a row might break a rule, judged from one scan's summary of each column of
     :func:`unchecked_columns` (``summaries``, by source column): what :func:`suspect_rows`

@@ -98,7 +98,9 @@ def _sorted_segments(xp: ModuleType, codes, values):
     if code_min < 0:
         raise ValueError("group codes must be non-negative")
     bits = max(vmax - vmin, 1).bit_length()
-    code_bits = (code_max + 1).bit_length()
+    # Codes are packed from the smallest one: a report's few CUDA API names have ids in the
+    # hundreds, 4 bits apart instead of 9, and their 27-bit durations then make int32 keys.
+    code_bits = (code_max - code_min + 1).bit_length()
     if code_bits + bits <= 62:
         # A key that fits 31 bits sorts as int32: half the memory traffic, ~2x faster sort
         # (e.g. 6 API names x durations below 2^27 ns).
@@ -110,21 +112,26 @@ def _sorted_segments(xp: ModuleType, codes, values):
         # no whole-column copy of the codes or values is made (10 M int64 values -> int32
         # keys: 80 MB and a pass less than ``astype`` then ``|=``).
         packed = xp.empty(len(values), dtype=dtype)
-        xp.left_shift(codes, bits, out=packed, dtype=dtype)
-        # ``values - vmin`` in int64 (int32 values could overflow), a block at a time with
-        # NumPy: 10 M durations of one kernel held two 80 MB copies at the peak.
+        # ``codes - code_min`` and ``values - vmin`` in int64 (int32 could overflow), a
+        # block at a time with NumPy: 10 M durations of one kernel held two 80 MB copies at
+        # the peak.
         step = _DEVIATION_ROWS if xp is np else max(len(values), 1)
         for a in range(0, len(values), step):
+            part = packed[a : a + step]
+            high = codes[a : a + step]
+            if code_min:
+                high = high.astype(xp.int64) - code_min
+            xp.left_shift(high, bits, out=part, dtype=dtype)
             low = values[a : a + step]
             if vmin:
                 low = low.astype(xp.int64) - vmin
-            part = packed[a : a + step]
             xp.bitwise_or(part, low, out=part, dtype=dtype)
-        del low
+            del high, low
         packed.sort()
-        if code_max < _DENSE_CODES_MAX:
-            probes = xp.arange(code_max + 2, dtype=xp.int64) << bits
-            # (code_max + 1) << bits < 2^(code_bits + bits): the probes fit the key dtype.
+        span = code_max - code_min
+        if span < _DENSE_CODES_MAX:
+            probes = xp.arange(span + 2, dtype=xp.int64) << bits
+            # (span + 1) << bits < 2^(code_bits + bits): the probes fit the key dtype.
             bounds = xp.searchsorted(packed, probes.astype(dtype))
             sizes = bounds[1:] - bounds[:-1]
             keys = xp.flatnonzero(sizes)
@@ -134,7 +141,7 @@ def _sorted_segments(xp: ModuleType, codes, values):
             starts = _run_starts(xp, sorted_codes)
             keys = sorted_codes[starts]
         packed &= (1 << bits) - 1
-        return keys.astype(xp.int64), starts.astype(xp.int64), packed, vmin
+        return keys.astype(xp.int64) + code_min, starts.astype(xp.int64), packed, vmin
     order = xp.lexsort(xp.stack([values, codes]))
     sorted_codes = codes[order]
     starts = _run_starts(xp, sorted_codes)

@@ -223,6 +223,7 @@ typedef struct {
     int max_field;
     int nmap;                  /* fields below this may be wanted */
     int16_t *column_of;        /* record field -> wanted column, -1: not wanted */
+    const uint8_t *ranged;     /* per column: whether its integers' min and max are wanted */
     sink k;
     int64_t row;
     int64_t lo, hi; /* rowid range [lo, hi) */
@@ -424,7 +425,7 @@ static int leaf_cell(direct *d, const uint8_t *page, int64_t off) {
             } else if (t == 0 || t == 7 || t >= 12) { /* summarized only (or declined below) */
                 int slot = t == 0 ? C_NULL : t == 7 ? C_REAL : (t & 1) ? C_TEXT : C_BLOB;
                 d->tally[ntally++] = 4 * c + slot;
-            } else {
+            } else if (c < d->k.nout || d->ranged[c]) {
                 if (t >= 8) {
                     e->kind = P_CONST;
                     e->value = t == 9;
@@ -432,7 +433,7 @@ static int leaf_cell(direct *d, const uint8_t *page, int64_t off) {
                     e->shift = (uint8_t)(64 - 8 * SIZES[t]);
                 }
                 nplan++;
-            }
+            } /* else an integer in a field only counted: nothing to do per record */
             if (t == 0) {
                 put_null(&d->k, c, r);
             } else if (t == 7 || t >= 12) {
@@ -549,12 +550,14 @@ fail:
 
 /* Read up to `cap` rows with rowid in [lo, hi) of the table whose root is `root`, after
  * rowid `resume_after` (the last rowid of the previous call, or lo - 1). Field `fields[c]`
- * of each record is column c of the sink. Returns the rows read (fewer than `cap`: the
- * range is done), -2: declined. `last` receives the last rowid delivered. */
+ * of each record is column c of the sink. `ranged[c]` zero: column c's min and max are not
+ * wanted (only counted, a summarized column's integers are then skipped in records of a
+ * remembered header, and its min and max are meaningless). Returns the rows read (fewer
+ * than `cap`: the range is done), -2: declined. `last` receives the last rowid delivered. */
 int64_t strata_direct_fetch(void *h, int64_t root, int64_t lo, int64_t hi, int64_t resume_after,
-                            int nfields, const int *fields, int nout, int64_t **out,
-                            uint8_t *nulls, int64_t cap, int64_t *counts, int64_t *mins,
-                            int64_t *maxs, int64_t *last) {
+                            int nfields, const int *fields, const uint8_t *ranged, int nout,
+                            int64_t **out, uint8_t *nulls, int64_t cap, int64_t *counts,
+                            int64_t *mins, int64_t *maxs, int64_t *last) {
     direct *d = (direct *)h;
     if (nfields < 1 || nfields > MAX_FIELDS) return -2;
     d->nfields = nfields;
@@ -570,6 +573,7 @@ int64_t strata_direct_fetch(void *h, int64_t root, int64_t lo, int64_t hi, int64
         d->column_of[fields[c]] = (int16_t)c;
     }
     d->k = (sink){nout, out, nulls, cap, counts, mins, maxs};
+    d->ranged = ranged;
     d->row = 0;
     d->lo = lo;
     d->hi = hi;

@@ -92,17 +92,19 @@ def summarize(
             return sql_summaries(path, specs)
         except NotServed:
             pass
+    from analysis.stats.lean import open_for_stats
+
+    if callable(xp):
+        xp = xp()
     # pandas (~0.25 s to import on the 2-core machine, a fifth of a cold 10 M-kernel stats)
     # is first needed once the columns are read: it is imported on another thread while the
-    # reader threads (C, the GIL released) read them. Only pandas itself, which imports no
-    # Strata module, so the two threads' imports cannot wait on each other.
+    # reader threads (C, the GIL released) read them. Started once what the read needs is
+    # imported (two threads importing at once share one GIL: the read started ~0.1 s later).
+    # Only pandas itself, which imports no Strata module: the two threads' imports cannot
+    # wait on each other.
     importer = threading.Thread(target=_import_pandas, name="strata-import", daemon=True)
     importer.start()
     try:
-        from analysis.stats.lean import open_for_stats
-
-        if callable(xp):
-            xp = xp()
         report = open_for_stats(path, specs, use_cache=use_cache)
     finally:
         importer.join()

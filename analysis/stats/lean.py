@@ -30,7 +30,7 @@ from analysis import _native, cache, metadata
 from analysis._sqlfile import is_sqlite_file
 from analysis._sqlite import ColumnRead, ReportDatabase, quote_ident
 from analysis._strings import StringTable, read_string_table
-from analysis._tablespecs import suspect_in_summaries, unchecked_columns
+from analysis._tablespecs import ranged_columns, suspect_in_summaries, unchecked_columns
 from analysis.errors import CorruptReportError, NotAReportError
 from analysis.model import DurationTable, Report, ReportInfo, StringIds, freeze
 
@@ -231,6 +231,7 @@ def _column_read(
         integers=True,
         outputs=2 + len(names) if scanned else None,
         sources=sources,
+        ranged=ranged_columns(kind),
     )
 
 
