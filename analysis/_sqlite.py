@@ -207,15 +207,7 @@ class ReportDatabase(SqliteReport):
     def _arrow_batches(batches: Iterable[tuple]) -> Iterator[pa.RecordBatch]:
         """The native reader's (names, values, masks) batches as Arrow record batches."""
         for names, values, masks in batches:
-            # Without NULLs (nearly always) the values' buffer is wrapped as it is:
-            # ``pa.array`` would first import pandas (to ask whether they are a Series),
-            # which a cold ``stats`` imports on another thread while its columns are read.
-            arrays = [
-                pa.Array.from_buffers(pa.int64(), len(v), [None, pa.py_buffer(v)])
-                if m is None
-                else pa.array(v, mask=m)
-                for v, m in zip(values, masks, strict=True)
-            ]
+            arrays = [_int64_array(v, m) for v, m in zip(values, masks, strict=True)]
             yield pa.RecordBatch.from_arrays(arrays, names=names)
 
     def _direct_plan(self, plan: _TablePlan) -> tuple[int, list[int]] | None:
@@ -585,6 +577,23 @@ class _TablePlan:
         return out
 
 
+def _int64_array(values: np.ndarray, nulls: np.ndarray | None) -> pa.Array:
+    """An Arrow int64 array on ``values``' own buffer, NULL where ``nulls`` (bool) says.
+
+    Built from buffers: ``pa.array`` would first import pandas (to ask whether the values
+    are a Series), which a reader thread must not wait for (analysis.stats.compute).
+    """
+    if nulls is None:
+        return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
+    valid = np.packbits(~nulls, bitorder="little")
+    return pa.Array.from_buffers(
+        pa.int64(),
+        len(values),
+        [pa.py_buffer(valid), pa.py_buffer(values)],
+        null_count=int(np.count_nonzero(nulls)),
+    )
+
+
 def _concat_chunks(chunks: list[dict[str, object]]) -> dict[str, object]:
     """Join per-chunk columns (NumPy, or Arrow text), freeing each part once copied."""
     if len(chunks) == 1:
@@ -615,18 +624,22 @@ def to_numpy(column: pa.ChunkedArray | pa.Array, dtype: type | None, fill: int =
         return np.full(len(column), fill, dtype=dtype or np.int64)
     if not pa.types.is_integer(column.type):
         raise TypeError(f"to_numpy needs an integer column, not {column.type}")
-    if column.null_count:
-        column = column.fill_null(fill)
     # The values' buffer viewed as it is (what ``Array.to_numpy`` gives for integers without
-    # NULLs), without pyarrow's pandas check: it imports pandas, which a cold ``stats``
-    # imports on another thread while the reader threads call this.
+    # NULLs), NULLs filled from the validity bitmap: pyarrow's own conversions (and
+    # ``fill_null``) first import pandas, which a reader thread must not wait for (a cold
+    # ``stats`` imports it on another thread, analysis.stats.compute).
     kind = "int" if pa.types.is_signed_integer(column.type) else "uint"
+    own = np.dtype(f"{kind}{column.type.bit_width}")
     if len(column) == 0:  # its values' buffer may be absent
-        return np.empty(0, dtype=dtype or np.dtype(f"{kind}{column.type.bit_width}"))
-    values = np.frombuffer(
-        column.buffers()[1],
-        dtype=np.dtype(f"{kind}{column.type.bit_width}"),
-        count=len(column),
-        offset=column.offset * column.type.bit_width // 8,
-    )
+        return np.empty(0, dtype=dtype or own)
+    validity, data = column.buffers()[:2]
+    values = np.frombuffer(data, dtype=own, count=len(column), offset=column.offset * own.itemsize)
+    if column.null_count:
+        bits = np.unpackbits(
+            np.frombuffer(validity, dtype=np.uint8),
+            count=column.offset + len(column),
+            bitorder="little",
+        )
+        valid = bits[column.offset :].view(bool)
+        values = np.where(valid, values, np.array(fill).astype(own))
     return values if dtype is None else np.asarray(values, dtype=dtype)

@@ -23,11 +23,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from analysis import metadata
 from analysis._sqlite import ColumnRead, ReportDatabase, quote_ident
@@ -50,6 +49,11 @@ from analysis.schema import (
     NVTX_TYPE_DOMAIN_CREATE,
     pid_of,
 )
+
+if TYPE_CHECKING:
+    import pandas as pd
+# pandas and pyarrow.compute are imported where they are used: a cold `stats` calls this
+# module's checks only, and need not import them (analysis.stats.lean_plain).
 
 __all__ = [
     "check_event_tables",
@@ -320,6 +324,8 @@ def _read_chains(db: ReportDatabase, strings: StringTable) -> dict[str, pd.DataF
 
 def chain_frame(data: Mapping[str, np.ndarray]) -> pd.DataFrame:
     """Call-chain columns as the model keeps them: sorted by (chain id, depth), no row ids."""
+    import pandas as pd
+
     order = np.lexsort((data["depth"], data["chain_id"]))
     return pd.DataFrame(
         {c.name: np.asarray(data[c.name], dtype=c.dtype)[order] for c in _CHAIN_COLUMNS}
@@ -412,6 +418,8 @@ def _finish_nvtx(
     db: ReportDatabase, nvtx: dict[str, np.ndarray], n_strings: int
 ) -> tuple[int, np.ndarray]:
     """Resolve NVTX labels and ends in place; return (NVTX max timestamp, interned texts)."""
+    import pyarrow.compute as pc
+
     start, end_raw = nvtx["start_ns"], nvtx.pop("end_raw")
     has_end = end_raw != -1
     if len(start):
@@ -566,6 +574,8 @@ _SMALL_RANGE = 1 << 22
 
 def _column_uniques(values: np.ndarray) -> np.ndarray:
     """Sorted distinct values: min == max and bincount shortcuts before hashing."""
+    import pandas as pd
+
     if not len(values):
         return values[:0]
     lo, hi = values.min(), values.max()
@@ -596,6 +606,8 @@ def _factorize(
     O(n); columns with one value (most key columns of a real report) cost two reductions.
     Measured 0.3 s for 10 M rows x 4 key columns (pandas groupby: 2 s).
     """
+    import pandas as pd
+
     uniques = {}
     for name in names:
         seen = [_column_uniques(p[name]) for p in parts if len(p[name])]
@@ -645,6 +657,8 @@ def _factorize_wide(
     After each step the code is a rank among the combinations seen so far (< rows), so the
     next ``rank * size + code`` stays below rows x distinct values, far from 2^63.
     """
+    import pandas as pd
+
     cuts = np.cumsum([len(p[names[0]]) for p in parts])[:-1]
     code = np.zeros(int(sum(len(p[names[0]]) for p in parts)), dtype=np.int64)
     for name in names:
@@ -808,6 +822,8 @@ def _nvtx_table(data: dict[str, np.ndarray], source: str) -> EventTable:
 
 
 def _nvtx_meta(nvtx: EventTable, pool: StringIds, event_type: int) -> pd.DataFrame:
+    import pandas as pd
+
     rows = np.flatnonzero(nvtx["event_type"] == event_type)
     order = rows[np.argsort(nvtx["row_id"][rows], kind="stable")]
     return pd.DataFrame(

@@ -139,19 +139,32 @@ class StringIds:
         """
         with self._lock:
             if self._text_codes is None:
-                import pandas as pd
-
-                codes, uniques = pd.factorize(
-                    pd.Series(self.values, dtype=object), use_na_sentinel=False
-                )
+                codes, uniques = _factorize(self.values)
                 labels = np.append(np.asarray(uniques, dtype=object), None)
-                labels[pd.isna(labels)] = None
                 lookup = freeze(np.append(codes, len(uniques)).astype(np.int32))
                 is_identity = len(uniques) == len(self.values) and bool(
                     np.array_equal(codes, np.arange(len(self.values)))
                 )
                 self._text_codes = (lookup, freeze(labels), is_identity)
             return self._text_codes
+
+
+#: Pools up to this size are factorized with a dict (no pandas: a cold ``stats`` need not
+#: import it; ~10 ms for 100 k strings), bigger ones by pandas (faster there).
+_DICT_FACTORIZE_MAX = 200_000
+
+
+def _factorize(values: np.ndarray) -> tuple[np.ndarray, list]:
+    """(code per value, the value of each code) by first appearance, None one value among
+    the others: ``pd.factorize(..., use_na_sentinel=False)`` of a pool of str and None."""
+    if len(values) > _DICT_FACTORIZE_MAX:
+        import pandas as pd
+
+        codes, uniques = pd.factorize(pd.Series(values, dtype=object), use_na_sentinel=False)
+        return codes, [None if pd.isna(u) else u for u in uniques]
+    index: dict[str | None, int] = {}
+    codes = [index.setdefault(v, len(index)) for v in values.tolist()]
+    return np.asarray(codes, dtype=np.int64), list(index)
 
 
 class _Columns:

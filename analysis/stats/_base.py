@@ -15,14 +15,13 @@ import numpy as np
 import pandas as pd
 
 from analysis.engine import GroupStats, group_stats
-from analysis.errors import AnalysisError
 from analysis.model import DurationTable, EventTable, Report
 from analysis.names import api_display_names, string_codes
 from analysis.plainstats import PlainGroupStats
 from analysis.stats import plaintables
 from analysis.stats.catalog import SUMMARIES
 from analysis.stats.format import json_table, printed_cells
-from analysis.stats.plaintables import TotalOverflowError
+from analysis.stats.plaintables import TotalOverflowError, overflow_error
 
 __all__ = [
     "REGISTRY",
@@ -129,14 +128,6 @@ def register(name: str) -> Callable:
         return func
 
     return wrap
-
-
-def overflow_error(report_name: str, name: str, exc: TotalOverflowError) -> AnalysisError:
-    """The error summary ``name`` of a report ends with when a total passes int64."""
-    return AnalysisError(
-        f"{report_name}: {name}: {exc} (nsys stats stops on the same 'integer overflow'); "
-        "the report's durations look damaged"
-    )
 
 
 #: The CUDA API suffix rule (spec §3.3); kept under its old name for callers.

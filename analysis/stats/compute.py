@@ -92,10 +92,15 @@ def summarize(
             return sql_summaries(path, specs)
         except NotServed:
             pass
+    from analysis.stats import lean_plain
     from analysis.stats.lean import open_for_stats
 
     if callable(xp):
         xp = xp()
+    # Nothing cached, so no report to keep: plain tables from the columns, no pandas.
+    numpy = xp is not None and xp.__name__ == "numpy"
+    if not use_cache and numpy and lean_plain.serves(path, specs):
+        return lean_plain.lean_summaries(path, specs)
     # pandas (~0.25 s to import on the 2-core machine, a fifth of a cold 10 M-kernel stats)
     # is first needed once the columns are read: it is imported on another thread while the
     # reader threads (C, the GIL released) read them. Started once what the read needs is

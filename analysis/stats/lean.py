@@ -38,7 +38,7 @@ from analysis.model import DurationTable, Report, ReportInfo, StringIds, freeze
 # where they are called, after the columns are read (a cold `stats` imports pandas on
 # another thread meanwhile, analysis.stats.compute).
 
-__all__ = ["LEAN_REPORTS", "open_for_stats", "wait_for_cache_writes"]
+__all__ = ["LEAN_REPORTS", "open_for_stats", "read_columns", "wait_for_cache_writes"]
 
 #: table kind -> (source table, [(our column, source column, dtype, NULL fill)])
 _LEAN_COLUMNS = {
@@ -273,6 +273,24 @@ def _read_lean(path: Path, wanted: dict[str, set[str]], validate: bool = True) -
 
     ``validate`` False: the report was validated before (its partial cache entry says so).
     """
+    return _build(*read_columns(path, wanted, validate))
+
+
+def read_columns(
+    path: Path, wanted: dict[str, set[str]], validate: bool = True
+) -> tuple[
+    ReportInfo,
+    np.ndarray,
+    dict[str, set[str]],
+    dict[str, dict[str, np.ndarray]],
+    dict[str, tuple[str, ...]],
+]:
+    """What :func:`_read_lean` builds its report from: (info, the string pool's values,
+    ``wanted``, the columns read per table kind, every table's source columns).
+
+    The report itself holds pandas frames (empty here): a caller that only needs the
+    columns (:mod:`analysis.stats.lean_plain`) need not import pandas.
+    """
     with ReportDatabase(path) as db:
         if not db.has_table("StringIds"):
             raise NotAReportError(
@@ -305,7 +323,7 @@ def _read_lean(path: Path, wanted: dict[str, set[str]], validate: bool = True) -
             checked = {k: _checked_sources(k, wanted[k]) for k in kinds}
             check_event_tables(db, strings, checked, scanned=scanned)
         source_columns = {t: tuple(db.columns(t)) for t in sorted(db.tables)}
-    return _build(info, strings.values, wanted, columns, source_columns)
+    return info, strings.values, wanted, columns, source_columns
 
 
 def _checked_sources(kind: str, names: Collection[str]) -> set[str]:

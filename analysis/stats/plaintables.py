@@ -34,6 +34,7 @@ __all__ = [
     "memory_size_table",
     "memory_time_table",
     "nvtx_table",
+    "overflow_error",
     "percent_column",
     "percents",
     "row_order",
@@ -75,6 +76,14 @@ def units_of(columns: Iterable[str], mem: bool = False) -> dict[str, str | None]
     if "Time" in units:
         units["Time"] = "ratio"
     return units
+
+
+def overflow_error(report_name: str, name: str, exc: TotalOverflowError) -> AnalysisError:
+    """The error summary ``name`` of a report ends with when a total passes int64."""
+    return AnalysisError(
+        f"{report_name}: {name}: {exc} (nsys stats stops on the same 'integer overflow'); "
+        "the report's durations look damaged"
+    )
 
 
 def checked_totals(totals: list[int], labels: Sequence | None = None) -> list[int]:
