@@ -22,7 +22,6 @@ a cached ``open_report`` takes 106 ms in-process (21 ms unchecked), whole proces
 from __future__ import annotations
 
 import errno
-import hashlib
 import json
 import mmap
 import operator
@@ -30,6 +29,13 @@ import os
 import stat
 import struct
 from pathlib import Path
+
+try:
+    # CPython's own SHA-1: hashlib loads its OpenSSL binding first (~2 ms, a 30th of a
+    # small report's `stats`, benchmarks/bench_startup.py); the digests are the same.
+    from _sha1 import sha1
+except ImportError:  # an interpreter built without it
+    from hashlib import sha1
 
 __all__ = [
     "DamagedEntryError",
@@ -42,6 +48,7 @@ __all__ = [
     "map_verified",
     "read_meta",
     "read_verified",
+    "sha1",
     "write_meta",
 ]
 
@@ -145,7 +152,7 @@ def content_fingerprint(fh, size: int) -> str:  # noqa: ANN001 - a binary file o
         page = 65536 if page == 1 else page if 512 <= page <= 65536 else 4096
     last = max(size - 1, 0) // page
     pages = {0, last} | {size * k // _SAMPLES // page for k in range(1, _SAMPLES)}
-    sha = hashlib.sha1()
+    sha = sha1()
     for index in sorted(pages):
         fh.seek(index * page)
         sha.update(fh.read(page))

@@ -27,17 +27,18 @@ into place, so a reader never sees half of one. Large results (traces) are not s
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import logging
 import os
-import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from analysis import cachedir, cachesize
-from analysis._cachefiles import DamagedEntryError, digest, file_fingerprint
+from analysis._cachefiles import DamagedEntryError, digest, file_fingerprint, sha1
 from analysis.stats.plain import PlainColumn, PlainResult
+
+# tempfile (random) is imported where used: a small report's `stats` is mostly start-up
+# (benchmarks/bench_startup.py).
 
 __all__ = ["Answers", "FORMAT_VERSION", "summaries"]
 
@@ -73,7 +74,7 @@ def _versions() -> dict:
 
 def _key(*parts: object) -> str:
     text = json.dumps(parts, sort_keys=True)
-    return hashlib.sha1(text.encode("utf-8", "surrogateescape")).hexdigest()[:24]
+    return sha1(text.encode("utf-8", "surrogateescape")).hexdigest()[:24]
 
 
 def _record_checksum(record: dict) -> str:
@@ -260,6 +261,8 @@ class Answers:
 
         Not stored: a table too big or with cells that would not come back the same type.
         """
+        import tempfile
+
         payload = _encode(result)
         if payload is None:
             return

@@ -7,11 +7,10 @@ cache itself (NumPy, pyarrow).
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
-from analysis._cachefiles import file_fingerprint
+from analysis._cachefiles import file_fingerprint, sha1
 
 __all__ = ["COLUMNS_FORMAT", "cache_key", "cache_root"]
 
@@ -43,4 +42,4 @@ def cache_key(path: Path) -> str:
     version = COLUMNS_FORMAT
     text = f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}|{fingerprint or ''}|{version}"
     # surrogateescape: a file name that is not valid UTF-8 keys by its bytes, not a crash.
-    return hashlib.sha1(text.encode("utf-8", "surrogateescape")).hexdigest()[:24]
+    return sha1(text.encode("utf-8", "surrogateescape")).hexdigest()[:24]

@@ -7,7 +7,6 @@ from a stored result) without importing NumPy, pandas or pyarrow, which the read
 
 from __future__ import annotations
 
-import gzip
 import logging
 import stat
 import zlib
@@ -16,6 +15,9 @@ from pathlib import Path
 
 from analysis._files import os_reason
 from analysis.errors import NotAReportError
+
+# gzip is imported where used: a small report's `stats` is mostly start-up
+# (benchmarks/bench_startup.py).
 
 __all__ = [
     "EXPORT_DIR_SUFFIXES",
@@ -118,6 +120,8 @@ def is_trace_file(path: Path) -> bool:
     first 64 KiB (decompressed) name ``traceEvents`` or ``schemaVersion`` are taken, so
     that they do not turn a folder open into an error. Never call it on a FIFO.
     """
+    import gzip
+
     if not is_trace_name(path):
         return False
     try:

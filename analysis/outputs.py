@@ -25,7 +25,6 @@ import contextlib
 import errno
 import logging
 import os
-import secrets
 import shutil
 import stat
 from collections.abc import Callable, Iterable, Iterator
@@ -35,6 +34,9 @@ from typing import IO
 
 from analysis.errors import AnalysisError
 from analysis.escape import escape_text
+
+# secrets is imported where used: a small report's `stats` is mostly start-up
+# (benchmarks/bench_startup.py).
 
 __all__ = [
     "STDOUT",
@@ -221,6 +223,8 @@ def write_failure(path: str | Path, exc: OSError) -> AnalysisError:
 
 def _temp_name(final: Path, suffix: str) -> Path:
     # Short enough for a 255-byte name limit whatever the final name's length.
+    import secrets
+
     stem = final.name[:80]
     return final.with_name(f".{stem}.{os.getpid()}.{secrets.token_hex(4)}{suffix}")
 

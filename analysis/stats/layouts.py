@@ -10,11 +10,13 @@ apart.
 
 from __future__ import annotations
 
-import html
 import json
 import re
 import unicodedata
 from collections.abc import Sequence
+
+# html (html.entities) is imported where used: a small report's `stats` is mostly start-up
+# (benchmarks/bench_startup.py).
 
 __all__ = [
     "HDOC_HEAD",
@@ -141,6 +143,8 @@ def _json_escape(char: str) -> str:
 
 def html_table(headers: Sequence[str], cells: Cells) -> str:
     """nsys's ``htable``: the rows as an HTML table (an empty one is a bare ``</tbody>``)."""
+    import html
+
     if not cells or not cells[0]:
         return "<table>\n  </tbody>\n</table>"
     head = "".join(f"      <th>{html.escape(h)}</th>\n" for h in headers)
@@ -156,4 +160,6 @@ def html_table(headers: Sequence[str], cells: Cells) -> str:
 
 def hdoc_page(heading: str, table: str) -> str:
     """nsys's ``hdoc``: an HTML5 page with the heading and the table (no trailing newline)."""
+    import html
+
     return f"{HDOC_HEAD}<h1>{html.escape(heading)}</h1>\n{table}\n</body>\n</html>"
