@@ -205,7 +205,9 @@ def _column_read(
         s, e = db.integers(start, table, "start"), db.integers(end, table, "end")
         with np.errstate(over="ignore"):
             dur = e - s  # wraps where it overflows: the signs tell
-        if np.any((e ^ s) & (e ^ dur) < 0):
+        # No start or end below 0 (any real trace): the difference cannot overflow, one
+        # pass instead of the three of the sign test (10 M + 10 M rows: ~0.05 s of CPU).
+        if len(s) and np.bitwise_or(s, e).min() < 0 and np.any((e ^ s) & (e ^ dur) < 0):
             raise _timestamp_error(db, table)
         return dur
 
