@@ -76,7 +76,7 @@ def test_a_group_beyond_numpys_buffer() -> None:
     _check([rng.integers(0, 2**35, size=20_011).tolist(), [5], [1, 2]])
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(_groups(), st.integers(1, 700))
 def test_deviations_summed_a_few_groups_at_a_time_are_the_same_bits(
     groups: list[list[int]], rows: int
