@@ -17,9 +17,10 @@ import sys
 import threading
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pyarrow as pa
 
 from analysis import _native
 from analysis._sqlfile import (
@@ -34,8 +35,15 @@ from analysis._sqlfile import (
 )
 from analysis.errors import CorruptReportError
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+# pyarrow (~30 ms, ~55 MB resident) is imported where it is used: the native reader hands
+# NumPy batches to a reader that asks for them (ColumnRead.numpy_batches), so a cold lean
+# `stats` never imports it (analysis.stats.lean_plain).
+
 __all__ = [
     "ColumnRead",
+    "NumpyBatch",
     "ReportDatabase",
     "SQLITE_MAGIC",
     "check_sqlite_header",
@@ -98,6 +106,8 @@ def release_freed_memory() -> None:
 
 def is_integer_type(arrow_type: pa.DataType) -> bool:
     """Whether an Arrow column of this type holds integers (or only NULLs)."""
+    import pyarrow as pa
+
     return pa.types.is_integer(arrow_type) or pa.types.is_null(arrow_type)
 
 
@@ -123,6 +133,8 @@ class ReportDatabase(SqliteReport):
         return to_numpy(column, None, fill)
 
     def _read_sqlite3(self, sql: str) -> pa.Table:
+        import pyarrow as pa
+
         try:
             with self._lock:
                 cur = self.con.execute(sql)
@@ -194,7 +206,12 @@ class ReportDatabase(SqliteReport):
         for way, batches in ways:
             summaries: dict[str, _native.ColumnSummary] = {}
             try:
-                rows = store(self._arrow_batches(batches(summaries)))
+                native = batches(summaries)
+                rows = store(
+                    (NumpyBatch(*batch) for batch in native)
+                    if read.numpy_batches
+                    else self._arrow_batches(native)
+                )
             except _native.Declined as exc:
                 log.debug("native read (%s) of %s declined: %s", way, self.path, exc)
                 plan.forget_chunk(start)
@@ -206,6 +223,8 @@ class ReportDatabase(SqliteReport):
     @staticmethod
     def _arrow_batches(batches: Iterable[tuple]) -> Iterator[pa.RecordBatch]:
         """The native reader's (names, values, masks) batches as Arrow record batches."""
+        import pyarrow as pa
+
         for names, values, masks in batches:
             arrays = [_int64_array(v, m) for v, m in zip(values, masks, strict=True)]
             yield pa.RecordBatch.from_arrays(arrays, names=names)
@@ -273,6 +292,7 @@ class ReportDatabase(SqliteReport):
         columns (those named in ``dtypes``): valid until the table is handed over, so the
         caller copies what it keeps.
         """
+
         _tune_malloc()
         for read in reads:
             read.summaries = {}
@@ -350,6 +370,25 @@ class ReportDatabase(SqliteReport):
         return results
 
 
+@dataclass(frozen=True)
+class NumpyBatch:
+    """One batch of the native reader as NumPy columns, for a :class:`ColumnRead` that asks
+    for them (``numpy_batches``): no Arrow array built, no pyarrow imported."""
+
+    names: list[str]
+    values: list[np.ndarray]  # int64, a NULL read as 0
+    nulls: list[np.ndarray | None]  # bool per row, None where the batch has no NULL
+
+    @property
+    def num_rows(self) -> int:
+        return len(self.values[0]) if self.values else 0
+
+    def column(self, name: str) -> tuple[np.ndarray, np.ndarray | None]:
+        """(values, NULL mask or None) of column ``name``."""
+        i = self.names.index(name)
+        return self.values[i], self.nulls[i]
+
+
 class ColumnRead:
     """One table to read: the SELECT (without WHERE), a chunk converter, output dtypes.
 
@@ -372,6 +411,7 @@ class ColumnRead:
         outputs: int | None = None,
         sources: Sequence[str] | None = None,
         ranged: Collection[str] | None = None,
+        numpy_batches: bool = False,
     ) -> None:
         self.table = table
         self.select = select
@@ -396,6 +436,9 @@ class ColumnRead:
         #: The summarized columns whose min and max the caller reads (None: all): the page
         #: reader skips the others' integers (:func:`analysis._native.direct_batches`).
         self.ranged = set(ranged) if ranged is not None else None
+        #: ``convert`` takes the native reader's batches as :class:`NumpyBatch` (through
+        #: ADBC it still gets Arrow record batches).
+        self.numpy_batches = numpy_batches
 
 
 class _TablePlan:
@@ -583,6 +626,8 @@ def _int64_array(values: np.ndarray, nulls: np.ndarray | None) -> pa.Array:
     Built from buffers: ``pa.array`` would first import pandas (to ask whether the values
     are a Series), which a reader thread must not wait for (analysis.stats.compute).
     """
+    import pyarrow as pa
+
     if nulls is None:
         return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
     valid = np.packbits(~nulls, bitorder="little")
@@ -596,6 +641,8 @@ def _int64_array(values: np.ndarray, nulls: np.ndarray | None) -> pa.Array:
 
 def _concat_chunks(chunks: list[dict[str, object]]) -> dict[str, object]:
     """Join per-chunk columns (NumPy, or Arrow text), freeing each part once copied."""
+    import pyarrow as pa
+
     if len(chunks) == 1:
         return chunks[0]
     out: dict[str, object] = {}
@@ -618,6 +665,8 @@ def to_numpy(column: pa.ChunkedArray | pa.Array, dtype: type | None, fill: int =
     of another type is a caller's bug: report columns go through
     :meth:`ReportDatabase.integers`, which names the table and column instead.
     """
+    import pyarrow as pa
+
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
     if pa.types.is_null(column.type):

@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pyarrow as pa
 
 from analysis import metadata
 from analysis._sqlite import ColumnRead, ReportDatabase, quote_ident
@@ -52,8 +51,9 @@ from analysis.schema import (
 
 if TYPE_CHECKING:
     import pandas as pd
-# pandas and pyarrow.compute are imported where they are used: a cold `stats` calls this
-# module's checks only, and need not import them (analysis.stats.lean_plain).
+    import pyarrow as pa
+# pandas and pyarrow are imported where they are used: a cold `stats` calls this module's
+# checks only, and need not import them (analysis.stats.lean_plain).
 
 __all__ = [
     "check_event_tables",
@@ -348,6 +348,7 @@ def _column_read(db: ReportDatabase, kind: str, strings: StringTable) -> ColumnR
         The table lacks its start (or end) column; while reading: a NULL start or end, a
         value that is not an integer, or a string id that StringIds lacks.
     """
+
     table, cols = _ALL_SPECS[kind]
     present = set(db.columns(table))
     for c in cols:
@@ -400,6 +401,8 @@ def _text_column(text: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array
     over as an Arrow string column unchecked: text that is not UTF-8 is decoded leniently
     too (U+FFFD for each bad byte, as StringIds are), never passed on to fail later.
     """
+    import pyarrow as pa
+
     if pa.types.is_string(text.type):
         try:
             text.validate(full=True)
@@ -418,6 +421,7 @@ def _finish_nvtx(
     db: ReportDatabase, nvtx: dict[str, np.ndarray], n_strings: int
 ) -> tuple[int, np.ndarray]:
     """Resolve NVTX labels and ends in place; return (NVTX max timestamp, interned texts)."""
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     start, end_raw = nvtx["start_ns"], nvtx.pop("end_raw")
@@ -775,6 +779,8 @@ def in_start_order(data: dict[str, np.ndarray | pa.Array]) -> dict[str, np.ndarr
     row. A table already in start order is returned as it is (one pass over ``start_ns``:
     2 M rows, ~5 ms), so ties there keep the file's order, which nsys's reports use.
     """
+    import pyarrow as pa
+
     start = data["start_ns"]
     if len(start) < 2 or bool(np.all(start[1:] >= start[:-1])):
         return data
