@@ -41,7 +41,12 @@ inside SQLite cannot reach it on 2 cores, before any Python runs. The native rea
 it: same machine, medians of 5, ``--baseline`` the code before it: nsys 12.64 s; baseline
 5.76 s (2.2x); Strata 1.75 s / 2.82 s CPU (**7.2x**); the SQLite floor 2.27 s (5.6x). A
 later run of 5: nsys 12.53 s, Strata 2.06 s / 3.40 s CPU (6.1x): system time on this VM
-varies 0.6-1.6 s from run to run.
+varies 0.6-1.6 s from run to run. After the remembered-header page reader, the unranged
+columns, the block-wise engine and the pandas- and pyarrow-free plain tables (r8), same
+report, medians of 3-5 at load 3-4 (other jobs on the machine; nsys took 27 s where it
+takes 12.8 s idle): Strata 2.0-2.6 s / 1.9-2.5 s CPU, peak 352 MB, 10.6-13.8x nsys in the
+same rounds; baseline (the code before) 3.3-4.9 s, 665 MB; DuckDB 1.4 10.5-11.6 s, 429 MB
+(4.1-5.7x Strata's time). Idle, one run: 1.0-1.2 s wall, 1.25 s CPU, nsys 12.8 s.
 
 ``--aggregation-only`` times only the aggregation (both summaries on a loaded report) and
 pandas, repeated and interleaved; ``--baseline OLD`` (a checkout of earlier code, e.g.
