@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from analysis import _native
-from analysis._sqlfile import (
+from strata.analysis import _native
+from strata.analysis._sqlfile import (
     CHUNK_ROWS,
     SQLITE_MAGIC,
     SqliteReport,
@@ -33,7 +33,7 @@ from analysis._sqlfile import (
     read_workers,
     usable_cores,
 )
-from analysis.errors import CorruptReportError
+from strata.analysis.errors import CorruptReportError
 
 if TYPE_CHECKING:
     import pyarrow as pa

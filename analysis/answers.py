@@ -33,9 +33,9 @@ import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from analysis import cachedir, cachesize
-from analysis._cachefiles import DamagedEntryError, digest, file_fingerprint, sha1
-from analysis.stats.plain import PlainColumn, PlainResult
+from strata.analysis import cachedir, cachesize
+from strata.analysis._cachefiles import DamagedEntryError, digest, file_fingerprint, sha1
+from strata.analysis.stats.plain import PlainColumn, PlainResult
 
 # tempfile (random) is imported where used: a small report's `stats` is mostly start-up
 # (benchmarks/bench_startup.py).
@@ -66,7 +66,7 @@ def _identity(path: Path) -> dict | None:
 
 
 def _versions() -> dict:
-    from analysis import __version__
+    from strata.analysis import __version__
 
     return {"strata": __version__, "cache_format": cachedir.COLUMNS_FORMAT,
             "format": FORMAT_VERSION}  # fmt: skip

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from analysis._cachefiles import file_fingerprint, sha1
+from strata.analysis._cachefiles import file_fingerprint, sha1
 
 __all__ = ["COLUMNS_FORMAT", "cache_key", "cache_root"]
 

@@ -13,8 +13,8 @@ import zlib
 from collections.abc import Iterable
 from pathlib import Path
 
-from analysis._files import os_reason
-from analysis.errors import NotAReportError
+from strata.analysis._files import os_reason
+from strata.analysis.errors import NotAReportError
 
 # gzip is imported where used: a small report's `stats` is mostly start-up
 # (benchmarks/bench_startup.py).

@@ -29,14 +29,14 @@ from typing import IO
 import numpy as np
 import pandas as pd
 
-from analysis import __version__
-from analysis.errors import AnalysisError
-from analysis.escape import escape_text
-from analysis.event_frames import event_frame
-from analysis.model import Report
-from analysis.nvtx import STYLE_PUSHPOP
-from analysis.outputs import staged_folder, write_failure
-from analysis.reportset import EVENT_KINDS, ReportSet
+from strata.analysis import __version__
+from strata.analysis.errors import AnalysisError
+from strata.analysis.escape import escape_text
+from strata.analysis.event_frames import event_frame
+from strata.analysis.model import Report
+from strata.analysis.nvtx import STYLE_PUSHPOP
+from strata.analysis.outputs import staged_folder, write_failure
+from strata.analysis.reportset import EVENT_KINDS, ReportSet
 
 __all__ = [
     "EXPORT_TYPES",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from analysis.errors import AnalysisError
+from strata.analysis.errors import AnalysisError
 
 __all__ = ["FILTER_OPTIONS", "is_int64", "parse_duration_ns", "parse_filter_time", "split_filter"]
 

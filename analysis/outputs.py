@@ -32,8 +32,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
-from analysis.errors import AnalysisError
-from analysis.escape import escape_text
+from strata.analysis.errors import AnalysisError
+from strata.analysis.escape import escape_text
 
 # secrets is imported where used: a small report's `stats` is mostly start-up
 # (benchmarks/bench_startup.py).

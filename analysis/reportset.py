@@ -6,7 +6,7 @@ outliers. Nothing derived lives in a module global and nothing is written into a
 :class:`~analysis.model.Report` (frozen by contract). The GUI holds one set, the CLI builds
 one, and a notebook gets one from :func:`open_reports`::
 
-    from analysis import open_reports
+    from strata.analysis import open_reports
     rs = open_reports(["a.sqlite", "runs/"])
     rs.events("kernel")             # one row per kernel, named
     rs.stats("cuda_gpu_kern_sum")   # the table `strata stats -f csv` prints
@@ -29,14 +29,14 @@ from types import ModuleType
 import numpy as np
 import pandas as pd
 
-from analysis import projection as _projection
-from analysis.alignment import TimeAlignment
-from analysis.discover import find_reports
-from analysis.errors import AnalysisError
-from analysis.model import Report
-from analysis.open import open_report
-from analysis.progress import Progress
-from analysis.timefmt import pluralize
+from strata.analysis import projection as _projection
+from strata.analysis.alignment import TimeAlignment
+from strata.analysis.discover import find_reports
+from strata.analysis.errors import AnalysisError
+from strata.analysis.model import Report
+from strata.analysis.open import open_report
+from strata.analysis.progress import Progress
+from strata.analysis.timefmt import pluralize
 
 __all__ = ["EVENT_KINDS", "ReportSet", "open_reports"]
 
@@ -269,7 +269,7 @@ class ReportSet:
     @property
     def labels(self) -> list[str]:
         """One unique, readable label per report (file name; parent folder if needed)."""
-        from analysis.tracks import report_labels
+        from strata.analysis.tracks import report_labels
 
         return list(self._set_value(("labels",), lambda s: report_labels(list(s.reports))))
 
@@ -304,7 +304,7 @@ class ReportSet:
 
         ``nvtx_gpu`` is in it once :meth:`projected_slices` has run for the report.
         """
-        from analysis.tracks import build_slice_tables
+        from strata.analysis.tracks import build_slice_tables
 
         report = self._reports[self.index(report)]
         tables = dict(self._report_value(report, "slices", lambda: build_slice_tables(report)))
@@ -317,7 +317,7 @@ class ReportSet:
 
     def projected_slices(self, report: Report | int):
         """Return the slice table of the NVTX ranges projected onto the GPU, or None."""
-        from analysis.tracks import projected_slice_table
+        from strata.analysis.tracks import projected_slice_table
 
         report = self._reports[self.index(report)]
         projection = self.projection(report)
@@ -335,7 +335,7 @@ class ReportSet:
         (``report.complete`` False, a progressive open) gets them once it is complete: its
         projection would need the NVTX and CUDA API tables still being read.
         """
-        from analysis.tracks import build_tracks
+        from strata.analysis.tracks import build_tracks
 
         def compute(snap: ReportSet) -> list:
             if include_projection:
@@ -364,7 +364,7 @@ class ReportSet:
         :func:`~analysis.window_stats.build_window_index` (a cancelled build keeps nothing:
         the next caller builds it).
         """
-        from analysis.window_stats import build_window_index
+        from strata.analysis.window_stats import build_window_index
 
         offsets = tuple(int(o) for o in (self.offsets_ns() if offsets_ns is None else offsets_ns))
         module = np if xp is None else xp
@@ -403,7 +403,7 @@ class ReportSet:
             The minimum effect against the median (defaults
             :data:`analysis.outliers.DEFAULT_MIN_RATIO`, ``DEFAULT_MIN_DELTA_NS``).
         """
-        from analysis.outliers import (
+        from strata.analysis.outliers import (
             DEFAULT_MIN_DELTA_NS,
             DEFAULT_MIN_RATIO,
             DEFAULT_THRESHOLD,
@@ -463,7 +463,7 @@ class ReportSet:
         AnalysisError
             Unknown kind.
         """
-        from analysis.event_frames import event_frame
+        from strata.analysis.event_frames import event_frame
 
         wanted = _KIND_ALIASES.get(kind, kind)
         if wanted not in EVENT_KINDS:
@@ -499,8 +499,8 @@ class ReportSet:
         AnalysisError
             Unknown summary, option or time unit.
         """
-        from analysis.stats import run_report
-        from analysis.stats.text import parse_timeunit
+        from strata.analysis.stats import run_report
+        from strata.analysis.stats.text import parse_timeunit
 
         unit = parse_timeunit(timeunit)
         snap = self.snapshot()
@@ -556,8 +556,8 @@ def _with_report(frames: list[pd.DataFrame], labels: list[str], always: bool) ->
 
 def _csv_frame(result, timeunit: str) -> pd.DataFrame:
     """A summary's frame as its CSV shows it: printed headers, sizes in MB, chosen time unit."""
-    from analysis.stats.format import column_strings
-    from analysis.stats.text import header_of
+    from strata.analysis.stats.format import column_strings
+    from strata.analysis.stats.text import header_of
 
     visible = [c for c in result.frame.columns if not str(c).startswith("_")]
     out = {}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from analysis.errors import StrataError
+from strata.analysis.errors import StrataError
 
 __all__ = ["StrataArgumentParser"]
 

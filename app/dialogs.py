@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from analysis.timefmt import pluralize
+from strata.analysis.timefmt import pluralize
 
 __all__ = ["PinByNameDialog", "ShortcutsDialog", "about_text"]
 

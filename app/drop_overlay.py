@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QWidget
 
-from analysis.dropped import DropPreview
+from strata.analysis.dropped import DropPreview
 
 __all__ = ["DropOverlay"]
 

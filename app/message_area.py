@@ -15,8 +15,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from analysis.timefmt import pluralize
-from viewer.labels import ElidedLabel
+from strata.analysis.timefmt import pluralize
+from strata.viewer.labels import ElidedLabel
 
 __all__ = ["MessageArea"]
 

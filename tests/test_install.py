@@ -34,7 +34,7 @@ _NOT_COPIED = shutil.ignore_patterns(
 
 _PROBE = """
 import logging, sys
-from analysis import _native
+from strata.analysis import _native
 handler = logging.StreamHandler(sys.stdout)
 handler.setFormatter(logging.Formatter("LOG %(message)s"))
 logging.getLogger(_native.__name__).addHandler(handler)

@@ -15,7 +15,12 @@ from tests.helpers import run_python
 FORBIDDEN_IN_VIEWER = {"sqlite3", "adbc_driver_sqlite", "adbc_driver_manager", "subprocess"}
 QT = {"PySide6", "shiboken6", "pyqtgraph"}
 #: viewer modules that hold state and NumPy logic the widgets render: tested without Qt.
-QT_FREE_VIEWER = ("viewer.state", "viewer.rows", "viewer.lod", "viewer.collective_overlay")
+QT_FREE_VIEWER = (
+    "strata.viewer.state",
+    "strata.viewer.rows",
+    "strata.viewer.lod",
+    "strata.viewer.collective_overlay",
+)
 
 
 def _modules(package: str) -> list[Path]:

@@ -37,8 +37,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from analysis.timefmt import pluralize
-from viewer.table_model import SORT_ROLE, Column, DataFrameModel
+from strata.analysis.timefmt import pluralize
+from strata.viewer.table_model import SORT_ROLE, Column, DataFrameModel
 
 __all__ = [
     "PLOTS_TAB",

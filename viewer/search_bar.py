@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from viewer.state import SearchState
+from strata.viewer.state import SearchState
 
 __all__ = ["SearchBar"]
 

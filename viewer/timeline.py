@@ -29,16 +29,16 @@ from PySide6.QtCore import QPoint, Qt, Signal
 from PySide6.QtGui import QKeyEvent, QMouseEvent, QPainter, QWheelEvent
 from PySide6.QtWidgets import QMenu, QToolTip, QWidget
 
-from analysis.model import Report
-from analysis.reportset import ReportSet
-from analysis.tracks import SliceTable, Track
-from viewer.event_menu import add_event_actions
-from viewer.events import EventRef, describe_event, event_ref, find_partner, pick_event
-from viewer.frame import EventTints, Frame
-from viewer.painter import TimelinePainter
-from viewer.rows import Row, RowLayout
-from viewer.state import TimelineState, extents_span
-from viewer.style import DARK, Theme
+from strata.analysis.model import Report
+from strata.analysis.reportset import ReportSet
+from strata.analysis.tracks import SliceTable, Track
+from strata.viewer.event_menu import add_event_actions
+from strata.viewer.events import EventRef, describe_event, event_ref, find_partner, pick_event
+from strata.viewer.frame import EventTints, Frame
+from strata.viewer.painter import TimelinePainter
+from strata.viewer.rows import Row, RowLayout
+from strata.viewer.state import TimelineState, extents_span
+from strata.viewer.style import DARK, Theme
 
 __all__ = ["TimelineWidget"]
 

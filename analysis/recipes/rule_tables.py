@@ -19,17 +19,17 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.model import Report
-from analysis.open import open_report
-from analysis.recipes.base import (
+from strata.analysis.model import Report
+from strata.analysis.open import open_report
+from strata.analysis.recipes.base import (
     FilePartial,
     Recipe,
     RecipeOptions,
     RecipeOutput,
     table_or_empty,
 )
-from analysis.recipes.summaries import files_table
-from analysis.timefmt import pluralize
+from strata.analysis.recipes.summaries import files_table
+from strata.analysis.timefmt import pluralize
 
 __all__ = [
     "CudaApiSync",
@@ -58,7 +58,7 @@ class RuleRecipe(Recipe):
 
     def findings(self, report: Report) -> pd.DataFrame | None:
         """Return the report's rows (hidden ``_`` columns included), or None if SKIPPED."""
-        from analysis.rules import run_rule
+        from strata.analysis.rules import run_rule
 
         result = run_rule(report, f"{self.name}:rows=-1")
         return None if result.skipped is not None else result.frame
@@ -145,7 +145,7 @@ class NvtxGpuProjTrace(RuleRecipe):
     table_name = "trace"
 
     def findings(self, report: Report) -> pd.DataFrame | None:
-        from analysis.stats import run_report
+        from strata.analysis.stats import run_report
 
         result = run_report(report, self.name)
         return None if result.skipped is not None else result.frame

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from analysis.errors import AnalysisError
-from analysis.filters import MAX_TIME, FilterSkip, RowFilter, resolve_filter
-from analysis.model import Report
+from strata.analysis.errors import AnalysisError
+from strata.analysis.filters import MAX_TIME, FilterSkip, RowFilter, resolve_filter
+from strata.analysis.model import Report
 
 __all__ = [
     "DEFAULT_ROWS",

@@ -20,11 +20,11 @@ from types import ModuleType
 import numpy as np
 import pandas as pd
 
-from analysis._sqlfile import _ro_uri, quote_ident
-from analysis.errors import AnalysisError
-from analysis.model import Report
-from analysis.open import sqlite_source
-from analysis.stats._base import SkipReport, register
+from strata.analysis._sqlfile import _ro_uri, quote_ident
+from strata.analysis.errors import AnalysisError
+from strata.analysis.model import Report
+from strata.analysis.open import sqlite_source
+from strata.analysis.stats._base import SkipReport, register
 
 __all__ = ["ABSENT_REPORTS"]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from analysis.errors import AnalysisError
-from analysis.filterspec import FILTER_OPTIONS, is_int64
+from strata.analysis.errors import AnalysisError
+from strata.analysis.filterspec import FILTER_OPTIONS, is_int64
 
 __all__ = ["REPORT_NAMES", "SUMMARIES", "SummaryInfo", "parse_spec", "summary_spec"]
 

@@ -21,11 +21,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
 
-from analysis import cachedir
-from analysis._sqlfile import _ro_uri, is_sqlite_file, quote_ident, usable_cores
-from analysis.errors import AnalysisError, StrataError
-from analysis.stats.sql import SQL_REPORTS, NotServed, normal_spec, sql_summaries
-from analysis.stats.text import Printable
+from strata.analysis import cachedir
+from strata.analysis._sqlfile import _ro_uri, is_sqlite_file, quote_ident, usable_cores
+from strata.analysis.errors import AnalysisError, StrataError
+from strata.analysis.stats.sql import SQL_REPORTS, NotServed, normal_spec, sql_summaries
+from strata.analysis.stats.text import Printable
 
 __all__ = ["PATH_ENV", "SQL_MAX_BYTES", "SQL_MAX_ROWS", "choose_path", "summarize"]
 
@@ -91,8 +91,8 @@ def summarize(
             return sql_summaries(path, specs)
         except NotServed:
             pass
-    from analysis.stats import lean_plain
-    from analysis.stats.lean import open_for_stats
+    from strata.analysis.stats import lean_plain
+    from strata.analysis.stats.lean import open_for_stats
 
     if callable(xp):
         xp = xp()
@@ -112,7 +112,7 @@ def summarize(
         report = open_for_stats(path, specs, use_cache=use_cache)
     finally:
         importer.join()
-    from analysis.stats import run_report
+    from strata.analysis.stats import run_report
 
     if len(specs) < 2 or (xp is not None and xp.__name__ != "numpy") or usable_cores() < 2:
         return report.name, [run_report(report, spec, xp) for spec in specs]

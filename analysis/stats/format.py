@@ -12,9 +12,9 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from analysis.escape import escape_texts
-from analysis.stats.text import TIME_UNITS, header_of, is_numeric_text, number_text
-from analysis.stats.text import json_value as plain_json_value
+from strata.analysis.escape import escape_texts
+from strata.analysis.stats.text import TIME_UNITS, header_of, is_numeric_text, number_text
+from strata.analysis.stats.text import json_value as plain_json_value
 
 __all__ = [
     "column_strings",

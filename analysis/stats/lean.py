@@ -26,13 +26,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from analysis import _native, metadata
-from analysis._sqlfile import is_sqlite_file
-from analysis._sqlite import ColumnRead, NumpyBatch, ReportDatabase, quote_ident
-from analysis._strings import StringTable, read_string_table
-from analysis._tablespecs import ranged_columns, suspect_in_summaries, unchecked_columns
-from analysis.errors import CorruptReportError, NotAReportError
-from analysis.model import DurationTable, Report, ReportInfo, StringIds, freeze
+from strata.analysis import _native, metadata
+from strata.analysis._sqlfile import is_sqlite_file
+from strata.analysis._sqlite import ColumnRead, NumpyBatch, ReportDatabase, quote_ident
+from strata.analysis._strings import StringTable, read_string_table
+from strata.analysis._tablespecs import ranged_columns, suspect_in_summaries, unchecked_columns
+from strata.analysis.errors import CorruptReportError, NotAReportError
+from strata.analysis.model import DurationTable, Report, ReportInfo, StringIds, freeze
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -91,7 +91,7 @@ def open_for_stats(
     path = Path(path)
     needs = [LEAN_REPORTS.get(s.strip()) for s in specs]
     if None in needs or not needs or not is_sqlite_file(path):
-        from analysis.open import open_report
+        from strata.analysis.open import open_report
 
         return open_report(path, use_cache=use_cache, tables=tables)
     wanted: dict[str, set[str]] = {}
@@ -99,7 +99,7 @@ def open_for_stats(
         wanted.setdefault(kind, set()).update(names)
     if not use_cache:
         return _read_lean(path, wanted)
-    from analysis import cache  # Arrow IPC: pyarrow, which a read without a cache skips
+    from strata.analysis import cache  # Arrow IPC: pyarrow, which a read without a cache skips
 
     key = cache.cache_key(path)
     cached = cache.load_cached(key, path, partial=True)
@@ -186,7 +186,7 @@ def _column_read(
     else:
         select = ", ".join([_DURATION] + [quote_ident(c[1]) for c in names])
         if suspects is not None:
-            from analysis.loader import suspect_condition
+            from strata.analysis.loader import suspect_condition
 
             where = suspect_condition(db, kind, strings, checked)
             select += "" if where is None else f", {where} AS _suspect"
@@ -286,7 +286,7 @@ def _timestamp_error(db: ReportDatabase, table: str) -> CorruptReportError:
         error = db.bad_values(table, column) or db.bad_values(table, column, allow_null=False)
         if error is not None:
             return error
-    from analysis.loader import duration_error
+    from strata.analysis.loader import duration_error
 
     before, overflowed = db.execute(
         f'SELECT total("end" < "start"), total("end" >= "start" AND '
@@ -338,7 +338,7 @@ def read_columns(
             if read.outputs is not None and _summary_verdict(kind, read, strings):
                 suspects.add(kind)
         columns = dict(zip(kinds, data, strict=True))
-        from analysis.loader import check_event_tables, duration_error
+        from strata.analysis.loader import check_event_tables, duration_error
 
         for kind, cols in columns.items():
             before = int(np.count_nonzero(cols["duration_ns"] < 0))

@@ -22,15 +22,15 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis._sqlfile import is_sqlite_file, usable_cores
-from analysis.engine import GroupStats, group_stats
-from analysis.model import StringIds
-from analysis.nametext import api_display_name
-from analysis.plainstats import PlainGroupStats
-from analysis.stats import plaintables
-from analysis.stats.catalog import parse_spec
-from analysis.stats.lean import LEAN_REPORTS, read_columns
-from analysis.stats.plain import PlainResult
+from strata.analysis._sqlfile import is_sqlite_file, usable_cores
+from strata.analysis.engine import GroupStats, group_stats
+from strata.analysis.model import StringIds
+from strata.analysis.nametext import api_display_name
+from strata.analysis.plainstats import PlainGroupStats
+from strata.analysis.stats import plaintables
+from strata.analysis.stats.catalog import parse_spec
+from strata.analysis.stats.lean import LEAN_REPORTS, read_columns
+from strata.analysis.stats.plain import PlainResult
 
 __all__ = ["lean_summaries", "serves"]
 

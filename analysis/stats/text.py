@@ -27,9 +27,9 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
-from analysis.errors import AnalysisError
-from analysis.escape import escape_text
-from analysis.stats.layouts import (
+from strata.analysis.errors import AnalysisError
+from strata.analysis.escape import escape_text
+from strata.analysis.stats.layouts import (
     NSYS_FORMATS,
     boxed_table,
     column_table,

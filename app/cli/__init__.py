@@ -18,26 +18,26 @@ import os
 import sys
 from collections.abc import Iterable
 
-from analysis import __version__
-from analysis.errors import StrataError
-from analysis.escape import escape_text
-from app.argparsing import StrataArgumentParser
+from strata.analysis import __version__
+from strata.analysis.errors import StrataError
+from strata.analysis.escape import escape_text
+from strata.app.argparsing import StrataArgumentParser
 
 __all__ = ["EXIT_HELP", "SUBCOMMANDS", "build_parser", "main", "run"]
 
 #: sub-command -> module under app.cli
 SUBCOMMANDS = {
-    "info": "app.cli.info",
-    "stats": "app.cli.stats",
-    "outliers": "app.cli.outliers",
-    "recipe": "app.cli.recipe",
-    "render": "app.cli.render",
-    "analyze": "app.cli.analyze",
-    "export": "app.cli.export",
-    "diff": "app.cli.diff",
-    "dlprof": "app.cli.dlprof",
-    "collectives": "app.cli.collectives",
-    "calltree": "app.cli.calltree",
+    "info": "strata.app.cli.info",
+    "stats": "strata.app.cli.stats",
+    "outliers": "strata.app.cli.outliers",
+    "recipe": "strata.app.cli.recipe",
+    "render": "strata.app.cli.render",
+    "analyze": "strata.app.cli.analyze",
+    "export": "strata.app.cli.export",
+    "diff": "strata.app.cli.diff",
+    "dlprof": "strata.app.cli.dlprof",
+    "collectives": "strata.app.cli.collectives",
+    "calltree": "strata.app.cli.calltree",
 }
 
 #: What the exit status says; every sub-command's help ends with it.
@@ -125,7 +125,7 @@ def _commands_of(first: str) -> tuple[str, ...] | None:
 
 
 def _run_gui(flags: list[str], rest: list[str]) -> int:
-    from app.gui import run_gui
+    from strata.app.gui import run_gui
 
     if any(f in _QUIET for f in flags):
         if any(f in _VERBOSE for f in flags):

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import argparse
 
-from analysis.errors import AnalysisError
-from analysis.filterspec import parse_filter_time
-from analysis.rules import (
+from strata.analysis.errors import AnalysisError
+from strata.analysis.filterspec import parse_filter_time
+from strata.analysis.rules import (
     DEFAULT_RULES,
     RULE_FORMATS,
     RULE_NAMES,
@@ -19,8 +19,8 @@ from analysis.rules import (
     parse_rule_spec,
     run_rule,
 )
-from analysis.stats.text import parse_timeunit
-from app.cli.common import (
+from strata.analysis.stats.text import parse_timeunit
+from strata.app.cli.common import (
     LoadBar,
     Skips,
     add_report_args,

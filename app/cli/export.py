@@ -13,12 +13,12 @@ import gzip
 import io
 from contextlib import contextmanager
 
-from analysis.cache import cache_root
-from analysis.errors import StrataError
-from analysis.export import EXPORT_TYPES, TRACE_KINDS, export_tables, write_chrome_trace
-from analysis.outputs import check_folder_target, check_output, is_stdout
-from analysis.reportset import EVENT_KINDS, ReportSet
-from app.cli.common import (
+from strata.analysis.cache import cache_root
+from strata.analysis.errors import StrataError
+from strata.analysis.export import EXPORT_TYPES, TRACE_KINDS, export_tables, write_chrome_trace
+from strata.analysis.outputs import check_folder_target, check_output, is_stdout
+from strata.analysis.reportset import EVENT_KINDS, ReportSet
+from strata.app.cli.common import (
     LoadBar,
     Skips,
     add_report_args,

@@ -20,10 +20,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from analysis.errors import AnalysisError
-from analysis.escape import escape_text
-from analysis.stats import REPORT_NAMES, summary_spec
-from analysis.stats.layouts import format_extension
+from strata.analysis.errors import AnalysisError
+from strata.analysis.escape import escape_text
+from strata.analysis.stats import REPORT_NAMES, summary_spec
+from strata.analysis.stats.layouts import format_extension
 
 __all__ = ["HelpReports", "SummaryJob", "comma_list", "output_file", "plan"]
 

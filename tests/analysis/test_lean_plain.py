@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analysis.errors import StrataError
-from analysis.stats import format_results, run_report
-from analysis.stats.lean import LEAN_REPORTS, open_for_stats
-from analysis.stats.lean_plain import lean_summaries, serves
+from strata.analysis.errors import StrataError
+from strata.analysis.stats import format_results, run_report
+from strata.analysis.stats.lean import LEAN_REPORTS, open_for_stats
+from strata.analysis.stats.lean_plain import lean_summaries, serves
 from tests.conftest import real_reports, requires_shared
 from tests.fuzz.cases import REPORT_CLASSES
 from tests.fuzz.checks import NotApplicable, prepare
@@ -63,7 +63,7 @@ def test_hostile_reports_get_the_same_answer_or_refusal(
 # A cold ``stats`` of the lean summaries, in process, as main.py runs it.
 _PROBE = """
 import contextlib, io, json, sys
-from app.cli import main
+from strata.app.cli import main
 out = io.StringIO()
 with contextlib.redirect_stdout(out):
     code = main(["stats", "--no-cache", "-r", "cuda_gpu_kern_sum,cuda_api_sum", sys.argv[1]])

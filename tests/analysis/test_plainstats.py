@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis import engine, plainstats
+from strata.analysis import engine, plainstats
 
 _I64 = st.integers(-(2**63), 2**63 - 1)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from app.cli import main
+from strata.app.cli import main
 from tests.analysis.test_recipes_data import K, write_report
 from tests.conftest import ROOT
 from tests.helpers import run_cli

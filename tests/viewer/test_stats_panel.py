@@ -8,9 +8,9 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from viewer.state import Scope
-from viewer.stats_panel import OWN_TABS, TABS, StatsPanel, columns_for
-from viewer.table_model import format_cell
+from strata.viewer.state import Scope
+from strata.viewer.stats_panel import OWN_TABS, TABS, StatsPanel, columns_for
+from strata.viewer.table_model import format_cell
 
 
 def _frame() -> pd.DataFrame:
