@@ -91,6 +91,7 @@ def check_display(environ: Mapping[str, str], platform: str = sys.platform) -> N
         On Linux with neither ``DISPLAY`` nor ``WAYLAND_DISPLAY`` nor ``QT_QPA_PLATFORM``.
     """
     from analysis.errors import StrataError
+    from app.cli import SUBCOMMANDS
 
     if not platform.startswith("linux") or environ.get("QT_QPA_PLATFORM"):
         return
@@ -98,7 +99,7 @@ def check_display(environ: Mapping[str, str], platform: str = sys.platform) -> N
         return
     raise StrataError(
         "no display to open the window on (DISPLAY is not set); connect with 'ssh -X', or "
-        "use the headless commands: info, stats, recipe, render"
+        f"use the headless commands: {', '.join(SUBCOMMANDS)}"
     )
 
 

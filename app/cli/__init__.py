@@ -12,9 +12,11 @@ its traceback. Every line printed has its control characters escaped
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import logging
 import os
+import re
 import sys
 from collections.abc import Iterable
 
@@ -124,6 +126,32 @@ def _commands_of(first: str) -> tuple[str, ...] | None:
     return () if first == "--version" else None
 
 
+#: What a mistyped sub-command looks like: a word, not a path (no dot, no slash).
+_COMMAND_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+
+
+def _check_command_word(first: str) -> None:
+    """Refuse a first argument that looks like a mistyped sub-command rather than a report.
+
+    The window takes report paths; a word that names no file or folder and has the shape of
+    a command (``stat``) would open it on a path that is not there.
+
+    Raises
+    ------
+    StrataError
+        ``first`` is a command-like word and not an existing path.
+    """
+    if not _COMMAND_WORD.fullmatch(first) or os.path.lexists(first):
+        return
+    near = difflib.get_close_matches(first.lower(), SUBCOMMANDS, n=1, cutoff=0.6)
+    if near:
+        raise StrataError(f"unknown command {first!r}; did you mean {near[0]!r}?")
+    raise StrataError(
+        f"unknown command {first!r}, and no file or folder of that name; "
+        f"commands: {', '.join(SUBCOMMANDS)} (or REPORT|DIR... to open the window)"
+    )
+
+
 def _run_gui(flags: list[str], rest: list[str]) -> int:
     from app.gui import run_gui
 
@@ -144,6 +172,8 @@ def main(argv: list[str]) -> int:
     try:
         flags, rest = _split_verbosity(argv)
         if not rest or rest[0] not in SUBCOMMANDS and rest[0] not in _TOP_OPTIONS:
+            if rest:
+                _check_command_word(rest[0])
             return _run_gui(flags, rest)
         args = build_parser(_commands_of(rest[0])).parse_args(_joined_values(argv))
         _configure_logging(args.verbose, args.quiet)
