@@ -91,7 +91,7 @@ def check_display(environ: Mapping[str, str], platform: str = sys.platform) -> N
         On Linux with neither ``DISPLAY`` nor ``WAYLAND_DISPLAY`` nor ``QT_QPA_PLATFORM``.
     """
     from analysis.errors import StrataError
-    from app.cli import SUBCOMMANDS
+    from app.commands import SUBCOMMANDS
 
     if not platform.startswith("linux") or environ.get("QT_QPA_PLATFORM"):
         return

@@ -24,23 +24,10 @@ from analysis import __version__
 from analysis.errors import StrataError
 from analysis.escape import escape_text
 from app.argparsing import StrataArgumentParser
+from app.commands import SUBCOMMANDS
 
 __all__ = ["EXIT_HELP", "SUBCOMMANDS", "build_parser", "main", "run"]
 
-#: sub-command -> module under app.cli
-SUBCOMMANDS = {
-    "info": "app.cli.info",
-    "stats": "app.cli.stats",
-    "outliers": "app.cli.outliers",
-    "recipe": "app.cli.recipe",
-    "render": "app.cli.render",
-    "analyze": "app.cli.analyze",
-    "export": "app.cli.export",
-    "diff": "app.cli.diff",
-    "dlprof": "app.cli.dlprof",
-    "collectives": "app.cli.collectives",
-    "calltree": "app.cli.calltree",
-}
 
 #: What the exit status says; every sub-command's help ends with it.
 EXIT_HELP = (
