@@ -33,6 +33,7 @@ from analysis import __version__
 from analysis.errors import AnalysisError
 from analysis.escape import escape_text
 from analysis.event_frames import event_frame
+from analysis.kinds import resolve_kinds
 from analysis.model import Report
 from analysis.nvtx import STYLE_PUSHPOP
 from analysis.outputs import staged_folder, write_failure
@@ -105,7 +106,7 @@ def export_tables(
 
     if fmt not in TABLE_SUFFIX:
         raise AnalysisError(f"unknown table type {fmt!r}; use parquet or arrow")
-    wanted = _check_kinds(kinds, EVENT_KINDS)
+    wanted = _check_kinds(kinds, EVENT_KINDS, fmt)
     snap = report_set.snapshot()
     with staged_folder(folder, _may_replace(folder)) as tmp:
         files = {}
@@ -161,14 +162,11 @@ def _manifest(snap: ReportSet, fmt: str, extra: dict) -> str:
     return json.dumps(body, indent=2, ensure_ascii=False) + "\n"
 
 
-def _check_kinds(kinds: Iterable[str] | None, allowed: tuple[str, ...]) -> list[str]:
-    wanted = list(allowed if kinds is None else kinds)
-    unknown = [k for k in wanted if k not in allowed]
-    if unknown:
-        raise AnalysisError(
-            f"unknown event kind {unknown[0]!r} for this type; use {', '.join(allowed)}"
-        )
-    return list(dict.fromkeys(wanted))
+def _check_kinds(kinds: Iterable[str] | None, allowed: tuple[str, ...], fmt: str) -> list[str]:
+    """The kinds asked for, as :func:`analysis.kinds.resolve_kinds` reads them (all: None)."""
+    if kinds is None:
+        return list(allowed)
+    return list(resolve_kinds(kinds, allowed, f" for {fmt}"))
 
 
 # --------------------------------------------------------------------------- chrome trace
@@ -238,7 +236,7 @@ def write_chrome_trace(
     dict
         Events written per kind (over every report), and ``flows``: flow pairs.
     """
-    wanted = _check_kinds(kinds, TRACE_KINDS)
+    wanted = _check_kinds(kinds, TRACE_KINDS, "chrome-trace")
     snap = report_set.snapshot()
     writer = _TraceWriter(out)
     other = {"written_by": "strata export", "strata_version": __version__,

@@ -33,6 +33,7 @@ from analysis import projection as _projection
 from analysis.alignment import TimeAlignment
 from analysis.discover import find_reports
 from analysis.errors import AnalysisError
+from analysis.kinds import panel_kinds, resolve_kind, resolve_kinds
 from analysis.model import Report
 from analysis.open import open_report
 from analysis.progress import Progress
@@ -40,9 +41,9 @@ from analysis.timefmt import pluralize
 
 __all__ = ["EVENT_KINDS", "ReportSet", "open_reports"]
 
-#: What :meth:`ReportSet.events` lists (``kernel`` is accepted for ``kernels``).
+#: What :meth:`ReportSet.events` lists (any spelling :func:`analysis.kinds.resolve_kind`
+#: reads: ``kernel`` for ``kernels``).
 EVENT_KINDS = ("kernels", "memcpy", "memset", "cuda_api", "nvtx", "nvtx_gpu", "osrt")
-_KIND_ALIASES = {"kernel": "kernels", "api": "cuda_api", "runtime": "cuda_api"}
 
 
 _MISSING = object()
@@ -396,7 +397,8 @@ class ReportSet:
         threshold
             Keep rows with ``|robust_z|`` above it (default 3.5).
         kinds
-            Which of :data:`analysis.outliers.OUTLIER_KINDS` to score (default: all).
+            Which of :data:`analysis.outliers.OUTLIER_KINDS` to score (default: all; any
+            spelling :func:`analysis.kinds.resolve_kind` reads).
         xp
             ``numpy`` (default) or ``cupy`` for the group reductions.
         min_ratio, min_delta_ns
@@ -414,7 +416,7 @@ class ReportSet:
         limit = DEFAULT_THRESHOLD if threshold is None else float(threshold)
         ratio = DEFAULT_MIN_RATIO if min_ratio is None else float(min_ratio)
         delta = DEFAULT_MIN_DELTA_NS if min_delta_ns is None else float(min_delta_ns)
-        wanted = OUTLIER_KINDS if kinds is None else tuple(kinds)
+        wanted = OUTLIER_KINDS if kinds is None else resolve_kinds(kinds, OUTLIER_KINDS)
         module = np if xp is None else xp
         return self._set_value(
             ("outliers", limit, wanted, module.__name__, ratio, delta),
@@ -447,7 +449,8 @@ class ReportSet:
         Parameters
         ----------
         kind
-            One of :data:`EVENT_KINDS` (``kernel`` means ``kernels``).
+            One of :data:`EVENT_KINDS`, as :func:`analysis.kinds.resolve_kind` reads it
+            (``kernel`` means ``kernels``).
 
         Returns
         -------
@@ -465,9 +468,7 @@ class ReportSet:
         """
         from analysis.event_frames import event_frame
 
-        wanted = _KIND_ALIASES.get(kind, kind)
-        if wanted not in EVENT_KINDS:
-            raise AnalysisError(f"unknown event kind {kind!r}; use one of {', '.join(EVENT_KINDS)}")
+        wanted = resolve_kind(kind, EVENT_KINDS)
         snap = self.snapshot()
         frames = [
             event_frame(r, wanted, snap.projection(r) if wanted == "nvtx_gpu" else None)
@@ -526,7 +527,8 @@ class ReportSet:
             The window on the shared axis (report time + :meth:`offsets_ns`; with the
             default alignment, each report's own time); None is unbounded.
         kind
-            One of :data:`analysis.window_stats.WINDOW_KINDS` (``kernel`` means ``kernels``).
+            One of :data:`analysis.window_stats.WINDOW_KINDS`, as
+            :func:`analysis.kinds.resolve_kind` reads it (``kernel`` means ``kernels``).
         by_report
             One row per (report, name); default: when the set holds several reports.
 
@@ -538,7 +540,7 @@ class ReportSet:
             overlaps the window counts whole; sorted by ``total_ns`` descending.
         """
         split = len(self) > 1 if by_report is None else bool(by_report)
-        index = self.window_index(_KIND_ALIASES.get(kind, kind))
+        index = self.window_index(resolve_kind(kind, panel_kinds()))
         frame = index.stats(start_ns, end_ns, by_report=split)
         return frame.drop(columns=["group", "key"], errors="ignore")
 

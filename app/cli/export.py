@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from analysis.cache import cache_root
 from analysis.errors import StrataError
 from analysis.export import EXPORT_TYPES, TRACE_KINDS, export_tables, write_chrome_trace
+from analysis.kinds import resolve_kinds
 from analysis.outputs import check_folder_target, check_output, is_stdout
 from analysis.reportset import EVENT_KINDS, ReportSet
 from app.cli.common import (
@@ -58,13 +59,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    kinds = [k.strip() for k in args.kinds.split(",") if k.strip()] if args.kinds else None
     allowed = TRACE_KINDS if args.export_type == "chrome-trace" else EVENT_KINDS
-    for kind in kinds or ():
-        if kind not in allowed:
-            raise StrataError(
-                f"export: unknown --kinds {kind!r} for {args.export_type}; use {', '.join(allowed)}"
-            )
+    kinds = None
+    if args.kinds is not None:
+        kinds = list(resolve_kinds(args.kinds, allowed, f" for {args.export_type}"))
     skips = Skips()
     paths = expand_reports(args.reports, skips)
     if args.export_type == "chrome-trace":

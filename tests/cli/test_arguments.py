@@ -20,7 +20,7 @@ CASES = {
     "outliers top negative": ("outliers {R} --top -3", "--top must be 1 or more"),
     "outliers top text": ("outliers {R} --top many", "invalid int value"),
     "outliers kinds": ("outliers {R} --kinds frames", "unknown kind"),
-    "outliers kinds empty": ("outliers {R} --kinds ,", "unknown kind"),
+    "outliers kinds empty": ("outliers {R} --kinds ,", "no kind given"),
     "stats timeunit": ("stats {R} --timeunit parsec", "unknown time unit"),
     "stats timeunit empty": ("stats {R} --timeunit ''", "unknown time unit"),
     "stats unknown summary": ("stats {R} -r cuda_gpu_kern_summ", "unknown stats report"),
