@@ -2,8 +2,8 @@
 
 Runs a recipe of :mod:`analysis.recipes` over every report serially, in worker processes or
 on Dask, writes its tables (Parquet + CSV), plots (PNG), ``summary.txt`` and ``recipe.json``
-into the output folder, prints the summary, and lists the reports that were skipped. A text
-progress bar over reports updates in place on stderr.
+into the output folder, prints the summary, and lists the reports that were skipped. On a
+terminal, a text progress bar over reports updates in place on stderr.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from analysis.recipes import (
 from analysis.recipes.output import check_replaceable
 from analysis.recipes.runner import NoReportError, RecipeRun, check_numbers, input_paths
 from analysis.timefmt import pluralize
-from app.cli.common import Skips
+from app.cli.common import Skips, draws_progress
 
 __all__ = ["ProgressBar", "add_parser", "run"]
 
@@ -169,7 +169,7 @@ def _output_folder(args: argparse.Namespace) -> Path:
 
 
 def _run(args: argparse.Namespace, options: RecipeOptions, skips: Skips) -> RecipeRun:
-    bar = None if args.quiet else ProgressBar(sys.stderr, args.name)
+    bar = ProgressBar(sys.stderr, args.name) if draws_progress(args) else None
     try:
         return run_recipe(
             args.name,
