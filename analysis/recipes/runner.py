@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis._sqlite import limit_read_threads, usable_cores
-from analysis.discover import find_reports
+from analysis.discover import find_reports, natural_key
 from analysis.errors import AnalysisError, ReportError, StrataError
 from analysis.escape import escape_text
 from analysis.progress import ItemProgress
@@ -193,10 +193,6 @@ def _batches(paths: Sequence[Path], workers: int) -> list[list[int]]:
     return batches
 
 
-def _natural_key(text: str) -> list[object]:
-    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text)]
-
-
 def file_labels(paths: Sequence[Path]) -> list[str]:
     """Return a unique label per path: the file name, or more of the path where names clash.
 
@@ -264,7 +260,7 @@ def _expand(
     unique = list(dict.fromkeys(p.resolve() for p in paths))
     labels = file_labels(unique)
     # Rank order = file names in natural order (profile2 before profile16), spec §5.2.
-    order = sorted(range(len(unique)), key=lambda i: _natural_key(labels[i]))
+    order = sorted(range(len(unique)), key=lambda i: natural_key(labels[i]))
     return [unique[i] for i in order], failures
 
 
