@@ -129,8 +129,8 @@ def _with_units(sides: list[str]) -> str:
             and max(abs(int(v)) for v in values) >= 1000
         )
         given = "ns" if is_ns else "s"
-    return ":".join(s if u or not _is_bare(s) else f"{s}{given}"
-                    for s, u in zip(sides, units, strict=True))  # fmt: skip
+    spelled = [side + given if _is_bare(side) else side for side in sides]
+    return ":".join(spelled)
 
 
 def parse_size(text: str) -> tuple[int, int]:
