@@ -226,6 +226,7 @@ def test_nsys_recipe_options_are_taken_or_refused_in_one_line(
     argv = ["recipe", "cuda_gpu_kern_sum", *base, "--csv", "--base", "--start", "0"]
     assert main([*argv, "--end", "15000", "--output", str(out)]) == 0
     assert (out / "all_stats.csv").is_file()
+    assert (out / "stats.ipynb").is_file()
     capsys.readouterr()
     for args, option in (
         (["nvtx_sum", "--rows", "5"], "--rows"),
