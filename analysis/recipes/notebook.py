@@ -37,7 +37,7 @@ tables = {
     for name, entry in outputs["tables"].items()
 }
 for name, table in tables.items():
-    print(f"{name}: {len(table)} rows, columns {list(table.columns)}")"""
+    print(name, table.shape, list(table.columns))  # (rows, columns), the columns"""
 
 # What write_output draws into the PNGs, in a few lines of matplotlib each.
 _DRAW = '''\
