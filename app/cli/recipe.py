@@ -134,11 +134,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="N",
         help="rule tables, gpu_gaps, gpu_time_util: at most N rows per report (default: all)",
     )
-    names = group.add_mutually_exclusive_group()
-    names.add_argument(
+    group.add_argument(
         "--base", action="store_true", help="cuda_gpu_kern_sum: kernels by their base name"
     )
-    names.add_argument(
+    group.add_argument(
         "--mangled", action="store_true", help="cuda_gpu_kern_sum: kernels by their mangled name"
     )
     group.add_argument(

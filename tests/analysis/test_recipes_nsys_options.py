@@ -84,6 +84,7 @@ def _comparable(frame: pd.DataFrame) -> pd.DataFrame:
             {"start_ns": 553335461, "end_ns": 580000000},
         ),
         (["--base", "--end", "557000000"], {"base": True, "end_ns": 557000000}),
+        (["--base", "--mangled"], {"base": True, "mangled": True}),
     ],
 )
 def test_kernel_sum_options_equal_nsys_recipe(args, options, kernel_input, tmp_path) -> None:

@@ -238,6 +238,3 @@ def test_nsys_recipe_options_are_taken_or_refused_in_one_line(
         assert len(err) == 1
         assert f"does not take {option}" in err[0]
     assert not (tmp_path / "x").exists()
-    both = ["recipe", "cuda_gpu_kern_sum", *base, "--base", "--mangled"]
-    assert main(both) == 2
-    assert "not allowed with" in capsys.readouterr().err
