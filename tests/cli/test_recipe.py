@@ -117,7 +117,7 @@ def test_dask_mode_from_the_cli_matches_serial_and_keeps_dask_quiet(
     """The CLI's own case: a fresh single-threaded driver, workers forked, Dask's INFO silent."""
     pytest.importorskip("distributed", reason="needs dask.distributed")
     outs = {}
-    for mode in ("serial", "dask"):
+    for mode in ("serial", "dask-futures"):  # nsys's name of the Dask mode
         outs[mode] = tmp_path / mode
         proc = run_cli(
             "recipe", "cuda_gpu_kern_sum", "--input", str(ranks), "--output", str(outs[mode]),
@@ -129,7 +129,7 @@ def test_dask_mode_from_the_cli_matches_serial_and_keeps_dask_quiet(
         assert len(lines) == 1, lines
         assert lines[0].startswith(f"strata: {ranks / 'rank3.sqlite'}: ")
     pd.testing.assert_frame_equal(
-        pd.read_parquet(outs["dask"] / "all_stats.parquet"),
+        pd.read_parquet(outs["dask-futures"] / "all_stats.parquet"),
         pd.read_parquet(outs["serial"] / "all_stats.parquet"),
     )
 
@@ -192,6 +192,29 @@ def test_nsys_concurrent_environment_sets_the_workers(
     assert json.loads((tmp_path / "opt" / "recipe.json").read_text())["Workers"] == 3
     monkeypatch.setenv("NSYS_CONCURRENT_MAX_WORKERS", "zero")
     assert main([*base, "--output", str(tmp_path / "bad")]) == 2
+
+
+def test_nsys_dask_environment_names_the_cluster(monkeypatch: pytest.MonkeyPatch) -> None:
+    import argparse
+
+    from app.cli.recipe import _mode_settings
+
+    def settings(**given):
+        args = {"mode": "dask-futures", "workers": None, "scheduler": None}
+        return _mode_settings(argparse.Namespace(**{**args, "scheduler_file": None, **given}))
+
+    monkeypatch.setenv("NSYS_DASK_ADDRESS", "tcp://head:8786")
+    monkeypatch.setenv("NSYS_DASK_N_WORKERS", "3")
+    monkeypatch.setenv("NSYS_CONCURRENT_MAX_WORKERS", "5")  # another mode's: not read
+    got = settings()
+    assert (got["mode"], got["scheduler"], got["workers"]) == ("dask", "tcp://head:8786", 3)
+    # An option wins, and a scheduler file given leaves the address out.
+    assert settings(scheduler_file="s.json")["scheduler"] is None
+    assert settings(workers=1)["workers"] == 1
+    monkeypatch.delenv("NSYS_DASK_ADDRESS")
+    monkeypatch.setenv("NSYS_DASK_SCHEDULER_FILE", "/tmp/sched.json")
+    assert settings()["scheduler_file"] == "/tmp/sched.json"
+    assert settings(mode="none")["workers"] is None
 
 
 def test_output_name_substitutions(
