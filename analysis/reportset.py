@@ -37,6 +37,7 @@ from analysis.kinds import panel_kinds, resolve_kind, resolve_kinds
 from analysis.model import Report
 from analysis.open import open_report
 from analysis.progress import Progress
+from analysis.reportset_api import ReportSetAnalyses, csv_frame, with_report
 from analysis.timefmt import pluralize
 
 __all__ = ["EVENT_KINDS", "ReportSet", "open_reports"]
@@ -104,8 +105,12 @@ class _Store:
             return self.live.get(id(report)) is report
 
 
-class ReportSet:
+class ReportSet(ReportSetAnalyses):
     """Loaded reports, in order, and the data derived from them.
+
+    Besides what it derives, a set answers the questions of the command line as DataFrames
+    (:class:`~analysis.reportset_api.ReportSetAnalyses`): :meth:`stats`, :meth:`analyze`,
+    :meth:`diff`, :meth:`collectives`, :meth:`recipe`; ``docs/api.md`` lists them all.
 
     Parameters
     ----------
@@ -474,18 +479,32 @@ class ReportSet:
             event_frame(r, wanted, snap.projection(r) if wanted == "nvtx_gpu" else None)
             for r in snap.reports
         ]
-        return _with_report(frames, snap.labels, always=True)
+        return with_report(frames, snap.labels, always=True)
 
-    def stats(self, name: str, timeunit: str = "nsec") -> pd.DataFrame:
+    def stats(
+        self,
+        name: str,
+        timeunit: str = "nsec",
+        filter_time: str | None = None,
+        filter_nvtx: str | None = None,
+    ) -> pd.DataFrame:
         """Return an nsys stats summary, as ``strata stats -f csv -r NAME`` prints it.
 
         Parameters
         ----------
         name
-            A summary and its options, e.g. ``cuda_gpu_kern_sum`` or ``cuda_gpu_kern_sum:base``
-            (``strata stats --help`` lists them).
+            A summary and its options, e.g. ``cuda_gpu_kern_sum``, ``cuda_gpu_kern_sum:base``,
+            ``cuda_gpu_kern_sum:mangled``, ``cuda_gpu_kern_sum:nvtx-name``, or nsys's filter
+            options ``nvtx_sum:start=NS:end=NS`` (``strata stats --help-reports`` lists them).
         timeunit
             ``nsec`` (default), ``usec``, ``msec`` or ``seconds``, as ``--timeunit``.
+        filter_time
+            ``--filter-time [START]/[END]``: only events overlapping that window (ns, or
+            with units: ``1s/2s``, ``/500ms``).
+        filter_nvtx
+            ``--filter-nvtx RANGE[@DOMAIN][/INDEX]``: only events overlapping that NVTX
+            range (its first instance, or the INDEX-th) on its thread (push/pop) or process
+            (start/end); wins over ``filter_time``.
 
         Returns
         -------
@@ -498,20 +517,22 @@ class ReportSet:
         Raises
         ------
         AnalysisError
-            Unknown summary, option or time unit.
+            Unknown summary, option or time unit; a bad filter.
         """
+        from analysis.filterspec import with_filter
         from analysis.stats import run_report
         from analysis.stats.text import parse_timeunit
 
         unit = parse_timeunit(timeunit)
+        name = with_filter([name], filter_time, filter_nvtx)[0]
         snap = self.snapshot()
         frames, skipped = [], {}
         for report, label in zip(snap.reports, snap.labels, strict=True):
             result = run_report(report, name)
             if result.skipped:
                 skipped[label] = result.skipped
-            frames.append(_csv_frame(result, unit))
-        frame = _with_report(frames, snap.labels, always=False)
+            frames.append(csv_frame(result, unit))
+        frame = with_report(frames, snap.labels, always=False)
         frame.attrs["skipped"] = skipped
         return frame
 
@@ -543,35 +564,6 @@ class ReportSet:
         index = self.window_index(resolve_kind(kind, panel_kinds()))
         frame = index.stats(start_ns, end_ns, by_report=split)
         return frame.drop(columns=["group", "key"], errors="ignore")
-
-
-def _with_report(frames: list[pd.DataFrame], labels: list[str], always: bool) -> pd.DataFrame:
-    """Stack per-report frames; a ``report`` column first when ``always`` or several."""
-    if not frames:
-        return pd.DataFrame({"report": pd.Series(dtype=object)}) if always else pd.DataFrame()
-    if not always and len(frames) == 1:
-        return frames[0]
-    parts = [f.assign(report=label) for f, label in zip(frames, labels, strict=True)]
-    stacked = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
-    return stacked[["report", *[c for c in stacked.columns if c != "report"]]]
-
-
-def _csv_frame(result, timeunit: str) -> pd.DataFrame:
-    """A summary's frame as its CSV shows it: printed headers, sizes in MB, chosen time unit."""
-    from analysis.stats.format import column_strings
-    from analysis.stats.text import header_of
-
-    visible = [c for c in result.frame.columns if not str(c).startswith("_")]
-    out = {}
-    for column in visible:
-        unit = result.units.get(column)
-        values = result.frame[column]
-        if unit in ("mem", "thru") or (unit in ("dur", "ts") and timeunit != "nsec"):
-            # Scaled and rounded as printed (column_strings is the CSV's own formatter).
-            texts = column_strings(result.frame[[column]], result.units, timeunit)[0]
-            values = pd.Series([float(t) if t else np.nan for t in texts], dtype=np.float64)
-        out[header_of(column, unit, timeunit)] = values.reset_index(drop=True)
-    return pd.DataFrame(out)
 
 
 def open_reports(paths: str | Path | Iterable[str | Path], use_cache: bool = True) -> ReportSet:

@@ -29,10 +29,18 @@ from analysis.recipes.base import (
     register,
 )
 from analysis.recipes.output import is_recipe_output, load_manifest, load_output, write_output
-from analysis.recipes.runner import MODES, RecipeRun, ReportFailure, run_recipe
+from analysis.recipes.runner import (
+    MODE_ALIASES,
+    MODES,
+    RecipeRun,
+    ReportFailure,
+    mode_name,
+    run_recipe,
+)
 
 __all__ = [
     "MODES",
+    "MODE_ALIASES",
     "RECIPES",
     "FilePartial",
     "PlotSpec",
@@ -45,6 +53,7 @@ __all__ = [
     "is_recipe_output",
     "load_manifest",
     "load_output",
+    "mode_name",
     "recipe_names",
     "run_recipe",
     "write_output",

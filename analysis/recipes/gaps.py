@@ -7,7 +7,10 @@ process/device's [first op start, last op end] — an overhead on one thread cou
 device of its process.
 
 Each report's rule output is computed in its map step (it depends on that report only) and
-the reduce step concatenates them with a ``File`` column, as nsys's recipes do.
+the reduce step concatenates them with a ``File`` column, as nsys's recipes do. nsys's
+recipes hand ``--start``, ``--end``, ``--nvtx`` and ``--rows`` to the rule (the operations
+and overhead rows the filter keeps; at most ``--rows`` rows per report, default all), and
+take a report the filter SKIPs (its NVTX range missing) as no data.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import pandas as pd
 
 from analysis.engine import sqlite_round
 from analysis.errors import AnalysisError
+from analysis.filters import FilterSkip
 from analysis.gpu_idle import (
     GPU_OPS_TABLES,
     find_gaps,
@@ -30,7 +34,9 @@ from analysis.gpu_idle import (
     time_utilization,
 )
 from analysis.open import open_report
+from analysis.recipes._filter import row_filter
 from analysis.recipes.base import (
+    RULE_FILTER,
     FilePartial,
     PlotSpec,
     Recipe,
@@ -60,23 +66,39 @@ def _concat_files(partials: Sequence[FilePartial], attr: str, columns: list[str]
     return table_or_empty(frames, [*columns, "File"])
 
 
+def _filtered_ops(report_path: Path, options: RecipeOptions, tables) -> pd.DataFrame | None:
+    """The report's GPU operations the rule looks at, as ``options`` filter them (None: the
+    filter SKIPs the report, nsys's recipe gets no data)."""
+    report = open_report(report_path, use_cache=options.use_cache, tables=tables)
+    try:
+        keep = row_filter(report, options)
+    except FilterSkip:
+        return None
+    return gpu_ops(report, keep)
+
+
+def _limited(frame: pd.DataFrame, rows: int) -> pd.DataFrame:
+    """SQLite's ``LIMIT rows`` of the rule's query: negative is no limit."""
+    return frame if rows < 0 else frame.iloc[:rows]
+
+
 class GpuGaps(Recipe):
     """``gpu_gaps``: stretches where a GPU of a process ran nothing, per report."""
 
     name = "gpu_gaps"
     description = "GPU idle gaps longer than --gap ms, per process and device"
     tables = GPU_OPS_TABLES
+    options_taken = RULE_FILTER
 
     def check_options(self, options: RecipeOptions) -> None:
         if options.gap_ms < 0:
             raise AnalysisError(f"--gap must be >= 0 ms, not {options.gap_ms}")
 
     def map(self, report_path: Path, options: RecipeOptions) -> _RulePartial | None:
-        report = open_report(report_path, use_cache=options.use_cache, tables=self.tables)
-        ops = gpu_ops(report)
-        if ops.empty:
+        ops = _filtered_ops(report_path, options, self.tables_for(options))
+        if ops is None or ops.empty:
             return None
-        return _RulePartial(find_gaps(ops, round(options.gap_ms * 1e6)))
+        return _RulePartial(_limited(find_gaps(ops, round(options.gap_ms * 1e6)), options.rows))
 
     def reduce(self, partials: Sequence[FilePartial], options: RecipeOptions) -> RecipeOutput:
         table = _concat_files(partials, "analysis", _GAP_COLUMNS)
@@ -103,18 +125,21 @@ class GpuTimeUtil(Recipe):
     name = "gpu_time_util"
     description = "time regions with GPU utilisation below --threshold %"
     tables = GPU_OPS_TABLES
+    options_taken = RULE_FILTER
 
     def check_options(self, options: RecipeOptions) -> None:
         if not 1 <= options.chunks <= 1000:
             raise AnalysisError(f"--chunks must be between 1 and 1000, not {options.chunks}")
 
     def map(self, report_path: Path, options: RecipeOptions) -> _RulePartial | None:
-        report = open_report(report_path, use_cache=options.use_cache, tables=self.tables)
-        ops = gpu_ops(report)
-        if ops.empty:
+        ops = _filtered_ops(report_path, options, self.tables_for(options))
+        if ops is None or ops.empty:
             return None
         chunks = time_utilization(ops, options.chunks)
-        return _RulePartial(low_utilization(chunks, options.threshold_pct), chunks)
+        # The rule's chunk query has the LIMIT (an aggregate: applied before the ranking).
+        limit = None if options.rows < 0 else options.rows
+        low = low_utilization(chunks, options.threshold_pct, limit=limit)
+        return _RulePartial(_limited(low, options.rows), chunks)
 
     def reduce(self, partials: Sequence[FilePartial], options: RecipeOptions) -> RecipeOutput:
         table = _concat_files(partials, "analysis", _UTIL_COLUMNS)

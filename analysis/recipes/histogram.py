@@ -19,8 +19,10 @@ import pandas as pd
 from analysis.errors import AnalysisError
 from analysis.open import open_report
 from analysis.recipes._exact import checked_subtract, group_sums
+from analysis.recipes._filter import filtered_report
 from analysis.recipes._labels import kernel_groups
 from analysis.recipes.base import (
+    TIME_FILTER,
     FilePartial,
     PlotSpec,
     Recipe,
@@ -80,6 +82,8 @@ class CudaGpuKernHist(Recipe):
     name = "cuda_gpu_kern_hist"
     description = "histogram of kernel durations per kernel name (logarithmic bins)"
     tables = ("kernels",)
+    options_taken = TIME_FILTER
+    notebook = "histogram.ipynb"
 
     def check_options(self, options: RecipeOptions) -> None:
         if not 1 <= options.bins_per_decade <= 1000:
@@ -89,7 +93,9 @@ class CudaGpuKernHist(Recipe):
 
     def map(self, report_path: Path, options: RecipeOptions) -> HistPartial | None:
         report = open_report(report_path, use_cache=options.use_cache, tables=self.tables)
-        if len(report.kernels) == 0:
+        # --start/--end as the summaries take them: the kernels overlapping the window.
+        report = filtered_report(report, options)
+        if report is None or len(report.kernels) == 0:
             return None
         codes, labels = kernel_groups(report)
         kernels = report.kernels

@@ -1,10 +1,13 @@
 """Write a recipe's output folder and read it back.
 
 A folder holds, per table, ``<table>.parquet`` and ``<table>.csv``; per plot ``<plot>.png``
-(matplotlib, Agg backend: no display needed); ``summary.txt``; and ``recipe.json``, a small
-manifest in the spirit of nsys's ``.nsys-analysis`` file (spec: nsys-sqlite.md §5.2): recipe
-name, inputs, mode, times, failures, options and the list of outputs. :func:`load_output`
-reads the tables back for the GUI, which opens a recipe output as a table.
+(matplotlib, Agg backend: no display needed) and ``plot_<plot>.parquet``, the numbers it
+draws; a Jupyter notebook that loads the tables and draws the plots again
+(:mod:`analysis.recipes.notebook`; nsys's name for the recipe, e.g. ``stats.ipynb``);
+``summary.txt``; and ``recipe.json``, a small manifest in the spirit of nsys's
+``.nsys-analysis`` file (spec: nsys-sqlite.md §5.2): recipe name, inputs, mode, times,
+failures, options and the list of outputs. :func:`load_output` reads the tables back for the
+GUI, which opens a recipe output as a table.
 """
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ import pyarrow as pa
 from analysis.errors import AnalysisError
 from analysis.escape import escape_frame, escape_text
 from analysis.outputs import real_path, staged_folder, write_failure
-from analysis.recipes.base import PlotSpec, RecipeOutput
+from analysis.recipes.base import RECIPES, PlotSpec, RecipeOutput
+from analysis.recipes.notebook import notebook_cells, notebook_text
 from analysis.timefmt import pluralize
 
 if TYPE_CHECKING:
@@ -37,6 +41,7 @@ if TYPE_CHECKING:
 __all__ = [
     "has_plotting",
     "MANIFEST_NAME",
+    "plot_frame",
     "check_replaceable",
     "is_recipe_output",
     "load_manifest",
@@ -130,13 +135,32 @@ def _write_files(output: RecipeOutput, folder: Path, run: RecipeRun | None) -> N
         file = _unique(_safe_name(name), used, (".png",)) + ".png"
         draw_plot(spec, folder / file)
         plots[name] = file
+    plot_data = {}
+    for name, spec in output.plots.items():
+        file = _unique(f"plot_{_safe_name(name)}", used, (".parquet",)) + ".parquet"
+        plot_frame(spec).to_parquet(folder / file, index=False)
+        plot_data[name] = file
+    recipe = RECIPES.get(output.recipe)
+    notebook = _unique(
+        _safe_name((recipe.notebook if recipe else "analysis.ipynb").removesuffix(".ipynb")),
+        used,
+        (".ipynb",),
+    )
+    cells = notebook_cells(output, recipe.description if recipe else output.recipe, plot_data)
+    (folder / f"{notebook}.ipynb").write_text(notebook_text(cells), encoding="utf-8")
     summary = _summary_text(output, run)
     (folder / "summary.txt").write_text(summary + "\n", encoding="utf-8")
     manifest = {
         "StrataRecipeVersion": MANIFEST_VERSION,
         "RecipeName": output.recipe,
         "Files": output.files,
-        "Outputs": {"tables": tables, "plots": plots, "summary": "summary.txt"},
+        "Outputs": {
+            "tables": tables,
+            "plots": plots,
+            "plot_data": plot_data,
+            "notebook": f"{notebook}.ipynb",
+            "summary": "summary.txt",
+        },
     }
     if run is not None:
         manifest.update(
@@ -156,6 +180,20 @@ def _write_files(output: RecipeOutput, folder: Path, run: RecipeRun | None) -> N
     # ensure_ascii: a file name that is not valid UTF-8 (held as surrogates) stays writable.
     text = json.dumps(manifest, indent=2, ensure_ascii=True) + "\n"
     (folder / MANIFEST_NAME).write_text(text, encoding="utf-8")
+
+
+def plot_frame(spec: PlotSpec) -> pd.DataFrame:
+    """Return the numbers of a plot as a table Parquet can hold (``plot_<name>.parquet``).
+
+    A histogram's rows as they are; a heatmap's or lines' row labels (x values) as a first
+    column ``_index`` and its column names as text.
+    """
+    data = spec.data.reset_index(drop=True)
+    if spec.kind == "histogram":
+        return data
+    data.columns = [str(c) for c in spec.data.columns]
+    data.insert(0, "_index", spec.data.index.to_numpy())
+    return data
 
 
 def _unique(stem: str, used: set[str], suffixes: tuple[str, ...]) -> str:
@@ -292,8 +330,11 @@ def _check_manifest(folder: Path, manifest: Any) -> None:
             raise _bad(folder, f"table {escape_text(str(name))!r} is not {{parquet, csv, rows}}")
         _member(folder, entry.get("parquet"), f"table {escape_text(str(name))!r}")
         _member(folder, entry.get("csv"), f"table {escape_text(str(name))!r}")
-    for name, file in _typed(folder, outputs, "plots", dict).items():
-        _member(folder, file, f"plot {escape_text(str(name))!r}")
+    for key in ("plots", "plot_data"):
+        for name, file in _typed(folder, outputs, key, dict).items():
+            _member(folder, file, f"plot {escape_text(str(name))!r}")
+    if "notebook" in outputs:
+        _member(folder, outputs["notebook"], "notebook")
     _member(folder, outputs.get("summary", "summary.txt"), "summary")
 
 
@@ -315,6 +356,9 @@ def _listed_files(manifest: dict) -> set[str]:
     for entry in outputs.get("tables", {}).values():
         files.update((entry["parquet"], entry["csv"]))
     files.update(outputs.get("plots", {}).values())
+    files.update(outputs.get("plot_data", {}).values())
+    if "notebook" in outputs:
+        files.add(outputs["notebook"])
     return files
 
 

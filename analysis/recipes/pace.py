@@ -29,6 +29,7 @@ from analysis.recipes._exact import (
     checked_subtract,
 )
 from analysis.recipes.base import (
+    TIME_FILTER,
     FilePartial,
     PlotSpec,
     Recipe,
@@ -157,6 +158,8 @@ class PaceRecipe(Recipe):
 
     #: What ``--name`` names, for messages and plot titles.
     what = "thing's"
+    options_taken = TIME_FILTER
+    notebook = "pace.ipynb"
 
     def check_options(self, options: RecipeOptions) -> None:
         if not options.kernel_name:

@@ -35,7 +35,7 @@ from analysis.recipes._ranges import (
     range_text,
 )
 from analysis.recipes._raw import RawTables, filter_time_range, read_tables, strings_of
-from analysis.recipes.base import FilePartial, Recipe, RecipeOptions, RecipeOutput
+from analysis.recipes.base import TIME_FILTER, FilePartial, Recipe, RecipeOptions, RecipeOutput
 from analysis.recipes.pace import describe
 from analysis.recipes.summaries import files_table
 from analysis.timefmt import pluralize
@@ -89,6 +89,8 @@ class RangeSum(Recipe):
 
     #: What one event is, for the console summary.
     event = "event"
+    options_taken = TIME_FILTER
+    notebook = "stats.ipynb"
 
     def durations(self, report_path: Path, options: RecipeOptions) -> Durations | None:
         raise NotImplementedError

@@ -3,8 +3,9 @@
 ``nvtx_gpu_proj_trace`` stats report.
 
 spec: nsys-sqlite.md §5.4 (rules as recipes). Each report's findings are those of
-``main.py analyze -r NAME`` (:func:`analysis.rules.run_rule`, nsys 2023.4's rules) without a
-row limit, as nsys's recipe runs them (``--rows`` defaults to -1 there); the hidden columns
+``main.py analyze -r NAME`` (:func:`analysis.rules.run_rule`, nsys 2023.4's rules) with the
+recipe's ``--rows`` (default -1: no row limit, as nsys's recipe runs them), ``--start``,
+``--end`` and ``--nvtx``, which nsys's recipe hands to the rule as they are; the hidden columns
 (``_Global ID``, …) are dropped. The reduce step concatenates them into one ``analysis``
 table (``trace`` for ``nvtx_gpu_proj_trace``) with a ``File`` column. A report the rule
 SKIPS (it lacks the tables, or is an export too old for the rule) or where it finds nothing
@@ -21,7 +22,10 @@ import pandas as pd
 
 from analysis.model import Report
 from analysis.open import open_report
+from analysis.recipes._filter import filter_args
 from analysis.recipes.base import (
+    RULE_FILTER,
+    TIME_FILTER,
     FilePartial,
     Recipe,
     RecipeOptions,
@@ -55,17 +59,20 @@ class RuleRecipe(Recipe):
     finding: str = "finding"
     #: The output table's name (nsys's file name).
     table_name: str = "analysis"
+    options_taken = RULE_FILTER
 
-    def findings(self, report: Report) -> pd.DataFrame | None:
+    def findings(self, report: Report, options: RecipeOptions) -> pd.DataFrame | None:
         """Return the report's rows (hidden ``_`` columns included), or None if SKIPPED."""
         from analysis.rules import run_rule
 
-        result = run_rule(report, f"{self.name}:rows=-1")
+        spec = ":".join((self.name, f"rows={options.rows}", *filter_args(options)))
+        result = run_rule(report, spec)
         return None if result.skipped is not None else result.frame
 
     def map(self, report_path: Path, options: RecipeOptions) -> RuleFindings | None:
-        report = open_report(report_path, use_cache=options.use_cache, tables=self.tables)
-        frame = self.findings(report)
+        tables = self.tables_for(options)
+        report = open_report(report_path, use_cache=options.use_cache, tables=tables)
+        frame = self.findings(report, options)
         if frame is None or frame.empty:
             return None
         return RuleFindings(frame[[c for c in frame.columns if not c.startswith("_")]])
@@ -143,9 +150,11 @@ class NvtxGpuProjTrace(RuleRecipe):
     tables = ("nvtx", "cuda_api", "kernels", "memcpy", "memset")
     finding = "range"
     table_name = "trace"
+    options_taken = TIME_FILTER | {"nvtx"}  # nsys's recipe has no --rows
+    notebook = "trace.ipynb"
 
-    def findings(self, report: Report) -> pd.DataFrame | None:
+    def findings(self, report: Report, options: RecipeOptions) -> pd.DataFrame | None:
         from analysis.stats import run_report
 
-        result = run_report(report, self.name)
+        result = run_report(report, ":".join((self.name, *filter_args(options))))
         return None if result.skipped is not None else result.frame

@@ -7,20 +7,21 @@ order, so every mode gives identical output. A report that fails to load (any
 :class:`~analysis.errors.StrataError`) is recorded with its name and one-line reason and
 skipped; the run still finishes.
 
-Modes:
+Modes (nsys's names first; Strata's own stay as aliases, :data:`MODE_ALIASES`):
 
-``serial``
-    ``map`` in this process, one report after the other.
-``processes``
+``none`` (``serial``)
+    ``map`` in this process, one report after the other (nsys's ``ContextNone``).
+``concurrent`` (``processes``)
     :class:`concurrent.futures.ProcessPoolExecutor` with ``workers`` processes (default:
     the number of cores), forked from this process when it runs no other thread (the CLI),
     else started by ``forkserver`` (``spawn`` where that is missing) so that a caller with
-    threads (the GUI) is safe.
-``dask``
+    threads (the GUI) is safe (nsys's ``ContextConcurrent``: a ``ProcessPoolExecutor``).
+``dask-futures`` (``dask``)
     :mod:`dask.distributed`: a ``LocalCluster`` of ``workers`` single-threaded worker
     processes by default (see :mod:`analysis.recipes._cluster` for how they start), or an
-    existing scheduler by address or scheduler file. Reports must lie on a filesystem the
-    workers see; workers must be able to import ``analysis``.
+    existing scheduler by address or scheduler file (nsys's ``ContextDaskFutures``: a
+    ``distributed.Client``). Reports must lie on a filesystem the workers see; workers must
+    be able to import ``analysis``.
 
 Pool and Dask tasks carry a few reports each (:func:`_batches`), and a worker sharing the
 machine's cores reads SQLite on ``cores / workers`` threads instead of one per core.
@@ -50,25 +51,54 @@ from analysis.errors import AnalysisError, ReportError, StrataError
 from analysis.escape import escape_text
 from analysis.progress import ItemProgress
 from analysis.recipes._procs import pool_context
-from analysis.recipes.base import FilePartial, RecipeOptions, RecipeOutput, get_recipe
+from analysis.recipes.base import (
+    NSYS_OPTIONS,
+    FilePartial,
+    Recipe,
+    RecipeOptions,
+    RecipeOutput,
+    get_recipe,
+)
 
 __all__ = [
     "MODES",
+    "MODE_ALIASES",
     "MapResult",
     "NoReportError",
     "RecipeRun",
     "ReportFailure",
     "check_numbers",
+    "check_taken",
     "file_labels",
     "input_paths",
     "map_report",
     "map_reports",
+    "mode_name",
     "run_recipe",
 ]
 
 log = logging.getLogger(__name__)
 
+#: The modes, by Strata's own names (what a run records in its manifest and summary).
 MODES = ("serial", "processes", "dask")
+#: nsys's names of the modes (``nsys recipe --mode``, its ``recipe.Mode``) -> Strata's.
+MODE_ALIASES = {"none": "serial", "concurrent": "processes", "dask-futures": "dask"}
+
+
+def mode_name(mode: str) -> str:
+    """Return Strata's name of ``mode``, given by its own name or by nsys's.
+
+    Raises
+    ------
+    AnalysisError
+        Neither an nsys nor a Strata mode name.
+    """
+    if mode in MODES:
+        return mode
+    if mode in MODE_ALIASES:
+        return MODE_ALIASES[mode]
+    names = ", ".join([*MODE_ALIASES, *MODES])
+    raise AnalysisError(f"unknown mode {mode!r}; choose one of: {names}")
 
 
 @dataclass(frozen=True)
@@ -290,6 +320,29 @@ def check_numbers(options: RecipeOptions) -> None:
         and options.start_ns > options.end_ns
     ):
         raise AnalysisError(f"--start {options.start_ns} is after --end {options.end_ns}")
+    if not isinstance(options.rows, int):
+        raise AnalysisError(f"--rows must be an integer, not {options.rows}")
+    if options.nvtx is not None and not options.nvtx.strip():
+        raise AnalysisError("--nvtx: the NVTX range name is empty")
+
+
+def check_taken(recipe: Recipe, options: RecipeOptions) -> None:
+    """Refuse nsys's options that ``recipe`` does not take (``--rows`` for ``nvtx_sum``),
+    as nsys's recipe refuses an option it does not know.
+
+    Raises
+    ------
+    AnalysisError
+        Naming the option and the recipe.
+    """
+    defaults = RecipeOptions()
+    for field, option in NSYS_OPTIONS.items():
+        if field not in recipe.options_taken and getattr(options, field) != getattr(
+            defaults, field
+        ):
+            taken = sorted(NSYS_OPTIONS[f] for f in recipe.options_taken)
+            also = f" (it takes {', '.join(taken)})" if taken else ""
+            raise AnalysisError(f"recipe {recipe.name} does not take {option}{also}")
 
 
 def run_recipe(
@@ -314,7 +367,8 @@ def run_recipe(
     options
         Recipe options; defaults when ``None``.
     mode
-        ``serial``, ``processes`` or ``dask``.
+        ``serial``, ``processes`` or ``dask``, or by nsys's names ``none``, ``concurrent``
+        or ``dask-futures`` (:data:`MODE_ALIASES`).
     workers
         Worker processes for ``processes`` and a new Dask ``LocalCluster``; default: cores.
     scheduler, scheduler_file
@@ -337,13 +391,13 @@ def run_recipe(
     recipe = get_recipe(name)
     options = options or RecipeOptions()
     check_numbers(options)
+    check_taken(recipe, options)
     recipe.check_options(options)
-    if mode not in MODES:
-        raise AnalysisError(f"unknown mode {mode!r}; choose one of: {', '.join(MODES)}")
+    mode = mode_name(mode)
     if workers is not None and workers < 1:
         raise AnalysisError(f"--workers must be 1 or more, not {workers}")
     if mode != "dask" and (scheduler is not None or scheduler_file is not None):
-        raise AnalysisError("--scheduler and --scheduler-file need --mode dask")
+        raise AnalysisError("--scheduler and --scheduler-file need --mode dask-futures (dask)")
     paths, missing = _expand(recipe.takes_reports, inputs)
     recipe.check_inputs(paths)
     if not paths:

@@ -29,9 +29,12 @@ import pandas as pd
 from analysis.engine import sqlite_round
 from analysis.escape import escape_text
 from analysis.model import DurationTable, Report
+from analysis.open import open_report
 from analysis.recipes._exact import checked_subtract, group_sums
+from analysis.recipes._filter import filtered_report, has_filter
 from analysis.recipes._labels import factorize_rows, kernel_groups, nvtx_range_groups
 from analysis.recipes.base import (
+    TIME_FILTER,
     FilePartial,
     PlotSpec,
     Recipe,
@@ -92,11 +95,17 @@ class StatsRecipe(Recipe):
     unit = "ns"
     #: Sort after the total (descending): extra (column, ascending) pairs.
     tie_break: tuple[tuple[str, bool], ...] = ()
+    options_taken = TIME_FILTER
+    notebook = "stats.ipynb"
 
     # -- what subclasses provide ------------------------------------------------------------
-    def groups_of(self, report: Report) -> GroupPartial:
-        """Return the report's exact group partial."""
+    def groups_of(self, report: Report, args: tuple[str, ...] = ()) -> GroupPartial:
+        """Return the report's exact group partial (``args``: :meth:`report_args`)."""
         raise NotImplementedError
+
+    def report_args(self, options: RecipeOptions) -> tuple[str, ...]:
+        """The arguments of the stats report this recipe runs per report (``base``...)."""
+        return ()
 
     def extra_columns(self, merged: MergedGroups) -> dict[str, np.ndarray]:
         """Return columns added after the standard statistics (e.g. GPU op counts)."""
@@ -116,15 +125,27 @@ class StatsRecipe(Recipe):
         # of its time on data no stats recipe looks at.
         from analysis.stats.lean import open_for_stats
 
-        report = open_for_stats(
-            report_path, [self.name], use_cache=options.use_cache, tables=self.tables
-        )
-        groups = self.groups_of(report)
+        args = self.report_args(options)
+        if has_filter(options):
+            # nsys's recipe hands --start/--end to the stats report, whose filtered views
+            # need every column of the rows (analysis.recipes._filter).
+            full = open_report(report_path, use_cache=options.use_cache, tables=self.tables)
+            report = filtered_report(full, options)
+            if report is None:
+                return None
+        else:
+            spec = ":".join((self.name, *args))
+            report = open_for_stats(
+                report_path, [spec], use_cache=options.use_cache, tables=self.tables
+            )
+        groups = self.groups_of(report, args)
         if len(groups) == 0:
             return None
-        return StatsPartial(groups, self.rank_table(report, groups))
+        return StatsPartial(groups, self.rank_table(report, groups, args))
 
-    def rank_table(self, report: Report, groups: GroupPartial) -> pd.DataFrame:
+    def rank_table(
+        self, report: Report, groups: GroupPartial, args: tuple[str, ...] = ()
+    ) -> pd.DataFrame:
         """Return the report's own stats table: what ``main.py stats`` (and nsys) prints.
 
         The numbers come from :func:`analysis.stats.run_report`; the quartiles nsys hides
@@ -132,7 +153,7 @@ class StatsRecipe(Recipe):
         """
         from analysis.stats import run_report
 
-        table = run_report(report, self.name, xp=np).frame
+        table = run_report(report, ":".join((self.name, *args)), xp=np).frame
         if not self.has_quartiles:
             return table.reset_index(drop=True)
         own = self.stats_table(
@@ -322,9 +343,14 @@ class CudaGpuKernSum(StatsRecipe):
     tables = ("kernels",)  # when the lean columns cannot serve (an .nsys-rep, say)
     key_columns = ("Name",)
     tie_break = (("Instances", True), ("Name", True))
+    options_taken = TIME_FILTER | {"base", "mangled"}
 
-    def groups_of(self, report: Report) -> GroupPartial:
-        codes, labels = kernel_groups(report)
+    def report_args(self, options: RecipeOptions) -> tuple[str, ...]:
+        # nsys's recipe hands --base/--mangled to cuda_gpu_kern_sum (its :base/:mangled).
+        return tuple(a for a, on in (("base", options.base), ("mangled", options.mangled)) if on)
+
+    def groups_of(self, report: Report, args: tuple[str, ...] = ()) -> GroupPartial:
+        codes, labels = kernel_groups(report, args)
         kernels = report.kernels
         if isinstance(kernels, DurationTable):  # the lean read: durations, checked already
             durations = kernels.duration_ns
@@ -342,7 +368,7 @@ class NvtxSum(StatsRecipe):
     key_columns = ("Style", "Range")
     tie_break = (("Range", True), ("Style", True))
 
-    def groups_of(self, report: Report) -> GroupPartial:
+    def groups_of(self, report: Report, args: tuple[str, ...] = ()) -> GroupPartial:
         rows, codes, labels = nvtx_range_groups(report)
         nvtx = report.nvtx
         # spec §3.4: duration = coalesce(end, M) - start; the loader ends open ranges at M.
@@ -389,7 +415,7 @@ class NvtxGpuProjSum(StatsRecipe):
             "Avg Num Child",
         ]
 
-    def groups_of(self, report: Report) -> GroupPartial:
+    def groups_of(self, report: Report, args: tuple[str, ...] = ()) -> GroupPartial:
         from analysis.projection import project_nvtx
 
         proj = project_nvtx(report)
@@ -450,7 +476,7 @@ class CudaApiSum(StatsRecipe):
     stat_names = ("Total Time", "Num Calls", "Avg", "Med", "Min", "Max", "StdDev")
     tie_break = (("Name", True),)
 
-    def groups_of(self, report: Report) -> GroupPartial:
+    def groups_of(self, report: Report, args: tuple[str, ...] = ()) -> GroupPartial:
         from analysis.names import api_display_names
 
         api = report.cuda_api
@@ -476,7 +502,7 @@ class OsrtSum(StatsRecipe):
     stat_names = ("Total Time", "Num Calls", "Avg", "Med", "Min", "Max", "StdDev")
     tie_break = (("Name", True),)
 
-    def groups_of(self, report: Report) -> GroupPartial:
+    def groups_of(self, report: Report, args: tuple[str, ...] = ()) -> GroupPartial:
         from analysis.schema import OSRT_CLASS_CALL
 
         osrt = report.osrt
@@ -498,7 +524,7 @@ class _MemorySum(StatsRecipe):
     #: Which value of :func:`analysis.stats.cuda.memory_op_names` is summarised.
     value_index = 1
 
-    def groups_of(self, report: Report) -> GroupPartial:
+    def groups_of(self, report: Report, args: tuple[str, ...] = ()) -> GroupPartial:
         from analysis.stats.cuda import memory_op_names
 
         if _skipped(report, self.name):

@@ -44,7 +44,14 @@ from analysis.recipes._ranges import (
     range_text,
 )
 from analysis.recipes._raw import RawTables, filter_time_range, read_tables, strings_of
-from analysis.recipes.base import FilePartial, PlotSpec, Recipe, RecipeOptions, RecipeOutput
+from analysis.recipes.base import (
+    TIME_FILTER,
+    FilePartial,
+    PlotSpec,
+    Recipe,
+    RecipeOptions,
+    RecipeOutput,
+)
 from analysis.recipes.summaries import files_table
 from analysis.timefmt import pluralize
 
@@ -182,6 +189,8 @@ class _TimeUtilMap(Recipe):
 
     #: The columns of kinds in the output, in order.
     kinds: tuple[str, ...] = ()
+    options_taken = TIME_FILTER
+    notebook = "heatmap.ipynb"
 
     def check_options(self, options: RecipeOptions) -> None:
         if options.bins < 1:
@@ -344,6 +353,8 @@ class GpuMetricUtilMap(Recipe):
 
     name = "gpu_metric_util_map"
     description = "heatmap of GPU metrics (SM active, SM issue, tensor active) per time bin"
+    options_taken = TIME_FILTER
+    notebook = "heatmap.ipynb"
 
     def check_options(self, options: RecipeOptions) -> None:
         if options.bins < 1:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from analysis import answers
 from analysis.errors import AnalysisError
-from analysis.filterspec import parse_filter_time
+from analysis.filterspec import with_filter
 from analysis.stats.catalog import REPORT_NAMES, parse_spec
 from analysis.stats.text import FORMATS, file_section, format_results, parse_timeunit
 from analysis.xp import BACKENDS
@@ -126,25 +126,6 @@ def _jobs(args: argparse.Namespace) -> list[SummaryJob]:
     for spec in specs:
         parse_spec(spec)  # a bad name fails before any report is opened
     return plan(specs, formats, comma_list(args.outputs, "-o"), quiet=args.quiet)
-
-
-def with_filter(specs: list[str], filter_time: str | None, filter_nvtx: str | None) -> list[str]:
-    """Each spec with nsys's filter options first, as ``nsys stats`` passes them to each
-    report (``cuda_gpu_kern_sum:nvtx=NAME:base``); ``--filter-nvtx`` wins over the time."""
-    if filter_nvtx is not None:
-        if not filter_nvtx.strip():
-            raise AnalysisError("--filter-nvtx: the NVTX range name is empty")
-        prefix = f"nvtx={filter_nvtx}"
-    elif filter_time is not None:
-        start, end = parse_filter_time(filter_time)
-        prefix = f"start={start}:end={end}"
-    else:
-        return specs
-    filtered = []
-    for spec in specs:
-        name, _, rest = spec.strip().partition(":")
-        filtered.append(f"{name}:{prefix}:{rest}" if rest else f"{name}:{prefix}")
-    return filtered
 
 
 def _targets(jobs: list[SummaryJob], paths: list[Path]) -> dict[tuple[Path, int], Path]:
