@@ -538,9 +538,12 @@ class TimelinePainter:
                 points.append((box.left(), box.top() - 1))
         self.mark_clusters = clusters = cluster_marks(points)
         color = qcolor(frame.theme.outlier_mark)
+        # A dark edge: a red mark over a green event differs in hue alone, which a
+        # deuteranope does not see; the edge differs in lightness over any event colour.
+        edge = QPen(qcolor(frame.theme.outlier_edge), 1.0)
         p.setFont(self._count_font)
         for x, y, count in clusters:
-            p.setPen(Qt.PenStyle.NoPen)
+            p.setPen(edge)
             p.setBrush(color)
             p.drawPolygon(QPolygonF([QPointF(x - 4, y), QPointF(x + 4, y), QPointF(x, y + 6)]))
             if count > 1:  # a red pill with the count, readable over any event colour

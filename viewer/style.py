@@ -13,6 +13,7 @@ from PySide6.QtGui import QColor, QFont
 __all__ = [
     "DARK",
     "LIGHT",
+    "MEMCPY_COLORS",
     "REPORT_COLORS",
     "THEMES",
     "Palette",
@@ -45,6 +46,8 @@ class Theme:
     highlight_edge: int = 0xFFFFFFFF
     link_line: int = 0xFFFFD24A
     outlier_mark: int = 0xFFFF5C5C
+    #: The outlier mark's edge: dark, so it stands out from an event of any hue.
+    outlier_edge: int = 0xFF101215
     #: A rank's wait in a collective (shaded over its event) and the line joining the ranks.
     collective_wait: int = 0xE6FFE08A
     collective_wait_dim: int = 0x8C000000
@@ -105,15 +108,20 @@ def report_color(report_index: int) -> str:
     return REPORT_COLORS[report_index % len(REPORT_COLORS)]
 
 
-# Fixed colours for kinds whose name says what they are (nsys uses similar hues).
-_FIXED = {
-    "[CUDA memcpy Host-to-Device]": 0xFF3FB950,
-    "[CUDA memcpy Device-to-Host]": 0xFFE5534B,
-    "[CUDA memcpy Device-to-Device]": 0xFFD29922,
-    "[CUDA memcpy Peer-to-Peer]": 0xFFDB8A3A,
+#: Fixed colours for the copy directions, from Okabe & Ito's palette: host-to-device sky
+#: blue and device-to-host orange (nsys's green and red are the one pair deuteranopes and
+#: protanopes cannot tell apart), device-to-device yellow, peer-to-peer vermillion; every
+#: pair stays apart in a simulated deuteranopia and protanopia (tests/viewer/test_colour_vision.py).
+MEMCPY_COLORS = {
+    "[CUDA memcpy Host-to-Device]": 0xFF56B4E9,
+    "[CUDA memcpy Device-to-Host]": 0xFFE69F00,
+    "[CUDA memcpy Device-to-Device]": 0xFFF0E442,
+    "[CUDA memcpy Peer-to-Peer]": 0xFFD55E00,
     "[CUDA memset]": 0xFF8B949E,
-    "CPU sample": 0xFFB4BAC4,
 }
+
+# Fixed colours for kinds whose name says what they are.
+_FIXED = {**MEMCPY_COLORS, "CPU sample": 0xFFB4BAC4}
 
 
 def name_argb(name: str | None) -> int:
