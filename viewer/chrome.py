@@ -68,6 +68,11 @@ class ChromePainter:
         """Forget the cached header column."""
         self._header_image = None
 
+    @property
+    def header_image(self) -> QImage | None:
+        """Return the cached header column (device pixels, with its pixel ratio), or None."""
+        return self._header_image
+
     def paint(self, p: QPainter, frame: Frame, placed: list) -> None:
         """Paint headers, ruler and scroll bar over the rows."""
         self._paint_cached_headers(p, frame, placed)
@@ -83,9 +88,17 @@ class ChromePainter:
             frame.pinned_height_px,
             frame.height,
             frame.theme,
+            frame.pixel_ratio,
         )
+        ratio = frame.pixel_ratio
         if self._header_key != key or self._header_image is None:
-            image = QImage(frame.theme.header_width_px, frame.height, QImage.Format.Format_RGB32)
+            # In device pixels (the painter scales to them): text as sharp as the rest.
+            image = QImage(
+                max(1, round(frame.theme.header_width_px * ratio)),
+                max(1, round(frame.height * ratio)),
+                QImage.Format.Format_RGB32,
+            )
+            image.setDevicePixelRatio(ratio)
             image.fill(qcolor(frame.theme.header_bg))
             painter = QPainter(image)
             try:
@@ -96,7 +109,9 @@ class ChromePainter:
             # Holding the keyed layouts keeps their ids from being reused by new ones.
             self._header_refs = (frame.rows, frame.pinned)
         top = frame.pinned_y
-        source = QRectF(0, top, frame.theme.header_width_px, frame.height - top)
+        # A source rectangle is in the image's own (device) pixels.
+        source = QRectF(0, top * ratio, self._header_image.width(),
+                        self._header_image.height() - top * ratio)  # fmt: skip
         if p.paintEngine().type() == QPaintEngine.Type.SVG:
             # The SVG engine ignores a source rectangle (it would draw the whole column
             # shifted down by ``top``, Export Image's SVG): give it just that part.

@@ -611,7 +611,10 @@ class TimelineWidget(QWidget):
     def paintEvent(self, _event) -> None:  # Qt override
         painter = QPainter(self)
         try:
-            self._painter.paint(painter, self._frame())
+            frame = self._frame()
+            # The device painted on: the screen's (2.0 at 200 %), or the image render() fills.
+            frame.pixel_ratio = painter.paintEngine().paintDevice().devicePixelRatioF()
+            self._painter.paint(painter, frame)
         finally:
             painter.end()
 
