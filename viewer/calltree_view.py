@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from analysis.calltree import CallTree
 from analysis.escape import escape_text
+from viewer.access import name_control
 from viewer.style import name_argb
 
 __all__ = ["CallTreePanel", "FlameGraph", "MAX_ITEMS"]
@@ -124,19 +125,28 @@ class CallTreePanel(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.mode = QComboBox(self)
+        self.mode = name_control(QComboBox(self), "Call tree direction")
+        self.mode.setToolTip("Top-down: callers first; bottom-up: the functions samples end in")
         self.mode.addItems(["Top-down", "Bottom-up"])
         # Which report's samples: four programs' stacks merged into one tree read as one
         # program that calls all their functions.
-        self.report_combo = QComboBox(self)
+        self.report_combo = name_control(QComboBox(self), "Call tree report")
         self.report_combo.setToolTip("Whose CPU samples the tree holds")
         self.report_combo.addItem("All reports", None)
         self.report_combo.setVisible(False)
         self.status = QLabel("No CPU samples", self)
-        self.tree_view = QTreeWidget(self)
+        self.tree_view = name_control(
+            QTreeWidget(self),
+            "Call tree",
+            "CPU samples by call stack: self and total time per function",
+        )
         self.tree_view.setHeaderLabels(["Function", "Self", "Total", "Total %", "Module"])
         self.tree_view.setUniformRowHeights(True)
-        self.flame = FlameGraph(self)
+        self.flame = name_control(
+            FlameGraph(self),
+            "Flame graph",
+            "The call tree drawn as stacked boxes, wider for more samples",
+        )
         top = QHBoxLayout()
         top.addWidget(self.mode)
         top.addWidget(self.report_combo)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
-from PySide6.QtGui import QFontMetrics, QImage, QPaintEngine, QPainter, QPolygonF
+from PySide6.QtGui import QFont, QFontMetrics, QImage, QPaintEngine, QPainter, QPolygonF
 
 from analysis.shortnames import distinct_short_labels
 from analysis.timefmt import format_duration_ns
@@ -56,13 +56,18 @@ class ChromePainter:
     """Paints ruler, headers and scroll bar; caches the header column between pans."""
 
     def __init__(self) -> None:
-        self._label_font = ui_font(11)
-        self._header_font = ui_font(12)
-        self._group_font = ui_font(12, bold=True)
-        self._report_font = ui_font(13, bold=True)
         self._header_image: QImage | None = None
         self._header_key: tuple | None = None
         self._header_refs: tuple = ()
+        self.set_font(None)
+
+    def set_font(self, base: QFont | None) -> None:
+        """Size the ruler and header text from ``base`` (None: the application's font)."""
+        self._label_font = ui_font(11 / 12, base=base)
+        self._header_font = ui_font(1.0, base=base)
+        self._group_font = ui_font(1.0, bold=True, base=base)
+        self._report_font = ui_font(13 / 12, bold=True, base=base)
+        self._header_image = None
 
     def reset(self) -> None:
         """Forget the cached header column."""

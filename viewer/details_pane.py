@@ -13,6 +13,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from viewer.access import name_control
+
 __all__ = ["EventDetailsPane"]
 
 _EMPTY_TEXT = "Click an event on the timeline to see its details."
@@ -28,7 +30,9 @@ class EventDetailsPane(QWidget):
         self.placeholder = QLabel(_EMPTY_TEXT, self)
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.placeholder.setWordWrap(True)
-        self.table = QTableWidget(0, 2, self)
+        self.table = name_control(
+            QTableWidget(0, 2, self), "Event details", "Every field of the selected event"
+        )
         self.table.setObjectName("eventDetails")
         self.table.setHorizontalHeaderLabels(["Field", "Value"])
         self.table.verticalHeader().setVisible(False)

@@ -15,7 +15,7 @@ import math
 import numpy as np
 import shiboken6
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QFontMetrics, QImage, QPainter, QPen, QPolygonF
+from PySide6.QtGui import QBrush, QFont, QFontMetrics, QImage, QPainter, QPen, QPolygonF
 
 from analysis.tracks import SliceTable
 from viewer.chrome import ChromePainter
@@ -49,8 +49,6 @@ class TimelinePainter:
     def __init__(self) -> None:
         self._palettes: dict[tuple[int, str], Palette] = {}
         self._elided: dict[tuple[str, int], str] = {}
-        self._label_font = ui_font(11)
-        self._label_metrics = QFontMetrics(self._label_font)
         self._chrome = ChromePainter()
         self._buffer: np.ndarray | None = None
         self._data_key: tuple | None = None
@@ -58,12 +56,25 @@ class TimelinePainter:
         self._rect_jobs: list = []
         self._strip_memo: dict[tuple, RowStrip] = {}
         self._lod_cache: dict[tuple, tuple] = {}
-        self._count_font = ui_font(9, bold=True)
-        self._count_metrics = QFontMetrics(self._count_font)
+        self.set_font(None)
         #: The outlier marks of the last frame: ``(x, y, count)`` per drawn mark.
         self.mark_clusters: list[tuple[float, float, int]] = []
         #: What the last frame drew of the collectives (None: nothing to draw).
         self.collective_plan: OverlayPlan | None = None
+
+    def set_font(self, base: QFont | None) -> None:
+        """Size the labels from ``base`` (the widget's font; None: the application's)."""
+        self._label_font = ui_font(11 / 12, base=base)
+        self._label_metrics = QFontMetrics(self._label_font)
+        self._count_font = ui_font(9 / 12, bold=True, base=base)
+        self._count_metrics = QFontMetrics(self._count_font)
+        self._elided.clear()
+        self._chrome.set_font(base)
+
+    @property
+    def label_font(self) -> QFont:
+        """Return the font of the labels inside event boxes."""
+        return self._label_font
 
     def reset(self) -> None:
         """Drop caches that depend on the data (call when the reports change)."""
@@ -569,7 +580,8 @@ class TimelinePainter:
             p.drawPolygon(QPolygonF([QPointF(x - 4, y), QPointF(x + 4, y), QPointF(x, y + 6)]))
             if count > 1:  # a red pill with the count, readable over any event colour
                 text = f"{count:,}"
-                pill = QRectF(x + 5, y, self._count_metrics.horizontalAdvance(text) + 4, 11)
+                pill = QRectF(x + 5, y, self._count_metrics.horizontalAdvance(text) + 4,
+                              self._count_metrics.height())  # fmt: skip
                 p.drawRoundedRect(pill, 3, 3)
                 p.setPen(qcolor(frame.theme.box_text))
                 p.drawText(pill, Qt.AlignmentFlag.AlignCenter, text)

@@ -43,6 +43,7 @@ from PySide6.QtWidgets import (
 from analysis.diff import DIFF_KINDS
 from analysis.outliers import Z_MAD
 from analysis.shortnames import distinct_short_labels
+from viewer.access import fit_rows, name_control
 from viewer.collectives_view import COLLECTIVE_VIEW_TITLES, collectives_columns
 from viewer.histogram import DurationHistogramWidget
 from viewer.labels import ElidedLabel
@@ -281,15 +282,23 @@ class StatsPanel(QWidget):
     # -- construction ---------------------------------------------------------------------
 
     def _build(self) -> None:
-        self.tabs = QTabBar(self)
+        self.tabs = name_control(
+            QTabBar(self),
+            "Statistics views",
+            "What the table below lists: a summary, outliers, a diff…",
+        )
         self.tabs.setExpanding(False)
         self.tabs.setUsesScrollButtons(True)
         for _kind, title in TABS:
             self.tabs.addTab(title)
-        self.range_combo = QComboBox(self)
+        self.range_combo = name_control(
+            QComboBox(self), "Time range", "Which part of the run the statistics cover"
+        )
         for key, text in RANGE_SCOPES:
             self.range_combo.addItem(text, key)
-        self.report_combo = QComboBox(self)
+        self.report_combo = name_control(
+            QComboBox(self), "Report", "Which report the statistics cover"
+        )
         self.report_combo.addItem("All reports", None)
         # A long report name must not widen the panel: the combo sizes to a few characters.
         self.report_combo.setSizeAdjustPolicy(
@@ -298,17 +307,17 @@ class StatsPanel(QWidget):
         self.report_combo.setMinimumContentsLength(12)
         self.by_report = QCheckBox("By report", self)
         self.by_report.setToolTip("One column group per report, and the spread across them")
-        self.diff_kind_combo = QComboBox(self)
+        self.diff_kind_combo = name_control(QComboBox(self), "Diff kind")
         for key, text in DIFF_KIND_TITLES:
             self.diff_kind_combo.addItem(text, key)
         self.diff_kind_combo.setToolTip("What the diff compares")
         self.diff_kind_combo.hide()
-        self.ops_view_combo = QComboBox(self)
+        self.ops_view_combo = name_control(QComboBox(self), "Ops grouping")
         for key, text in OPS_VIEW_TITLES:
             self.ops_view_combo.addItem(text, key)
         self.ops_view_combo.setToolTip("What the Ops tab aggregates by")
         self.ops_view_combo.hide()
-        self.collective_view_combo = QComboBox(self)
+        self.collective_view_combo = name_control(QComboBox(self), "Collectives view")
         for key, text in COLLECTIVE_VIEW_TITLES:
             self.collective_view_combo.addItem(text, key)
         self.collective_view_combo.setToolTip("Each matched collective, each type or each rank")
@@ -316,8 +325,14 @@ class StatsPanel(QWidget):
         self.filter_edit = QLineEdit(self)
         self.filter_edit.setPlaceholderText("Filter names (substring)")
         self.filter_edit.setClearButtonEnabled(True)
+        name_control(
+            self.filter_edit,
+            "Filter names",
+            "Show only the rows whose name contains this text (a pattern with Regex)",
+        )
         self.regex_box = QCheckBox("Regex", self)
-        self.table = QTableView(self)
+        self.regex_box.setToolTip("Filter names with a regular expression")
+        self.table = name_control(QTableView(self), "Statistics table")
         self.table.setModel(self.proxy)
         self.table.setSortingEnabled(True)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -328,14 +343,21 @@ class StatsPanel(QWidget):
         # instances cut in the middle read the same); the full name is in the tooltip.
         self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.table.verticalHeader().setVisible(False)
-        self.table.verticalHeader().setDefaultSectionSize(20)
+        fit_rows(self.table)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.horizontalHeader().setHighlightSections(False)
-        self.prev_button = QPushButton("◀ Previous", self)
-        self.next_button = QPushButton("Next ▶", self)
+        # The arrows are read aloud as "black left-pointing triangle": names without them.
+        self.prev_button = name_control(
+            QPushButton("◀ Previous", self),
+            "Previous instance",
+            "Show the previous instance on the timeline",
+        )
+        self.next_button = name_control(
+            QPushButton("Next ▶", self), "Next instance", "Show the next instance on the timeline"
+        )
         self.export_button = QPushButton("Export CSV…", self)
-        self.instance_label = ElidedLabel("", self)
-        self.status_label = ElidedLabel("", self)
+        self.instance_label = name_control(ElidedLabel("", self), "Instance")
+        self.status_label = name_control(ElidedLabel("", self), "Statistics status")
         self.status_label.setObjectName("statsStatus")
         self.histogram = DurationHistogramWidget(self)
         self._layout()
@@ -643,9 +665,11 @@ class StatsPanel(QWidget):
 
     # -- reactions ------------------------------------------------------------------------
 
-    def _on_tab_changed(self, _index: int) -> None:
+    def _on_tab_changed(self, index: int) -> None:
         kind = self.kind()
         frame = self._frames.get(kind)
+        # A screen reader names the table by what it lists now.
+        self.table.setAccessibleName(f"{self.tabs.tabText(index)} table")
         is_list = kind in LIST_TABS
         for widget in (self.prev_button, self.next_button):  # an op's instances step too
             widget.setEnabled(not is_list or kind == OPS_TAB)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import colorsys
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
-from PySide6.QtGui import QColor, QFont
+from PySide6.QtGui import QColor, QFont, QFontInfo, QFontMetrics, QGuiApplication
 
 __all__ = [
     "DARK",
@@ -18,6 +18,7 @@ __all__ = [
     "THEMES",
     "Palette",
     "Theme",
+    "fit_theme",
     "name_argb",
     "report_color",
     "ui_font",
@@ -62,7 +63,6 @@ class Theme:
     group_height_px: int = 22
     report_height_px: int = 26
     indent_px: int = 14
-    font_px: int = 11
 
 
 DARK = Theme()
@@ -163,12 +163,34 @@ class Palette:
         return found
 
 
-def ui_font(pixel_size: int, bold: bool = False) -> QFont:
-    """Return the UI font at ``pixel_size`` (pixel sizes render alike on every DPI)."""
-    font = QFont()
-    font.setPixelSize(pixel_size)
+def ui_font(relative: float = 1.0, bold: bool = False, base: QFont | None = None) -> QFont:
+    """Return ``base`` (the application's font by default) scaled by ``relative``.
+
+    Sizes follow the user's font size and the screen's DPI: never fixed pixels. The timeline's
+    labels are ``relative`` 11/12 of the application font (11 px at Qt's usual 9 pt, 96 dpi).
+    """
+    font = QFont(base if base is not None else QGuiApplication.font())
+    # A base given in pixels (a style sheet's) has no point size: take the one it resolves to.
+    points = font.pointSizeF() if font.pointSizeF() > 0 else QFontInfo(font).pointSizeF()
+    font.setPointSizeF(points * relative)
     font.setBold(bold)
     return font
+
+
+def fit_theme(theme: Theme, base: QFont | None = None) -> Theme:
+    """Return ``theme`` with rows and ruler tall enough for the timeline's fonts at ``base``
+    (the application's font by default); never shorter than ``theme``'s own."""
+
+    def height(relative: float, bold: bool = False) -> int:
+        return QFontMetrics(ui_font(relative, bold, base)).height()
+
+    return replace(
+        theme,
+        row_height_px=max(theme.row_height_px, height(1.0) + 6),
+        group_height_px=max(theme.group_height_px, height(1.0, bold=True) + 8),
+        report_height_px=max(theme.report_height_px, height(13 / 12, bold=True) + 10),
+        ruler_height_px=max(theme.ruler_height_px, height(11 / 12) + 15),
+    )
 
 
 def qcolor(argb: int) -> QColor:
