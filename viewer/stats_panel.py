@@ -270,6 +270,7 @@ class StatsPanel(QWidget):
         self._list_status: dict[str, str] = {}  # the status line of each list tab
         self._row_colors: dict[str, list] = {}  # per tab: the text colour of each row
         self.model = DataFrameModel(self)
+        self._name_content_px = 0  # the name column's text width, when last fitted
         self.proxy = _NameFilterProxy(self)
         self.proxy.setSourceModel(self.model)
         self._build()
@@ -656,12 +657,31 @@ class StatsPanel(QWidget):
         self.table.sortByColumn(column, order)
 
     def _fit_columns(self) -> None:
-        header = self.table.horizontalHeader()
         self.table.resizeColumnsToContents()
         name_col = self.model.column_of(self._filter_key())
-        if name_col >= 0:
-            widest = 220 if self.kind() == OUTLIERS_TAB else 320
-            header.resizeSection(name_col, min(max(header.sectionSize(name_col), 120), widest))
+        self._name_content_px = (
+            self.table.horizontalHeader().sectionSize(name_col) if name_col >= 0 else 0
+        )
+        self._fit_name_column()
+
+    def _fit_name_column(self) -> None:
+        """Give the name column its text's width, at most the room the other columns leave
+        (at least 220 px, 320 px for names, when they leave less: the others scroll)."""
+        header = self.table.horizontalHeader()
+        name_col = self.model.column_of(self._filter_key())
+        if name_col < 0 or not self._name_content_px:
+            return
+        others = sum(header.sectionSize(c) for c in range(header.count())
+                     if c != name_col and not header.isSectionHidden(c))  # fmt: skip
+        room = self.table.viewport().width() - others
+        widest = max(220 if self.kind() == OUTLIERS_TAB else 320, room)
+        width = min(max(self._name_content_px, 120), widest)
+        if width != header.sectionSize(name_col):
+            header.resizeSection(name_col, width)
+
+    def resizeEvent(self, event) -> None:  # Qt override
+        super().resizeEvent(event)
+        self._fit_name_column()  # a wider panel gives the names the room
 
     # -- reactions ------------------------------------------------------------------------
 
