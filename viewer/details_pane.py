@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 
 from viewer.access import name_control
 
-__all__ = ["MAX_NAME_LINES", "EventDetailsPane", "wrap_lines"]
+__all__ = ["FIELD_SHARE", "MAX_NAME_LINES", "EventDetailsPane", "wrap_lines"]
 
 _EMPTY_TEXT = "Click an event on the timeline to see its details."
 #: The name wraps onto at most this many lines, every other value is one line; each is cut
@@ -27,6 +27,8 @@ _EMPTY_TEXT = "Click an event on the timeline to see its details."
 #: ten lines, and a file name onto three, pushed the other fields out of the pane.
 MAX_NAME_LINES = 3
 _MARGIN_PX = 4
+#: The most of the pane's width the field names take (cut at their end beyond it).
+FIELD_SHARE = 0.4
 
 
 def wrap_lines(text: str, font: QFont, width_px: int, max_lines: int) -> list[str]:
@@ -128,7 +130,7 @@ class EventDetailsPane(QWidget):
         self.table.setWordWrap(True)
         self.table.setItemDelegate(_CellDelegate(self.table))
         header = self.table.horizontalHeader()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
         # The rows follow the width: a narrower pane wraps the name onto more lines (the
         # value column also changes width when the scroll bar comes or goes).
@@ -136,7 +138,7 @@ class EventDetailsPane(QWidget):
         self._refit = QTimer(self)
         self._refit.setSingleShot(True)
         self._refit.setInterval(0)
-        self._refit.timeout.connect(self.table.resizeRowsToContents)
+        self._refit.timeout.connect(self._fit)
         header.sectionResized.connect(lambda *_args: self._refit.start())
         self.table.viewport().installEventFilter(self)
         layout = QVBoxLayout(self)
@@ -154,13 +156,24 @@ class EventDetailsPane(QWidget):
             font = name.font()
             font.setBold(True)
             name.setFont(font)
+            name.setToolTip(field)  # cut in a narrow pane
             item = QTableWidgetItem(value)
             item.setToolTip(value)  # a long kernel name reads whole on hover
             self.table.setItem(i, 0, name)
             self.table.setItem(i, 1, item)
-        self.table.resizeRowsToContents()
+        self._fit()
         self.table.setVisible(bool(lines))
         self.placeholder.setVisible(not lines)
+
+    def _fit(self) -> None:
+        """Fit the field column to its words, at most :data:`FIELD_SHARE` of the width (in
+        a narrow pane it took all but 40 px: values read '0.2', '41'), then the rows."""
+        room = self.table.viewport().width()
+        words = self.table.sizeHintForColumn(0) if self.table.rowCount() else 0
+        width = max(min(words, int(room * FIELD_SHARE)), 40)
+        if width != self.table.columnWidth(0):
+            self.table.setColumnWidth(0, width)
+        self.table.resizeRowsToContents()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # Qt's own name
         if event.type() == QEvent.Type.Resize and watched is self.table.viewport():

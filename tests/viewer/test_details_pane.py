@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtGui import QFont, QFontMetrics
 
-from viewer.details_pane import MAX_NAME_LINES, EventDetailsPane, wrap_lines
+from viewer.details_pane import FIELD_SHARE, MAX_NAME_LINES, EventDetailsPane, wrap_lines
 
 #: A CloverLeaf kernel's demangled name and the other fields of a kernel, as describe_event
 #: lists them (the values' lengths matter here, not their truth).
@@ -67,3 +67,15 @@ def test_wrap_lines_cuts_the_last_line_at_its_end() -> None:
     assert all(metrics.horizontalAdvance(t) <= width for t in lines)
     assert wrap_lines("short", font, width, 3) == ["short"]
     assert wrap_lines(NAME, font, 10**5, 1) == [NAME]
+
+
+def test_in_a_narrow_pane_the_values_keep_most_of_the_width(qtbot, pane) -> None:
+    table = pane.table
+    pane.resize(200, 420)
+    # The field names are cut (whole in their tooltips), not the values to a few characters.
+    qtbot.waitUntil(lambda: table.columnWidth(0) <= table.viewport().width() * FIELD_SHARE)
+    assert table.columnWidth(1) > table.columnWidth(0)
+    assert table.item(7, 0).toolTip() == "Registers/thread"
+    pane.resize(900, 420)  # wide: every field name whole
+    metrics = QFontMetrics(table.item(7, 0).font())
+    qtbot.waitUntil(lambda: table.columnWidth(0) > metrics.horizontalAdvance("Registers/thread"))
