@@ -523,6 +523,10 @@ class StatsPanel(QWidget):
         self._name_display = dict(names)
         self._apply_display_names()
 
+    def shown_name(self, name: str) -> str:
+        """Return how the ``name`` columns show ``name`` (:meth:`set_name_display`)."""
+        return self._name_display.get(name, name)
+
     def _apply_display_names(self) -> None:
         report = {k: v for k, v in self._report_short.items() if k != v}
         self.model.set_display_names(
