@@ -169,6 +169,22 @@ class CallTreePanel(QWidget):
         self.tree_view.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.tree: CallTree | None = None
 
+    def resizeEvent(self, event) -> None:  # Qt override
+        super().resizeEvent(event)
+        self._fit_indentation()
+
+    def _fit_indentation(self) -> None:
+        """Step each level so that the deepest listed frame keeps half the Function column:
+        call chains run 20-30 frames deep, and the style's 20 px steps left the deepest
+        functions no room at all in a docked panel (a step of 4 px at the least)."""
+        levels = self.tree.level[:MAX_ITEMS] if self.tree is not None else np.zeros(0)
+        depth = (int(levels.max()) if len(levels) else 0) + 1
+        column = self.tree_view.header().sectionSize(0)
+        usual = self.tree_view.fontMetrics().averageCharWidth() * 2 + 4
+        step = max(4, min(usual, column // (2 * depth)))
+        if step != self.tree_view.indentation():
+            self.tree_view.setIndentation(step)
+
     def set_reports(self, labels: list[str], paths: list[str] | None = None) -> None:
         """Offer ``labels`` (one per shown report) beside "All reports"; keep the choice when
         that report is still shown. Hidden for one report."""
@@ -222,6 +238,7 @@ class CallTreePanel(QWidget):
             items.append(item)
         roots = [items[n] for n in range(len(items)) if tree.parent[n] < 0]
         self.tree_view.addTopLevelItems(roots)
+        self._fit_indentation()
         for item in roots[:3]:
             item.setExpanded(True)
         for column in (1, 2, 3, 4):
