@@ -27,10 +27,20 @@ from analysis.escape import escape_text
 from viewer.access import name_control
 from viewer.style import name_argb
 
-__all__ = ["CallTreePanel", "FlameGraph", "MAX_ITEMS"]
+__all__ = ["CallTreePanel", "FlameGraph", "MAX_ITEMS", "NO_SYMBOL", "symbol_text"]
 
 #: Most tree items the panel lists (the busiest first in preorder; the rest are summed away).
 MAX_ITEMS = 20_000
+#: What a frame without a symbol reads (a blank row looked like a drawing fault).
+NO_SYMBOL = "(no symbol)"
+
+
+def symbol_text(symbol: object) -> str:
+    """Return a frame's symbol as shown: :data:`NO_SYMBOL` for an empty one."""
+    text = "" if symbol is None else str(symbol)
+    return text if text.strip() else NO_SYMBOL
+
+
 _ROW_PX = 16
 
 
@@ -79,7 +89,7 @@ class FlameGraph(QWidget):
         self._rects = self.boxes(self.width(), self.height())
         tree = self.tree
         for rect, node in self._rects:
-            name = str(tree.symbols[tree.frame[node]])
+            name = symbol_text(tree.symbols[tree.frame[node]])
             p.fillRect(rect, QColor.fromRgba(name_argb(name)))
             if rect.width() > 30:
                 p.setPen(Qt.GlobalColor.black)
@@ -104,7 +114,7 @@ class FlameGraph(QWidget):
             return
         share = 100.0 * tree.total_count[node] / max(tree.samples, 1)
         self.setToolTip(
-            f"{escape_text(str(tree.symbols[tree.frame[node]]))}\n"
+            f"{escape_text(symbol_text(tree.symbols[tree.frame[node]]))}\n"
             f"{escape_text(str(tree.modules[tree.frame[node]]))}\n"
             f"total {int(tree.total_count[node]):,} ({share:.1f}%), "
             f"self {int(tree.self_count[node]):,}"
@@ -222,7 +232,7 @@ class CallTreePanel(QWidget):
             parent = int(tree.parent[node])
             frame = tree.frame[node]
             texts = [
-                escape_text(str(tree.symbols[frame])),
+                escape_text(symbol_text(tree.symbols[frame])),
                 f"{int(tree.self_count[node]):,}",
                 f"{int(tree.total_count[node]):,}",
                 f"{100.0 * tree.total_count[node] / total:.1f}",

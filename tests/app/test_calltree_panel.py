@@ -131,10 +131,13 @@ def test_the_deepest_frames_keep_room_for_their_names(qtbot, make_window) -> Non
     panel.resize(640, 500)
     view = panel.tree_view
     depth, stack = 0, [(view.topLevelItem(i), 0) for i in range(view.topLevelItemCount())]
+    blank = 0
     while stack:  # the deepest frame listed
         item, level = stack.pop()
         depth = max(depth, level)
+        blank += not item.text(0).strip()
         stack += [(item.child(i), level + 1) for i in range(item.childCount())]
     assert depth >= 15
+    assert blank == 0  # a frame without a symbol says so, not a blank row
     room = view.header().sectionSize(0) - depth * view.indentation()
     assert room >= view.fontMetrics().horizontalAdvance("x" * 12)
