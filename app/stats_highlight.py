@@ -83,9 +83,11 @@ class NameHighlighter(QObject):
         self._shown = shown
         if is_new:
             self._marks, self._rows, self._instances = [], {}, pd.DataFrame()
+            self._position = -1
             self._tints = None
             self._state.set_highlight(None)
             self._panel.histogram.clear()
+            self._panel.set_instance_text("")  # it counted the instances of other reports
 
     def set_marks(self, marks: list[EventRef]) -> None:
         """Flag ``marks`` (outliers) on the timeline beside the highlighted instances."""
