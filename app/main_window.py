@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMessageBox,
     QStackedWidget,
+    QTabBar,
     QVBoxLayout,
     QWidget,
 )
@@ -49,6 +50,7 @@ from app.settings import Settings
 from app.theme import ThemeSwitcher
 from app.timeline_binding import TimelineBinding, TimelineWidget
 from app.timeline_keys import install_timeline_keys
+from viewer.access import name_control
 from viewer.events import EventRef
 from viewer.state import DiffState
 
@@ -59,7 +61,7 @@ log = logging.getLogger(__name__)
 DEFAULT_SIZE = QSize(1600, 1000)
 _ZOOM_FACTOR = 2.0
 _EMPTY_TEXT = (
-    "<p style='font-size:15pt'>Drop Nsight Systems reports or folders here</p>"
+    "<p style='font-size:x-large'>Drop Nsight Systems reports or folders here</p>"
     "<p>.sqlite exports open directly; .nsys-rep files are converted with nsys.<br>"
     "File → Open (Ctrl+O), Open Folder (Ctrl+Shift+O), or File → Open Demo.</p>"
 )
@@ -164,9 +166,16 @@ class MainWindow(QMainWindow):
         self._view_menu.addAction(dock.toggleViewAction())
         return dock
 
+    def childEvent(self, event) -> None:  # Qt override
+        super().childEvent(event)
+        # Qt adds a tab bar of its own when docks are tabified: name it for screen readers.
+        child = event.child()
+        if event.polished() and isinstance(child, QTabBar) and not child.accessibleName():
+            child.setAccessibleName("Docked panels")
+
     def _build_status_bar(self) -> None:
-        self._summary_label = QLabel("No report", self)
-        self._range_label = QLabel("", self)
+        self._summary_label = name_control(QLabel("No report", self), "Reports shown")
+        self._range_label = name_control(QLabel("", self), "View range")
         self.statusBar().addPermanentWidget(self._range_label)
         self.statusBar().addPermanentWidget(self._summary_label)
 

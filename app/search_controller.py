@@ -16,6 +16,7 @@ from analysis.errors import AnalysisError
 from analysis.search import SearchMatches, compile_search, search_events
 from app.event_lookup import focus_event
 from app.stats_jobs import error_text
+from viewer.access import name_control
 from viewer.events import EventRef, event_ref
 from viewer.search_bar import SearchBar
 from viewer.state import SearchState
@@ -157,7 +158,8 @@ def install_search(window: QMainWindow) -> SearchController:
     tool_bar = QToolBar("Search", window)
     tool_bar.setObjectName("searchToolBar")
     tool_bar.setMovable(False)
-    tool_bar.addWidget(bar)
+    tool_bar.addWidget(bar).setText("Search")
+    name_control(bar, "Search bar")
     window.addToolBarBreak()
     window.addToolBar(Qt.ToolBarArea.TopToolBarArea, tool_bar)
     tool_bar.hide()

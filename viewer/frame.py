@@ -63,6 +63,9 @@ class Frame:
     collectives: CollectiveOverlay | None = None
     #: How far the pinned rows are scrolled inside their area (px, a row's top).
     pinned_scroll_px: int = 0
+    #: Device pixels per logical pixel of the paint target (2.0 at 200 % scaling): the
+    #: row image is computed at this resolution so that it is as sharp as the text.
+    pixel_ratio: float = 1.0
 
     @property
     def data_x(self) -> int:
@@ -84,6 +87,18 @@ class Frame:
         """Top of the scrolling rows (px)."""
         gap = 3 if self.pinned_height_px else 0
         return self.theme.ruler_height_px + self.pinned_height_px + gap
+
+    @property
+    def image_size(self) -> tuple[int, int]:
+        """(width, height) in device pixels of the row image (event area, below the ruler)."""
+        height = max(1, self.height - self.pinned_y)
+        return max(1, round(self.data_width * self.pixel_ratio)), max(
+            1, round(height * self.pixel_ratio)
+        )
+
+    def image_row(self, y: float) -> int:
+        """Return the row image's device row at widget y ``y`` (px)."""
+        return round((y - self.pinned_y) * self.pixel_ratio)
 
     @property
     def ns_per_px(self) -> float:

@@ -15,7 +15,7 @@ import math
 import numpy as np
 import shiboken6
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QFontMetrics, QImage, QPainter, QPen, QPolygonF
+from PySide6.QtGui import QBrush, QFont, QFontMetrics, QImage, QPainter, QPen, QPolygonF
 
 from analysis.tracks import SliceTable
 from viewer.chrome import ChromePainter
@@ -49,8 +49,6 @@ class TimelinePainter:
     def __init__(self) -> None:
         self._palettes: dict[tuple[int, str], Palette] = {}
         self._elided: dict[tuple[str, int], str] = {}
-        self._label_font = ui_font(11)
-        self._label_metrics = QFontMetrics(self._label_font)
         self._chrome = ChromePainter()
         self._buffer: np.ndarray | None = None
         self._data_key: tuple | None = None
@@ -58,12 +56,25 @@ class TimelinePainter:
         self._rect_jobs: list = []
         self._strip_memo: dict[tuple, RowStrip] = {}
         self._lod_cache: dict[tuple, tuple] = {}
-        self._count_font = ui_font(9, bold=True)
-        self._count_metrics = QFontMetrics(self._count_font)
+        self.set_font(None)
         #: The outlier marks of the last frame: ``(x, y, count)`` per drawn mark.
         self.mark_clusters: list[tuple[float, float, int]] = []
         #: What the last frame drew of the collectives (None: nothing to draw).
         self.collective_plan: OverlayPlan | None = None
+
+    def set_font(self, base: QFont | None) -> None:
+        """Size the labels from ``base`` (the widget's font; None: the application's)."""
+        self._label_font = ui_font(11 / 12, base=base)
+        self._label_metrics = QFontMetrics(self._label_font)
+        self._count_font = ui_font(9 / 12, bold=True, base=base)
+        self._count_metrics = QFontMetrics(self._count_font)
+        self._elided.clear()
+        self._chrome.set_font(base)
+
+    @property
+    def label_font(self) -> QFont:
+        """Return the font of the labels inside event boxes."""
+        return self._label_font
 
     def reset(self) -> None:
         """Drop caches that depend on the data (call when the reports change)."""
@@ -110,11 +121,14 @@ class TimelinePainter:
         self._chrome.paint(p, frame, placed)
 
     def _paint_data(self, p: QPainter, frame: Frame, placed: list) -> list:
-        """Fill the row image (backgrounds + LOD rows); return the rows to draw exactly."""
+        """Fill the row image (backgrounds + LOD rows); return the rows to draw exactly.
+
+        The image has the target's device pixels (``frame.pixel_ratio`` per logical pixel):
+        at 200 % scaling a logical-size image would be stretched and blurred.
+        """
         theme = frame.theme
-        w = frame.data_width
-        top = frame.pinned_y
-        h = max(1, frame.height - top)
+        w, h = frame.image_size
+        row_of = frame.image_row
         key = (
             frame.t0_ns,
             frame.t1_ns,
@@ -129,22 +143,20 @@ class TimelinePainter:
             tuple(frame.offsets_ns),
             id(frame.tables),
             frame.theme,
+            frame.pixel_ratio,
         )
         if key == self._data_key and self._buffer is not None:
             # Hover and selection repaints: the rows did not change, only the overlays.
-            p.drawImage(
-                frame.data_x,
-                top,
-                QImage(self._buffer.data, w, h, w * 4, QImage.Format.Format_RGB32),
-            )
+            self._draw_buffer(p, frame)
             return self._rect_jobs
         if self._buffer is None or self._buffer.shape != (h, w):
             self._buffer = np.empty((h, w), dtype=np.uint32)
         img = self._buffer
-        covered = top
-        # LOD columns sit on a grid fixed per zoom level (column c starts at c * ns_per_px), so a
-        # pan reuses the columns it keeps and reduces only the new ones (off by < 1 px).
-        grid = (frame.ns_per_px, math.floor(frame.t0_ns / frame.ns_per_px), w)
+        covered = 0
+        # LOD columns sit on a grid fixed per zoom level (column c starts at c * ns_per_col), so
+        # a pan reuses the columns it keeps and reduces only the new ones (off by < 1 px).
+        ns_per_col = frame.ns_per_px / frame.pixel_ratio
+        grid = (ns_per_col, math.floor(frame.t0_ns / ns_per_col), w)
         if len(self._lod_cache) > 1024:
             self._lod_cache.clear()
         candidates = []
@@ -156,10 +168,13 @@ class TimelinePainter:
             bg = {"report": theme.report_row, "group": theme.group_row}.get(row.kind)
             if bg is None:
                 bg = theme.row_odd if slot % 2 else theme.row_even
-            img[y0 - top : y1 - top] = bg
-            covered = max(covered, y1)
-            if y + row.height_px - 1 < y1:
-                img[y + row.height_px - 1 - top] = theme.separator
+            img[row_of(y0) : row_of(y1)] = bg
+            covered = max(covered, row_of(y1))
+            if y + row.height_px - 1 < y1:  # a one-pixel line: its device rows
+                bottom = y + row.height_px
+                img[row_of(bottom - 1) : max(row_of(bottom), row_of(bottom - 1) + 1)] = (
+                    theme.separator
+                )
             if row.track is None and not row.summary:
                 continue
             parts = self._visible_parts(frame, row)
@@ -172,10 +187,9 @@ class TimelinePainter:
                 continue
             count = sum(hi - lo for _n, _t, lo, hi in parts)
             candidates.append((count, row, y, y0, y1, parts))
-        gap_rows = frame.scroll_y - 3 - top
-        if frame.pinned_height_px and gap_rows >= 0:
-            img[gap_rows : gap_rows + 3] = theme.pin_area_edge
-        img[max(covered - top, 0) :] = theme.background
+        if frame.pinned_height_px and frame.scroll_y - 3 >= frame.pinned_y:
+            img[row_of(frame.scroll_y - 3) : row_of(frame.scroll_y)] = theme.pin_area_edge
+        img[max(covered, 0) :] = theme.background
         rect_jobs, budget = [], _RECT_BUDGET
         for count, row, y, y0, y1, parts in sorted(candidates, key=lambda c: c[0]):
             if count <= w / _MIN_PX_PER_RECT and count <= budget:
@@ -188,12 +202,28 @@ class TimelinePainter:
                 wide = self._wide_events(frame, row, parts)
                 if wide:
                     rect_jobs.append((row, y, y0, y1, wide))
-        qimage = QImage(img.data, w, h, w * 4, QImage.Format.Format_RGB32)
-        p.drawImage(frame.data_x, top, qimage)
+        self._draw_buffer(p, frame)
         self._data_key, self._rect_jobs = key, rect_jobs
         # Holding the keyed objects keeps their ids from being reused by new ones.
         self._data_refs = (frame.rows, frame.pinned, frame.highlights, frame.tints, frame.tables)
         return rect_jobs
+
+    def _draw_buffer(self, p: QPainter, frame: Frame) -> None:
+        """Draw the row image at the event area, one image pixel per device pixel."""
+        h, w = self._buffer.shape
+        image = QImage(self._buffer.data, w, h, w * 4, QImage.Format.Format_RGB32)
+        image.setDevicePixelRatio(frame.pixel_ratio)
+        p.drawImage(QPointF(frame.data_x, frame.pinned_y), image)
+
+    @property
+    def row_image(self) -> QImage | None:
+        """Return a copy of the last row image (device pixels, with its pixel ratio), or None."""
+        if self._buffer is None or self._data_key is None:
+            return None
+        h, w = self._buffer.shape
+        image = QImage(self._buffer.data, w, h, w * 4, QImage.Format.Format_RGB32).copy()
+        image.setDevicePixelRatio(self._data_key[-1])
+        return image
 
     def _wide_events(self, frame: Frame, row: Row, parts: list) -> list:
         """Events of a dense row wide enough for a label: drawn exactly over the strip."""
@@ -282,13 +312,13 @@ class TimelinePainter:
                 events = strip.event[sel]
                 argb = self.colors(report_index, name, table, events)
                 colors[sel] = _emphasis(frame, report_index, name, argb, events)
-        bg = img[y0 - frame.pinned_y, 0]
+        bg = img[frame.image_row(y0), 0]
         line = _blend(np.uint32(bg), colors, strip.alpha)
         inset = 2 if row.track is not None else 5
         inset_top, inset_bottom = y + inset, y + row.height_px - inset
         a, b = max(y0, inset_top), min(y1, inset_bottom)
         if b > a:
-            img[a - frame.pinned_y : b - frame.pinned_y] = line
+            img[frame.image_row(a) : frame.image_row(b)] = line
 
     def _fill_counter(self, frame, img, grid, row, y, y0, y1, part) -> None:
         """Draw a counter as an area chart: the mean per pixel solid, up to the peak dimmed.
@@ -310,8 +340,10 @@ class TimelinePainter:
         key = ("counter", report_index, name, track_id)
         peak, mean = self._grid_columns(key, grid, frame.offsets_ns[report_index], reduce)
         inset = 2 if row.track is not None else 4
-        top, bottom = y + inset, y + row.height_px - inset
-        a, b = max(y0, top), min(y1, bottom)
+        # In the row image's device rows from here on.
+        row_of = frame.image_row
+        top, bottom = row_of(y + inset), row_of(y + row.height_px - inset)
+        a, b = max(row_of(y0), top), min(row_of(y1), bottom)
         if b <= a:
             return
         # Pixels filled from the bottom; any non-zero value shows at least one pixel.
@@ -321,9 +353,9 @@ class TimelinePainter:
         levels = (bottom - np.arange(a, b, dtype=np.int16))[:, None]
         code = (levels <= peak_px).view(np.uint8) + (levels <= mean_px).view(np.uint8)
         color = self.colors(report_index, name, table, np.array([lo]))[:1]
-        bg = np.uint32(img[y0 - frame.pinned_y, 0])
+        bg = np.uint32(img[row_of(y0), 0])
         palette = np.array([bg, _blend(bg, color, np.array([0.4], np.float32))[0], color[0]])
-        img[a - frame.pinned_y : b - frame.pinned_y] = palette[code]
+        img[a:b] = palette[code]
 
     def _paint_rects(self, p: QPainter, frame: Frame, jobs: list) -> None:
         if not jobs:
@@ -538,14 +570,18 @@ class TimelinePainter:
                 points.append((box.left(), box.top() - 1))
         self.mark_clusters = clusters = cluster_marks(points)
         color = qcolor(frame.theme.outlier_mark)
+        # A dark edge: a red mark over a green event differs in hue alone, which a
+        # deuteranope does not see; the edge differs in lightness over any event colour.
+        edge = QPen(qcolor(frame.theme.outlier_edge), 1.0)
         p.setFont(self._count_font)
         for x, y, count in clusters:
-            p.setPen(Qt.PenStyle.NoPen)
+            p.setPen(edge)
             p.setBrush(color)
             p.drawPolygon(QPolygonF([QPointF(x - 4, y), QPointF(x + 4, y), QPointF(x, y + 6)]))
             if count > 1:  # a red pill with the count, readable over any event colour
                 text = f"{count:,}"
-                pill = QRectF(x + 5, y, self._count_metrics.horizontalAdvance(text) + 4, 11)
+                pill = QRectF(x + 5, y, self._count_metrics.horizontalAdvance(text) + 4,
+                              self._count_metrics.height())  # fmt: skip
                 p.drawRoundedRect(pill, 3, 3)
                 p.setPen(qcolor(frame.theme.box_text))
                 p.drawText(pill, Qt.AlignmentFlag.AlignCenter, text)

@@ -43,6 +43,7 @@ from PySide6.QtWidgets import (
 from analysis.diff import DIFF_KINDS
 from analysis.outliers import Z_MAD
 from analysis.shortnames import distinct_short_labels
+from viewer.access import fit_rows, name_control
 from viewer.collectives_view import COLLECTIVE_VIEW_TITLES, collectives_columns
 from viewer.histogram import DurationHistogramWidget
 from viewer.labels import ElidedLabel
@@ -269,6 +270,7 @@ class StatsPanel(QWidget):
         self._list_status: dict[str, str] = {}  # the status line of each list tab
         self._row_colors: dict[str, list] = {}  # per tab: the text colour of each row
         self.model = DataFrameModel(self)
+        self._name_content_px = 0  # the name column's text width, when last fitted
         self.proxy = _NameFilterProxy(self)
         self.proxy.setSourceModel(self.model)
         self._build()
@@ -281,15 +283,23 @@ class StatsPanel(QWidget):
     # -- construction ---------------------------------------------------------------------
 
     def _build(self) -> None:
-        self.tabs = QTabBar(self)
+        self.tabs = name_control(
+            QTabBar(self),
+            "Statistics views",
+            "What the table below lists: a summary, outliers, a diff…",
+        )
         self.tabs.setExpanding(False)
         self.tabs.setUsesScrollButtons(True)
         for _kind, title in TABS:
             self.tabs.addTab(title)
-        self.range_combo = QComboBox(self)
+        self.range_combo = name_control(
+            QComboBox(self), "Time range", "Which part of the run the statistics cover"
+        )
         for key, text in RANGE_SCOPES:
             self.range_combo.addItem(text, key)
-        self.report_combo = QComboBox(self)
+        self.report_combo = name_control(
+            QComboBox(self), "Report", "Which report the statistics cover"
+        )
         self.report_combo.addItem("All reports", None)
         # A long report name must not widen the panel: the combo sizes to a few characters.
         self.report_combo.setSizeAdjustPolicy(
@@ -298,17 +308,17 @@ class StatsPanel(QWidget):
         self.report_combo.setMinimumContentsLength(12)
         self.by_report = QCheckBox("By report", self)
         self.by_report.setToolTip("One column group per report, and the spread across them")
-        self.diff_kind_combo = QComboBox(self)
+        self.diff_kind_combo = name_control(QComboBox(self), "Diff kind")
         for key, text in DIFF_KIND_TITLES:
             self.diff_kind_combo.addItem(text, key)
         self.diff_kind_combo.setToolTip("What the diff compares")
         self.diff_kind_combo.hide()
-        self.ops_view_combo = QComboBox(self)
+        self.ops_view_combo = name_control(QComboBox(self), "Ops grouping")
         for key, text in OPS_VIEW_TITLES:
             self.ops_view_combo.addItem(text, key)
         self.ops_view_combo.setToolTip("What the Ops tab aggregates by")
         self.ops_view_combo.hide()
-        self.collective_view_combo = QComboBox(self)
+        self.collective_view_combo = name_control(QComboBox(self), "Collectives view")
         for key, text in COLLECTIVE_VIEW_TITLES:
             self.collective_view_combo.addItem(text, key)
         self.collective_view_combo.setToolTip("Each matched collective, each type or each rank")
@@ -316,8 +326,14 @@ class StatsPanel(QWidget):
         self.filter_edit = QLineEdit(self)
         self.filter_edit.setPlaceholderText("Filter names (substring)")
         self.filter_edit.setClearButtonEnabled(True)
+        name_control(
+            self.filter_edit,
+            "Filter names",
+            "Show only the rows whose name contains this text (a pattern with Regex)",
+        )
         self.regex_box = QCheckBox("Regex", self)
-        self.table = QTableView(self)
+        self.regex_box.setToolTip("Filter names with a regular expression")
+        self.table = name_control(QTableView(self), "Statistics table")
         self.table.setModel(self.proxy)
         self.table.setSortingEnabled(True)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -328,14 +344,21 @@ class StatsPanel(QWidget):
         # instances cut in the middle read the same); the full name is in the tooltip.
         self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.table.verticalHeader().setVisible(False)
-        self.table.verticalHeader().setDefaultSectionSize(20)
+        fit_rows(self.table)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.horizontalHeader().setHighlightSections(False)
-        self.prev_button = QPushButton("◀ Previous", self)
-        self.next_button = QPushButton("Next ▶", self)
+        # The arrows are read aloud as "black left-pointing triangle": names without them.
+        self.prev_button = name_control(
+            QPushButton("◀ Previous", self),
+            "Previous instance",
+            "Show the previous instance on the timeline",
+        )
+        self.next_button = name_control(
+            QPushButton("Next ▶", self), "Next instance", "Show the next instance on the timeline"
+        )
         self.export_button = QPushButton("Export CSV…", self)
-        self.instance_label = ElidedLabel("", self)
-        self.status_label = ElidedLabel("", self)
+        self.instance_label = name_control(ElidedLabel("", self), "Instance")
+        self.status_label = name_control(ElidedLabel("", self), "Statistics status")
         self.status_label.setObjectName("statsStatus")
         self.histogram = DurationHistogramWidget(self)
         self._layout()
@@ -500,6 +523,10 @@ class StatsPanel(QWidget):
         self._name_display = dict(names)
         self._apply_display_names()
 
+    def shown_name(self, name: str) -> str:
+        """Return how the ``name`` columns show ``name`` (:meth:`set_name_display`)."""
+        return self._name_display.get(name, name)
+
     def _apply_display_names(self) -> None:
         report = {k: v for k, v in self._report_short.items() if k != v}
         self.model.set_display_names(
@@ -634,18 +661,39 @@ class StatsPanel(QWidget):
         self.table.sortByColumn(column, order)
 
     def _fit_columns(self) -> None:
-        header = self.table.horizontalHeader()
         self.table.resizeColumnsToContents()
         name_col = self.model.column_of(self._filter_key())
-        if name_col >= 0:
-            widest = 220 if self.kind() == OUTLIERS_TAB else 320
-            header.resizeSection(name_col, min(max(header.sectionSize(name_col), 120), widest))
+        self._name_content_px = (
+            self.table.horizontalHeader().sectionSize(name_col) if name_col >= 0 else 0
+        )
+        self._fit_name_column()
+
+    def _fit_name_column(self) -> None:
+        """Give the name column its text's width, at most the room the other columns leave
+        (at least 220 px, 320 px for names, when they leave less: the others scroll)."""
+        header = self.table.horizontalHeader()
+        name_col = self.model.column_of(self._filter_key())
+        if name_col < 0 or not self._name_content_px:
+            return
+        others = sum(header.sectionSize(c) for c in range(header.count())
+                     if c != name_col and not header.isSectionHidden(c))  # fmt: skip
+        room = self.table.viewport().width() - others
+        widest = max(220 if self.kind() == OUTLIERS_TAB else 320, room)
+        width = min(max(self._name_content_px, 120), widest)
+        if width != header.sectionSize(name_col):
+            header.resizeSection(name_col, width)
+
+    def resizeEvent(self, event) -> None:  # Qt override
+        super().resizeEvent(event)
+        self._fit_name_column()  # a wider panel gives the names the room
 
     # -- reactions ------------------------------------------------------------------------
 
-    def _on_tab_changed(self, _index: int) -> None:
+    def _on_tab_changed(self, index: int) -> None:
         kind = self.kind()
         frame = self._frames.get(kind)
+        # A screen reader names the table by what it lists now.
+        self.table.setAccessibleName(f"{self.tabs.tabText(index)} table")
         is_list = kind in LIST_TABS
         for widget in (self.prev_button, self.next_button):  # an op's instances step too
             widget.setEnabled(not is_list or kind == OPS_TAB)

@@ -25,20 +25,35 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
-from PySide6.QtCore import QPoint, Qt, Signal
-from PySide6.QtGui import QKeyEvent, QMouseEvent, QPainter, QWheelEvent
+from PySide6.QtCore import QEvent, QPoint, Qt, Signal
+from PySide6.QtGui import (
+    QAccessible,
+    QAccessibleAnnouncementEvent,
+    QKeyEvent,
+    QMouseEvent,
+    QPainter,
+    QWheelEvent,
+)
 from PySide6.QtWidgets import QMenu, QToolTip, QWidget
 
 from analysis.model import Report
 from analysis.reportset import ReportSet
 from analysis.tracks import SliceTable, Track
+from viewer.access import describe_timeline
 from viewer.event_menu import add_event_actions
-from viewer.events import EventRef, describe_event, event_ref, find_partner, pick_event
+from viewer.events import (
+    EventRef,
+    describe_event,
+    event_ref,
+    find_partner,
+    pick_event,
+    spoken_event,
+)
 from viewer.frame import EventTints, Frame
 from viewer.painter import TimelinePainter
 from viewer.rows import Row, RowLayout
 from viewer.state import TimelineState, extents_span
-from viewer.style import DARK, Theme
+from viewer.style import DARK, Theme, fit_theme
 
 __all__ = ["TimelineWidget"]
 
@@ -101,7 +116,9 @@ class TimelineWidget(QWidget):
         state: TimelineState | None = None,
     ) -> None:
         super().__init__(parent)
-        self.theme = theme
+        self._base_theme = theme
+        #: The theme painted: ``theme`` with rows as tall as the fonts need (:func:`fit_theme`).
+        self.theme = fit_theme(theme, self.font())
         #: What the timeline shows; change it here or through the methods below.
         self.state = state if state is not None else TimelineState()
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
@@ -110,6 +127,7 @@ class TimelineWidget(QWidget):
         self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
         self.setMinimumSize(400, 200)
         self._painter = TimelinePainter()
+        self._painter.set_font(self.font())
         # The scroll bar is painted, not a child QScrollBar: a child widget made every
         # repaint ~6 ms slower at 2000x1000 here (measured offscreen).
         self._scroll_px = 0
@@ -140,7 +158,12 @@ class TimelineWidget(QWidget):
         self.event_fields: Callable[[Report, str, int], Mapping[str, object]] | None = None
         #: The last context menu shown (the tests trigger its actions).
         self.context_menu: QMenu | None = None
+        #: What a screen reader was told of the selected event ('' when none).
+        self.spoken_event = ""
+        # The painted rows say nothing to a screen reader: the widget says what it shows.
+        self.setAccessibleName("Timeline")
         self._connect_state()
+        self._describe_for_screen_readers()
 
     def _connect_state(self) -> None:
         state = self.state
@@ -152,11 +175,21 @@ class TimelineWidget(QWidget):
 
     def _on_view_range_changed(self, t0_ns: int, t1_ns: int) -> None:
         self.update()
+        self._describe_for_screen_readers()
         self.view_range_changed.emit(t0_ns, t1_ns)
 
     def _on_selection_changed(self, selection) -> None:
         self.update()
+        self._describe_for_screen_readers()
         self.selection_changed.emit(None if selection is None else selection.time_range)
+
+    def _describe_for_screen_readers(self) -> None:
+        """Say what is shown in the accessible description (:func:`describe_timeline`)."""
+        rows = sum(r.track is not None for r in (*self._pinned_layout.rows, *self._layout.rows))
+        text = describe_timeline(len(self._reports), rows, self.state.view_range(),
+                                 self.state.time_selection(), self.spoken_event)  # fmt: skip
+        if text != self.accessibleDescription():
+            self.setAccessibleDescription(text)  # Qt sends DescriptionChanged
 
     # -- data ------------------------------------------------------------------------------
 
@@ -293,9 +326,16 @@ class TimelineWidget(QWidget):
         """Select ``event`` and find its correlated partner (API call ↔ GPU work)."""
         self._selected = event
         self._partner = None
+        self.spoken_event = ""
         if event is not None:
             report = self._reports[event.report_index]
             self._partner = find_partner(report, self._tables[event.report_index], event)
+            track = next((t for t in self.state.tracks() if t.key == event.track_key), None)
+            row = track.path if track is not None else report.name
+            self.spoken_event = spoken_event(report, event, row, self._offsets[event.report_index])
+            # Read out now, whatever the screen reader is focused on (Qt 6.8+).
+            QAccessible.updateAccessibility(QAccessibleAnnouncementEvent(self, self.spoken_event))
+        self._describe_for_screen_readers()
         self.update()
         self.event_selected.emit(event)
 
@@ -397,6 +437,7 @@ class TimelineWidget(QWidget):
         self._pinned_layout, self._layout = self.state.layout(heights)
         self._set_scroll(self._scroll_px)
         self.scroll_pinned(0)
+        self._describe_for_screen_readers()
         self.update()
 
     def _data_width(self) -> int:
@@ -453,7 +494,7 @@ class TimelineWidget(QWidget):
         """Make the label column ``width_px`` wide (at least 80 px, leaving 120 px of time)."""
         width_px = int(min(max(width_px, _MIN_LABEL_PX), max(self.width() - 120, _MIN_LABEL_PX)))
         self._label_width_px = width_px
-        self.set_theme(self.theme)
+        self.set_theme(self._base_theme)
 
     def _on_label_edge(self, x_px: float) -> bool:
         """Whether ``x_px`` is on the edge between the label column and the time area."""
@@ -570,7 +611,10 @@ class TimelineWidget(QWidget):
 
     def set_theme(self, theme: Theme) -> None:
         """Paint with ``theme`` from now on (the light or dark colour scheme); a label
-        column width the user chose (:meth:`set_label_width`) stays."""
+        column width the user chose (:meth:`set_label_width`) stays, and rows grow to the
+        widget's font (:func:`viewer.style.fit_theme`)."""
+        self._base_theme = theme
+        theme = fit_theme(theme, self.font())
         if self._label_width_px is not None:
             theme = dataclasses.replace(theme, header_width_px=self._label_width_px)
         if theme != self.theme:
@@ -611,9 +655,22 @@ class TimelineWidget(QWidget):
     def paintEvent(self, _event) -> None:  # Qt override
         painter = QPainter(self)
         try:
-            self._painter.paint(painter, self._frame())
+            frame = self._frame()
+            # The device painted on: the screen's (2.0 at 200 %), or the image render() fills.
+            frame.pixel_ratio = painter.paintEngine().paintDevice().devicePixelRatioF()
+            self._painter.paint(painter, frame)
         finally:
             painter.end()
+
+    def changeEvent(self, event: QEvent) -> None:  # Qt override
+        # The user's font size (the application's font, or one set on the widget) sizes the
+        # labels and the rows that hold them.
+        if event.type() == QEvent.Type.FontChange:
+            self._painter.set_font(self.font())
+            self._painter.reset()
+            self.set_theme(self._base_theme)
+            self.update()
+        super().changeEvent(event)
 
     def resizeEvent(self, event) -> None:  # Qt override
         super().resizeEvent(event)

@@ -33,6 +33,7 @@ from analysis.escape import escape_frame, escape_text
 from analysis.outputs import real_path, staged_folder, write_failure
 from analysis.recipes.base import RECIPES, PlotSpec, RecipeOutput
 from analysis.recipes.notebook import notebook_cells, notebook_text
+from analysis.shortnames import distinct_short_labels
 from analysis.timefmt import pluralize
 
 if TYPE_CHECKING:
@@ -56,6 +57,9 @@ MANIFEST_VERSION = "1"
 #: A manifest lists a few names per report; 10^5 reports take ~30 MB. Larger is not ours.
 _MAX_MANIFEST_BYTES = 64 << 20
 _MAX_LEGEND_LINES = 16
+#: Okabe & Ito's palette (black left out), the window's report colours (viewer.style):
+#: told apart with every common colour-vision deficiency.
+LINE_COLORS = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7")
 _MAX_TICK_LABELS = 40
 
 
@@ -502,20 +506,38 @@ def _ticks(set_ticks, set_labels, labels: list[str], rotation: int = 0) -> None:
 
 
 def _draw_lines(fig, spec: PlotSpec) -> None:
+    from matplotlib.ticker import MaxNLocator
+
     ax = fig.subplots()
+    # One line per report in the window's report colours (matplotlib's own put a red and a
+    # green line side by side, which deuteranopes cannot tell apart).
+    ax.set_prop_cycle(color=LINE_COLORS)
     many = spec.data.shape[1] > _MAX_LEGEND_LINES
     marker = "o" if len(spec.data) <= 50 else None
-    for column in spec.data.columns:
+    x = spec.data.index.to_numpy()
+    # File names that share a long prefix: cut around the part that differs (profile1 vs
+    # profile16), as the window's report labels are.
+    labels = [_clip(label, 30) for label in distinct_short_labels([str(c) for c in spec.data])]
+    for column, label in zip(spec.data.columns, labels, strict=True):
         series = spec.data[column]
         ax.plot(
-            spec.data.index.to_numpy(),
+            x,
             series.to_numpy(dtype=np.float64),
             linewidth=0.8 if many else 1.2,
             alpha=0.5 if many else 1.0,
             marker=marker,
             markersize=3,
-            label=_clip(str(column), 30),
+            label=label,
         )
+    if np.issubdtype(x.dtype, np.integer):
+        # Whole instances: a tick at each of a few, else whole-number ticks (one instance
+        # per report had ticks at -0.04, -0.02, 0.00, ...).
+        if 0 < len(x) <= 12:
+            ax.set_xticks(x)
+            ax.set_xlim(float(x.min()) - 0.5, float(x.max()) + 0.5)
+        else:
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.ticklabel_format(axis="y", style="plain", useOffset=False)
     if not many and spec.data.shape[1] > 1:
         ax.legend(fontsize=7)
     ax.set_xlabel(spec.xlabel)

@@ -37,7 +37,7 @@ from analysis.recipes.base import (
     RecipeOutput,
 )
 from analysis.recipes.summaries import files_table
-from analysis.timefmt import pluralize
+from analysis.timefmt import duration_unit, pluralize
 
 __all__ = ["CudaGpuKernPace", "PacePartial", "PaceRecipe", "describe"]
 
@@ -202,13 +202,16 @@ class PaceRecipe(Recipe):
         tables["all_stats"] = describe(every, axis=0).reset_index(drop=True)
         tables["rank_stats"] = rank_stats
         tables["files"] = files_table(partials)
+        duration = tables["pace_duration"].set_index("Iteration").astype(np.float64)
+        # In the unit of the durations (25-105 ms kernels read '1e8' over ns ticks).
+        scale, unit = duration_unit(duration.to_numpy())
         plots = {
             "pace": PlotSpec(
                 kind="lines",
                 title=f"{options.kernel_name}: duration per instance",
                 xlabel="instance",
-                ylabel="duration (ns)",
-                data=tables["pace_duration"].set_index("Iteration").astype(np.float64),
+                ylabel=f"duration ({unit})",
+                data=duration / scale,
             ),
             "pace_start": PlotSpec(
                 kind="lines",

@@ -169,3 +169,17 @@ def test_event_menu_cuts_a_long_name_at_the_end(timeline, monkeypatch):
     assert shown.endswith("…")
     assert FULL.startswith(shown.removesuffix("…"))
     menu.deleteLater()
+
+
+def test_the_name_column_takes_the_room_the_other_columns_leave(qtbot, panel) -> None:
+    frame = pd.DataFrame({"name": [FULL * 3, "k"], "total_ns": [5, 6], "count": [1, 2]})
+    panel.show_table("kernels", frame)
+    header = panel.table.horizontalHeader()
+    column = panel.model.column_of("name")
+    others = sum(header.sectionSize(c) for c in range(header.count()) if c != column)
+    narrow = header.sectionSize(column)
+    assert narrow < panel.table.fontMetrics().horizontalAdvance(FULL * 3)  # cut: too long
+    panel.resize(2000, 600)
+    # Wider: the name takes what the others leave (all of it here), never more than it needs.
+    qtbot.waitUntil(lambda: header.sectionSize(column) > narrow)
+    assert header.sectionSize(column) + others <= panel.table.viewport().width()
