@@ -30,7 +30,7 @@ from app.cli.stats_plan import HelpReports, SummaryJob, comma_list, output_file,
 
 __all__ = ["DEFAULT_REPORTS", "add_parser", "run"]
 
-#: What ``nsys stats`` runs without ``-r`` (the ones Strata implements, in nsys's order).
+#: What ``nsys stats`` 2023.4 runs without ``-r``, in its order (``nsys stats --help``).
 DEFAULT_REPORTS = (
     "nvtx_sum",
     "osrt_sum",
@@ -38,6 +38,19 @@ DEFAULT_REPORTS = (
     "cuda_gpu_kern_sum",
     "cuda_gpu_mem_time_sum",
     "cuda_gpu_mem_size_sum",
+    "openmp_sum",
+    "opengl_khr_range_sum",
+    "opengl_khr_gpu_range_sum",
+    "vulkan_marker_sum",
+    "vulkan_gpu_marker_sum",
+    "dx11_pix_sum",
+    "dx12_gpu_marker_sum",
+    "dx12_pix_sum",
+    "wddm_queue_sum",
+    "um_sum",
+    "um_total_sum",
+    "um_cpu_page_faults_sum",
+    "openacc_sum",
 )
 
 
