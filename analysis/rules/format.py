@@ -101,9 +101,13 @@ def _bare(result, fmt: str, cells_of) -> str:
     return hdoc_page(f"{result.title} ({result.base_name})", table) + gap
 
 
-def _section(report_name: str, result, fmt: str, timeunit: str) -> str:
+def _section(report_name: str, result, fmt: str, timeunit: str, quiet: bool = False) -> str:
     args = f"({':'.join(result.args)})" if result.args else ""
     head = f"Processing [{escape_text(report_name)}] with [{result.base_name}.py]{args}... \n"
+    if quiet:  # nsys's -q: the results alone, no Processing line, no SKIPPED rule
+        if result.skipped:
+            return ""
+        head = ""
     if result.skipped:
         return f"{head}SKIPPED: {escape_text(result.skipped)}\n\n"
 
@@ -116,7 +120,10 @@ def _section(report_name: str, result, fmt: str, timeunit: str) -> str:
 
 
 def format_rule_results(
-    results_by_report: Mapping[str, Sequence], fmt: str = "column", timeunit: str = "nsec"
+    results_by_report: Mapping[str, Sequence],
+    fmt: str = "column",
+    timeunit: str = "nsec",
+    quiet: bool = False,
 ) -> str:
     """Render rule results as ``nsys analyze`` prints them, a section per report and rule.
 
@@ -128,11 +135,13 @@ def format_rule_results(
         One of :data:`RULE_FORMATS`.
     timeunit
         Unit of durations and timestamps (see :func:`analysis.stats.text.parse_timeunit`).
+    quiet
+        nsys's ``-q``: the results alone, without ``Processing`` lines and SKIPPED rules.
     """
     if fmt not in RULE_FORMATS:
         raise AnalysisError(f"unknown format '{fmt}'; choose one of {', '.join(RULE_FORMATS)}")
     return "".join(
-        _section(name, result, fmt, timeunit)
+        _section(name, result, fmt, timeunit, quiet)
         for name, results in results_by_report.items()
         for result in results
     )

@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
         name = report.name if report.name not in results else str(path)
         results[name] = [run_rule(report, spec) for spec in specs]
     if results:
-        text = format_rule_results(results, args.fmt, timeunit)
+        text = format_rule_results(results, args.fmt, timeunit, args.quiet)
         with output_stream(args.output) as out:
             out.write(text)
     return skips.status()

@@ -84,3 +84,16 @@ def test_default_set_on_the_fixtures_equals_nsys(fixture: str, quiet, in_tmp: Pa
     shutil.copyfile(FIXTURES_DIR / fixture, in_tmp / fixture)
     expected = nsys_run(in_tmp, "stats", *quiet, fixture)
     assert strata_run(capsys, "stats", "--no-cache", *quiet, fixture) == expected
+
+
+@requires_shared
+@requires_nsys
+@pytest.mark.parametrize("fmt", ["column", "csv", "json"])
+def test_analyze_quiet_prints_the_results_alone_as_nsys(fmt: str, in_tmp: Path, capsys) -> None:
+    """analyze -q: no Processing lines, no SKIPPED rules (test-cuda SKIPs two of seven)."""
+    report = copy_real(TEST_CUDA, in_tmp)
+    expected = nsys_run(in_tmp, "analyze", "-q", "-f", fmt, report)
+    ours = strata_run(capsys, "analyze", "-q", "--no-cache", "-f", fmt, report)
+    assert ours == expected
+    assert "Processing [" not in ours[1]
+    assert "SKIPPED" not in ours[1]
