@@ -42,6 +42,7 @@ from analysis.stats.layouts import (
 __all__ = [
     "FORMATS",
     "STRATA_JSON",
+    "TIMEUNIT_WORDS",
     "TIME_UNITS",
     "Printable",
     "file_section",
@@ -102,13 +103,40 @@ class Printable(Protocol):
         ...
 
 
+#: ``--timeunit``'s words, matched by prefix as nsys 2023.4 matches them (``nsys stats
+#: --help``), each with the unit it names.
+TIMEUNIT_WORDS = {
+    "nsec": "nsec",
+    "nanoseconds": "nsec",
+    "usec": "usec",
+    "microseconds": "usec",
+    "msec": "msec",
+    "milliseconds": "msec",
+    "seconds": "seconds",
+}
+
+
 def parse_timeunit(name: str) -> str:
-    """Return the time unit ``name`` abbreviates (nsys's prefix match: 'us' -> 'usec')."""
-    text = name.strip().lower()
-    for unit in TIME_UNITS:
-        if text and (unit.startswith(text) or text == TIME_UNITS[unit][0]):
-            return unit
-    raise AnalysisError(f"unknown time unit '{name}'; choose one of {', '.join(TIME_UNITS)}")
+    """Return the time unit ``name`` names, as nsys reads ``--timeunit``.
+
+    A prefix of exactly one of nsys's words (:data:`TIMEUNIT_WORDS`), case and all:
+    ``us``, ``micro``, ``milli``, ``nanoseconds``, ``s``. ``n`` and ``m`` are prefixes of two
+    words, so nsys refuses them, and so does Strata.
+
+    Raises
+    ------
+    AnalysisError
+        No word or more than one word starts with ``name``.
+    """
+    words = [word for word in TIMEUNIT_WORDS if word.startswith(name)]
+    if len(words) == 1:
+        return TIMEUNIT_WORDS[words[0]]
+    if len(words) > 1 and name:
+        raise AnalysisError(f"unknown time unit '{name}': ambiguous, it starts {', '.join(words)}")
+    lowered = [word for word in TIMEUNIT_WORDS if word.startswith(name.lower())]
+    hint = f"; did you mean '{lowered[0]}'?" if len(lowered) == 1 and name else ""
+    choices = ", ".join(TIMEUNIT_WORDS)
+    raise AnalysisError(f"unknown time unit '{name}'{hint or f' (choose one of {choices})'}")
 
 
 def header_of(column: str, unit: str | None, timeunit: str = "nsec") -> str:

@@ -97,3 +97,25 @@ def test_analyze_quiet_prints_the_results_alone_as_nsys(fmt: str, in_tmp: Path, 
     assert ours == expected
     assert "Processing [" not in ours[1]
     assert "SKIPPED" not in ours[1]
+
+
+@requires_shared
+@requires_nsys
+@pytest.mark.parametrize("command", ["stats", "analyze"])
+def test_timeunit_takes_the_words_and_prefixes_nsys_takes(command: str, in_tmp: Path, capsys):
+    """--timeunit: a prefix of one of nsys's words, case and all; the others are refused."""
+    report = copy_real(TEST_CUDA, in_tmp)
+    what = ["-r", "cuda_gpu_trace"] if command == "stats" else ["-r", "gpu_time_util"]
+    for unit in ("na", "nanoseconds", "micro", "microseconds", "milli", "milliseconds", "se"):
+        expected = nsys_run(in_tmp, command, *what, "-f", "csv", "--timeunit", unit, report)
+        assert expected[0] == 0
+        ours = strata_run(
+            capsys, command, "--no-cache", *what, "-f", "csv", "--timeunit", unit, report
+        )
+        assert ours == expected, unit
+    for unit in ("n", "mi", "secs", "NSEC", "Usec", ""):
+        assert nsys_run(in_tmp, command, *what, "--timeunit", unit, report)[0] != 0
+        status, out, err = strata_run(capsys, command, *what, "--timeunit", unit, report)
+        assert (status, out) == (2, "")
+        assert err.startswith(f"strata: unknown time unit '{unit}'")
+        assert err.count("\n") == 1
