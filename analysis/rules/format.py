@@ -73,9 +73,9 @@ def _framed(result, fmt: str, cells_of) -> str:
     if result.frame.empty:
         box = "+--+\n" if fmt == "table" else ""
         return f"{box}{title}{_wrap(result.noresult)}\n\n"
-    headers, cells, numeric = cells_of()
+    headers, cells, _ = cells_of()
     draw = boxed_table if fmt == "table" else column_table
-    text = f"{title}{_wrap(result.advice)}\n\n{draw(headers, cells, numeric)}\n\n"
+    text = f"{title}{_wrap(result.advice)}\n\n{draw(headers, cells)}\n\n"
     limit = result.limit_message()
     return f"{text}{limit}\n\n\n" if limit else text
 

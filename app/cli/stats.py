@@ -13,9 +13,11 @@ from pathlib import Path
 
 from analysis import answers
 from analysis.errors import AnalysisError
+from analysis.escape import escape_text
 from analysis.filterspec import parse_filter_time
 from analysis.stats.catalog import REPORT_NAMES, parse_spec
-from analysis.stats.text import FORMATS, file_section, format_results, parse_timeunit
+from analysis.stats.formatspec import ignored_hint, parse_format
+from analysis.stats.text import FORMATS, STRATA_JSON, file_section, format_results, parse_timeunit
 from analysis.xp import BACKENDS
 from app.cli.common import (
     Skips,
@@ -75,10 +77,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--format",
         dest="formats",
         action="append",
-        metavar="FORMAT[,FORMAT...]",
+        metavar="FORMAT[:ARG...][,FORMAT...]",
         help=f"{', '.join(FORMATS)}, or '.' (column, csv into files); repeatable, the i-th "
-        "for the i-th summary as nsys pairs them; json is nsys's (a list of row objects per "
-        "summary), strata-json Strata's (one list of every summary, with units)",
+        "for the i-th summary as nsys pairs them; with nsys's formatter arguments "
+        "(column:nolimit, csv:nohdr, column:dur=us...: see --help-formats); json is nsys's "
+        "(a list of row objects per summary), strata-json Strata's (one list of every "
+        "summary, with units)",
     )
     parser.add_argument(
         "-o",
@@ -105,8 +109,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--timeunit",
-        default="nsec",
-        help="durations and timestamps in nsec (default), usec, msec or seconds",
+        default=None,
+        help="durations and timestamps in nsec (default), usec, msec or seconds; a prefix of "
+        "nsec, nanoseconds, usec, microseconds, msec, milliseconds or seconds, as nsys takes it",
     )
     parser.add_argument(
         "--filter-time",
@@ -132,13 +137,34 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def _jobs(args: argparse.Namespace) -> list[SummaryJob]:
     specs = comma_list(args.report_names or [",".join(DEFAULT_REPORTS)], "-r")
     formats = comma_list(args.formats, "-f")
-    for fmt in formats:
-        if fmt not in (*FORMATS, "."):
-            raise AnalysisError(f"-f: invalid choice '{fmt}' (choose from {', '.join(FORMATS)})")
+    check_formats(formats, args.quiet)
     specs = with_filter(specs, args.filter_time, args.filter_nvtx)
     for spec in specs:
         parse_spec(spec)  # a bad name fails before any report is opened
     return plan(specs, formats, comma_list(args.outputs, "-o"), quiet=args.quiet)
+
+
+def check_formats(formats: list[str], quiet: bool) -> None:
+    """Refuse a format nsys does not have (or a malformed argument, ``colmax=abc``) before
+    any report is opened; name on stderr each argument nsys would ignore (unless ``quiet``).
+
+    Raises
+    ------
+    AnalysisError
+        Not a format, or a known argument with a malformed number.
+    """
+    for fmt in formats:
+        if fmt in (STRATA_JSON, "."):
+            continue
+        if fmt.partition(":")[0] == STRATA_JSON:
+            raise AnalysisError(f"-f {fmt}: {STRATA_JSON} takes no arguments")
+        spec = parse_format(fmt)
+        for arg in spec.ignored if not quiet else ():
+            sys.stderr.write(
+                f"WARNING: -f {escape_text(fmt)}: '{escape_text(arg)}' is no argument of "
+                f"nsys's {spec.name} formatter; ignored, as nsys ignores it"
+                f"{ignored_hint(arg)}\n"
+            )
 
 
 def with_filter(specs: list[str], filter_time: str | None, filter_nvtx: str | None) -> list[str]:
@@ -173,7 +199,7 @@ def _targets(jobs: list[SummaryJob], paths: list[Path]) -> dict[tuple[Path, int]
 def run(args: argparse.Namespace) -> int:
     jobs = _jobs(args)
     specs = [job.spec for job in jobs]
-    timeunit = parse_timeunit(args.timeunit)
+    timeunit = None if args.timeunit is None else parse_timeunit(args.timeunit)
     if args.backend is not None:
         from analysis.xp import get_xp
 
@@ -225,7 +251,7 @@ def compute_summaries(path, specs, xp, use_cache: bool):  # noqa: ANN001, ANN201
 
 
 def _texts(
-    results, sources, jobs: list[SummaryJob], targets, timeunit: str, quiet: bool = False
+    results, sources, jobs: list[SummaryJob], targets, timeunit: str | None, quiet: bool = False
 ) -> dict[str | None, str]:
     """Destination (None: the console; else a file) -> its text, in printing order.
 
