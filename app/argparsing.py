@@ -19,6 +19,32 @@ class StrataArgumentParser(argparse.ArgumentParser):
     sub-command, since they all parse with this class.
     """
 
+    def add_switch(self, name: str, help_text: str) -> None:
+        """An nsys-style switch: ``--name``, ``--name true|false`` or ``--name=true|false``
+        (nsys's ``--force-overwrite [true|false]``); its value is a bool, False when absent.
+
+        A ``true``/``false`` after the switch is its value (``yes``, ``1``... are refused, as
+        nsys refuses them); anything else (a report) is the next argument.
+        """
+        self._switches = (*getattr(self, "_switches", ()), name)
+        self.add_argument(
+            name, type=_truth(name), default=False, metavar="true|false", help=help_text
+        )
+
+    def allow_dashed_values(self, *names: str) -> None:
+        """Let these options take a value that starts with a dash, as nsys's do:
+        ``-o -,out`` (the console, then files) is ``-o`` with ``-,out``."""
+        self._dashed = (*getattr(self, "_dashed", ()), *names)
+
+    def parse_known_args(self, args: Sequence[str] | None = None, namespace=None):  # noqa: ANN001, ANN201
+        switches = getattr(self, "_switches", ())
+        if args is not None and switches:
+            args = _switch_values(list(args), switches)
+        dashed = getattr(self, "_dashed", ())
+        if args is not None and dashed:
+            args = _dashed_values(list(args), dashed)
+        return super().parse_known_args(args, namespace)
+
     def error(self, message: str) -> None:  # argparse's own name
         # "strata: render: argument --range: ...", not "strata: strata render: ...".
         command = self.prog.removeprefix("strata").strip()
@@ -48,3 +74,54 @@ class StrataArgumentParser(argparse.ArgumentParser):
         """``"; did you mean '--timeunit'?"`` for an option written ``--timeunits[=V]``."""
         option = token.partition("=")[0]
         return did_you_mean(option, [o for o in self._option_string_actions if o[:2] == "--"])
+
+
+def _truth(name: str):  # noqa: ANN202 - argparse's type callable
+    def truth(text: str) -> bool:
+        if text not in ("true", "false"):
+            raise argparse.ArgumentTypeError(f"{name} takes true or false (as nsys), not {text!r}")
+        return text == "true"
+
+    return truth
+
+
+#: Words taken as a switch's value (only ``true`` and ``false`` are valid, as in nsys): any
+#: other token after the switch is the next argument.
+_TRUTH_WORDS = frozenset({"true", "false", "yes", "no", "on", "off", "1", "0"})
+
+
+def _switch_values(args: list[str], switches: Sequence[str]) -> list[str]:
+    """``--switch true`` as ``--switch=true``, a bare ``--switch`` as ``--switch=true``."""
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        token = args[i]
+        if token == "--":
+            return out + args[i:]
+        if token in switches:
+            following = args[i + 1] if i + 1 < len(args) else ""
+            value = following if following.lower() in _TRUTH_WORDS else None
+            out.append(f"{token}={value or 'true'}")  # a word other than true/false: refused
+            i += 2 if value else 1
+            continue
+        out.append(token)
+        i += 1
+    return out
+
+
+def _dashed_values(args: list[str], options: Sequence[str]) -> list[str]:
+    """``-o -,x`` as ``-o=-,x``: argparse would take ``-,x`` for an option."""
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        token = args[i]
+        if token == "--":
+            return out + args[i:]
+        following = args[i + 1] if i + 1 < len(args) else ""
+        if token in options and following.startswith("-") and following != "-":
+            out.append(f"{token}={following}" if token.startswith("--") else token + following)
+            i += 2
+            continue
+        out.append(token)
+        i += 1
+    return out

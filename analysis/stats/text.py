@@ -274,22 +274,32 @@ def file_section(
     timeunit: DisplayUnits | str | None,
     target: str,
     quiet: bool = False,
+    exists: bool = False,
 ) -> tuple[str, str | None]:
     """One report written to a file, as ``nsys stats -o PREFIX`` writes it.
+
+    ``exists``: the file is there and may not be replaced (no ``--force-overwrite``): nsys's
+    ``SKIPPED: output file ... exists.`` line, and nothing to write.
 
     Returns
     -------
     tuple
         (the console line naming the file, the file's text: the section without its
-        ``Processing`` line; None for a SKIPPED report, which writes nothing). nsys ends the
+        ``Processing`` line; empty for a SKIPPED report, as nsys leaves it; None when the
+        file exists and stays). nsys ends the
         line with ``PROCESSED`` and a blank line, but for a table without rows leaves it
         open (the next section's line follows on it) and writes that table's text whole;
         ``quiet`` (``-q``): no console line.
     """
     head = f"{_head(report_name, result)[:-3]} to [{escape_text(target)}]..."
-    if result.skipped:
+    if exists:
+        return (
+            "" if quiet else f"{head} SKIPPED: output file {escape_text(target)} exists.\n\n",
+            None,
+        )
+    if result.skipped:  # nsys leaves the file, empty
         line = f"{head} SKIPPED: {escape_text(result.skipped)}\n\n"
-        return "" if quiet else line, None
+        return "" if quiet else line, ""
     if fmt == STRATA_JSON:
         line = "" if quiet else f"{head} PROCESSED\n\n"
         return line, format_results({report_name: [result]}, fmt, timeunit)

@@ -16,8 +16,7 @@ from analysis.errors import AnalysisError
 from analysis.escape import escape_text
 from analysis.filterspec import parse_filter_time
 from analysis.stats.catalog import REPORT_NAMES, parse_spec
-from analysis.stats.formatspec import ignored_hint, parse_format
-from analysis.stats.text import FORMATS, STRATA_JSON, file_section, format_results, parse_timeunit
+from analysis.stats.text import FORMATS, file_section, format_results, parse_timeunit
 from analysis.xp import BACKENDS
 from app.cli.common import (
     Skips,
@@ -27,8 +26,16 @@ from app.cli.common import (
     open_each,
     output_stream,
 )
+from app.cli.nsys_inputs import add_export_args, add_overwrite_arg, exported_inputs, script_of
+from app.cli.reports_help import HelpReports
 from app.cli.stats_help import HelpFormats
-from app.cli.stats_plan import HelpReports, SummaryJob, comma_list, output_file, plan
+from app.cli.stats_plan import (
+    SummaryJob,
+    check_formats,
+    comma_list,
+    output_file,
+    plan,
+)
 
 __all__ = ["DEFAULT_REPORTS", "add_parser", "run"]
 
@@ -98,7 +105,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         nargs="?",
         action=HelpReports,
         metavar="NAME|ALL",
-        help="list the summaries and exit",
+        help="list the summaries (or describe one, or ALL) as nsys does, and exit",
     )
     parser.add_argument(
         "--help-formats",
@@ -125,6 +132,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="only events overlapping this NVTX range (the first, or the INDEX-th) and on its "
         "thread (push/pop) or process (start/end); wins over --filter-time",
     )
+    add_overwrite_arg(parser)
+    parser.allow_dashed_values("-o", "--output")
+    add_export_args(parser)
+    parser.add_argument(
+        "--report-dir",
+        dest="report_dirs",
+        action="append",
+        metavar="DIR",
+        help="folders of nsys report scripts, as nsys searches them (then "
+        "$NSYS_STATS_REPORT_PATH): a -r NAME found there as NAME.py is refused, as Strata "
+        "runs only its own summaries",
+    )
     parser.add_argument(
         "--backend",
         choices=BACKENDS,
@@ -140,31 +159,15 @@ def _jobs(args: argparse.Namespace) -> list[SummaryJob]:
     check_formats(formats, args.quiet)
     specs = with_filter(specs, args.filter_time, args.filter_nvtx)
     for spec in specs:
+        name = spec.strip().partition(":")[0]
+        script = script_of(name, args.report_dirs)
+        if script is not None:
+            raise AnalysisError(
+                f"-r {name}: {escape_text(str(script))} is an nsys report script, which only "
+                "nsys runs (nsys stats --report-dir); Strata runs its own summaries"
+            )
         parse_spec(spec)  # a bad name fails before any report is opened
     return plan(specs, formats, comma_list(args.outputs, "-o"), quiet=args.quiet)
-
-
-def check_formats(formats: list[str], quiet: bool) -> None:
-    """Refuse a format nsys does not have (or a malformed argument, ``colmax=abc``) before
-    any report is opened; name on stderr each argument nsys would ignore (unless ``quiet``).
-
-    Raises
-    ------
-    AnalysisError
-        Not a format, or a known argument with a malformed number.
-    """
-    for fmt in formats:
-        if fmt in (STRATA_JSON, "."):
-            continue
-        if fmt.partition(":")[0] == STRATA_JSON:
-            raise AnalysisError(f"-f {fmt}: {STRATA_JSON} takes no arguments")
-        spec = parse_format(fmt)
-        for arg in spec.ignored if not quiet else ():
-            sys.stderr.write(
-                f"WARNING: -f {escape_text(fmt)}: '{escape_text(arg)}' is no argument of "
-                f"nsys's {spec.name} formatter; ignored, as nsys ignores it"
-                f"{ignored_hint(arg)}\n"
-            )
 
 
 def with_filter(specs: list[str], filter_time: str | None, filter_nvtx: str | None) -> list[str]:
@@ -205,7 +208,7 @@ def run(args: argparse.Namespace) -> int:
 
         get_xp(args.backend)  # an unusable backend fails before any report is opened
     skips = Skips()
-    paths = expand_reports(args.reports, skips)
+    paths = exported_inputs(expand_reports(args.reports, skips), args, skips, args.quiet)
     targets = _targets(jobs, paths)
     for target in targets.values():
         check_output_file(str(target), args.reports, paths)
@@ -235,7 +238,8 @@ def run(args: argparse.Namespace) -> int:
         name = report_name if report_name not in results else str(path)
         results[name], sources[name] = tables, path
     if results:
-        _write(_texts(results, sources, jobs, targets, timeunit, args.quiet))
+        texts = _texts(results, sources, jobs, targets, timeunit, args.quiet, args.force_overwrite)
+        _write(texts)
     if computed and "analysis.stats.lean" in sys.modules:  # cache entries being written
         from analysis.stats.lean import wait_for_cache_writes
 
@@ -251,12 +255,20 @@ def compute_summaries(path, specs, xp, use_cache: bool):  # noqa: ANN001, ANN201
 
 
 def _texts(
-    results, sources, jobs: list[SummaryJob], targets, timeunit: str | None, quiet: bool = False
+    results,
+    sources,
+    jobs: list[SummaryJob],
+    targets,
+    timeunit: str | None,
+    quiet: bool = False,
+    overwrite: bool = False,
 ) -> dict[str | None, str]:
     """Destination (None: the console; else a file) -> its text, in printing order.
 
     ``quiet`` (``-q``, nsys's "only display errors"): no ``Processing`` lines, no SKIPPED
     reports, no lines naming the files written; the tables themselves are all printed.
+    A ``PREFIX_<summary>`` file that exists is SKIPPED, as nsys skips it, unless
+    ``overwrite`` (``--force-overwrite``).
     """
     fmts = {job.fmt for job in jobs}
     one_place = len({(job.output, job.whole) for job in jobs}) == 1
@@ -270,7 +282,8 @@ def _texts(
                 texts.setdefault(job.output, []).append(text)
                 continue
             target = targets[(sources[name], i)]
-            line, body = file_section(name, result, job.fmt, timeunit, str(target), quiet)
+            exists = not overwrite and (target.exists() or target.is_symlink())
+            line, body = file_section(name, result, job.fmt, timeunit, str(target), quiet, exists)
             texts.setdefault(None, []).append(line)
             if body is not None:
                 texts[str(target)] = [body]

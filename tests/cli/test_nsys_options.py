@@ -258,3 +258,249 @@ def test_html_escapes_as_nsys_does_quotes_kept(fmt: str, in_tmp: Path, capsys) -
     expected = nsys_run(in_tmp, *argv)
     assert '<td>fill&lt;"it\'s" &amp; more&gt;</td>' in expected[1]
     assert strata_run(capsys, *argv[:1], "--no-cache", *argv[1:]) == expected
+
+
+def _both(in_tmp: Path, capsys, report: str, *argv: str):
+    """Run nsys in ``in_tmp/nsys`` and Strata in ``in_tmp/strata``, each on its own copy of
+    ``report``; return both (status, stdout, stderr) and the two folders."""
+    theirs, ours = in_tmp / "nsys", in_tmp / "strata"
+    for folder in (theirs, ours):
+        folder.mkdir(exist_ok=True)
+        if not (folder / report).exists():
+            shutil.copyfile(REAL_DIR / report, folder / report)
+    expected = nsys_run(theirs, *argv, report)
+    os.chdir(ours)
+    got = strata_run(capsys, argv[0], "--no-cache", *argv[1:], report)
+    os.chdir(in_tmp)
+    return expected, got, theirs, ours
+
+
+def _same_files(theirs: Path, ours: Path) -> None:
+    names = sorted(p.name for p in theirs.iterdir() if p.suffix != ".sqlite")
+    assert names == sorted(p.name for p in ours.iterdir() if p.suffix != ".sqlite")
+    for name in names:
+        assert (ours / name).read_bytes() == (theirs / name).read_bytes(), name
+
+
+@requires_shared
+@requires_nsys
+@pytest.mark.parametrize(
+    ("command", "what"),
+    [
+        ("stats", ("-r", "cuda_api_sum,osrt_sum,cuda_gpu_kern_sum", "-f", "csv,column")),
+        ("analyze", ("-f", "csv,column,json")),
+    ],
+)
+def test_an_existing_output_file_is_skipped_unless_forced(command, what, in_tmp, capsys):
+    """A second run SKIPs the files the first wrote (SKIPPED summaries' empty ones too),
+    ``--force-overwrite`` / ``true`` replaces them, ``false`` does not."""
+    runs = [(), (), ("--force-overwrite",), ("--force-overwrite", "false")]
+    runs.append(("--force-overwrite", "true"))
+    printed = []
+    for force in runs:
+        expected, got, theirs, ours = _both(
+            in_tmp, capsys, TEST_CUDA, command, *what, *force, "-o", "pre"
+        )
+        assert got == expected, force
+        _same_files(theirs, ours)
+        printed.append(expected[1])
+    assert "SKIPPED: output file pre_" not in printed[0]
+    assert printed[1].count("SKIPPED: output file pre_") == printed[1].count("Processing [")
+    assert "SKIPPED: output file" not in printed[2]
+
+
+@requires_shared
+@requires_nsys
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("-o", "pre"),
+        ("-o", ".", "-f", "json,column", "-r", "gpu_time_util,gpu_gaps,cuda_api_sync"),
+        ("-o", "pre", "-f", "table:nohdr,tsv"),
+        ("-f", "csv,json", "-r", "gpu_time_util,gpu_time_util:rows=1"),
+        ("-o", "-,pre", "-f", "column,htable", "-r", "gpu_time_util,gpu_time_util:chunks=5"),
+    ],
+)
+def test_analyze_outputs_and_formats_pair_as_nsys_pairs_them(args, in_tmp: Path, capsys):
+    """-o PREFIX writes PREFIX_<rule>.<ext> (-o . beside the report); -f and -o lists pair
+    with the rules by position, the last repeating."""
+    expected, got, theirs, ours = _both(in_tmp, capsys, TEST_CUDA, "analyze", *args)
+    assert got == expected
+    _same_files(theirs, ours)
+
+
+@requires_nsys
+def test_help_reports_of_one_or_all_has_nsys_headings(capsys) -> None:
+    """--help-reports NAME: that report's help (its line of the list, then its options in
+    Strata's words), not the list; ALL: every report's, in nsys's order."""
+    from analysis.stats import REPORT_NAMES
+
+    headings = {}
+    for name in REPORT_NAMES:
+        _, out, _ = nsys_run(Path.cwd(), "stats", "--help-reports", name)
+        headings[name] = out.splitlines()[1]
+        status, ours, _ = strata_run(capsys, "stats", "--help-reports", name)
+        assert status == 0
+        assert ours.splitlines()[1] == headings[name]
+        assert "The following" not in ours
+        options = [a.split("=")[0] for a in headings[name].split(" -- ")[0].split(":")[1:]]
+        for option in (o.strip("[]|") for o in options):
+            assert f"        {option}" in ours, (name, option)
+    status, every, _ = strata_run(capsys, "stats", "--help-reports", "ALL")
+    assert status == 0
+    assert [line for line in every.splitlines() if " -- " in line] == list(headings.values())
+
+
+@requires_nsys
+def test_help_rules_lists_and_describes_as_nsys_does(capsys) -> None:
+    from analysis.rules import RULE_NAMES
+
+    _, listing, _ = nsys_run(Path.cwd(), "analyze", "--help-rules")
+    assert strata_run(capsys, "analyze", "--help-rules") == (0, listing, "")
+    for name in RULE_NAMES:
+        _, theirs, _ = nsys_run(Path.cwd(), "analyze", "--help-rules", name)
+        status, ours, _ = strata_run(capsys, "analyze", "--help-rules", name)
+        assert status == 0
+        assert ours.splitlines()[:4] == theirs.splitlines()[:4]  # heading, "Options:"
+        wanted = [
+            ln.split(" - ")[0]
+            for ln in theirs.splitlines()
+            if ln.startswith("        ") and "=<" in ln
+        ]
+        assert [
+            ln.split(" - ")[0]
+            for ln in ours.splitlines()
+            if "=<" in ln and ln.startswith("        ")
+        ] == wanted
+    _, every, _ = nsys_run(Path.cwd(), "analyze", "--help-rules", "ALL")
+    status, ours, _ = strata_run(capsys, "analyze", "--help-rules", "ALL")
+    assert ours.splitlines()[:4] == every.splitlines()[:4]
+    assert ours.splitlines()[-1] == every.splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (("stats", "--help-reports", "cuda_gpu_kern_sumx"), "did you mean 'cuda_gpu_kern_sum'?"),
+        (("analyze", "--help-rules", "gpu_gapz"), "did you mean 'gpu_gaps'?"),
+    ],
+)
+def test_help_of_an_unknown_name_is_one_line(argv, words: str, capsys) -> None:
+    status, out, err = strata_run(capsys, *argv)
+    assert (status, out) == (2, "")
+    assert err.count("\n") == 1
+    assert words in err
+
+
+#: An .nsys-rep that nsys 2023.4 exports (and its .sqlite, exported by the project).
+DLPROF = "MohanadOdema__DLProf__nsys_profile"
+TEST_CUDA_REP = REAL_DIR / "nsys-rep" / "0x822a5b87__test-cuda__report1.nsys-rep"
+
+
+def _rep_with_export(folder: Path, rep_s: int, export_s: int) -> tuple[Path, Path]:
+    """``r.nsys-rep`` and ``r.sqlite`` beside it (test-cuda's), with these mtimes (s)."""
+    rep, export = folder / "r.nsys-rep", folder / "r.sqlite"
+    shutil.copyfile(TEST_CUDA_REP, rep)
+    shutil.copyfile(REAL_DIR / TEST_CUDA, export)
+    os.utime(rep, (rep_s, rep_s))
+    os.utime(export, (export_s + 0.9, export_s + 0.9))
+    return rep, export
+
+
+@requires_shared
+def test_without_nsys_the_export_beside_a_report_is_read_if_newer(tmp_path, monkeypatch):
+    """nsys's rule: the export is used when its mtime, in whole seconds, is later."""
+    import analysis.open as opening
+
+    monkeypatch.setattr(opening, "find_nsys", lambda: None)
+    rep, export = _rep_with_export(tmp_path, 1_700_000_000, 1_700_000_001)
+    report = opening.open_report(rep, use_cache=False)
+    assert report.name == "r.nsys-rep"
+    assert len(report.kernels) == len(opening.open_report(export, use_cache=False).kernels) > 0
+    os.utime(export, (1_700_000_000.9, 1_700_000_000.9))  # the same second: older, for nsys
+    with pytest.raises(opening.ExportError, match="r.sqlite beside it is older"):
+        opening.open_report(rep, use_cache=False)
+
+
+@requires_shared
+@requires_nsys
+def test_stats_reads_the_export_beside_a_report_as_nsys_does(in_tmp: Path, capsys) -> None:
+    """nsys's NOTICE on stdout, then the tables of r.sqlite, named so."""
+    _rep_with_export(in_tmp, 1_700_000_000, 1_700_000_005)
+    argv = ("stats", "-r", "cuda_gpu_kern_sum,cuda_api_sum", "-f", "csv", "r.nsys-rep")
+    expected = nsys_run(in_tmp, *argv)
+    assert "NOTICE: Existing SQLite export found: r.sqlite" in expected[1]
+    assert strata_run(capsys, "stats", "--no-cache", *argv[1:]) == expected
+    quiet = nsys_run(in_tmp, "stats", "-q", *argv[1:])
+    assert strata_run(capsys, "stats", "-q", "--no-cache", *argv[1:]) == quiet
+
+
+@requires_shared
+@requires_nsys
+@pytest.mark.parametrize("command", ["stats", "analyze"])
+def test_sqlite_names_the_export_as_nsys_does(command: str, in_tmp: Path, capsys) -> None:
+    """--sqlite FILE: generated on the first run ("Generating SQLite file ..."), read on the
+    next (NOTICE), as nsys does."""
+    theirs, ours = in_tmp / "nsys", in_tmp / "strata"
+    what = ("-r", "cuda_api_sum", "-f", "csv") if command == "stats" else ("-r", "gpu_gaps")
+    for folder in (theirs, ours):
+        folder.mkdir()
+        shutil.copyfile(REAL_DIR / "nsys-rep" / f"{DLPROF}.nsys-rep", folder / "r.nsys-rep")
+    for _ in range(2):
+        expected = nsys_run(theirs, command, *what, "--sqlite", "my.sqlite", "r.nsys-rep")
+        os.chdir(ours)
+        got = strata_run(
+            capsys, command, "--no-cache", *what, "--sqlite", "my.sqlite", "r.nsys-rep"
+        )
+        os.chdir(in_tmp)
+        assert got == expected
+        os.utime(ours / "my.sqlite", (2e9, 2e9))  # nsys needs a second between the two
+        os.utime(theirs / "my.sqlite", (2e9, 2e9))
+    assert "NOTICE: Existing SQLite export found: my.sqlite" in expected[1]
+
+
+@requires_shared
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (("--sqlite", "out.db", "r.nsys-rep"), "must have a .sqlite extension"),
+        (("--sqlite", "out.sqlite", "r.sqlite"), "is an SQLite file, not an .nsys-rep"),
+        (("--force-export", "true", "r.sqlite"), "is an SQLite file, not an .nsys-rep"),
+        (("--force-export", "r.sqlite"), "is an SQLite file, not an .nsys-rep"),
+        (("--sqlite", "out.sqlite", "r.nsys-rep", "r.nsys-rep"), "one .nsys-rep; 2 given"),
+        (("--force-overwrite", "yes", "r.sqlite"), "takes true or false"),
+    ],
+)
+@pytest.mark.parametrize("command", ["stats", "analyze"])
+def test_export_options_where_nsys_refuses_them(command, args, words, in_tmp, capsys):
+    _rep_with_export(in_tmp, 1_700_000_000, 1_700_000_005)
+    status, out, err = strata_run(capsys, command, *args)
+    assert (status, out) == (2, "")
+    assert err.count("\n") == 1
+    assert words in err
+
+
+@requires_shared
+def test_force_export_false_is_no_export(in_tmp: Path, capsys) -> None:
+    _rep_with_export(in_tmp, 1_700_000_000, 1_700_000_005)
+    status, out, _ = strata_run(capsys, "stats", "-r", "cuda_api_sum", "--force-export", "false",
+                                "-f", "csv", "r.sqlite")  # fmt: skip
+    assert status == 0
+    assert out.startswith("Processing [r.sqlite] with [cuda_api_sum.py]... \nTime (%)")
+
+
+def test_a_report_script_of_a_report_dir_is_refused(tmp_path: Path, monkeypatch, capsys):
+    """nsys would run DIR/NAME.py (before its own reports); Strata cannot, and says so."""
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    (scripts / "my_report.py").write_text("")
+    (scripts / "cuda_api_sum.py").write_text("")
+    for name in ("my_report", "cuda_api_sum"):
+        argv = ("stats", "--report-dir", str(scripts), "-r", name, str(tmp_path / "r.sqlite"))
+        status, out, err = strata_run(capsys, *argv)
+        assert (status, out) == (2, "")
+        assert f"{name}.py is an nsys report script" in err
+    monkeypatch.setenv("NSYS_STATS_REPORT_PATH", str(scripts))
+    status, _, err = strata_run(capsys, "stats", "-r", "my_report", str(tmp_path / "r.sqlite"))
+    assert status == 2
+    assert "my_report.py is an nsys report script" in err
