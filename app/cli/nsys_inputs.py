@@ -20,7 +20,7 @@ from pathlib import Path
 
 from analysis.errors import AnalysisError, ReportError
 from analysis.escape import escape_text
-from analysis.open import export_sqlite, is_newer_export, is_nsys_rep
+from analysis.nsysrep import is_newer_export, is_nsys_rep
 from app.cli.common import Skips
 
 __all__ = [
@@ -115,6 +115,8 @@ def _export_of(path: Path, sqlite: Path | None, force: bool, quiet: bool) -> Pat
             raise ReportError(
                 target, f"is older than {path.name}; --force-export true exports it again"
             )
+    from analysis.open import export_sqlite  # the readers: only for an export
+
     if sqlite is not None:
         _say(f"Generating SQLite file {shown_target} from {shown}\n", quiet)
         return export_sqlite(path, sqlite)
