@@ -39,11 +39,16 @@ from analysis.exportdir import export_dir_sqlite
 from analysis.kineto import load_kineto
 from analysis.loader import load_sqlite
 from analysis.model import EventTable, Report
+from analysis.nsysrep import beside_export, is_newer_export, is_nsys_rep
 from analysis.progress import Progress
 
 __all__ = [
+    "beside_export",
     "export_path",
+    "export_sqlite",
     "find_nsys",
+    "is_newer_export",
+    "is_nsys_rep",
     "open_report",
     "sqlite_source",
 ]
@@ -134,6 +139,7 @@ def open_report(
     if magic.startswith(_NSYS_REP_MAGIC) and not magic.startswith(SQLITE_MAGIC):
         # An export (minutes for a big report) is kept in the cache folder even with
         # use_cache False: nsys's own output, reused, rather than a Strata cache entry.
+        # Without nsys, the export nsys stats wrote beside it is read, if newer.
         path_sqlite = _export(path, progress)
         # The export took the first 30 % of the bar.
         rest = None if progress is None else (lambda f, text: progress(0.3 + 0.7 * f, text))
@@ -261,6 +267,8 @@ def sqlite_source(path: str | Path) -> Path | None:
     except (NotAReportError, CorruptReportError):
         return None
     export = export_path(path)
+    if not export.is_file() and find_nsys() is None:
+        return beside_export(path)
     return export if export.is_file() else None
 
 
@@ -324,12 +332,33 @@ def _fold_wal(copy: Path) -> None:
         con.close()
 
 
-def _export(path: Path, progress: Progress | None) -> Path:
-    """Convert an ``.nsys-rep`` with ``nsys export`` into the cache folder; return the .sqlite.
+def export_sqlite(
+    path: str | Path, out: str | Path | None = None, progress: Progress | None = None
+) -> Path:
+    """Export the ``.nsys-rep`` at ``path`` with ``nsys export`` again; return the .sqlite.
+
+    ``out``: the file to write (``stats --sqlite FILE``), replaced once complete; None: the
+    cache folder's export (:func:`export_path`), written again even when it is there
+    (``--force-export true``).
+
+    Raises
+    ------
+    ExportError, UnsupportedVersionError
+        nsys is missing, fails, or cannot read the report.
+    """
+    return _export(Path(path), progress, None if out is None else Path(out), force=True)
+
+
+def _export(
+    path: Path, progress: Progress | None, target: Path | None = None, force: bool = False
+) -> Path:
+    """Convert an ``.nsys-rep`` with ``nsys export`` into the cache folder (or ``target``);
+    return the .sqlite.
 
     The export is keyed like a cache entry (path, size, mtime), written under a name unique
     to this process and renamed into place, so two processes exporting the same report never
-    read each other's half-written file. Nothing is ever written next to the report.
+    read each other's half-written file. Nothing is ever written next to the report (but
+    ``target``, a file the user named). ``force``: export even when the cache has it.
 
     nsys runs in its own process group with a time limit (:func:`_export_timeout_s`); past
     it, the whole group is killed. The report is passed after ``--`` and as an absolute
@@ -339,15 +368,28 @@ def _export(path: Path, progress: Progress | None) -> Path:
     timeout_s = _export_timeout_s(path)
     nsys = find_nsys()
     if nsys is None:
+        beside = beside_export(path)
+        if beside is not None and target is None and not force:
+            return beside  # what nsys stats wrote beside it, newer than the report
+        stale = path.with_suffix(".sqlite")
+        hint = (
+            f"; {stale.name} beside it is older than the report, so nsys would not use it"
+            if stale != path and stale.is_file()
+            else ""
+        )
         raise ExportError(
             path,
             "is an Nsight Systems report file and nsys was not found (PATH or $NSYS); install "
-            f"Nsight Systems, or run 'nsys export --type sqlite {path.name}' and open the .sqlite",
+            f"Nsight Systems, or run 'nsys export --type sqlite {path.name}' and open the "
+            f".sqlite{hint}",
         )
-    out = export_path(path)
+    out = export_path(path) if target is None else target
     out_dir, digest = out.parent, _path_digest(path)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    if out.is_file():
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ExportError(path, f"cannot write its export into {out_dir} ({exc})") from exc
+    if out.is_file() and target is None and not force:
         cachesize.mark_used(out)
         return out
     tmp = out_dir / f".{out.stem}.{os.getpid()}.{threading.get_ident()}.sqlite"
@@ -379,6 +421,8 @@ def _export(path: Path, progress: Progress | None) -> Path:
         detail = lines[-1] if lines else f"exit status {code}"
         raise ExportError(path, f"nsys export failed: {detail}")
     os.replace(tmp, out)
+    if target is not None:
+        return out
     for old in out_dir.glob(f"{digest}-*.sqlite"):
         if old != out:
             old.unlink(missing_ok=True)

@@ -16,6 +16,7 @@ import pandas as pd
 from analysis.errors import AnalysisError
 from analysis.filters import MAX_TIME, FilterSkip, RowFilter, resolve_filter
 from analysis.model import Report
+from analysis.spelling import did_you_mean
 
 __all__ = [
     "DEFAULT_ROWS",
@@ -134,14 +135,16 @@ def parse_rule_spec(spec: str) -> tuple[Rule, dict[str, object]]:
     name, *pieces = spec.strip().split(":")
     rule = REGISTRY.get(name)
     if rule is None:
-        raise AnalysisError(f"unknown rule '{name}'; choose from {', '.join(sorted(REGISTRY))}")
+        hint = did_you_mean(name, REGISTRY) or f"; choose from {', '.join(sorted(REGISTRY))}"
+        raise AnalysisError(f"unknown rule '{name}'{hint}")
     allowed = rule.all_options()
     args = _join_text_values(pieces, allowed)
     options = {key: default for key, (_type, default) in allowed.items()}
     for arg in args:
         key, sep, text = arg.removeprefix("--").partition("=")
         if key not in allowed:
-            raise AnalysisError(f"{name}: unknown option '{key}'; choose from {', '.join(allowed)}")
+            hint = did_you_mean(key, allowed) or f"; choose from {', '.join(allowed)}"
+            raise AnalysisError(f"{name}: unknown option '{key}'{hint}")
         if not sep:
             raise AnalysisError(f"{name}: option '{key}' needs a value ({key}=VALUE)")
         kind = allowed[key][0]
