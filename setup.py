@@ -20,7 +20,7 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 #: The library's name inside the package; analysis/_native.py looks for it there.
-NATIVE_NAME = "analysis.libstrata_sqlread"
+NATIVE_NAME = "strata.analysis.libstrata_sqlread"
 
 
 class _PlainLibraryBuild(build_ext):

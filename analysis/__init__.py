@@ -1,6 +1,6 @@
 """Strata's analysis layer: reports, the columnar model, summaries. No Qt here.
 
-The names below are imported on first use (PEP 562): ``from analysis import __version__``
+The names below are imported on first use (PEP 562): ``from strata.analysis import __version__``
 or ``analysis.errors`` must not pay for NumPy, pandas and pyarrow, which the model, the
 loader and the cache import; ``main.py --version`` needs none of them.
 """
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 #: Strata's version (the package metadata reads it from here; caches are keyed by it).
 __version__ = "0.2.0"
 
-from analysis.errors import (
+from strata.analysis.errors import (
     AnalysisError,
     CancelledError,
     CorruptReportError,
@@ -25,22 +25,22 @@ from analysis.errors import (
 )
 
 if TYPE_CHECKING:
-    from analysis.discover import find_reports
-    from analysis.model import EVENT_TABLES, EventTable, Report, ReportInfo, StringIds
-    from analysis.open import open_report
-    from analysis.reportset import ReportSet, open_reports
+    from strata.analysis.discover import find_reports
+    from strata.analysis.model import EVENT_TABLES, EventTable, Report, ReportInfo, StringIds
+    from strata.analysis.open import open_report
+    from strata.analysis.reportset import ReportSet, open_reports
 
 #: name -> the module that defines it, imported by ``__getattr__`` when first asked for.
 _LAZY = {
-    "EVENT_TABLES": "analysis.model",
-    "EventTable": "analysis.model",
-    "Report": "analysis.model",
-    "ReportInfo": "analysis.model",
-    "StringIds": "analysis.model",
-    "find_reports": "analysis.discover",
-    "open_report": "analysis.open",
-    "ReportSet": "analysis.reportset",
-    "open_reports": "analysis.reportset",
+    "EVENT_TABLES": "strata.analysis.model",
+    "EventTable": "strata.analysis.model",
+    "Report": "strata.analysis.model",
+    "ReportInfo": "strata.analysis.model",
+    "StringIds": "strata.analysis.model",
+    "find_reports": "strata.analysis.discover",
+    "open_report": "strata.analysis.open",
+    "ReportSet": "strata.analysis.reportset",
+    "open_reports": "strata.analysis.reportset",
 }
 
 __all__ = [

@@ -14,7 +14,7 @@ import os
 import stat
 from pathlib import Path
 
-from analysis.errors import NotAReportError
+from strata.analysis.errors import NotAReportError
 
 __all__ = ["file_kind", "os_reason", "pending_wal", "read_head"]
 

@@ -9,9 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from analysis._sqlfile import SqliteReport, quote_ident
-from analysis.errors import CorruptReportError, UnsupportedVersionError
-from analysis.schema import MAX_SCHEMA_MAJOR, MEM_KIND_LABELS, MEMCPY_KIND_LABELS, SYNC_TYPE_LABELS
+from strata.analysis._sqlfile import SqliteReport, quote_ident
+from strata.analysis.errors import CorruptReportError, UnsupportedVersionError
+from strata.analysis.schema import (
+    MAX_SCHEMA_MAJOR,
+    MEM_KIND_LABELS,
+    MEMCPY_KIND_LABELS,
+    SYNC_TYPE_LABELS,
+)
 
 __all__ = [
     "GPU_NUMBERS",

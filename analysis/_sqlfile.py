@@ -21,9 +21,9 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from analysis._files import pending_wal, read_head
-from analysis.errors import CorruptReportError, NotAReportError
-from analysis.timefmt import pluralize
+from strata.analysis._files import pending_wal, read_head
+from strata.analysis.errors import CorruptReportError, NotAReportError
+from strata.analysis.timefmt import pluralize
 
 __all__ = [
     "CHUNK_ROWS",

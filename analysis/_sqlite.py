@@ -21,8 +21,8 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 import numpy as np
 import pyarrow as pa
 
-from analysis import _native
-from analysis._sqlfile import (
+from strata.analysis import _native
+from strata.analysis._sqlfile import (
     CHUNK_ROWS,
     SQLITE_MAGIC,
     SqliteReport,
@@ -32,7 +32,7 @@ from analysis._sqlfile import (
     read_workers,
     usable_cores,
 )
-from analysis.errors import CorruptReportError
+from strata.analysis.errors import CorruptReportError
 
 __all__ = [
     "ColumnRead",

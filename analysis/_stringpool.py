@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from analysis._sqlfile import SqliteReport
-from analysis.errors import CorruptReportError
+from strata.analysis._sqlfile import SqliteReport
+from strata.analysis.errors import CorruptReportError
 
 __all__ = ["PlainStrings", "absent_sql", "read_string_rows"]
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from analysis._sqlite import ReportDatabase
-from analysis._stringpool import absent_sql, read_string_rows
-from analysis.errors import CorruptReportError
+from strata.analysis._sqlite import ReportDatabase
+from strata.analysis._stringpool import absent_sql, read_string_rows
+from strata.analysis.errors import CorruptReportError
 
 __all__ = ["StringTable", "read_string_table"]
 

@@ -12,8 +12,8 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from analysis._sqlfile import SqliteReport, quote_ident
-from analysis.schema import NVTX_RANGE_TYPES
+from strata.analysis._sqlfile import SqliteReport, quote_ident
+from strata.analysis.schema import NVTX_RANGE_TYPES
 
 __all__ = [
     "suspect_in_summaries",

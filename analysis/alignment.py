@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from analysis.errors import AnalysisError
-from analysis.model import Report
-from analysis.schema import NVTX_RANGE_TYPES
+from strata.analysis.errors import AnalysisError
+from strata.analysis.model import Report
+from strata.analysis.schema import NVTX_RANGE_TYPES
 
 __all__ = [
     "ALIGNMENT_MODES",

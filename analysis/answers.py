@@ -35,9 +35,9 @@ import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from analysis import cachedir, cachesize
-from analysis._cachefiles import DamagedEntryError, digest, file_fingerprint
-from analysis.stats.plain import PlainColumn, PlainResult
+from strata.analysis import cachedir, cachesize
+from strata.analysis._cachefiles import DamagedEntryError, digest, file_fingerprint
+from strata.analysis.stats.plain import PlainColumn, PlainResult
 
 __all__ = ["Answers", "FORMAT_VERSION", "summaries"]
 
@@ -65,7 +65,7 @@ def _identity(path: Path) -> dict | None:
 
 
 def _versions() -> dict:
-    from analysis import __version__
+    from strata.analysis import __version__
 
     return {"strata": __version__, "cache_format": cachedir.COLUMNS_FORMAT,
             "format": FORMAT_VERSION}  # fmt: skip

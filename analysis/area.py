@@ -18,12 +18,12 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from analysis.errors import CancelledError
-from analysis.kinds import event_kinds
-from analysis.outputs import atomic_file, check_file_target
-from analysis.reportset import ReportSet
-from analysis.selection import Selection, aggregate
-from analysis.tracks import Track
+from strata.analysis.errors import CancelledError
+from strata.analysis.kinds import event_kinds
+from strata.analysis.outputs import atomic_file, check_file_target
+from strata.analysis.reportset import ReportSet
+from strata.analysis.selection import Selection, aggregate
+from strata.analysis.tracks import Track
 
 __all__ = [
     "AreaEvents",

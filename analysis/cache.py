@@ -48,8 +48,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from analysis import cachedir, cachesize
-from analysis._cachefiles import (
+from strata.analysis import cachedir, cachesize
+from strata.analysis._cachefiles import (
     DamagedEntryError,
     digest,
     is_unavailable,
@@ -58,8 +58,8 @@ from analysis._cachefiles import (
     read_meta,
     write_meta,
 )
-from analysis.cachedir import cache_key, cache_root
-from analysis.model import (
+from strata.analysis.cachedir import cache_key, cache_root
+from strata.analysis.model import (
     CHAIN_COLUMNS,
     EVENT_TABLES,
     DurationTable,

@@ -11,7 +11,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from analysis._cachefiles import file_fingerprint
+from strata.analysis._cachefiles import file_fingerprint
 
 __all__ = ["COLUMNS_FORMAT", "cache_key", "cache_root"]
 

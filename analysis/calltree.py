@@ -21,10 +21,10 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from analysis.cpu import thread_intervals
-from analysis.errors import AnalysisError
-from analysis.model import Report, freeze
-from analysis.tracks import Track
+from strata.analysis.cpu import thread_intervals
+from strata.analysis.errors import AnalysisError
+from strata.analysis.model import Report, freeze
+from strata.analysis.tracks import Track
 
 __all__ = [
     "CallTree",
@@ -304,7 +304,7 @@ def selected_samples(
             chosen |= np.isin(samples["cpu"], cores)
         keep &= chosen
     if len(threads):
-        from analysis.schema import tid_of
+        from strata.analysis.schema import tid_of
 
         keep &= np.isin(tid_of(samples["global_tid"]), np.asarray(threads, dtype=np.int64))
     return np.flatnonzero(keep)

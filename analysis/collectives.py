@@ -34,13 +34,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from analysis.kinds import get_kind
-from analysis.model import Report
-from analysis.timefmt import pluralize
+from strata.analysis.kinds import get_kind
+from strata.analysis.model import Report
+from strata.analysis.timefmt import pluralize
 
 if TYPE_CHECKING:
-    from analysis.alignment import TimeAlignment
-    from analysis.reportset import ReportSet
+    from strata.analysis.alignment import TimeAlignment
+    from strata.analysis.reportset import ReportSet
 
 __all__ = [
     "OP_COLUMNS",
@@ -573,7 +573,7 @@ def collectives(
     AnalysisError
         The alignment is impossible (:meth:`ReportSet.offsets_ns`).
     """
-    from analysis.alignment import describe_alignment
+    from strata.analysis.alignment import describe_alignment
 
     if offsets_ns is None:
         offsets = tuple(report_set.offsets_ns(alignment))

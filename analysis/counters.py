@@ -23,9 +23,9 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from analysis.model import EventTable, Report, freeze
-from analysis.slices import SliceTable
-from analysis.timefmt import format_time_ns
+from strata.analysis.model import EventTable, Report, freeze
+from strata.analysis.slices import SliceTable
+from strata.analysis.timefmt import format_time_ns
 
 __all__ = [
     "COUNTER_TABLES",

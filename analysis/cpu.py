@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from analysis.model import Report, freeze
+from strata.analysis.model import Report, freeze
 
 __all__ = ["CoreIntervals", "core_intervals", "thread_intervals"]
 

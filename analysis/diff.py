@@ -31,10 +31,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analysis.errors import AnalysisError
-from analysis.kinds import panel_kinds, resolve_kind, resolve_kinds
-from analysis.model import Report
-from analysis.reportset import ReportSet
+from strata.analysis.errors import AnalysisError
+from strata.analysis.kinds import panel_kinds, resolve_kind, resolve_kinds
+from strata.analysis.model import Report
+from strata.analysis.reportset import ReportSet
 
 __all__ = [
     "DEFAULT_CONFIDENCE",
@@ -263,7 +263,7 @@ def classify(
     few* / *faster, few* (a minimum effect, :func:`analysis.outliers.has_effect`) or *too
     few*, never noise.
     """
-    from analysis.outliers import has_effect
+    from strata.analysis.outliers import has_effect
 
     delta = med_after - med_before
     with np.errstate(divide="ignore", invalid="ignore"):

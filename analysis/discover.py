@@ -15,8 +15,8 @@ import zlib
 from collections.abc import Iterable
 from pathlib import Path
 
-from analysis._files import os_reason
-from analysis.errors import NotAReportError
+from strata.analysis._files import os_reason
+from strata.analysis.errors import NotAReportError
 
 __all__ = [
     "EXPORT_DIR_SUFFIXES",

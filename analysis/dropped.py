@@ -6,13 +6,13 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from analysis._files import read_head
-from analysis._sqlite import SQLITE_MAGIC
-from analysis.discover import REPORT_SUFFIXES, find_reports, is_trace_file, is_trace_name
-from analysis.errors import NotAReportError
-from analysis.open import find_nsys
-from analysis.recipes.output import is_recipe_output
-from analysis.timefmt import pluralize
+from strata.analysis._files import read_head
+from strata.analysis._sqlite import SQLITE_MAGIC
+from strata.analysis.discover import REPORT_SUFFIXES, find_reports, is_trace_file, is_trace_name
+from strata.analysis.errors import NotAReportError
+from strata.analysis.open import find_nsys
+from strata.analysis.recipes.output import is_recipe_output
+from strata.analysis.timefmt import pluralize
 
 __all__ = ["DropPreview", "preview_paths"]
 

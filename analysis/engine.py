@@ -24,7 +24,7 @@ from types import ModuleType
 
 import numpy as np
 
-from analysis.xp import to_numpy
+from strata.analysis.xp import to_numpy
 
 __all__ = ["GroupStats", "exact_sum", "group_stats", "reduce_sorted", "sqlite_round"]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analysis.escape import escape_text
+from strata.analysis.escape import escape_text
 
 __all__ = [
     "AnalysisError",

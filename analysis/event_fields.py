@@ -15,14 +15,14 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis._files import pending_wal
-from analysis._sqlite import ReportDatabase, quote_ident
-from analysis.calltree import chain_text
-from analysis.errors import StrataError
-from analysis.escape import escape_text
-from analysis.model import Report
-from analysis.open import sqlite_source
-from analysis.timefmt import format_duration_ns
+from strata.analysis._files import pending_wal
+from strata.analysis._sqlite import ReportDatabase, quote_ident
+from strata.analysis.calltree import chain_text
+from strata.analysis.errors import StrataError
+from strata.analysis.escape import escape_text
+from strata.analysis.model import Report
+from strata.analysis.open import sqlite_source
+from strata.analysis.timefmt import format_duration_ns
 
 __all__ = ["EXTRA_COLUMNS", "backtrace_lines", "read_event_fields"]
 

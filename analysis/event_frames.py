@@ -10,10 +10,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.model import Report
-from analysis.names import event_names
-from analysis.nvtx import range_rows, range_styles
-from analysis.schema import pid_of, tid_of
+from strata.analysis.model import Report
+from strata.analysis.names import event_names
+from strata.analysis.nvtx import range_rows, range_styles
+from strata.analysis.schema import pid_of, tid_of
 
 __all__ = ["event_frame"]
 

@@ -37,15 +37,15 @@ from typing import IO
 import numpy as np
 import pandas as pd
 
-from analysis import __version__
-from analysis.errors import AnalysisError
-from analysis.escape import escape_text
-from analysis.event_frames import event_frame
-from analysis.kinds import resolve_kinds
-from analysis.model import Report
-from analysis.nvtx import STYLE_PUSHPOP
-from analysis.outputs import staged_folder, write_failure
-from analysis.reportset import EVENT_KINDS, ReportSet
+from strata.analysis import __version__
+from strata.analysis.errors import AnalysisError
+from strata.analysis.escape import escape_text
+from strata.analysis.event_frames import event_frame
+from strata.analysis.kinds import resolve_kinds
+from strata.analysis.model import Report
+from strata.analysis.nvtx import STYLE_PUSHPOP
+from strata.analysis.outputs import staged_folder, write_failure
+from strata.analysis.reportset import EVENT_KINDS, ReportSet
 
 __all__ = [
     "EXPORT_TYPES",
@@ -162,8 +162,8 @@ def export_nsys_dirs(report_set: ReportSet, folder: str | Path, fmt: str) -> Pat
         Unknown format, a report that is no Nsight Systems report (a PyTorch trace), or the
         folder may not be replaced or cannot be written.
     """
-    from analysis._sqlite import ReportDatabase
-    from analysis.open import sqlite_source
+    from strata.analysis._sqlite import ReportDatabase
+    from strata.analysis.open import sqlite_source
 
     if fmt not in NSYS_DIR_TYPES:
         raise AnalysisError(f"unknown folder type {fmt!r}; use arrowdir or parquetdir")

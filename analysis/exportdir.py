@@ -22,12 +22,12 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
-from analysis import cache, cachesize
-from analysis._files import os_reason
-from analysis._tablespecs import ALL_SPECS
-from analysis.discover import EXPORT_DIR_SUFFIXES, export_dir_format
-from analysis.errors import CorruptReportError, NotAReportError
-from analysis.progress import Progress
+from strata.analysis import cache, cachesize
+from strata.analysis._files import os_reason
+from strata.analysis._tablespecs import ALL_SPECS
+from strata.analysis.discover import EXPORT_DIR_SUFFIXES, export_dir_format
+from strata.analysis.errors import CorruptReportError, NotAReportError
+from strata.analysis.progress import Progress
 
 __all__ = ["export_dir_sqlite"]
 

@@ -25,8 +25,8 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from analysis.model import EventTable, Report
-from analysis.schema import NVTX_RANGE_TYPES, pid_of, tid_of
+from strata.analysis.model import EventTable, Report
+from strata.analysis.schema import NVTX_RANGE_TYPES, pid_of, tid_of
 
 __all__ = [
     "MAX_TIME",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from analysis.errors import AnalysisError
+from strata.analysis.errors import AnalysisError
 
 __all__ = [
     "FILTER_OPTIONS",

@@ -19,12 +19,12 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from analysis._sqlite import ReportDatabase
-from analysis.engine import exact_sum, sqlite_round
-from analysis.errors import CorruptReportError
-from analysis.model import Report
-from analysis.open import sqlite_source
-from analysis.schema import pid_of
+from strata.analysis._sqlite import ReportDatabase
+from strata.analysis.engine import exact_sum, sqlite_round
+from strata.analysis.errors import CorruptReportError
+from strata.analysis.model import Report
+from strata.analysis.open import sqlite_source
+from strata.analysis.schema import pid_of
 
 __all__ = [
     "CUDA_OVERHEAD_NAMES",

@@ -29,13 +29,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.comm_args import collective_arg_row, collective_args_frame
-from analysis.discover import GZIP_MAGIC
-from analysis.errors import CancelledError, CorruptReportError, NotAReportError
-from analysis.loader import _SPECS, _nvtx_meta, _TableBuilder
-from analysis.model import Report, ReportInfo, StringIds
-from analysis.progress import Progress
-from analysis.schema import MEM_KIND_LABELS, MEMCPY_KIND_LABELS, SYNC_TYPE_LABELS
+from strata.analysis.comm_args import collective_arg_row, collective_args_frame
+from strata.analysis.discover import GZIP_MAGIC
+from strata.analysis.errors import CancelledError, CorruptReportError, NotAReportError
+from strata.analysis.loader import _SPECS, _nvtx_meta, _TableBuilder
+from strata.analysis.model import Report, ReportInfo, StringIds
+from strata.analysis.progress import Progress
+from strata.analysis.schema import MEM_KIND_LABELS, MEMCPY_KIND_LABELS, SYNC_TYPE_LABELS
 
 __all__ = ["load_kineto"]
 

@@ -29,21 +29,21 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from analysis import metadata
-from analysis._sqlite import ColumnRead, ReportDatabase, quote_ident
-from analysis._strings import StringTable, read_string_table
-from analysis._tablespecs import ALL_SPECS as _ALL_SPECS
-from analysis._tablespecs import CHAIN_COLUMNS as _CHAIN_COLUMNS
-from analysis._tablespecs import CHAIN_SPECS as _CHAIN_SPECS
-from analysis._tablespecs import NAME_COLUMNS as _NAME_COLUMNS
-from analysis._tablespecs import REQUIRED as _REQUIRED
-from analysis._tablespecs import SPECS as _SPECS
-from analysis._tablespecs import suspect_rows as _suspect_rows
-from analysis.errors import CancelledError, CorruptReportError, NotAReportError
-from analysis.levels import nesting_levels, order_by_group_start
-from analysis.model import EventTable, Report, ReportInfo, StringIds, freeze
-from analysis.progress import Progress
-from analysis.schema import (
+from strata.analysis import metadata
+from strata.analysis._sqlite import ColumnRead, ReportDatabase, quote_ident
+from strata.analysis._strings import StringTable, read_string_table
+from strata.analysis._tablespecs import ALL_SPECS as _ALL_SPECS
+from strata.analysis._tablespecs import CHAIN_COLUMNS as _CHAIN_COLUMNS
+from strata.analysis._tablespecs import CHAIN_SPECS as _CHAIN_SPECS
+from strata.analysis._tablespecs import NAME_COLUMNS as _NAME_COLUMNS
+from strata.analysis._tablespecs import REQUIRED as _REQUIRED
+from strata.analysis._tablespecs import SPECS as _SPECS
+from strata.analysis._tablespecs import suspect_rows as _suspect_rows
+from strata.analysis.errors import CancelledError, CorruptReportError, NotAReportError
+from strata.analysis.levels import nesting_levels, order_by_group_start
+from strata.analysis.model import EventTable, Report, ReportInfo, StringIds, freeze
+from strata.analysis.progress import Progress
+from strata.analysis.schema import (
     NVTX_MARK_TYPES,
     NVTX_RANGE_TYPES,
     NVTX_TYPE_CATEGORY,

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis._metarows import (
+from strata.analysis._metarows import (
     check_descriptive_tables,
     context_rows,
     cuda_device_rows,
@@ -28,11 +28,17 @@ from analysis._metarows import (
     stream_rows,
     text_of,
 )
-from analysis._sqlite import ReportDatabase
-from analysis._strings import StringTable
-from analysis.errors import CorruptReportError
-from analysis.model import CONTEXT_COLUMNS, CUDA_DEVICE_COLUMNS, EventTable, ReportInfo, StringIds
-from analysis.schema import pid_of, tid_of
+from strata.analysis._sqlite import ReportDatabase
+from strata.analysis._strings import StringTable
+from strata.analysis.errors import CorruptReportError
+from strata.analysis.model import (
+    CONTEXT_COLUMNS,
+    CUDA_DEVICE_COLUMNS,
+    EventTable,
+    ReportInfo,
+    StringIds,
+)
+from strata.analysis.schema import pid_of, tid_of
 
 __all__ = [
     "check_descriptive_tables",

@@ -39,11 +39,11 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from analysis.errors import AnalysisError
-from analysis.model import Report
-from analysis.nametext import MEMSET_NAME, api_display_name, memcpy_name
-from analysis.nvtx import range_labels, range_rows, range_styles
-from analysis.shortnames import distinct_base_names
+from strata.analysis.errors import AnalysisError
+from strata.analysis.model import Report
+from strata.analysis.nametext import MEMSET_NAME, api_display_name, memcpy_name
+from strata.analysis.nvtx import range_labels, range_rows, range_styles
+from strata.analysis.shortnames import distinct_base_names
 
 __all__ = [
     "KERNEL_NAME_VARIANTS",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from analysis.schema import NVTX_PUSHPOP_TYPES, NVTX_STARTEND_TYPES
+from strata.analysis.schema import NVTX_PUSHPOP_TYPES, NVTX_STARTEND_TYPES
 
 __all__ = [
     "MEMSET_NAME",

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analysis._files import read_head
-from analysis.errors import ReportError
+from strata.analysis._files import read_head
+from strata.analysis.errors import ReportError
 
 __all__ = ["NSYS_REP_MAGIC", "SQLITE_MAGIC", "beside_export", "is_newer_export", "is_nsys_rep"]
 

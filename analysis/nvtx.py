@@ -13,9 +13,9 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from analysis.model import Report
-from analysis.nametext import STYLE_PUSHPOP, STYLE_STARTEND, nvtx_domain_names, nvtx_label
-from analysis.schema import NVTX_PUSHPOP_TYPES, NVTX_RANGE_TYPES, NVTX_STARTEND_TYPES, pid_of
+from strata.analysis.model import Report
+from strata.analysis.nametext import STYLE_PUSHPOP, STYLE_STARTEND, nvtx_domain_names, nvtx_label
+from strata.analysis.schema import NVTX_PUSHPOP_TYPES, NVTX_RANGE_TYPES, NVTX_STARTEND_TYPES, pid_of
 
 __all__ = [
     "STYLE_PUSHPOP",

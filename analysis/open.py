@@ -24,23 +24,23 @@ from collections.abc import Callable, Collection
 from dataclasses import replace
 from pathlib import Path
 
-from analysis import cache, cachesize
-from analysis._files import pending_wal, read_head
-from analysis._sqlite import SQLITE_MAGIC, release_freed_memory
-from analysis.discover import export_dir_format, looks_like_json
-from analysis.errors import (
+from strata.analysis import cache, cachesize
+from strata.analysis._files import pending_wal, read_head
+from strata.analysis._sqlite import SQLITE_MAGIC, release_freed_memory
+from strata.analysis.discover import export_dir_format, looks_like_json
+from strata.analysis.errors import (
     CorruptReportError,
     ExportError,
     NotAReportError,
     ReportError,
     UnsupportedVersionError,
 )
-from analysis.exportdir import export_dir_sqlite
-from analysis.kineto import load_kineto
-from analysis.loader import load_sqlite
-from analysis.model import EventTable, Report
-from analysis.nsysrep import beside_export, is_newer_export, is_nsys_rep
-from analysis.progress import Progress
+from strata.analysis.exportdir import export_dir_sqlite
+from strata.analysis.kineto import load_kineto
+from strata.analysis.loader import load_sqlite
+from strata.analysis.model import EventTable, Report
+from strata.analysis.nsysrep import beside_export, is_newer_export, is_nsys_rep
+from strata.analysis.progress import Progress
 
 __all__ = [
     "beside_export",

@@ -46,11 +46,11 @@ from types import ModuleType
 import numpy as np
 import pandas as pd
 
-from analysis.engine import group_stats
-from analysis.kinds import get_kind, outlier_kinds, resolve_kinds, row_labels
-from analysis.model import Report
-from analysis.names import EventNames
-from analysis.projection import project_nvtx
+from strata.analysis.engine import group_stats
+from strata.analysis.kinds import get_kind, outlier_kinds, resolve_kinds, row_labels
+from strata.analysis.model import Report
+from strata.analysis.names import EventNames
+from strata.analysis.projection import project_nvtx
 
 __all__ = [
     "DEFAULT_MIN_DELTA_NS",
@@ -471,7 +471,7 @@ def find_outliers(
         An unknown kind was asked for, the threshold or ``min_delta_ns`` is negative, or
         ``min_ratio`` is below 1.
     """
-    from analysis.errors import AnalysisError
+    from strata.analysis.errors import AnalysisError
 
     known = outlier_kinds()
     kinds = known if kinds is None else resolve_kinds(kinds, known, " for outliers")

@@ -33,8 +33,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
-from analysis.errors import AnalysisError
-from analysis.escape import escape_text
+from strata.analysis.errors import AnalysisError
+from strata.analysis.escape import escape_text
 
 __all__ = [
     "STDOUT",

@@ -26,12 +26,12 @@ from typing import BinaryIO
 import numpy as np
 import pandas as pd
 
-from analysis.event_frames import event_frame
-from analysis.export import TRACE_KINDS, launching_calls, trace_rows
-from analysis.kinds import resolve_kinds
-from analysis.model import Report
-from analysis.protowire import Rows, field_bytes, field_varint
-from analysis.reportset import ReportSet
+from strata.analysis.event_frames import event_frame
+from strata.analysis.export import TRACE_KINDS, launching_calls, trace_rows
+from strata.analysis.kinds import resolve_kinds
+from strata.analysis.model import Report
+from strata.analysis.protowire import Rows, field_bytes, field_varint
+from strata.analysis.reportset import ReportSet
 
 __all__ = ["PACKETS_PER_CHUNK", "write_perfetto_trace"]
 

@@ -18,10 +18,10 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from analysis.errors import AnalysisError
-from analysis.model import Report
-from analysis.nvtx import contained_pairs, range_labels, range_rows, range_styles
-from analysis.schema import global_pid_of, pid_of, tid_of
+from strata.analysis.errors import AnalysisError
+from strata.analysis.model import Report
+from strata.analysis.nvtx import contained_pairs, range_labels, range_rows, range_styles
+from strata.analysis.schema import global_pid_of, pid_of, tid_of
 
 __all__ = [
     "PROJECTION_COLUMNS",

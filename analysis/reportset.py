@@ -6,7 +6,7 @@ outliers. Nothing derived lives in a module global and nothing is written into a
 :class:`~analysis.model.Report` (frozen by contract). The GUI holds one set, the CLI builds
 one, and a notebook gets one from :func:`open_reports`::
 
-    from analysis import open_reports
+    from strata.analysis import open_reports
     rs = open_reports(["a.sqlite", "runs/"])
     rs.events("kernel")             # one row per kernel, named
     rs.stats("cuda_gpu_kern_sum")   # the table `strata stats -f csv` prints
@@ -29,16 +29,16 @@ from types import ModuleType
 import numpy as np
 import pandas as pd
 
-from analysis import projection as _projection
-from analysis.alignment import TimeAlignment
-from analysis.discover import find_reports
-from analysis.errors import AnalysisError
-from analysis.kinds import panel_kinds, resolve_kind, resolve_kinds
-from analysis.model import Report
-from analysis.open import open_report
-from analysis.progress import Progress
-from analysis.reportset_api import ReportSetAnalyses, csv_frame, with_report
-from analysis.timefmt import pluralize
+from strata.analysis import projection as _projection
+from strata.analysis.alignment import TimeAlignment
+from strata.analysis.discover import find_reports
+from strata.analysis.errors import AnalysisError
+from strata.analysis.kinds import panel_kinds, resolve_kind, resolve_kinds
+from strata.analysis.model import Report
+from strata.analysis.open import open_report
+from strata.analysis.progress import Progress
+from strata.analysis.reportset_api import ReportSetAnalyses, csv_frame, with_report
+from strata.analysis.timefmt import pluralize
 
 __all__ = ["EVENT_KINDS", "ReportSet", "open_reports"]
 
@@ -275,7 +275,7 @@ class ReportSet(ReportSetAnalyses):
     @property
     def labels(self) -> list[str]:
         """One unique, readable label per report (file name; parent folder if needed)."""
-        from analysis.tracks import report_labels
+        from strata.analysis.tracks import report_labels
 
         return list(self._set_value(("labels",), lambda s: report_labels(list(s.reports))))
 
@@ -310,7 +310,7 @@ class ReportSet(ReportSetAnalyses):
 
         ``nvtx_gpu`` is in it once :meth:`projected_slices` has run for the report.
         """
-        from analysis.tracks import build_slice_tables
+        from strata.analysis.tracks import build_slice_tables
 
         report = self._reports[self.index(report)]
         tables = dict(self._report_value(report, "slices", lambda: build_slice_tables(report)))
@@ -323,7 +323,7 @@ class ReportSet(ReportSetAnalyses):
 
     def projected_slices(self, report: Report | int):
         """Return the slice table of the NVTX ranges projected onto the GPU, or None."""
-        from analysis.tracks import projected_slice_table
+        from strata.analysis.tracks import projected_slice_table
 
         report = self._reports[self.index(report)]
         projection = self.projection(report)
@@ -341,7 +341,7 @@ class ReportSet(ReportSetAnalyses):
         (``report.complete`` False, a progressive open) gets them once it is complete: its
         projection would need the NVTX and CUDA API tables still being read.
         """
-        from analysis.tracks import build_tracks
+        from strata.analysis.tracks import build_tracks
 
         def compute(snap: ReportSet) -> list:
             if include_projection:
@@ -370,7 +370,7 @@ class ReportSet(ReportSetAnalyses):
         :func:`~analysis.window_stats.build_window_index` (a cancelled build keeps nothing:
         the next caller builds it).
         """
-        from analysis.window_stats import build_window_index
+        from strata.analysis.window_stats import build_window_index
 
         offsets = tuple(int(o) for o in (self.offsets_ns() if offsets_ns is None else offsets_ns))
         module = np if xp is None else xp
@@ -410,7 +410,7 @@ class ReportSet(ReportSetAnalyses):
             The minimum effect against the median (defaults
             :data:`analysis.outliers.DEFAULT_MIN_RATIO`, ``DEFAULT_MIN_DELTA_NS``).
         """
-        from analysis.outliers import (
+        from strata.analysis.outliers import (
             DEFAULT_MIN_DELTA_NS,
             DEFAULT_MIN_RATIO,
             DEFAULT_THRESHOLD,
@@ -471,7 +471,7 @@ class ReportSet(ReportSetAnalyses):
         AnalysisError
             Unknown kind.
         """
-        from analysis.event_frames import event_frame
+        from strata.analysis.event_frames import event_frame
 
         wanted = resolve_kind(kind, EVENT_KINDS)
         snap = self.snapshot()
@@ -519,9 +519,9 @@ class ReportSet(ReportSetAnalyses):
         AnalysisError
             Unknown summary, option or time unit; a bad filter.
         """
-        from analysis.filterspec import with_filter
-        from analysis.stats import run_report
-        from analysis.stats.text import parse_timeunit
+        from strata.analysis.filterspec import with_filter
+        from strata.analysis.stats import run_report
+        from strata.analysis.stats.text import parse_timeunit
 
         unit = parse_timeunit(timeunit)
         name = with_filter([name], filter_time, filter_nvtx)[0]

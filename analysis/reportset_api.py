@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from analysis.errors import AnalysisError
-from analysis.model import Report
+from strata.analysis.errors import AnalysisError
+from strata.analysis.model import Report
 
 if TYPE_CHECKING:
-    from analysis.alignment import TimeAlignment
+    from strata.analysis.alignment import TimeAlignment
 
 __all__ = ["ReportSetAnalyses"]
 
@@ -74,9 +74,9 @@ class ReportSetAnalyses:
         AnalysisError
             Unknown rule, option or time unit; a bad filter.
         """
-        from analysis.filterspec import with_filter
-        from analysis.rules import run_rule
-        from analysis.stats.text import parse_timeunit
+        from strata.analysis.filterspec import with_filter
+        from strata.analysis.rules import run_rule
+        from strata.analysis.stats.text import parse_timeunit
 
         unit = parse_timeunit(timeunit)
         if "rows" not in options and ":rows=" not in rule:
@@ -137,7 +137,7 @@ class ReportSetAnalyses:
         AnalysisError
             A side is empty or names no report of the set; an option is out of range.
         """
-        from analysis import diff as _diff
+        from strata.analysis import diff as _diff
 
         if before is None and after is None and len(self) == 2:
             before, after = 0, 1
@@ -193,8 +193,8 @@ class ReportSetAnalyses:
         AnalysisError
             An unknown table or alignment, or an impossible alignment.
         """
-        from analysis.alignment import TimeAlignment
-        from analysis.collectives import collectives
+        from strata.analysis.alignment import TimeAlignment
+        from strata.analysis.collectives import collectives
 
         if table not in COLLECTIVE_TABLES:
             raise AnalysisError(
@@ -271,7 +271,7 @@ class ReportSetAnalyses:
     def _recipe_run(self, name: str, mode: str, workers, options: dict):
         from dataclasses import fields
 
-        from analysis.recipes import RecipeOptions, run_recipe
+        from strata.analysis.recipes import RecipeOptions, run_recipe
 
         known = {f.name for f in fields(RecipeOptions)}
         unknown = sorted(set(options) - known)
@@ -318,8 +318,8 @@ def csv_frame(result, timeunit: str) -> pd.DataFrame:
     chosen time unit (hidden ``_`` columns dropped)."""
     import numpy as np
 
-    from analysis.stats.format import column_strings
-    from analysis.stats.text import header_of
+    from strata.analysis.stats.format import column_strings
+    from strata.analysis.stats.text import header_of
 
     visible = [c for c in result.frame.columns if not str(c).startswith("_")]
     out = {}

@@ -17,11 +17,11 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from analysis.errors import AnalysisError
-from analysis.kinds import event_kinds
-from analysis.model import Report
-from analysis.reportset import ReportSet
-from analysis.slices import SliceTable
+from strata.analysis.errors import AnalysisError
+from strata.analysis.kinds import event_kinds
+from strata.analysis.model import Report
+from strata.analysis.reportset import ReportSet
+from strata.analysis.slices import SliceTable
 
 __all__ = ["SearchMatches", "compile_search", "match_names", "search_events"]
 

@@ -15,9 +15,9 @@ from types import ModuleType
 import numpy as np
 import pandas as pd
 
-from analysis.engine import group_stats
-from analysis.errors import AnalysisError
-from analysis.kinds import (
+from strata.analysis.engine import group_stats
+from strata.analysis.errors import AnalysisError
+from strata.analysis.kinds import (
     KindRows,
     PanelRows,
     Projector,
@@ -26,9 +26,9 @@ from analysis.kinds import (
     panel_kinds,
     panel_rows,
 )
-from analysis.model import Report
-from analysis.projection import project_nvtx
-from analysis.xp import get_xp
+from strata.analysis.model import Report
+from strata.analysis.projection import project_nvtx
+from strata.analysis.xp import get_xp
 
 __all__ = ["AGGREGATE_KINDS", "AGGREGATE_COLUMNS", "Selection", "aggregate"]
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from analysis.model import freeze
+from strata.analysis.model import freeze
 
 __all__ = ["Extent", "SliceTable", "interval_extent"]
 

@@ -6,8 +6,10 @@ time are seconds with microsecond digits (as ``info`` prints them). Qt-free.
 
 from __future__ import annotations
 
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 __all__ = [
     "duration_unit",
@@ -44,6 +46,8 @@ def duration_unit(durations_ns: npt.ArrayLike) -> tuple[int, str]:
     >>> duration_unit([25_021_861, 52_219_637])
     (1000000, 'ms')
     """
+    import numpy as np  # here: a small report's `stats` imports this module, never NumPy
+
     values = np.abs(np.asarray(durations_ns, dtype=np.float64).ravel())
     values = values[np.isfinite(values)]  # a report without the instance: NaN
     typical = float(np.median(values)) if len(values) else 0.0

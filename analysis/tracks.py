@@ -19,12 +19,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.alignment import alignment_offsets
-from analysis.kinds import event_kinds, get_kind, kind_slices, kinds_at
-from analysis.model import Report
-from analysis.schema import pid_of, tid_of
-from analysis.slices import SliceTable
-from analysis.timefmt import pluralize
+from strata.analysis.alignment import alignment_offsets
+from strata.analysis.kinds import event_kinds, get_kind, kind_slices, kinds_at
+from strata.analysis.model import Report
+from strata.analysis.schema import pid_of, tid_of
+from strata.analysis.slices import SliceTable
+from strata.analysis.timefmt import pluralize
 
 __all__ = [
     "GPU_TABLES",

@@ -30,9 +30,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from analysis.engine import GroupStats, group_means, midpoint
-from analysis.kinds import PanelRows
-from analysis.wavelet import WaveletMatrix, kth_smallest
+from strata.analysis.engine import GroupStats, group_means, midpoint
+from strata.analysis.kinds import PanelRows
+from strata.analysis.wavelet import WaveletMatrix, kth_smallest
 
 __all__ = ["RANK_LIMIT", "RankedReport", "fits_ranked", "ranked_stats"]
 

@@ -34,17 +34,17 @@ from types import ModuleType
 import numpy as np
 import pandas as pd
 
-from analysis._sqlfile import usable_cores
-from analysis.engine import reduce_sorted
-from analysis.errors import AnalysisError, CancelledError
-from analysis.kinds import PanelRows, Projector, check_panel, panel_kinds, panel_rows
-from analysis.model import Report
-from analysis.names import EventNames
-from analysis.outliers import Z_MAD, Z_MEAN_AD
-from analysis.progress import Progress
-from analysis.projection import project_nvtx
-from analysis.window_ranked import RankedReport, fits_ranked, ranked_stats
-from analysis.xp import to_numpy
+from strata.analysis._sqlfile import usable_cores
+from strata.analysis.engine import reduce_sorted
+from strata.analysis.errors import AnalysisError, CancelledError
+from strata.analysis.kinds import PanelRows, Projector, check_panel, panel_kinds, panel_rows
+from strata.analysis.model import Report
+from strata.analysis.names import EventNames
+from strata.analysis.outliers import Z_MAD, Z_MEAN_AD
+from strata.analysis.progress import Progress
+from strata.analysis.projection import project_nvtx
+from strata.analysis.window_ranked import RankedReport, fits_ranked, ranked_stats
+from strata.analysis.xp import to_numpy
 
 __all__ = [
     "STAT_COLUMNS",

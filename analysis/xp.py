@@ -11,7 +11,7 @@ import os
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from analysis.errors import StrataError
+from strata.analysis.errors import StrataError
 
 if TYPE_CHECKING:
     import numpy as np

@@ -6,7 +6,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import QComboBox, QCompleter, QLabel, QToolBar, QWidget
 
-from viewer.access import name_control
+from strata.viewer.access import name_control
 
 __all__ = ["ALIGNMENT_MODES", "AlignmentToolBar"]
 

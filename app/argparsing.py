@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from analysis.errors import StrataError
-from analysis.spelling import did_you_mean
+from strata.analysis.errors import StrataError
+from strata.analysis.spelling import did_you_mean
 
 __all__ = ["StrataArgumentParser"]
 

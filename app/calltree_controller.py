@@ -12,11 +12,11 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QMainWindow
 
-from analysis.calltree import CallTree, sample_stacks, selection_tree
-from analysis.reportset import ReportSet
-from analysis.timefmt import pluralize
-from app.stats_jobs import error_text
-from viewer.calltree_view import CallTreePanel
+from strata.analysis.calltree import CallTree, sample_stacks, selection_tree
+from strata.analysis.reportset import ReportSet
+from strata.analysis.timefmt import pluralize
+from strata.app.stats_jobs import error_text
+from strata.viewer.calltree_view import CallTreePanel
 
 __all__ = ["CallTreeController", "install_call_tree"]
 

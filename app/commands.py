@@ -7,15 +7,15 @@ __all__ = ["SUBCOMMANDS"]
 
 #: sub-command -> its module (``add_parser(subparsers)``, ``run(args) -> int``); all headless
 SUBCOMMANDS = {
-    "info": "app.cli.info",
-    "stats": "app.cli.stats",
-    "outliers": "app.cli.outliers",
-    "recipe": "app.cli.recipe",
-    "render": "app.cli.render",
-    "analyze": "app.cli.analyze",
-    "export": "app.cli.export",
-    "diff": "app.cli.diff",
-    "dlprof": "app.cli.dlprof",
-    "collectives": "app.cli.collectives",
-    "calltree": "app.cli.calltree",
+    "info": "strata.app.cli.info",
+    "stats": "strata.app.cli.stats",
+    "outliers": "strata.app.cli.outliers",
+    "recipe": "strata.app.cli.recipe",
+    "render": "strata.app.cli.render",
+    "analyze": "strata.app.cli.analyze",
+    "export": "strata.app.cli.export",
+    "diff": "strata.app.cli.diff",
+    "dlprof": "strata.app.cli.dlprof",
+    "collectives": "strata.app.cli.collectives",
+    "calltree": "strata.app.cli.calltree",
 }

@@ -19,8 +19,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from analysis.timefmt import pluralize
-from viewer.access import name_control
+from strata.analysis.timefmt import pluralize
+from strata.viewer.access import name_control
 
 __all__ = ["PinByNameDialog", "ShortcutsDialog", "about_text"]
 

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from analysis.diff import DiffOptions, diff_kind
-from app.event_lookup import highlight_rows
-from app.stats_jobs import ShownReports
-from viewer.table_model import format_cell
+from strata.analysis.diff import DiffOptions, diff_kind
+from strata.app.event_lookup import highlight_rows
+from strata.app.stats_jobs import ShownReports
+from strata.viewer.table_model import format_cell
 
 __all__ = [
     "CHANGE_TEXT",
@@ -62,7 +62,7 @@ class DiffResult:
 def compute_diff(shown: ShownReports, request: DiffRequest) -> DiffResult:
     """Compute a request on a worker (once per set of reports, sides, kind and options)."""
     reports = shown.reports
-    key = ("app.diff_jobs", request.kind, request.before, request.after, request.options)
+    key = ("strata.app.diff_jobs", request.kind, request.before, request.after, request.options)
 
     def compute(snap) -> pd.DataFrame:
         before, after = snap.subset(request.before), snap.subset(request.after)

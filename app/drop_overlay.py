@@ -5,9 +5,9 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QWidget
 
-from analysis.dropped import DropPreview
-from viewer.access import name_control
-from viewer.style import ui_font
+from strata.analysis.dropped import DropPreview
+from strata.viewer.access import name_control
+from strata.viewer.style import ui_font
 
 __all__ = ["DropOverlay"]
 

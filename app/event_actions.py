@@ -13,12 +13,12 @@ import logging
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QDockWidget, QMainWindow
 
-from analysis.event_fields import read_event_fields
-from analysis.timefmt import pluralize
-from viewer.details_pane import EventDetailsPane
-from viewer.event_menu import stats_kind
-from viewer.events import EventRef, shown_name
-from viewer.state import AlignmentAnchor
+from strata.analysis.event_fields import read_event_fields
+from strata.analysis.timefmt import pluralize
+from strata.viewer.details_pane import EventDetailsPane
+from strata.viewer.event_menu import stats_kind
+from strata.viewer.events import EventRef, shown_name
+from strata.viewer.state import AlignmentAnchor
 
 __all__ = ["EventActions"]
 

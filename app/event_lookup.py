@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.reportset import ReportSet
-from viewer.events import EventRef
+from strata.analysis.reportset import ReportSet
+from strata.viewer.events import EventRef
 
 __all__ = [
     "focus_event",

@@ -13,14 +13,14 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow
 
-from analysis.area import AreaEvents, area_events, area_frame, write_area_csv
-from analysis.errors import StrataError
-from analysis.reportset import ReportSet
-from app.event_lookup import focus_event
-from app.stats_jobs import error_text
-from viewer.events import EventRef, describe_event, event_ref
-from viewer.events_view import EventsView
-from viewer.state import TimelineSelection
+from strata.analysis.area import AreaEvents, area_events, area_frame, write_area_csv
+from strata.analysis.errors import StrataError
+from strata.analysis.reportset import ReportSet
+from strata.app.event_lookup import focus_event
+from strata.app.stats_jobs import error_text
+from strata.viewer.events import EventRef, describe_event, event_ref
+from strata.viewer.events_view import EventsView
+from strata.viewer.state import TimelineSelection
 
 __all__ = ["EventsController", "install_events_view"]
 

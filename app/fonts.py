@@ -45,7 +45,7 @@ def ensure_usable_font(app: QApplication) -> str | None:
     """
     if has_usable_font(app):
         return None
-    data = resources.files("resources").joinpath(FALLBACK_FONT_FILE).read_bytes()
+    data = resources.files("strata.resources").joinpath(FALLBACK_FONT_FILE).read_bytes()
     font_id = QFontDatabase.addApplicationFontFromData(QByteArray(data))
     families = QFontDatabase.applicationFontFamilies(font_id) if font_id >= 0 else []
     if not families:

@@ -11,7 +11,7 @@ import traceback
 from collections.abc import Mapping
 from types import TracebackType
 
-from app.argparsing import StrataArgumentParser
+from strata.app.argparsing import StrataArgumentParser
 
 __all__ = ["check_display", "install_excepthook", "parse_gui_args", "run_gui"]
 
@@ -90,8 +90,8 @@ def check_display(environ: Mapping[str, str], platform: str = sys.platform) -> N
     StrataError
         On Linux with neither ``DISPLAY`` nor ``WAYLAND_DISPLAY`` nor ``QT_QPA_PLATFORM``.
     """
-    from analysis.errors import StrataError
-    from app.commands import SUBCOMMANDS
+    from strata.analysis.errors import StrataError
+    from strata.app.commands import SUBCOMMANDS
 
     if not platform.startswith("linux") or environ.get("QT_QPA_PLATFORM"):
         return
@@ -119,10 +119,10 @@ def _close_on_interrupt(window) -> None:
 
 def _install_panels(window) -> None:
     """Dock the side panels on ``window`` and put back their saved places."""
-    from app.calltree_controller import install_call_tree
-    from app.events_controller import install_events_view
-    from app.search_controller import install_search
-    from app.stats_controller import install_stats_panel
+    from strata.app.calltree_controller import install_call_tree
+    from strata.app.events_controller import install_events_view
+    from strata.app.search_controller import install_search
+    from strata.app.stats_controller import install_stats_panel
 
     window.stats_controller = install_stats_panel(window)
     window.calltree_controller = install_call_tree(window)
@@ -137,11 +137,11 @@ def run_gui(argv: list[str]) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
     from PySide6.QtWidgets import QApplication
 
-    from app.fonts import ensure_usable_font
-    from app.icon import make_app_icon
-    from app.main_window import MainWindow
-    from app.settings import Settings
-    from app.theme import apply_theme
+    from strata.app.fonts import ensure_usable_font
+    from strata.app.icon import make_app_icon
+    from strata.app.main_window import MainWindow
+    from strata.app.settings import Settings
+    from strata.app.theme import apply_theme
 
     if QApplication.instance() is None:
         check_display(os.environ)

@@ -10,11 +10,11 @@ from PySide6.QtGui import QGuiApplication, QImage
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QFileDialog, QWidget
 
-from analysis.cache import cache_root
-from analysis.errors import StrataError
-from analysis.outputs import atomic_file, check_file_target, check_output
-from viewer.render import render_into, render_to_image
-from viewer.timeline import TimelineWidget
+from strata.analysis.cache import cache_root
+from strata.analysis.errors import StrataError
+from strata.analysis.outputs import atomic_file, check_file_target, check_output
+from strata.viewer.render import render_into, render_to_image
+from strata.viewer.timeline import TimelineWidget
 
 __all__ = [
     "IMAGE_FILTERS",

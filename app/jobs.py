@@ -115,7 +115,7 @@ class JobProgress:
 
 
 def _expected_errors() -> tuple[type[BaseException], ...]:
-    from analysis.errors import StrataError
+    from strata.analysis.errors import StrataError
 
     return (StrataError,)
 

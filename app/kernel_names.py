@@ -12,7 +12,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import QMenu
 
-from app.settings import Settings
+from strata.app.settings import Settings
 
 __all__ = ["KERNEL_NAME_CHOICES", "KernelNameChoice"]
 

@@ -19,12 +19,12 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from analysis import Report, find_reports, open_report
-from analysis.errors import StrataError
-from analysis.progress import Progress
-from analysis.recipes.output import is_recipe_output
-from analysis.reportset import ReportSet
-from app.jobs import Job, JobProgress, JobRunner
+from strata.analysis import Report, find_reports, open_report
+from strata.analysis.errors import StrataError
+from strata.analysis.progress import Progress
+from strata.analysis.recipes.output import is_recipe_output
+from strata.analysis.reportset import ReportSet
+from strata.app.jobs import Job, JobProgress, JobRunner
 
 __all__ = ["LOADED", "LOADING", "ReportEntry", "ReportList", "build_demo"]
 
@@ -257,10 +257,10 @@ def build_demo(progress: Progress, cancel: threading.Event) -> list[Path]:
     StrataError
         The demo builder is not available in this installation.
     """
-    from analysis.cache import cache_root
+    from strata.analysis.cache import cache_root
 
     try:
-        from resources.demo import build_demo_reports
+        from strata.resources.demo import build_demo_reports
     except ImportError as exc:
         raise StrataError(f"the built-in demo is not available ({exc})") from exc
     progress(0.0, "building the demo reports")

@@ -27,32 +27,32 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from analysis import __version__
-from analysis.cache import cache_root
-from analysis.discover import REPORT_SUFFIXES
-from analysis.dropped import DropPreview, preview_paths
-from analysis.errors import ReportError, StrataError
-from analysis.timefmt import format_count, format_range_ns, pluralize
-from app.alignment_bar import AlignmentToolBar
-from app.dialogs import PinByNameDialog, ShortcutsDialog, about_text
-from app.drop_overlay import DropOverlay
-from app.event_actions import EventActions
-from app.icon import make_app_icon
-from app.image_export import copy_image, export_image, image_dialog_path
-from app.jobs import JobRunner
-from app.kernel_names import KernelNameChoice
-from app.loading import LOADING, ReportEntry, ReportList, build_demo
-from app.menus import build_actions, build_menu_bar, build_tool_bar, fill_recent_menu
-from app.message_area import MessageArea
-from app.recipe_window import RecipeOutputOpener
-from app.reports_panel import ReportsPanel
-from app.settings import Settings
-from app.theme import ThemeSwitcher
-from app.timeline_binding import TimelineBinding, TimelineWidget
-from app.timeline_keys import install_timeline_keys
-from viewer.access import name_control
-from viewer.events import EventRef
-from viewer.state import DiffState
+from strata.analysis import __version__
+from strata.analysis.cache import cache_root
+from strata.analysis.discover import REPORT_SUFFIXES
+from strata.analysis.dropped import DropPreview, preview_paths
+from strata.analysis.errors import ReportError, StrataError
+from strata.analysis.timefmt import format_count, format_range_ns, pluralize
+from strata.app.alignment_bar import AlignmentToolBar
+from strata.app.dialogs import PinByNameDialog, ShortcutsDialog, about_text
+from strata.app.drop_overlay import DropOverlay
+from strata.app.event_actions import EventActions
+from strata.app.icon import make_app_icon
+from strata.app.image_export import copy_image, export_image, image_dialog_path
+from strata.app.jobs import JobRunner
+from strata.app.kernel_names import KernelNameChoice
+from strata.app.loading import LOADING, ReportEntry, ReportList, build_demo
+from strata.app.menus import build_actions, build_menu_bar, build_tool_bar, fill_recent_menu
+from strata.app.message_area import MessageArea
+from strata.app.recipe_window import RecipeOutputOpener
+from strata.app.reports_panel import ReportsPanel
+from strata.app.settings import Settings
+from strata.app.theme import ThemeSwitcher
+from strata.app.timeline_binding import TimelineBinding, TimelineWidget
+from strata.app.timeline_keys import install_timeline_keys
+from strata.viewer.access import name_control
+from strata.viewer.events import EventRef
+from strata.viewer.state import DiffState
 
 __all__ = ["DEFAULT_SIZE", "MainWindow", "fit_into"]
 

@@ -14,9 +14,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMainWindow, QMenu, QToolBar
 
-from analysis.timefmt import pluralize
-from app.settings import Settings
-from viewer.access import name_control
+from strata.analysis.timefmt import pluralize
+from strata.app.settings import Settings
+from strata.viewer.access import name_control
 
 __all__ = [
     "ACTIONS",

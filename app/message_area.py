@@ -15,9 +15,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from analysis.timefmt import pluralize
-from viewer.access import name_control
-from viewer.labels import ElidedLabel
+from strata.analysis.timefmt import pluralize
+from strata.viewer.access import name_control
+from strata.viewer.labels import ElidedLabel
 
 __all__ = ["MessageArea"]
 

@@ -17,10 +17,10 @@ from PySide6.QtCore import QObject, QSize, Qt, Signal
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QMainWindow, QWidget
 
-from analysis.progress import Progress
-from analysis.recipes.output import load_manifest, load_output
-from app.jobs import JobRunner
-from viewer.recipe_view import RecipeOutputContent, RecipeOutputWidget
+from strata.analysis.progress import Progress
+from strata.analysis.recipes.output import load_manifest, load_output
+from strata.app.jobs import JobRunner
+from strata.viewer.recipe_view import RecipeOutputContent, RecipeOutputWidget
 
 __all__ = ["RecipeOutputOpener", "RecipeWindow", "read_recipe_output"]
 

@@ -19,11 +19,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from analysis.shortnames import distinct_short_labels
-from analysis.timefmt import format_count, format_duration_ns, pluralize
-from app.loading import LOADED, ReportEntry, ReportList
-from viewer.access import fit_rows, name_control
-from viewer.state import DiffState
+from strata.analysis.shortnames import distinct_short_labels
+from strata.analysis.timefmt import format_count, format_duration_ns, pluralize
+from strata.app.loading import LOADED, ReportEntry, ReportList
+from strata.viewer.access import fit_rows, name_control
+from strata.viewer.state import DiffState
 
 __all__ = ["ReportsPanel"]
 

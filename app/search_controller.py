@@ -12,14 +12,14 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QMainWindow, QToolBar
 
-from analysis.errors import AnalysisError
-from analysis.search import SearchMatches, compile_search, search_events
-from app.event_lookup import focus_event
-from app.stats_jobs import error_text
-from viewer.access import name_control
-from viewer.events import EventRef, event_ref
-from viewer.search_bar import SearchBar
-from viewer.state import SearchState
+from strata.analysis.errors import AnalysisError
+from strata.analysis.search import SearchMatches, compile_search, search_events
+from strata.app.event_lookup import focus_event
+from strata.app.stats_jobs import error_text
+from strata.viewer.access import name_control
+from strata.viewer.events import EventRef, event_ref
+from strata.viewer.search_bar import SearchBar
+from strata.viewer.state import SearchState
 
 __all__ = ["SearchController", "install_search"]
 

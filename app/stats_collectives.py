@@ -19,15 +19,15 @@ import numpy as np
 import pandas as pd
 from PySide6.QtCore import QObject, Signal
 
-from analysis.collectives import CollectiveMatch, anchored_instance, collectives
-from analysis.timefmt import format_duration_ns, pluralize
-from app.event_lookup import scroll_track_into_view
-from app.jobs import JobRunner
-from app.stats_jobs import ShownReports, run_for_set
-from viewer.collective_overlay import CollectiveOverlay
-from viewer.collectives_view import collective_view_frame
-from viewer.stats_panel import StatsPanel
-from viewer.timeline import TimelineWidget
+from strata.analysis.collectives import CollectiveMatch, anchored_instance, collectives
+from strata.analysis.timefmt import format_duration_ns, pluralize
+from strata.app.event_lookup import scroll_track_into_view
+from strata.app.jobs import JobRunner
+from strata.app.stats_jobs import ShownReports, run_for_set
+from strata.viewer.collective_overlay import CollectiveOverlay
+from strata.viewer.collectives_view import collective_view_frame
+from strata.viewer.stats_panel import StatsPanel
+from strata.viewer.timeline import TimelineWidget
 
 __all__ = ["CollectiveList"]
 

@@ -29,19 +29,19 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow
 
-from analysis.alignment import TimeAlignment
-from analysis.names import kernel_display_names
-from analysis.outliers import Outliers
-from app.stats_collectives import CollectiveList
-from app.stats_diff import DiffList
-from app.stats_expert import ExpertList
-from app.stats_highlight import NameHighlighter
-from app.stats_jobs import ShownReports
-from app.stats_ops import OpsList
-from app.stats_outliers import MAX_MARKS, OutlierList
-from app.stats_table import StatsTable
-from viewer.state import Scope
-from viewer.stats_panel import COLLECTIVES_TAB, StatsPanel
+from strata.analysis.alignment import TimeAlignment
+from strata.analysis.names import kernel_display_names
+from strata.analysis.outliers import Outliers
+from strata.app.stats_collectives import CollectiveList
+from strata.app.stats_diff import DiffList
+from strata.app.stats_expert import ExpertList
+from strata.app.stats_highlight import NameHighlighter
+from strata.app.stats_jobs import ShownReports
+from strata.app.stats_ops import OpsList
+from strata.app.stats_outliers import MAX_MARKS, OutlierList
+from strata.app.stats_table import StatsTable
+from strata.viewer.state import Scope
+from strata.viewer.stats_panel import COLLECTIVES_TAB, StatsPanel
 
 __all__ = ["MAX_MARKS", "StatsController", "install_stats_panel"]
 

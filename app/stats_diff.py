@@ -16,15 +16,15 @@ from pathlib import Path
 import pandas as pd
 from PySide6.QtCore import QObject, Signal
 
-from analysis.timefmt import pluralize
-from app.diff_jobs import TINTED, DiffRequest, DiffResult, compute_diff, tint_codes
-from app.jobs import JobRunner
-from app.stats_highlight import NameHighlighter
-from app.stats_jobs import ShownReports, error_text
-from app.theme import DIFF_COLORS, diff_colors
-from viewer.frame import EventTints
-from viewer.state import DiffState, TimelineState
-from viewer.stats_panel import DIFF_KIND_TITLES, StatsPanel
+from strata.analysis.timefmt import pluralize
+from strata.app.diff_jobs import TINTED, DiffRequest, DiffResult, compute_diff, tint_codes
+from strata.app.jobs import JobRunner
+from strata.app.stats_highlight import NameHighlighter
+from strata.app.stats_jobs import ShownReports, error_text
+from strata.app.theme import DIFF_COLORS, diff_colors
+from strata.viewer.frame import EventTints
+from strata.viewer.state import DiffState, TimelineState
+from strata.viewer.stats_panel import DIFF_KIND_TITLES, StatsPanel
 
 __all__ = ["HINT", "DiffList"]
 

@@ -12,15 +12,15 @@ from __future__ import annotations
 import pandas as pd
 from PySide6.QtCore import QObject, Signal
 
-from analysis.rules.findings import ExpertFindings, set_findings
-from analysis.schema import pid_of
-from analysis.timefmt import pluralize
-from app.event_lookup import instance_refs, scroll_track_into_view
-from app.jobs import JobRunner
-from app.stats_highlight import NameHighlighter
-from app.stats_jobs import ShownReports, run_for_set
-from viewer.stats_panel import StatsPanel
-from viewer.timeline import TimelineWidget
+from strata.analysis.rules.findings import ExpertFindings, set_findings
+from strata.analysis.schema import pid_of
+from strata.analysis.timefmt import pluralize
+from strata.app.event_lookup import instance_refs, scroll_track_into_view
+from strata.app.jobs import JobRunner
+from strata.app.stats_highlight import NameHighlighter
+from strata.app.stats_jobs import ShownReports, run_for_set
+from strata.viewer.stats_panel import StatsPanel
+from strata.viewer.timeline import TimelineWidget
 
 __all__ = ["ExpertList"]
 

@@ -17,10 +17,10 @@ import numpy as np
 import pandas as pd
 from PySide6.QtCore import QObject, Signal
 
-from analysis.timefmt import pluralize
-from app.event_lookup import focus_event, highlight_rows, instance_refs, with_shared_start
-from app.jobs import JobRunner
-from app.stats_jobs import (
+from strata.analysis.timefmt import pluralize
+from strata.app.event_lookup import focus_event, highlight_rows, instance_refs, with_shared_start
+from strata.app.jobs import JobRunner
+from strata.app.stats_jobs import (
     Histogram,
     ShownReports,
     StatsRequest,
@@ -28,11 +28,11 @@ from app.stats_jobs import (
     histogram_of,
     name_groups,
 )
-from viewer.events import EventRef
-from viewer.frame import EventTints
-from viewer.state import NameHighlight, scope_window
-from viewer.stats_panel import StatsPanel
-from viewer.timeline import TimelineWidget
+from strata.viewer.events import EventRef
+from strata.viewer.frame import EventTints
+from strata.viewer.state import NameHighlight, scope_window
+from strata.viewer.stats_panel import StatsPanel
+from strata.viewer.timeline import TimelineWidget
 
 __all__ = ["NameHighlighter"]
 

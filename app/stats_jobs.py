@@ -17,16 +17,16 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from analysis.alignment import TimeAlignment
-from analysis.engine import sqlite_round
-from analysis.errors import StrataError
-from analysis.outliers import DEFAULT_THRESHOLD
-from analysis.progress import Progress
-from analysis.reportset import ReportSet
-from analysis.stats import time_percent
-from analysis.window_stats import WindowIndex, pivot_by_report, robust_threshold
-from analysis.xp import get_xp
-from viewer.state import NameHighlight, Scope
+from strata.analysis.alignment import TimeAlignment
+from strata.analysis.engine import sqlite_round
+from strata.analysis.errors import StrataError
+from strata.analysis.outliers import DEFAULT_THRESHOLD
+from strata.analysis.progress import Progress
+from strata.analysis.reportset import ReportSet
+from strata.analysis.stats import time_percent
+from strata.analysis.window_stats import WindowIndex, pivot_by_report, robust_threshold
+from strata.analysis.xp import get_xp
+from strata.viewer.state import NameHighlight, Scope
 
 __all__ = [
     "Histogram",

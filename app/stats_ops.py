@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 from PySide6.QtCore import QObject, Signal
 
-from analysis.dlprof.reports import DlprofResult, set_results
-from analysis.dlprof.views import (
+from strata.analysis.dlprof.reports import DlprofResult, set_results
+from strata.analysis.dlprof.views import (
     EVENT_TABLES,
     OpEvents,
     SummaryFigures,
@@ -24,12 +24,12 @@ from analysis.dlprof.views import (
     summary_figures,
     view_frame,
 )
-from analysis.timefmt import pluralize
-from app.event_lookup import instance_refs
-from app.jobs import JobRunner
-from app.stats_highlight import NameHighlighter
-from app.stats_jobs import ShownReports, error_text, run_for_set
-from viewer.stats_panel import OPS_TAB, StatsPanel
+from strata.analysis.timefmt import pluralize
+from strata.app.event_lookup import instance_refs
+from strata.app.jobs import JobRunner
+from strata.app.stats_highlight import NameHighlighter
+from strata.app.stats_jobs import ShownReports, error_text, run_for_set
+from strata.viewer.stats_panel import OPS_TAB, StatsPanel
 
 __all__ = ["OpsList"]
 

@@ -16,15 +16,15 @@ import numpy as np
 import pandas as pd
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from analysis.outliers import DEFAULT_THRESHOLD, Outliers
-from analysis.timefmt import pluralize
-from app.event_lookup import instance_refs
-from app.jobs import JobRunner
-from app.stats_highlight import NameHighlighter
-from app.stats_jobs import ShownReports, run_for_set
-from viewer.events import EventRef
-from viewer.state import TimelineState, scope_window
-from viewer.stats_panel import RANGE_SCOPES, StatsPanel, group_of
+from strata.analysis.outliers import DEFAULT_THRESHOLD, Outliers
+from strata.analysis.timefmt import pluralize
+from strata.app.event_lookup import instance_refs
+from strata.app.jobs import JobRunner
+from strata.app.stats_highlight import NameHighlighter
+from strata.app.stats_jobs import ShownReports, run_for_set
+from strata.viewer.events import EventRef
+from strata.viewer.state import TimelineState, scope_window
+from strata.viewer.stats_panel import RANGE_SCOPES, StatsPanel, group_of
 
 __all__ = ["MAX_MARKS", "OutlierList"]
 

@@ -20,13 +20,13 @@ from collections.abc import Callable
 import pandas as pd
 from PySide6.QtCore import QObject, Signal
 
-from analysis.area import aggregate_window, area_stats
-from analysis.errors import CancelledError
-from analysis.timefmt import pluralize
-from analysis.tracks import Track
-from app.jobs import Job, JobRunner
-from app.stats_highlight import NameHighlighter
-from app.stats_jobs import (
+from strata.analysis.area import aggregate_window, area_stats
+from strata.analysis.errors import CancelledError
+from strata.analysis.timefmt import pluralize
+from strata.analysis.tracks import Track
+from strata.app.jobs import Job, JobRunner
+from strata.app.stats_highlight import NameHighlighter
+from strata.app.stats_jobs import (
     ShownReports,
     StatsPanelResult,
     StatsRequest,
@@ -34,8 +34,8 @@ from app.stats_jobs import (
     histogram_of,
     stats_frame,
 )
-from viewer.state import Scope, TimelineSelection, TimelineState, scope_window
-from viewer.stats_panel import OWN_TABS, StatsPanel
+from strata.viewer.state import Scope, TimelineSelection, TimelineState, scope_window
+from strata.viewer.stats_panel import OWN_TABS, StatsPanel
 
 __all__ = ["StatsTable"]
 

@@ -9,8 +9,8 @@ from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QActionGroup, QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication, QMainWindow, QMenu
 
-from viewer.histogram import DurationHistogramWidget
-from viewer.style import THEMES
+from strata.viewer.histogram import DurationHistogramWidget
+from strata.viewer.style import THEMES
 
 __all__ = [
     "DIFF_COLORS",

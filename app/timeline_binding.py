@@ -21,17 +21,17 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from analysis import Report
-from analysis.alignment import TimeAlignment
-from analysis.errors import StrataError
-from analysis.names import nvtx_range_texts
-from analysis.reportset import ReportSet
-from analysis.tracks import Track
-from app.jobs import JobRunner
-from app.loading import ReportList
-from app.settings import Settings
-from viewer.rows import match_tracks
-from viewer.timeline import TimelineWidget
+from strata.analysis import Report
+from strata.analysis.alignment import TimeAlignment
+from strata.analysis.errors import StrataError
+from strata.analysis.names import nvtx_range_texts
+from strata.analysis.reportset import ReportSet
+from strata.analysis.tracks import Track
+from strata.app.jobs import JobRunner
+from strata.app.loading import ReportList
+from strata.app.settings import Settings
+from strata.viewer.rows import match_tracks
+from strata.viewer.timeline import TimelineWidget
 
 __all__ = ["TimelineBinding", "TimelineWidget"]
 

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from viewer.timeline import TimelineWidget
+from strata.viewer.timeline import TimelineWidget
 
 __all__ = ["TIMELINE_KEYS", "install_timeline_keys", "is_editing_text"]
 

@@ -176,7 +176,7 @@ import json, sys, time
 sys.path.insert(0, sys.argv[1])
 sys.path.insert(0, sys.argv[1] + "/benchmarks")
 from _common import AnonPeak, memory_status
-from analysis import open_report
+from strata.analysis import open_report
 before = memory_status()
 t = time.perf_counter()
 with AnonPeak() as anon:
@@ -226,7 +226,7 @@ def open_together(paths: list[Path]) -> tuple[list[Any], dict[str, float]]:
     and ``resident`` (RSS after the last), in bytes, and prints them. Entries are prepared by
     :func:`cache_entries` first, so that this process's peak is the set's, not a cold read's.
     """
-    from analysis import open_report
+    from strata.analysis import open_report
 
     cold = cache_entries(paths)
     status = memory_status()

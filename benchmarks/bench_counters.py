@@ -29,10 +29,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench_timeline import _blit_ms, _frames  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from analysis import open_report  # noqa: E402
-from analysis.reportset import ReportSet  # noqa: E402
-from analysis.tracks import alignment_offsets  # noqa: E402
-from viewer.timeline import TimelineWidget  # noqa: E402
+from strata.analysis import open_report  # noqa: E402
+from strata.analysis.reportset import ReportSet  # noqa: E402
+from strata.analysis.tracks import alignment_offsets  # noqa: E402
+from strata.viewer.timeline import TimelineWidget  # noqa: E402
 
 REAL = Path(__file__).resolve().parents[2] / "shared/reports/real"
 REPORTS = (

@@ -54,7 +54,7 @@ _KERNELS = "CUPTI_ACTIVITY_KIND_KERNEL"
 
 def _scan_queries(path: Path) -> list[str]:
     """One aggregate query per table the loader reads, over the same columns."""
-    from analysis.loader import _SPECS
+    from strata.analysis.loader import _SPECS
 
     con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
@@ -89,7 +89,7 @@ def _phase_scan(path: Path) -> dict:
 
 
 def _phase_open(path: Path) -> dict:
-    from analysis import open_report
+    from strata.analysis import open_report
 
     before = memory_status()
     cpu0 = cpu_seconds()

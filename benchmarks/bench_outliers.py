@@ -24,9 +24,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from analysis import open_report  # noqa: E402
-from analysis.outliers import find_outliers  # noqa: E402
-from resources.demo import build_demo_reports  # noqa: E402
+from strata.analysis import open_report  # noqa: E402
+from strata.analysis.outliers import find_outliers  # noqa: E402
+from strata.resources.demo import build_demo_reports  # noqa: E402
 
 
 def _best(fn, repeat: int) -> float:

@@ -45,11 +45,11 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from _common import memory_line, open_together, report_copies, rss_bytes  # noqa: E402
 
-from analysis import open_report  # noqa: E402
-from analysis.selection import Selection, aggregate  # noqa: E402
-from analysis.tracks import alignment_offsets  # noqa: E402
-from analysis.window_stats import build_window_index  # noqa: E402
-from analysis.xp import backend_name, get_xp  # noqa: E402
+from strata.analysis import open_report  # noqa: E402
+from strata.analysis.selection import Selection, aggregate  # noqa: E402
+from strata.analysis.tracks import alignment_offsets  # noqa: E402
+from strata.analysis.window_stats import build_window_index  # noqa: E402
+from strata.analysis.xp import backend_name, get_xp  # noqa: E402
 
 SOURCE = (
     Path(__file__).resolve().parents[2]

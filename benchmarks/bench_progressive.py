@@ -35,7 +35,7 @@ from _common import REPO, cpu_seconds, print_phase_result, run_phase, timed
 
 
 def _phase_whole(path: Path) -> dict:
-    from analysis import open_report
+    from strata.analysis import open_report
 
     cpu = cpu_seconds()
     report, seconds = timed(lambda: open_report(path, use_cache=True))
@@ -43,7 +43,7 @@ def _phase_whole(path: Path) -> dict:
 
 
 def _phase_progressive(path: Path) -> dict:
-    from analysis import open_report
+    from strata.analysis import open_report
 
     seen: dict[str, float] = {}
     cpu = cpu_seconds()
@@ -74,8 +74,8 @@ def _phase_window(path: Path) -> dict:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtWidgets import QApplication
 
-    from app.main_window import MainWindow
-    from app.settings import Settings
+    from strata.app.main_window import MainWindow
+    from strata.app.settings import Settings
 
     app = QApplication.instance() or QApplication([])
     with tempfile.TemporaryDirectory() as tmp:

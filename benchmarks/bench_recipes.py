@@ -112,7 +112,7 @@ def _hwm_bytes(pid: int) -> int:
 def _event_count(path: Path) -> int:
     con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
-        from analysis.loader import _SPECS
+        from strata.analysis.loader import _SPECS
 
         tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         return sum(
@@ -150,16 +150,16 @@ def build_reports(source: Path, folder: Path, events: int, reports: int) -> list
 
 
 def _phase_run(args: argparse.Namespace) -> None:
-    from analysis.recipes import RecipeOptions, run_recipe
+    from strata.analysis.recipes import RecipeOptions, run_recipe
 
     paths = sorted(Path(args.folder).glob("rank*.sqlite"))
     options = RecipeOptions(use_cache=args.cache, kernel_name=args.kernel)
     mode = args.mode
     if mode == _SERIAL_ONE_THREAD:
-        import analysis._sqlite
+        import strata.analysis._sqlite
 
         # The loader reads tables on one thread per core; this peer uses one core only.
-        analysis._sqlite.limit_read_threads(1)
+        strata.analysis._sqlite.limit_read_threads(1)
         mode = "serial"
     run, wall_s = timed(
         lambda: run_recipe(args.recipe, paths, options, mode=mode, workers=args.workers)
@@ -193,8 +193,8 @@ def _run_watched(args: list[str], env: dict[str, str]) -> dict:
 
 
 def _phase_one_report(args: argparse.Namespace) -> None:
-    import analysis.recipes  # noqa: F401 - the same imports as a worker
-    from analysis import open_report
+    import strata.analysis.recipes  # noqa: F401 - the same imports as a worker
+    from strata.analysis import open_report
 
     baseline = peak_rss_bytes()
     path = sorted(Path(args.folder).glob("rank*.sqlite"))[0]
@@ -267,8 +267,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _all_recipes() -> list[str]:
-    from analysis.recipes import recipe_names
-    from analysis.recipes.base import get_recipe
+    from strata.analysis.recipes import recipe_names
+    from strata.analysis.recipes.base import get_recipe
 
     return [name for name in recipe_names() if get_recipe(name).takes_reports]
 

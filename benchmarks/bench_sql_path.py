@@ -16,9 +16,9 @@ import time
 
 import _common  # noqa: F401 - puts the repository on sys.path
 
-from analysis.stats import run_report
-from analysis.stats.lean import open_for_stats, wait_for_cache_writes
-from analysis.stats.sql import sql_summaries
+from strata.analysis.stats import run_report
+from strata.analysis.stats.lean import open_for_stats, wait_for_cache_writes
+from strata.analysis.stats.sql import sql_summaries
 
 SPECS = ["cuda_gpu_kern_sum", "cuda_api_sum"]
 

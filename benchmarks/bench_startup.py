@@ -155,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.small.is_file():
         parser.error(f"{args.small} not found; give --small")
     big = None if args.skip_big or not args.big.is_file() else args.big
-    from analysis.open import find_nsys
+    from strata.analysis.open import find_nsys
 
     nsys = None if args.skip_nsys else find_nsys()
     with tempfile.TemporaryDirectory(prefix="bench-startup-") as tmp:

@@ -101,10 +101,10 @@ def _phase_sql(path: Path) -> dict:
 
 
 def _phase_strata(path: Path, backend: str, full: bool) -> dict:
-    from analysis import open_report
-    from analysis.stats import run_report
-    from analysis.stats.lean import open_for_stats, wait_for_cache_writes
-    from analysis.xp import get_xp
+    from strata.analysis import open_report
+    from strata.analysis.stats import run_report
+    from strata.analysis.stats.lean import open_for_stats, wait_for_cache_writes
+    from strata.analysis.xp import get_xp
 
     xp = get_xp(backend)
 
@@ -133,7 +133,7 @@ def _phase_strata(path: Path, backend: str, full: bool) -> dict:
 def _phase_pandas(path: Path) -> dict:
     import pandas as pd
 
-    from analysis import open_report
+    from strata.analysis import open_report
 
     report = open_report(path, use_cache=True)
 
@@ -159,7 +159,7 @@ def _phase_projection(n_ranges: int, n_calls: int, threads: int = 8) -> dict:
     """
     import numpy as np
 
-    from analysis.projection import _project, range_levels, range_parents, range_stacks
+    from strata.analysis.projection import _project, range_levels, range_parents, range_stacks
 
     per = n_calls // threads
     tid = np.repeat(np.arange(threads, dtype=np.int64) + (1 << 48), per)
@@ -213,7 +213,7 @@ def _phase_floor(path: Path) -> dict:
     """SQLite's scan of every column of the two tables, one rowid range per core."""
     import threading
 
-    from analysis._sqlite import read_workers
+    from strata.analysis._sqlite import read_workers
 
     uri = f"file:{path}?mode=ro&immutable=1"
     con = sqlite3.connect(uri, uri=True)
@@ -251,7 +251,7 @@ def _cold_only(path: Path, workdir: Path, repeat: int, baseline: Path | None, pe
     of wall and CPU seconds and of peak resident memory."""
     from _peers import Skipped, duckdb_command, measure, nsys_ai_command, python_for_duckdb
 
-    from analysis.open import find_nsys
+    from strata.analysis.open import find_nsys
 
     nsys = find_nsys()
     roots = {"Strata": REPO} if baseline is None else {"baseline": baseline, "Strata": REPO}
@@ -413,8 +413,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.cold_only:
         return _cold_only(path, args.workdir, args.repeat, args.baseline, args)
     script = Path(__file__).resolve()
-    from analysis.open import find_nsys
-    from analysis.xp import cupy_available
+    from strata.analysis.open import find_nsys
+    from strata.analysis.xp import cupy_available
 
     nsys = None if args.skip_nsys else find_nsys()
     cold = warm = gpu = pandas = full = None

@@ -48,10 +48,10 @@ from PySide6.QtCore import QRectF, Qt  # noqa: E402
 from PySide6.QtGui import QColor, QImage, QPainter  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from analysis import open_report  # noqa: E402
-from analysis.reportset import ReportSet  # noqa: E402
-from analysis.tracks import alignment_offsets  # noqa: E402
-from viewer.timeline import TimelineWidget  # noqa: E402
+from strata.analysis import open_report  # noqa: E402
+from strata.analysis.reportset import ReportSet  # noqa: E402
+from strata.analysis.tracks import alignment_offsets  # noqa: E402
+from strata.viewer.timeline import TimelineWidget  # noqa: E402
 
 LEVELS = (1.0, 0.1, 0.01, 0.001, 0.00001)
 SOURCE = (

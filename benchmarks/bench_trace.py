@@ -45,7 +45,7 @@ def _table(path: Path) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from analysis.open import find_nsys
+    from strata.analysis.open import find_nsys
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kernels", type=int, default=1_000_000)

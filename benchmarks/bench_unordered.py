@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 from _common import REPO  # noqa: F401 - puts the repository on sys.path
 
-from analysis import loader
+from strata.analysis import loader
 
 
 def _load_seconds(report: Path, skip_step: bool) -> float:

@@ -23,8 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 
-from analysis.kinds import PanelRows  # noqa: E402
-from analysis.window_ranked import RankedReport, ranked_stats  # noqa: E402
+from strata.analysis.kinds import PanelRows  # noqa: E402
+from strata.analysis.window_ranked import RankedReport, ranked_stats  # noqa: E402
 
 
 def _rows(n: int, names: int, seed: int) -> PanelRows:

@@ -35,11 +35,11 @@ from pathlib import Path
 import numpy as np
 from sqlite_utils import Database
 
-from resources import demo_catalog as cat
-from resources.demo_events import STRINGS, THREAD_NAMES
-from resources.demo_rank import RankTrace
-from resources.demo_schema import create_schema
-from resources.demo_trace import (
+from strata.resources import demo_catalog as cat
+from strata.resources.demo_events import STRINGS, THREAD_NAMES
+from strata.resources.demo_rank import RankTrace
+from strata.resources.demo_schema import create_schema
+from strata.resources.demo_trace import (
     LATE_NS,
     LATE_RANK,
     LATE_STEPS,

@@ -10,8 +10,8 @@ from functools import cache
 
 import numpy as np
 
-from resources import demo_catalog as cat
-from resources.demo_rank import RankTrace, SimulatorState, StepState
+from strata.resources import demo_catalog as cat
+from strata.resources.demo_rank import RankTrace, SimulatorState, StepState
 
 __all__ = ["STRINGS", "finish", "nccl_init", "record_step", "startup", "string_id"]
 

@@ -11,7 +11,7 @@ from typing import Protocol
 
 import numpy as np
 
-from resources.demo_catalog import StepTemplate
+from strata.resources.demo_catalog import StepTemplate
 
 __all__ = ["RankTrace", "SimulatorState", "StepState"]
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from resources import demo_catalog as cat
-from resources import demo_events as ev
-from resources.demo_rank import RankTrace, StepState
+from strata.resources import demo_catalog as cat
+from strata.resources import demo_events as ev
+from strata.resources.demo_rank import RankTrace, StepState
 
 __all__ = [
     "LATE_NS",

@@ -81,11 +81,11 @@ def _save(app, window, out: Path, name: str) -> Path:
 def _make_window(settings_path: Path):
     from PySide6.QtCore import Qt
 
-    from app.fonts import ensure_usable_font
-    from app.gui import _install_panels
-    from app.main_window import MainWindow
-    from app.settings import Settings
-    from app.theme import apply_theme
+    from strata.app.fonts import ensure_usable_font
+    from strata.app.gui import _install_panels
+    from strata.app.main_window import MainWindow
+    from strata.app.settings import Settings
+    from strata.app.theme import apply_theme
 
     app = _application()
     ensure_usable_font(app)
@@ -113,7 +113,7 @@ def _application():
 
 def _shoot_search(app, window, out: Path):
     """search.png; returns the match it selected (details.png shows it)."""
-    from resources.demo import SLOW_KERNEL_SHORT_NAME
+    from strata.resources.demo import SLOW_KERNEL_SHORT_NAME
 
     search = window.search_controller
     search.open_search()
@@ -164,7 +164,7 @@ def _shoot_events(app, window, out: Path) -> Path:
 def _shoot_details(app, window, out: Path, ref) -> Path:
     from PySide6.QtCore import Qt
 
-    from app.event_lookup import focus_event
+    from strata.app.event_lookup import focus_event
 
     window.timeline.state.select(None)
     binding = window.binding
@@ -187,7 +187,7 @@ def _shoot_details(app, window, out: Path, ref) -> Path:
 
 
 def _shoot_area(app, window, out: Path) -> Path:
-    from viewer.state import Scope
+    from strata.viewer.state import Scope
 
     rows = _gpu_row_keys(window, per_report=2)
     t0, t1 = _middle_window(window, 0.1)
@@ -201,7 +201,7 @@ def _shoot_area(app, window, out: Path) -> Path:
 
 
 def _shoot_expert(app, window, out: Path) -> Path:
-    from viewer.state import Scope
+    from strata.viewer.state import Scope
 
     stats = window.stats_controller
     stats.panel.set_scope(Scope("all"))
@@ -220,8 +220,8 @@ def _shoot_expert(app, window, out: Path) -> Path:
 def _shoot_collectives(app, window, out: Path) -> Path:
     """collectives.png: the Collectives tab and, over each rank's NCCL row (pinned), the
     planted late all-reduce: the other ranks' waits shaded, the ranks joined."""
-    from resources.demo import demo_truth
-    from viewer.state import Scope
+    from strata.resources.demo import demo_truth
+    from strata.viewer.state import Scope
 
     stats, state = window.stats_controller, window.timeline.state
     stats.panel.set_scope(Scope("all"))
@@ -253,7 +253,7 @@ def _shoot_collectives(app, window, out: Path) -> Path:
 
 def _shoot_diff(app, window, out: Path) -> Path:
     """diff.png: rank 0 as the baseline, the straggler rank compared, changes coloured."""
-    from resources.demo import STRAGGLER_RANK
+    from strata.resources.demo import STRAGGLER_RANK
 
     stats, state = window.stats_controller, window.timeline.state
     paths = [e.path for e in window.report_list.entries()]
@@ -276,7 +276,7 @@ def _shoot_diff(app, window, out: Path) -> Path:
 def _shoot_ops(app, window, out: Path) -> Path:
     """ops.png: rank 0's ops (its NVTX layers, as DLProf aggregates them), the costliest
     backward one chosen: its ranges and kernels stand out over a few iterations."""
-    from viewer.state import Scope
+    from strata.viewer.state import Scope
 
     stats, state = window.stats_controller, window.timeline.state
     window.clear_diff()
@@ -369,7 +369,7 @@ def _shoot_kernels(app, window, out: Path, real_dir: Path) -> Path | None:
 
 def take_screenshots(out: Path, real_dir: Path | None) -> list[Path]:
     """Save the window's pictures into ``out``; return the files written."""
-    from resources.demo import build_demo_reports
+    from strata.resources.demo import build_demo_reports
 
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="strata-shots-") as tmp:

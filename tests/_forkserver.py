@@ -27,7 +27,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 _PRELOAD = ("numpy", "pandas", "pyarrow", "pyarrow.compute", "pyarrow.ipc")
-_STRATA = ("analysis", "viewer", "app", "resources")
+_STRATA = ("strata",)
 
 _lock = threading.Lock()
 _server: subprocess.Popen[str] | None = None

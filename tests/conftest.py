@@ -58,7 +58,7 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
 @pytest.fixture(scope="session")
 def load_report():
     """Open a report once per test session (reports are immutable)."""
-    from analysis import open_report
+    from strata.analysis import open_report
 
     cache: dict[tuple[str, bool], object] = {}
 
@@ -85,7 +85,7 @@ def held_kernels(monkeypatch: pytest.MonkeyPatch):
     import re
     import threading
 
-    from analysis import _native, _sqlite, loader
+    from strata.analysis import _native, _sqlite, loader
 
     # Held at ADBC's chunk reads: the native readers (reader-independent here) stay off.
     monkeypatch.setattr(_native, "_LIB", None)

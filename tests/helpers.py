@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from tests.conftest import ROOT
 
 if TYPE_CHECKING:
-    from analysis.model import EventTable, Report
+    from strata.analysis.model import EventTable, Report
 
 __all__ = [
     "SOURCE_TABLES",
@@ -158,7 +158,7 @@ def assert_same_output_in_every_mode(
     """Run recipe ``name`` serially, in two processes and on the Dask ``scheduler``; assert
     one summary and byte-identical table files (Parquet, CSV) in the three output folders
     (``out/<name>-<mode>``; the JSON files carry the mode and times)."""
-    from analysis.recipes import run_recipe, write_output
+    from strata.analysis.recipes import run_recipe, write_output
 
     outs, summaries = {}, set()
     for mode, extra in (("serial", {}), ("processes", {"workers": 2}),
@@ -191,7 +191,7 @@ def assert_same_table(a: EventTable, b: EventTable) -> None:
 
 def assert_same_report(a: Report, b: Report) -> None:
     """Two complete reports hold the same events, strings, threads and processes."""
-    from analysis.model import EVENT_TABLES
+    from strata.analysis.model import EVENT_TABLES
 
     assert a.complete
     assert b.complete

@@ -32,7 +32,7 @@ _PACKAGE = Path("target-linux-x64/python/packages/nsys_recipe")
 
 
 def _install_dir() -> Path:
-    from analysis.open import find_nsys
+    from strata.analysis.open import find_nsys
 
     nsys = find_nsys()
     if nsys is None:
@@ -62,7 +62,7 @@ def _empty_tables(extra: dict[str, Sequence[str]]) -> dict[str, list[str]]:
     """Table -> columns of every nsys 2023.4 table our demo schema knows, plus ``extra``."""
     import sqlite3
 
-    from resources.demo_schema import create_schema
+    from strata.resources.demo_schema import create_schema
 
     con = sqlite3.connect(":memory:")
     create_schema(con)

@@ -15,21 +15,54 @@ from tests.helpers import run_python
 FORBIDDEN_IN_VIEWER = {"sqlite3", "adbc_driver_sqlite", "adbc_driver_manager", "subprocess"}
 QT = {"PySide6", "shiboken6", "pyqtgraph"}
 #: viewer modules that hold state and NumPy logic the widgets render: tested without Qt.
-QT_FREE_VIEWER = ("viewer.state", "viewer.rows", "viewer.lod", "viewer.collective_overlay")
+QT_FREE_VIEWER = (
+    "strata.viewer.state",
+    "strata.viewer.rows",
+    "strata.viewer.lod",
+    "strata.viewer.collective_overlay",
+)
 
 
 def _modules(package: str) -> list[Path]:
     return sorted((ROOT / package).rglob("*.py"))
 
 
-def _imports(tree: ast.AST) -> set[str]:
-    names: set[str] = set()
+def _imported_modules(tree: ast.AST) -> list[str]:
+    """Every absolute module name ``tree`` imports (``a.b`` of ``from a.b import c``)."""
+    names: list[str] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            names |= {a.name.split(".")[0] for a in node.names}
+            names += [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module.split(".")[0])
+            names.append(node.module)
     return names
+
+
+def _imports(tree: ast.AST) -> set[str]:
+    """The top-level names ``tree`` imports, Strata's packages by their own names
+    (``strata.app.cli`` counts as ``app``)."""
+    return {name.removeprefix("strata.").split(".")[0] for name in _imported_modules(tree)}
+
+
+#: The four packages, installed and imported only as ``strata.<name>`` (issue #22).
+_OLD_TOP_LEVEL = {"analysis", "app", "viewer", "resources"}
+
+
+def test_no_code_imports_strata_packages_by_their_old_top_level_names() -> None:
+    """From the checkout root ``import analysis`` still finds the folder; a module imported
+    that way would be a second copy beside ``strata.analysis`` (its own caches, its own
+    classes), and it would fail once installed. Every import says ``strata.``."""
+    found = []
+    for folder in ("analysis", "app", "viewer", "resources", "tests", "benchmarks", "strata"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            for name in _imported_modules(ast.parse(path.read_text(encoding="utf-8"))):
+                if name.split(".")[0] in _OLD_TOP_LEVEL:
+                    found.append(f"{path.relative_to(ROOT)}: {name}")
+    for path in (ROOT / "main.py", ROOT / "setup.py"):
+        for name in _imported_modules(ast.parse(path.read_text(encoding="utf-8"))):
+            if name.split(".")[0] in _OLD_TOP_LEVEL:
+                found.append(f"{path.name}: {name}")
+    assert not found, "\n".join(found)
 
 
 @pytest.mark.parametrize("path", _modules("viewer"), ids=lambda p: p.name)

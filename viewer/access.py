@@ -13,7 +13,7 @@ from typing import TypeVar
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QTableView, QWidget
 
-from analysis.timefmt import format_duration_ns, format_range_ns, pluralize
+from strata.analysis.timefmt import format_duration_ns, format_range_ns, pluralize
 
 __all__ = ["compact_row_px", "describe_timeline", "fit_rows", "name_control"]
 

@@ -22,10 +22,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from analysis.calltree import CallTree
-from analysis.escape import escape_text
-from viewer.access import name_control
-from viewer.style import name_argb
+from strata.analysis.calltree import CallTree
+from strata.analysis.escape import escape_text
+from strata.viewer.access import name_control
+from strata.viewer.style import name_argb
 
 __all__ = ["CallTreePanel", "FlameGraph", "MAX_ITEMS", "NO_SYMBOL", "symbol_text"]
 

@@ -7,10 +7,10 @@ import math
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QFont, QFontMetrics, QImage, QPaintEngine, QPainter, QPolygonF
 
-from analysis.shortnames import distinct_short_labels
-from analysis.timefmt import format_duration_ns
-from viewer.frame import Frame
-from viewer.style import Theme, qcolor, ui_font
+from strata.analysis.shortnames import distinct_short_labels
+from strata.analysis.timefmt import format_duration_ns
+from strata.viewer.frame import Frame
+from strata.viewer.style import Theme, qcolor, ui_font
 
 __all__ = ["ChromePainter", "ruler_anchor", "ruler_ticks", "tick_label"]
 

@@ -21,8 +21,8 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from analysis.collectives import CollectiveMatch
-from analysis.model import Report
+from strata.analysis.collectives import CollectiveMatch
+from strata.analysis.model import Report
 
 __all__ = ["DETAIL_MAX", "DETAIL_MIN_PX", "CollectiveOverlay", "OverlayPlan", "plan_overlay"]
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.collectives import CollectiveMatch
-from viewer.table_model import Column
+from strata.analysis.collectives import CollectiveMatch
+from strata.viewer.table_model import Column
 
 __all__ = ["COLLECTIVE_VIEW_TITLES", "collective_view_frame", "collectives_columns"]
 

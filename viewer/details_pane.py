@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from viewer.access import name_control
+from strata.viewer.access import name_control
 
 __all__ = ["FIELD_SHARE", "MAX_NAME_LINES", "EventDetailsPane", "wrap_lines"]
 

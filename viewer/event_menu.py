@@ -6,8 +6,8 @@ from __future__ import annotations
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QMenu, QWidget
 
-from analysis.kinds.registry import event_kinds
-from viewer.events import EventRef
+from strata.analysis.kinds.registry import event_kinds
+from strata.viewer.events import EventRef
 
 # ``timeline`` below is a viewer.timeline.TimelineWidget; typed as QWidget because the
 # timeline imports this module (no import cycle).

@@ -11,14 +11,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analysis.counters import COUNTER_TABLES, counter_lines
-from analysis.event_fields import backtrace_lines
-from analysis.model import Report
-from analysis.names import NAMED_KINDS, event_name
-from analysis.projection import correlated_row
-from analysis.schema import LAUNCH_TYPE_LABELS, pid_of, tid_of
-from analysis.timefmt import format_duration_ns, format_time_ns, pluralize
-from analysis.tracks import GPU_TABLES, SliceTable, Track
+from strata.analysis.counters import COUNTER_TABLES, counter_lines
+from strata.analysis.event_fields import backtrace_lines
+from strata.analysis.model import Report
+from strata.analysis.names import NAMED_KINDS, event_name
+from strata.analysis.projection import correlated_row
+from strata.analysis.schema import LAUNCH_TYPE_LABELS, pid_of, tid_of
+from strata.analysis.timefmt import format_duration_ns, format_time_ns, pluralize
+from strata.analysis.tracks import GPU_TABLES, SliceTable, Track
 
 __all__ = [
     "EventRef",
@@ -330,6 +330,6 @@ def shown_name(report: Report, event: EventRef) -> str:
 
 
 def _tables_for(report: Report, tables: dict[str, SliceTable] | None) -> dict[str, SliceTable]:
-    from analysis.tracks import build_slice_tables
+    from strata.analysis.tracks import build_slice_tables
 
     return tables if tables is not None else build_slice_tables(report)

@@ -24,10 +24,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from analysis.area import AreaEvents
-from analysis.search import compile_search, match_names
-from analysis.timefmt import format_duration_ns, format_time_ns, pluralize
-from viewer.access import fit_rows, name_control
+from strata.analysis.area import AreaEvents
+from strata.analysis.search import compile_search, match_names
+from strata.analysis.timefmt import format_duration_ns, format_time_ns, pluralize
+from strata.viewer.access import fit_rows, name_control
 
 __all__ = ["COLUMNS", "EventsModel", "EventsView"]
 

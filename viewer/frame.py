@@ -7,11 +7,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from analysis.tracks import SliceTable
-from viewer.collective_overlay import CollectiveOverlay
-from viewer.events import EventRef
-from viewer.rows import Row, RowLayout
-from viewer.style import Theme
+from strata.analysis.tracks import SliceTable
+from strata.viewer.collective_overlay import CollectiveOverlay
+from strata.viewer.events import EventRef
+from strata.viewer.rows import Row, RowLayout
+from strata.viewer.style import Theme
 
 __all__ = ["EventTints", "Frame"]
 

@@ -18,10 +18,10 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from analysis.timefmt import format_duration_ns
-from viewer.access import name_control
-from viewer.labels import ElidedLabel
-from viewer.style import REPORT_COLORS
+from strata.analysis.timefmt import format_duration_ns
+from strata.viewer.access import name_control
+from strata.viewer.labels import ElidedLabel
+from strata.viewer.style import REPORT_COLORS
 
 __all__ = ["SERIES_COLORS", "DurationHistogramWidget", "distinct_tick_labels"]
 

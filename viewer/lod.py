@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from analysis.tracks import SliceTable
+from strata.analysis.tracks import SliceTable
 
 __all__ = [
     "PEAK_MIN_ALPHA",

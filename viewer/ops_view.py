@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from viewer.table_model import Column
+from strata.viewer.table_model import Column
 
 __all__ = ["OPS_VIEW_TITLES", "ops_columns"]
 

@@ -17,14 +17,14 @@ import shiboken6
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QFont, QFontMetrics, QImage, QPainter, QPen, QPolygonF
 
-from analysis.tracks import SliceTable
-from viewer.chrome import ChromePainter
-from viewer.collective_overlay import OverlayPlan, plan_overlay
-from viewer.events import EventRef
-from viewer.frame import Frame
-from viewer.lod import RowStrip, counter_strip, merge_strips, row_strip, spaced_labels
-from viewer.rows import Row
-from viewer.style import Palette, qcolor, ui_font
+from strata.analysis.tracks import SliceTable
+from strata.viewer.chrome import ChromePainter
+from strata.viewer.collective_overlay import OverlayPlan, plan_overlay
+from strata.viewer.events import EventRef
+from strata.viewer.frame import Frame
+from strata.viewer.lod import RowStrip, counter_strip, merge_strips, row_strip, spaced_labels
+from strata.viewer.rows import Row
+from strata.viewer.style import Palette, qcolor, ui_font
 
 __all__ = ["MARK_CLUSTER_PX", "TimelinePainter", "cluster_marks"]
 
@@ -324,7 +324,7 @@ class TimelinePainter:
         """Draw a counter as an area chart: the mean per pixel solid, up to the peak dimmed.
 
         Scaled to the row by the track's ``scale`` (analysis.counters); the columns come
-        from viewer.lod.counter_strip on the frame's grid (a pan reduces only new columns).
+        from strata.viewer.lod.counter_strip on the frame's grid (a pan reduces only new columns).
         """
         name, table, lo, hi = part
         report_index = row.report_index

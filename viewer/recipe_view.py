@@ -37,9 +37,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from analysis.timefmt import pluralize
-from viewer.access import fit_rows, name_control
-from viewer.table_model import SORT_ROLE, Column, DataFrameModel
+from strata.analysis.timefmt import pluralize
+from strata.viewer.access import fit_rows, name_control
+from strata.viewer.table_model import SORT_ROLE, Column, DataFrameModel
 
 __all__ = [
     "PLOTS_TAB",

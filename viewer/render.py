@@ -9,10 +9,10 @@ from PySide6.QtCore import QPoint, QSize
 from PySide6.QtGui import QImage, QPaintDevice
 from PySide6.QtWidgets import QApplication
 
-from analysis.model import Report
-from analysis.reportset import ReportSet
-from analysis.tracks import Track
-from viewer.timeline import TimelineWidget
+from strata.analysis.model import Report
+from strata.analysis.reportset import ReportSet
+from strata.analysis.tracks import Track
+from strata.viewer.timeline import TimelineWidget
 
 __all__ = ["ensure_application", "render_into", "render_to_image"]
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from analysis.tracks import Track
+from strata.analysis.tracks import Track
 
 __all__ = ["Row", "RowLayout", "default_collapsed", "layout_rows", "match_tracks", "pin_regex"]
 

@@ -17,8 +17,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from viewer.access import name_control
-from viewer.state import SearchState
+from strata.viewer.access import name_control
+from strata.viewer.state import SearchState
 
 __all__ = ["SearchBar"]
 

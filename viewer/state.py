@@ -14,10 +14,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from analysis.slices import Extent, interval_extent
-from analysis.tracks import Track
-from viewer.collective_overlay import CollectiveOverlay
-from viewer.rows import RowLayout, default_collapsed, layout_rows, match_tracks
+from strata.analysis.slices import Extent, interval_extent
+from strata.analysis.tracks import Track
+from strata.viewer.collective_overlay import CollectiveOverlay
+from strata.viewer.rows import RowLayout, default_collapsed, layout_rows, match_tracks
 
 __all__ = [
     "MIN_SPAN_NS",

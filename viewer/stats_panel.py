@@ -40,17 +40,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from analysis.diff import DIFF_KINDS
-from analysis.outliers import Z_MAD
-from analysis.shortnames import distinct_short_labels
-from viewer.access import fit_rows, name_control
-from viewer.collectives_view import COLLECTIVE_VIEW_TITLES, collectives_columns
-from viewer.histogram import DurationHistogramWidget
-from viewer.labels import ElidedLabel
-from viewer.ops_view import OPS_VIEW_TITLES, ops_columns
-from viewer.state import Scope
-from viewer.style import report_color
-from viewer.table_model import SORT_ROLE, Column, DataFrameModel
+from strata.analysis.diff import DIFF_KINDS
+from strata.analysis.outliers import Z_MAD
+from strata.analysis.shortnames import distinct_short_labels
+from strata.viewer.access import fit_rows, name_control
+from strata.viewer.collectives_view import COLLECTIVE_VIEW_TITLES, collectives_columns
+from strata.viewer.histogram import DurationHistogramWidget
+from strata.viewer.labels import ElidedLabel
+from strata.viewer.ops_view import OPS_VIEW_TITLES, ops_columns
+from strata.viewer.state import Scope
+from strata.viewer.style import report_color
+from strata.viewer.table_model import SORT_ROLE, Column, DataFrameModel
 
 __all__ = [
     "COLLECTIVES_TAB",

@@ -36,12 +36,12 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QMenu, QToolTip, QWidget
 
-from analysis.model import Report
-from analysis.reportset import ReportSet
-from analysis.tracks import SliceTable, Track
-from viewer.access import describe_timeline
-from viewer.event_menu import add_event_actions
-from viewer.events import (
+from strata.analysis.model import Report
+from strata.analysis.reportset import ReportSet
+from strata.analysis.tracks import SliceTable, Track
+from strata.viewer.access import describe_timeline
+from strata.viewer.event_menu import add_event_actions
+from strata.viewer.events import (
     EventRef,
     describe_event,
     event_ref,
@@ -49,11 +49,11 @@ from viewer.events import (
     pick_event,
     spoken_event,
 )
-from viewer.frame import EventTints, Frame
-from viewer.painter import TimelinePainter
-from viewer.rows import Row, RowLayout
-from viewer.state import TimelineState, extents_span
-from viewer.style import DARK, Theme, fit_theme
+from strata.viewer.frame import EventTints, Frame
+from strata.viewer.painter import TimelinePainter
+from strata.viewer.rows import Row, RowLayout
+from strata.viewer.state import TimelineState, extents_span
+from strata.viewer.style import DARK, Theme, fit_theme
 
 __all__ = ["TimelineWidget"]
 

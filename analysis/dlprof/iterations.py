@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analysis.dlprof.ops import OpData
-from analysis.errors import AnalysisError
-from analysis.model import Report
+from strata.analysis.dlprof.ops import OpData
+from strata.analysis.errors import AnalysisError
+from strata.analysis.model import Report
 
 __all__ = ["DEFAULT_KEY_NODES", "Iterations", "find_iterations", "select_iterations"]
 

@@ -22,19 +22,19 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analysis.dlprof.markers import (
+from strata.analysis.dlprof.markers import (
     TC_KERNEL_PATTERNS,
     MarkerInfo,
     classify_texts,
     is_tc_eligible,
     uses_tensor_cores,
 )
-from analysis.errors import AnalysisError
-from analysis.model import Report
-from analysis.names import event_names
-from analysis.nvtx import contained_pairs, range_rows, range_texts
-from analysis.projection import api_index_of, range_levels, range_parents
-from analysis.schema import pid_of
+from strata.analysis.errors import AnalysisError
+from strata.analysis.model import Report
+from strata.analysis.names import event_names
+from strata.analysis.nvtx import contained_pairs, range_rows, range_texts
+from strata.analysis.projection import api_index_of, range_levels, range_parents
+from strata.analysis.schema import pid_of
 
 __all__ = ["GPU_TABLES", "OpData", "RangeTree", "attribute_ops", "range_tree"]
 

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analysis.dlprof.iterations import find_iterations, select_iterations
-from analysis.dlprof.markers import TC_KERNEL_PATTERNS
-from analysis.dlprof.ops import attribute_ops
-from analysis.dlprof.summary import SummaryInputs, expert_table, summary_table
-from analysis.dlprof.tables import (
+from strata.analysis.dlprof.iterations import find_iterations, select_iterations
+from strata.analysis.dlprof.markers import TC_KERNEL_PATTERNS
+from strata.analysis.dlprof.ops import attribute_ops
+from strata.analysis.dlprof.summary import SummaryInputs, expert_table, summary_table
+from strata.analysis.dlprof.tables import (
     detailed_table,
     group_node_table,
     iteration_table,
@@ -25,9 +25,9 @@ from analysis.dlprof.tables import (
     op_ids,
     op_type_table,
 )
-from analysis.errors import AnalysisError
-from analysis.model import Report
-from analysis.reportset import ReportSet
+from strata.analysis.errors import AnalysisError
+from strata.analysis.model import Report
+from strata.analysis.reportset import ReportSet
 
 __all__ = [
     "DLPROF_REPORTS",
@@ -148,7 +148,7 @@ def set_results(
         One report cannot be analysed as asked.
     """
     return report_set.derived(
-        ("analysis.dlprof", options),
+        ("strata.analysis.dlprof", options),
         lambda s: [analyze_report(r, options) for r in s.reports],
     )
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analysis.dlprof.iterations import DEFAULT_KEY_NODES
-from analysis.timefmt import pluralize
+from strata.analysis.dlprof.iterations import DEFAULT_KEY_NODES
+from strata.analysis.timefmt import pluralize
 
 __all__ = ["SummaryInputs", "expert_table", "summary_table", "union_ns"]
 

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analysis.dlprof.ops import GPU_TABLES
-from analysis.dlprof.reports import DlprofResult
-from analysis.errors import AnalysisError
+from strata.analysis.dlprof.ops import GPU_TABLES
+from strata.analysis.dlprof.reports import DlprofResult
+from strata.analysis.errors import AnalysisError
 
 __all__ = [
     "EVENT_TABLES",

@@ -7,8 +7,8 @@ kinds of an Nsight Systems report. A new kind goes in with one :func:`register` 
 
 from __future__ import annotations
 
-from analysis.kinds.builtin import BUILTIN_KINDS
-from analysis.kinds.registry import *  # noqa: F403 - the registry's API is the package's
-from analysis.kinds.registry import __all__ as _REGISTRY_NAMES
+from strata.analysis.kinds.builtin import BUILTIN_KINDS
+from strata.analysis.kinds.registry import *  # noqa: F403 - the registry's API is the package's
+from strata.analysis.kinds.registry import __all__ as _REGISTRY_NAMES
 
 __all__ = ["BUILTIN_KINDS", *_REGISTRY_NAMES]

@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.counters import memory_slices, metric_slices
-from analysis.cpu import core_intervals, thread_intervals
-from analysis.kinds.registry import (
+from strata.analysis.counters import memory_slices, metric_slices
+from strata.analysis.cpu import core_intervals, thread_intervals
+from strata.analysis.kinds.registry import (
     DURATION,
     EventKind,
     KindRows,
@@ -24,11 +24,11 @@ from analysis.kinds.registry import (
     table_rows,
     table_view,
 )
-from analysis.model import Report, freeze
-from analysis.names import EventNames, event_names, kernel_name_ids, memcpy_names, pair_names
-from analysis.nvtx import range_rows
-from analysis.schema import OSRT_CLASS_CALL, pid_of, tid_of
-from analysis.slices import SliceTable
+from strata.analysis.model import Report, freeze
+from strata.analysis.names import EventNames, event_names, kernel_name_ids, memcpy_names, pair_names
+from strata.analysis.nvtx import range_rows
+from strata.analysis.schema import OSRT_CLASS_CALL, pid_of, tid_of
+from strata.analysis.slices import SliceTable
 
 __all__ = ["BUILTIN_KINDS"]
 
@@ -168,7 +168,7 @@ def _nvtx_gpu_slices(report: Report, frame: pd.DataFrame | None = None) -> Slice
     """The projected ranges' boxes; ``frame``: ``project_nvtx(report)`` when the caller
     keeps it (a ReportSet), else computed here."""
     if frame is None:
-        from analysis.projection import project_nvtx
+        from strata.analysis.projection import project_nvtx
 
         frame = project_nvtx(report)
     if frame is None or frame.empty:

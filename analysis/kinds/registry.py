@@ -17,11 +17,11 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from analysis.errors import AnalysisError
-from analysis.model import EventTable, Report
-from analysis.names import EventNames, string_codes
-from analysis.schema import tid_of
-from analysis.slices import SliceTable
+from strata.analysis.errors import AnalysisError
+from strata.analysis.model import EventTable, Report
+from strata.analysis.names import EventNames, string_codes
+from strata.analysis.schema import tid_of
+from strata.analysis.slices import SliceTable
 
 __all__ = [
     "DURATION",
@@ -326,7 +326,7 @@ def panel_has_style(panel: str) -> bool:
 
 # --------------------------------------------------------------------------- defaults
 def _project_nvtx(report: Report) -> pd.DataFrame:
-    from analysis.projection import project_nvtx
+    from strata.analysis.projection import project_nvtx
 
     return project_nvtx(report)
 

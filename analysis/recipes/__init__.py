@@ -5,7 +5,7 @@ process pool or on Dask; ``write_output`` writes its tables (Parquet + CSV), plo
 summary into a folder that ``load_output`` reads back.
 """
 
-from analysis.recipes import (
+from strata.analysis.recipes import (
     diff,
     gaps,
     histogram,
@@ -17,7 +17,7 @@ from analysis.recipes import (
     summaries,
     util_maps,
 )
-from analysis.recipes.base import (
+from strata.analysis.recipes.base import (
     RECIPES,
     FilePartial,
     PlotSpec,
@@ -28,8 +28,13 @@ from analysis.recipes.base import (
     recipe_names,
     register,
 )
-from analysis.recipes.output import is_recipe_output, load_manifest, load_output, write_output
-from analysis.recipes.runner import (
+from strata.analysis.recipes.output import (
+    is_recipe_output,
+    load_manifest,
+    load_output,
+    write_output,
+)
+from strata.analysis.recipes.runner import (
     MODE_ALIASES,
     MODES,
     RecipeRun,

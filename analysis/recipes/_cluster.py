@@ -29,7 +29,7 @@ from typing import Any
 from distributed import LocalCluster
 from distributed.deploy.spec import ProcessInterface
 
-from analysis.recipes._procs import can_fork_safely, unforked_method
+from strata.analysis.recipes._procs import can_fork_safely, unforked_method
 
 __all__ = ["PreforkedWorker", "RecipeCluster", "local_cluster"]
 
@@ -112,7 +112,7 @@ def local_cluster(workers: int) -> RecipeCluster:
             from distributed.utils import get_mp_context
 
             # dask sets its own preload list once; ours replaces it before the server starts.
-            get_mp_context().set_forkserver_preload(["distributed", "analysis.recipes"])
+            get_mp_context().set_forkserver_preload(["distributed", "strata.analysis.recipes"])
         return RecipeCluster(**options)
 
 

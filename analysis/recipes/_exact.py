@@ -16,8 +16,8 @@ import itertools
 import numpy as np
 import numpy.typing as npt
 
-from analysis.engine import exact_sum
-from analysis.errors import AnalysisError
+from strata.analysis.engine import exact_sum
+from strata.analysis.errors import AnalysisError
 
 __all__ = [
     "INT64_MAX",

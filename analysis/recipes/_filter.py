@@ -11,9 +11,9 @@ takes as "no data".
 
 from __future__ import annotations
 
-from analysis.filters import FilterSkip, RowFilter, filter_report, resolve_filter
-from analysis.model import Report
-from analysis.recipes.base import RecipeOptions
+from strata.analysis.filters import FilterSkip, RowFilter, filter_report, resolve_filter
+from strata.analysis.model import Report
+from strata.analysis.recipes.base import RecipeOptions
 
 __all__ = ["filter_args", "filtered_report", "has_filter", "row_filter"]
 

@@ -10,8 +10,8 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from analysis.model import Report
-from analysis.nvtx import range_labels, range_rows, range_styles
+from strata.analysis.model import Report
+from strata.analysis.nvtx import range_labels, range_rows, range_styles
 
 __all__ = ["factorize_rows", "kernel_groups", "nvtx_range_groups"]
 
@@ -34,7 +34,7 @@ def kernel_groups(
     Names are those of ``main.py stats`` (:func:`analysis.stats.cuda.kernel_names`; ``args``
     its ``base``/``mangled``); kernels group by the name's string (spec §3.2, 2023.4+).
     """
-    from analysis.stats.cuda import kernel_names
+    from strata.analysis.stats.cuda import kernel_names
 
     codes, keys = factorize_rows(pd.DataFrame({"Name": kernel_names(report, args)}))
     return codes, keys

@@ -45,5 +45,5 @@ def pool_context() -> BaseContext:
     if method == "forkserver":
         # The fork server imports the recipes once; every worker forked from it starts with
         # them loaded (a spawned worker spends ~1 s importing pandas and pyarrow here).
-        context.set_forkserver_preload(["analysis.recipes"])
+        context.set_forkserver_preload(["strata.analysis.recipes"])
     return context

@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from analysis.recipes._raw import filter_time_range
+from strata.analysis.recipes._raw import filter_time_range
 
 __all__ = [
     "DOMAIN_CREATE",

@@ -24,9 +24,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis._sqlite import ReportDatabase, quote_ident
-from analysis.model import ReportInfo
-from analysis.open import open_report, sqlite_source
+from strata.analysis._sqlite import ReportDatabase, quote_ident
+from strata.analysis.model import ReportInfo
+from strata.analysis.open import open_report, sqlite_source
 
 __all__ = ["RawTables", "filter_time_range", "read_tables", "strings_of"]
 

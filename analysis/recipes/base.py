@@ -21,7 +21,7 @@ from typing import Any
 
 import pandas as pd
 
-from analysis.errors import AnalysisError
+from strata.analysis.errors import AnalysisError
 
 __all__ = [
     "NSYS_OPTIONS",

@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.diff import STATUSES as _DIFF_STATUSES
-from analysis.diff import (
+from strata.analysis.diff import STATUSES as _DIFF_STATUSES
+from strata.analysis.diff import (
     DiffOptions,
     NameSamples,
     by_impact,
@@ -31,20 +31,20 @@ from analysis.diff import (
     diff_samples,
     name_samples,
 )
-from analysis.engine import sqlite_round
-from analysis.errors import AnalysisError
-from analysis.escape import escape_text
-from analysis.open import open_report
-from analysis.recipes.base import (
+from strata.analysis.engine import sqlite_round
+from strata.analysis.errors import AnalysisError
+from strata.analysis.escape import escape_text
+from strata.analysis.open import open_report
+from strata.analysis.recipes.base import (
     RECIPES,
     FilePartial,
     Recipe,
     RecipeOptions,
     RecipeOutput,
 )
-from analysis.recipes.output import load_manifest, load_output
-from analysis.recipes.partials import merge_partials
-from analysis.recipes.summaries import StatsRecipe
+from strata.analysis.recipes.output import load_manifest, load_output
+from strata.analysis.recipes.partials import merge_partials
+from strata.analysis.recipes.summaries import StatsRecipe
 
 __all__ = ["STATUSES", "Diff", "diff_tables"]
 

@@ -23,19 +23,19 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.engine import sqlite_round
-from analysis.errors import AnalysisError
-from analysis.filters import FilterSkip
-from analysis.gpu_idle import (
+from strata.analysis.engine import sqlite_round
+from strata.analysis.errors import AnalysisError
+from strata.analysis.filters import FilterSkip
+from strata.analysis.gpu_idle import (
     GPU_OPS_TABLES,
     find_gaps,
     gpu_ops,
     low_utilization,
     time_utilization,
 )
-from analysis.open import open_report
-from analysis.recipes._filter import row_filter
-from analysis.recipes.base import (
+from strata.analysis.open import open_report
+from strata.analysis.recipes._filter import row_filter
+from strata.analysis.recipes.base import (
     RULE_FILTER,
     FilePartial,
     PlotSpec,
@@ -44,8 +44,8 @@ from analysis.recipes.base import (
     RecipeOutput,
     table_or_empty,
 )
-from analysis.recipes.summaries import files_table
-from analysis.timefmt import pluralize
+from strata.analysis.recipes.summaries import files_table
+from strata.analysis.timefmt import pluralize
 
 __all__ = ["GpuGaps", "GpuTimeUtil", "find_gaps", "gpu_ops", "time_utilization"]
 

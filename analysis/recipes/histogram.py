@@ -16,12 +16,12 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from analysis.errors import AnalysisError
-from analysis.open import open_report
-from analysis.recipes._exact import checked_subtract, group_sums
-from analysis.recipes._filter import filtered_report
-from analysis.recipes._labels import kernel_groups
-from analysis.recipes.base import (
+from strata.analysis.errors import AnalysisError
+from strata.analysis.open import open_report
+from strata.analysis.recipes._exact import checked_subtract, group_sums
+from strata.analysis.recipes._filter import filtered_report
+from strata.analysis.recipes._labels import kernel_groups
+from strata.analysis.recipes.base import (
     TIME_FILTER,
     FilePartial,
     PlotSpec,
@@ -29,8 +29,8 @@ from analysis.recipes.base import (
     RecipeOptions,
     RecipeOutput,
 )
-from analysis.recipes.summaries import files_table
-from analysis.timefmt import pluralize
+from strata.analysis.recipes.summaries import files_table
+from strata.analysis.timefmt import pluralize
 
 __all__ = ["CudaGpuKernHist", "bin_edges", "duration_bins"]
 

@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.collectives import find_collectives, match_collectives
-from analysis.escape import escape_text
-from analysis.open import open_report
-from analysis.recipes.base import FilePartial, Recipe, RecipeOptions, RecipeOutput
-from analysis.recipes.summaries import files_table
-from analysis.timefmt import pluralize
+from strata.analysis.collectives import find_collectives, match_collectives
+from strata.analysis.escape import escape_text
+from strata.analysis.open import open_report
+from strata.analysis.recipes.base import FilePartial, Recipe, RecipeOptions, RecipeOutput
+from strata.analysis.recipes.summaries import files_table
+from strata.analysis.timefmt import pluralize
 
 __all__ = ["NcclStraggler"]
 

@@ -18,7 +18,7 @@ import json
 import textwrap
 from collections.abc import Mapping
 
-from analysis.recipes.base import PlotSpec, RecipeOutput
+from strata.analysis.recipes.base import PlotSpec, RecipeOutput
 
 __all__ = ["notebook_cells", "notebook_text"]
 

@@ -18,10 +18,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.recipes._ranges import gpu_calls, project_onto_gpu, projection_tables, range_text
-from analysis.recipes._raw import filter_time_range, read_tables, strings_of
-from analysis.recipes.base import RecipeOptions
-from analysis.recipes.pace import PacePartial, PaceRecipe
+from strata.analysis.recipes._ranges import (
+    gpu_calls,
+    project_onto_gpu,
+    projection_tables,
+    range_text,
+)
+from strata.analysis.recipes._raw import filter_time_range, read_tables, strings_of
+from strata.analysis.recipes.base import RecipeOptions
+from strata.analysis.recipes.pace import PacePartial, PaceRecipe
 
 __all__ = ["NvtxGpuProjPace", "NvtxPace"]
 

@@ -28,16 +28,16 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from analysis.errors import AnalysisError
-from analysis.escape import escape_frame, escape_text
-from analysis.outputs import real_path, staged_folder, write_failure
-from analysis.recipes.base import RECIPES, PlotSpec, RecipeOutput
-from analysis.recipes.notebook import notebook_cells, notebook_text
-from analysis.shortnames import distinct_short_labels
-from analysis.timefmt import pluralize
+from strata.analysis.errors import AnalysisError
+from strata.analysis.escape import escape_frame, escape_text
+from strata.analysis.outputs import real_path, staged_folder, write_failure
+from strata.analysis.recipes.base import RECIPES, PlotSpec, RecipeOutput
+from strata.analysis.recipes.notebook import notebook_cells, notebook_text
+from strata.analysis.shortnames import distinct_short_labels
+from strata.analysis.timefmt import pluralize
 
 if TYPE_CHECKING:
-    from analysis.recipes.runner import RecipeRun
+    from strata.analysis.recipes.runner import RecipeRun
 
 __all__ = [
     "has_plotting",

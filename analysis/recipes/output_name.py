@@ -26,7 +26,7 @@ import socket
 import sys
 from collections.abc import Callable, Mapping
 
-from analysis.errors import AnalysisError
+from strata.analysis.errors import AnalysisError
 
 __all__ = ["expand_output_name"]
 

@@ -19,16 +19,16 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from analysis.engine import sqlite_round
-from analysis.errors import AnalysisError
-from analysis.open import open_report
-from analysis.recipes._exact import (
+from strata.analysis.engine import sqlite_round
+from strata.analysis.errors import AnalysisError
+from strata.analysis.open import open_report
+from strata.analysis.recipes._exact import (
     RecipeOverflowError,
     checked_add,
     checked_cumsum,
     checked_subtract,
 )
-from analysis.recipes.base import (
+from strata.analysis.recipes.base import (
     TIME_FILTER,
     FilePartial,
     PlotSpec,
@@ -36,8 +36,8 @@ from analysis.recipes.base import (
     RecipeOptions,
     RecipeOutput,
 )
-from analysis.recipes.summaries import files_table
-from analysis.timefmt import duration_unit, pluralize
+from strata.analysis.recipes.summaries import files_table
+from strata.analysis.timefmt import duration_unit, pluralize
 
 __all__ = ["CudaGpuKernPace", "PacePartial", "PaceRecipe", "describe"]
 

@@ -29,7 +29,12 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from analysis.recipes._exact import first_outside_int64, group_sums, overflow_error, segment_sums
+from strata.analysis.recipes._exact import (
+    first_outside_int64,
+    group_sums,
+    overflow_error,
+    segment_sums,
+)
 
 __all__ = ["GroupPartial", "GroupSamples", "MergedGroups", "group_quantile", "merge_partials"]
 

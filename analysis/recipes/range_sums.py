@@ -27,18 +27,24 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from analysis.recipes._ranges import (
+from strata.analysis.recipes._ranges import (
     domain_ranges,
     gpu_calls,
     project_onto_gpu,
     projection_tables,
     range_text,
 )
-from analysis.recipes._raw import RawTables, filter_time_range, read_tables, strings_of
-from analysis.recipes.base import TIME_FILTER, FilePartial, Recipe, RecipeOptions, RecipeOutput
-from analysis.recipes.pace import describe
-from analysis.recipes.summaries import files_table
-from analysis.timefmt import pluralize
+from strata.analysis.recipes._raw import RawTables, filter_time_range, read_tables, strings_of
+from strata.analysis.recipes.base import (
+    TIME_FILTER,
+    FilePartial,
+    Recipe,
+    RecipeOptions,
+    RecipeOutput,
+)
+from strata.analysis.recipes.pace import describe
+from strata.analysis.recipes.summaries import files_table
+from strata.analysis.timefmt import pluralize
 
 __all__ = ["MpiSum", "NcclGpuProjSum", "NcclSum", "RangeSum"]
 

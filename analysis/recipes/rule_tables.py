@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.model import Report
-from analysis.open import open_report
-from analysis.recipes._filter import filter_args
-from analysis.recipes.base import (
+from strata.analysis.model import Report
+from strata.analysis.open import open_report
+from strata.analysis.recipes._filter import filter_args
+from strata.analysis.recipes.base import (
     RULE_FILTER,
     TIME_FILTER,
     FilePartial,
@@ -32,8 +32,8 @@ from analysis.recipes.base import (
     RecipeOutput,
     table_or_empty,
 )
-from analysis.recipes.summaries import files_table
-from analysis.timefmt import pluralize
+from strata.analysis.recipes.summaries import files_table
+from strata.analysis.timefmt import pluralize
 
 __all__ = [
     "CudaApiSync",
@@ -63,7 +63,7 @@ class RuleRecipe(Recipe):
 
     def findings(self, report: Report, options: RecipeOptions) -> pd.DataFrame | None:
         """Return the report's rows (hidden ``_`` columns included), or None if SKIPPED."""
-        from analysis.rules import run_rule
+        from strata.analysis.rules import run_rule
 
         spec = ":".join((self.name, f"rows={options.rows}", *filter_args(options)))
         result = run_rule(report, spec)
@@ -154,7 +154,7 @@ class NvtxGpuProjTrace(RuleRecipe):
     notebook = "trace.ipynb"
 
     def findings(self, report: Report, options: RecipeOptions) -> pd.DataFrame | None:
-        from analysis.stats import run_report
+        from strata.analysis.stats import run_report
 
         result = run_report(report, ":".join((self.name, *filter_args(options))))
         return None if result.skipped is not None else result.frame

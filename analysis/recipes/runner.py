@@ -45,13 +45,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from analysis._sqlite import limit_read_threads, usable_cores
-from analysis.discover import find_reports, natural_key
-from analysis.errors import AnalysisError, ReportError, StrataError
-from analysis.escape import escape_text
-from analysis.progress import ItemProgress
-from analysis.recipes._procs import pool_context
-from analysis.recipes.base import (
+from strata.analysis._sqlite import limit_read_threads, usable_cores
+from strata.analysis.discover import find_reports, natural_key
+from strata.analysis.errors import AnalysisError, ReportError, StrataError
+from strata.analysis.escape import escape_text
+from strata.analysis.progress import ItemProgress
+from strata.analysis.recipes._procs import pool_context
+from strata.analysis.recipes.base import (
     NSYS_OPTIONS,
     FilePartial,
     Recipe,
@@ -553,7 +553,7 @@ def _map_dask(
     if scheduler is not None or scheduler_file is not None:
         client = _connect(Client, scheduler, scheduler_file)
     else:
-        from analysis.recipes._cluster import local_cluster
+        from strata.analysis.recipes._cluster import local_cluster
 
         cluster = local_cluster(workers)
         client = Client(cluster)

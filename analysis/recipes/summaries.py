@@ -26,14 +26,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.engine import sqlite_round
-from analysis.escape import escape_text
-from analysis.model import DurationTable, Report
-from analysis.open import open_report
-from analysis.recipes._exact import checked_subtract, group_sums
-from analysis.recipes._filter import filtered_report, has_filter
-from analysis.recipes._labels import factorize_rows, kernel_groups, nvtx_range_groups
-from analysis.recipes.base import (
+from strata.analysis.engine import sqlite_round
+from strata.analysis.escape import escape_text
+from strata.analysis.model import DurationTable, Report
+from strata.analysis.open import open_report
+from strata.analysis.recipes._exact import checked_subtract, group_sums
+from strata.analysis.recipes._filter import filtered_report, has_filter
+from strata.analysis.recipes._labels import factorize_rows, kernel_groups, nvtx_range_groups
+from strata.analysis.recipes.base import (
     TIME_FILTER,
     FilePartial,
     PlotSpec,
@@ -41,8 +41,8 @@ from analysis.recipes.base import (
     RecipeOptions,
     RecipeOutput,
 )
-from analysis.recipes.partials import GroupPartial, MergedGroups, merge_partials
-from analysis.timefmt import pluralize
+from strata.analysis.recipes.partials import GroupPartial, MergedGroups, merge_partials
+from strata.analysis.timefmt import pluralize
 
 __all__ = [
     "CudaApiSum",
@@ -123,7 +123,7 @@ class StatsRecipe(Recipe):
         # Only the columns the summary reads (durations and names for cuda_gpu_kern_sum),
         # else the tables it reads: a map that loads every table of every report spends most
         # of its time on data no stats recipe looks at.
-        from analysis.stats.lean import open_for_stats
+        from strata.analysis.stats.lean import open_for_stats
 
         args = self.report_args(options)
         if has_filter(options):
@@ -151,7 +151,7 @@ class StatsRecipe(Recipe):
         The numbers come from :func:`analysis.stats.run_report`; the quartiles nsys hides
         (``_Q1``/``_Q3``, shown by its recipes) come from this report's exact partial.
         """
-        from analysis.stats import run_report
+        from strata.analysis.stats import run_report
 
         table = run_report(report, ":".join((self.name, *args)), xp=np).frame
         if not self.has_quartiles:
@@ -167,7 +167,7 @@ class StatsRecipe(Recipe):
     # -- reduce -------------------------------------------------------------------------------
     def stats_table(self, merged: MergedGroups, with_files: bool) -> pd.DataFrame:
         """Return the nsys-style statistics of merged groups, sorted by total descending."""
-        from analysis.stats import time_percent
+        from strata.analysis.stats import time_percent
 
         total, count, mean, med, lo, hi, std = self.stat_names
         columns: dict[str, object] = {}
@@ -416,7 +416,7 @@ class NvtxGpuProjSum(StatsRecipe):
         ]
 
     def groups_of(self, report: Report, args: tuple[str, ...] = ()) -> GroupPartial:
-        from analysis.projection import project_nvtx
+        from strata.analysis.projection import project_nvtx
 
         proj = project_nvtx(report)
         proj = proj[proj["name"].notna()]
@@ -461,7 +461,7 @@ def _no_groups() -> GroupPartial:
 
 def _skipped(report: Report, name: str) -> bool:
     """Whether ``nsys stats -r name`` SKIPS the report (it lacks the tables)."""
-    from analysis.stats import run_report
+    from strata.analysis.stats import run_report
 
     return run_report(report, name, xp=np).skipped is not None
 
@@ -477,7 +477,7 @@ class CudaApiSum(StatsRecipe):
     tie_break = (("Name", True),)
 
     def groups_of(self, report: Report, args: tuple[str, ...] = ()) -> GroupPartial:
-        from analysis.names import api_display_names
+        from strata.analysis.names import api_display_names
 
         api = report.cuda_api
         if len(api) == 0:
@@ -503,7 +503,7 @@ class OsrtSum(StatsRecipe):
     tie_break = (("Name", True),)
 
     def groups_of(self, report: Report, args: tuple[str, ...] = ()) -> GroupPartial:
-        from analysis.schema import OSRT_CLASS_CALL
+        from strata.analysis.schema import OSRT_CLASS_CALL
 
         osrt = report.osrt
         calls = np.flatnonzero(np.asarray(osrt["event_class"]) == OSRT_CLASS_CALL)
@@ -525,7 +525,7 @@ class _MemorySum(StatsRecipe):
     value_index = 1
 
     def groups_of(self, report: Report, args: tuple[str, ...] = ()) -> GroupPartial:
-        from analysis.stats.cuda import memory_op_names
+        from strata.analysis.stats.cuda import memory_op_names
 
         if _skipped(report, self.name):
             return _no_groups()

@@ -35,16 +35,16 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from analysis.errors import AnalysisError
-from analysis.recipes._ranges import (
+from strata.analysis.errors import AnalysisError
+from strata.analysis.recipes._ranges import (
     combine_api_gpu,
     domain_ranges,
     pid_of,
     project_onto_gpu,
     range_text,
 )
-from analysis.recipes._raw import RawTables, filter_time_range, read_tables, strings_of
-from analysis.recipes.base import (
+from strata.analysis.recipes._raw import RawTables, filter_time_range, read_tables, strings_of
+from strata.analysis.recipes.base import (
     TIME_FILTER,
     FilePartial,
     PlotSpec,
@@ -52,8 +52,8 @@ from analysis.recipes.base import (
     RecipeOptions,
     RecipeOutput,
 )
-from analysis.recipes.summaries import files_table
-from analysis.timefmt import pluralize
+from strata.analysis.recipes.summaries import files_table
+from strata.analysis.timefmt import pluralize
 
 __all__ = ["CudaGpuTimeUtilMap", "GpuMetricUtilMap", "NcclGpuTimeUtilMap", "bin_percentages"]
 

@@ -2,8 +2,8 @@
 
 Usage from Python or Jupyter::
 
-    from analysis import open_report
-    from analysis.rules import run_rule, format_rule_results
+    from strata.analysis import open_report
+    from strata.analysis.rules import run_rule, format_rule_results
     report = open_report("run.sqlite")
     result = run_rule(report, "gpu_gaps:gap=1")
     result.frame                    # one row per finding; '_kind'/'_row' name the event
@@ -25,10 +25,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from analysis.model import Report
-from analysis.rules import cuda, dx12, gpu  # noqa: F401 - they register the rules
-from analysis.rules._base import REGISTRY, RuleResult, SkipRule, parse_rule_spec
-from analysis.rules.format import RULE_FORMATS, format_rule_results
+from strata.analysis.model import Report
+from strata.analysis.rules import cuda, dx12, gpu  # noqa: F401 - they register the rules
+from strata.analysis.rules._base import REGISTRY, RuleResult, SkipRule, parse_rule_spec
+from strata.analysis.rules.format import RULE_FORMATS, format_rule_results
 
 __all__ = [
     "DEFAULT_RULES",

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from analysis.errors import AnalysisError
-from analysis.filters import MAX_TIME, FilterSkip, RowFilter, resolve_filter
-from analysis.model import Report
-from analysis.spelling import did_you_mean
+from strata.analysis.errors import AnalysisError
+from strata.analysis.filters import MAX_TIME, FilterSkip, RowFilter, resolve_filter
+from strata.analysis.model import Report
+from strata.analysis.spelling import did_you_mean
 
 __all__ = [
     "DEFAULT_ROWS",

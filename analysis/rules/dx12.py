@@ -11,13 +11,13 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from analysis._sqlite import ReportDatabase
-from analysis.errors import CorruptReportError
-from analysis.model import Report
-from analysis.open import sqlite_source
-from analysis.rules._base import Rule, SkipRule, limit_rows, register, row_filter
-from analysis.rules.cuda import like
-from analysis.schema import tid_of
+from strata.analysis._sqlite import ReportDatabase
+from strata.analysis.errors import CorruptReportError
+from strata.analysis.model import Report
+from strata.analysis.open import sqlite_source
+from strata.analysis.rules._base import Rule, SkipRule, limit_rows, register, row_filter
+from strata.analysis.rules.cuda import like
+from strata.analysis.schema import tid_of
 
 __all__ = ["warning_types"]
 

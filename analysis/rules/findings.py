@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from analysis.errors import StrataError
-from analysis.model import Report
-from analysis.reportset import ReportSet
-from analysis.rules import DEFAULT_RULES, RuleResult, run_rule
-from analysis.timefmt import format_duration_ns
+from strata.analysis.errors import StrataError
+from strata.analysis.model import Report
+from strata.analysis.reportset import ReportSet
+from strata.analysis.rules import DEFAULT_RULES, RuleResult, run_rule
+from strata.analysis.timefmt import format_duration_ns
 
 __all__ = ["FINDING_COLUMNS", "ExpertFindings", "find_expert_findings", "set_findings"]
 

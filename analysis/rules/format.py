@@ -12,10 +12,10 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from analysis.escape import escape_text, escape_texts
-from analysis.stats.format import column_strings
-from analysis.stats.formatspec import FormatSpec, as_format_spec
-from analysis.stats.layouts import (
+from strata.analysis.escape import escape_text, escape_texts
+from strata.analysis.stats.format import column_strings
+from strata.analysis.stats.formatspec import FormatSpec, as_format_spec
+from strata.analysis.stats.layouts import (
     NSYS_FORMATS,
     boxed_table,
     column_table,
@@ -24,8 +24,8 @@ from analysis.stats.layouts import (
     json_rows,
     tsv_rows,
 )
-from analysis.stats.text import header_of
-from analysis.stats.units import DisplayUnits
+from strata.analysis.stats.text import header_of
+from strata.analysis.stats.units import DisplayUnits
 
 __all__ = ["RULE_FORMATS", "format_rule_results", "rule_cells", "rule_file_section"]
 

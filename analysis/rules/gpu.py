@@ -12,12 +12,12 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from analysis._sqlite import ReportDatabase
-from analysis.errors import AnalysisError
-from analysis.gpu_idle import find_gaps, gpu_ops, low_utilization, time_utilization
-from analysis.model import Report
-from analysis.open import sqlite_source
-from analysis.rules._base import Rule, SkipRule, limit_rows, register, row_filter
+from strata.analysis._sqlite import ReportDatabase
+from strata.analysis.errors import AnalysisError
+from strata.analysis.gpu_idle import find_gaps, gpu_ops, low_utilization, time_utilization
+from strata.analysis.model import Report
+from strata.analysis.open import sqlite_source
+from strata.analysis.rules._base import Rule, SkipRule, limit_rows, register, row_filter
 
 __all__ = ["GPU_TABLES"]
 

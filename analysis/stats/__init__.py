@@ -2,8 +2,8 @@
 
 Usage from Python or Jupyter::
 
-    from analysis import open_report
-    from analysis.stats import run_report, format_results
+    from strata.analysis import open_report
+    from strata.analysis.stats import run_report, format_results
     report = open_report("run.sqlite")
     result = run_report(report, "cuda_gpu_kern_sum:base")
     result.frame                       # numbers in ns / bytes, columns named like nsys
@@ -37,12 +37,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from analysis.stats.catalog import REPORT_NAMES, parse_spec, summary_spec
-from analysis.stats.text import FORMATS, format_results
+from strata.analysis.stats.catalog import REPORT_NAMES, parse_spec, summary_spec
+from strata.analysis.stats.text import FORMATS, format_results
 
 if TYPE_CHECKING:
-    from analysis.stats._base import StatsResult, time_percent
-    from analysis.stats.run import run_report
+    from strata.analysis.stats._base import StatsResult, time_percent
+    from strata.analysis.stats.run import run_report
 
 __all__ = [
     "FORMATS",
@@ -57,14 +57,17 @@ __all__ = [
 
 #: Names resolved on first use: they import NumPy and pandas, which the catalog, the
 #: formats and a stored answer (``main.py stats`` answering from its cache) never need.
-_LAZY = {"StatsResult": "analysis.stats._base", "time_percent": "analysis.stats._base",
-         "run_report": "analysis.stats.run"}  # fmt: skip
+_LAZY = {
+    "StatsResult": "strata.analysis.stats._base",
+    "time_percent": "strata.analysis.stats._base",
+    "run_report": "strata.analysis.stats.run",
+}
 
 
 def __getattr__(name: str) -> object:
     module = _LAZY.get(name)
     if module is None:
-        raise AttributeError(f"module 'analysis.stats' has no attribute {name!r}")
+        raise AttributeError(f"module 'strata.analysis.stats' has no attribute {name!r}")
     import importlib
 
     return getattr(importlib.import_module(module), name)

@@ -14,15 +14,15 @@ from types import ModuleType
 import numpy as np
 import pandas as pd
 
-from analysis.engine import GroupStats, group_stats
-from analysis.errors import AnalysisError
-from analysis.model import DurationTable, EventTable, Report
-from analysis.names import api_display_names, string_codes
-from analysis.plainstats import PlainGroupStats
-from analysis.stats import plaintables
-from analysis.stats.catalog import SUMMARIES
-from analysis.stats.format import json_table, printed_cells
-from analysis.stats.plaintables import TotalOverflowError
+from strata.analysis.engine import GroupStats, group_stats
+from strata.analysis.errors import AnalysisError
+from strata.analysis.model import DurationTable, EventTable, Report
+from strata.analysis.names import api_display_names, string_codes
+from strata.analysis.plainstats import PlainGroupStats
+from strata.analysis.stats import plaintables
+from strata.analysis.stats.catalog import SUMMARIES
+from strata.analysis.stats.format import json_table, printed_cells
+from strata.analysis.stats.plaintables import TotalOverflowError
 
 __all__ = [
     "REGISTRY",

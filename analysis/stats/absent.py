@@ -18,11 +18,11 @@ from types import ModuleType
 import numpy as np
 import pandas as pd
 
-from analysis._sqlfile import _ro_uri, quote_ident
-from analysis.model import Report
-from analysis.open import sqlite_source
-from analysis.stats._base import SkipReport, register
-from analysis.stats.absent_specs import (
+from strata.analysis._sqlfile import _ro_uri, quote_ident
+from strata.analysis.model import Report
+from strata.analysis.open import sqlite_source
+from strata.analysis.stats._base import SkipReport, register
+from strata.analysis.stats.absent_specs import (
     ABSENT_REPORTS,
     UM_TOTAL_COLUMNS,
     AbsentSkip,

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
-from analysis.errors import AnalysisError
+from strata.analysis.errors import AnalysisError
 
 __all__ = ["ABSENT_REPORTS", "UM_TOTAL_COLUMNS", "Absent", "AbsentSkip", "absent_verdict"]
 

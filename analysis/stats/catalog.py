@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from analysis.errors import AnalysisError
-from analysis.filterspec import FILTER_OPTIONS, is_int64
-from analysis.spelling import did_you_mean
+from strata.analysis.errors import AnalysisError
+from strata.analysis.filterspec import FILTER_OPTIONS, is_int64
+from strata.analysis.spelling import did_you_mean
 
 __all__ = ["REPORT_NAMES", "SUMMARIES", "SummaryInfo", "parse_spec", "summary_spec"]
 

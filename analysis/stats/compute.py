@@ -21,11 +21,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import ModuleType
 
-from analysis import cachedir
-from analysis._sqlfile import _ro_uri, is_sqlite_file, quote_ident, usable_cores
-from analysis.errors import AnalysisError, StrataError
-from analysis.stats.sql import NotServed, normal_spec, serves, sql_summaries
-from analysis.stats.text import Printable
+from strata.analysis import cachedir
+from strata.analysis._sqlfile import _ro_uri, is_sqlite_file, quote_ident, usable_cores
+from strata.analysis.errors import AnalysisError, StrataError
+from strata.analysis.stats.sql import NotServed, normal_spec, serves, sql_summaries
+from strata.analysis.stats.text import Printable
 
 __all__ = ["PATH_ENV", "SQL_MAX_BYTES", "SQL_MAX_ROWS", "choose_path", "summarize"]
 
@@ -91,8 +91,8 @@ def summarize(
             return sql_summaries(path, specs)
         except NotServed:
             pass
-    from analysis.stats import run_report
-    from analysis.stats.lean import open_for_stats
+    from strata.analysis.stats import run_report
+    from strata.analysis.stats.lean import open_for_stats
 
     if callable(xp):
         xp = xp()

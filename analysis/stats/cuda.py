@@ -16,16 +16,16 @@ from types import ModuleType
 import numpy as np
 import pandas as pd
 
-from analysis import names as names_mod
-from analysis.engine import GroupStats, group_stats
-from analysis.kinds import panel_rows
-from analysis.model import Report
-from analysis.names import api_display_names, string_codes
-from analysis.nvtx import contained_pairs, range_rows, range_texts
-from analysis.projection import api_index_of, api_matches
-from analysis.schema import pid_of, tid_of
-from analysis.stats import plaintables
-from analysis.stats._base import (
+from strata.analysis import names as names_mod
+from strata.analysis.engine import GroupStats, group_stats
+from strata.analysis.kinds import panel_rows
+from strata.analysis.model import Report
+from strata.analysis.names import api_display_names, string_codes
+from strata.analysis.nvtx import contained_pairs, range_rows, range_texts
+from strata.analysis.projection import api_index_of, api_matches
+from strata.analysis.schema import pid_of, tid_of
+from strata.analysis.stats import plaintables
+from strata.analysis.stats._base import (
     SkipReport,
     durations,
     factorize_rows,

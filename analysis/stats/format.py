@@ -12,10 +12,10 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from analysis.escape import escape_texts
-from analysis.stats.text import header_of, is_numeric_text, number_text
-from analysis.stats.text import json_value as plain_json_value
-from analysis.stats.units import DisplayUnits, display_units
+from strata.analysis.escape import escape_texts
+from strata.analysis.stats.text import header_of, is_numeric_text, number_text
+from strata.analysis.stats.text import json_value as plain_json_value
+from strata.analysis.stats.units import DisplayUnits, display_units
 
 __all__ = [
     "column_strings",

@@ -28,10 +28,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from analysis.errors import AnalysisError
-from analysis.spelling import did_you_mean
-from analysis.stats.layouts import NSYS_FORMATS, ColumnLayout
-from analysis.stats.units import CATEGORIES, META_CATEGORIES, DisplayUnits, unit_named
+from strata.analysis.errors import AnalysisError
+from strata.analysis.spelling import did_you_mean
+from strata.analysis.stats.layouts import NSYS_FORMATS, ColumnLayout
+from strata.analysis.stats.units import CATEGORIES, META_CATEGORIES, DisplayUnits, unit_named
 
 __all__ = [
     "FLAGS",

@@ -26,15 +26,15 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from analysis import _native, cache, metadata
-from analysis._sqlfile import is_sqlite_file
-from analysis._sqlite import ColumnRead, ReportDatabase, quote_ident
-from analysis._strings import StringTable, read_string_table
-from analysis._tablespecs import suspect_in_summaries, unchecked_columns
-from analysis.errors import CorruptReportError, NotAReportError
-from analysis.loader import check_event_tables, duration_error, suspect_condition
-from analysis.model import DurationTable, Report, ReportInfo, StringIds, freeze
-from analysis.open import open_report
+from strata.analysis import _native, cache, metadata
+from strata.analysis._sqlfile import is_sqlite_file
+from strata.analysis._sqlite import ColumnRead, ReportDatabase, quote_ident
+from strata.analysis._strings import StringTable, read_string_table
+from strata.analysis._tablespecs import suspect_in_summaries, unchecked_columns
+from strata.analysis.errors import CorruptReportError, NotAReportError
+from strata.analysis.loader import check_event_tables, duration_error, suspect_condition
+from strata.analysis.model import DurationTable, Report, ReportInfo, StringIds, freeze
+from strata.analysis.open import open_report
 
 __all__ = ["LEAN_REPORTS", "open_for_stats", "wait_for_cache_writes"]
 

@@ -12,11 +12,11 @@ from types import ModuleType
 import numpy as np
 import pandas as pd
 
-from analysis.engine import group_stats, sqlite_round
-from analysis.model import Report
-from analysis.nvtx import contained_pairs, range_labels, range_rows, range_styles
-from analysis.projection import api_matches, projection_details
-from analysis.schema import (
+from strata.analysis.engine import group_stats, sqlite_round
+from strata.analysis.model import Report
+from strata.analysis.nvtx import contained_pairs, range_labels, range_rows, range_styles
+from strata.analysis.projection import api_matches, projection_details
+from strata.analysis.schema import (
     NVTX_PUSHPOP_TYPES,
     NVTX_RANGE_TYPES,
     NVTX_STARTEND_TYPES,
@@ -24,8 +24,8 @@ from analysis.schema import (
     pid_of,
     tid_of,
 )
-from analysis.stats import plaintables
-from analysis.stats._base import (
+from strata.analysis.stats import plaintables
+from strata.analysis.stats._base import (
     SkipReport,
     checked_totals,
     factorize_rows,
@@ -37,7 +37,7 @@ from analysis.stats._base import (
     stat_block,
     table_frame,
 )
-from analysis.stats.cuda import calls_frame, kernel_names
+from strata.analysis.stats.cuda import calls_frame, kernel_names
 
 __all__: list[str] = []
 
@@ -260,7 +260,7 @@ def nvtx_pushpop_trace(report: Report, args: tuple[str, ...], xp: ModuleType):
     ``DurChild`` sums the children's durations, and ranges not reachable from a root
     (identical twins point at each other) are not listed.
     """
-    from analysis.projection import range_levels, range_parents, range_stacks
+    from strata.analysis.projection import range_levels, range_parents, range_stacks
 
     require(report, report.has_source(_NVTX), _NVTX_MISSING)
     nvtx = report.nvtx

@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from analysis.escape import escape_texts
-from analysis.stats.text import header_of, is_numeric_text, json_value, number_text
+from strata.analysis.escape import escape_texts
+from strata.analysis.stats.text import header_of, is_numeric_text, json_value, number_text
 
 __all__ = ["PlainColumn", "PlainResult", "numeric_dtype"]
 

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from analysis.errors import AnalysisError
-from analysis.plainstats import PlainGroupStats, sqlite_round
-from analysis.stats.plain import PlainColumn
+from strata.analysis.errors import AnalysisError
+from strata.analysis.plainstats import PlainGroupStats, sqlite_round
+from strata.analysis.stats.plain import PlainColumn
 
 __all__ = [
     "Table",

@@ -6,14 +6,14 @@ from types import ModuleType
 
 import pandas as pd
 
-from analysis.errors import AnalysisError
-from analysis.filters import FilterSkip, RowFilter, filter_report, resolve_filter
-from analysis.filterspec import split_filter
-from analysis.model import Report
-from analysis.stats import absent, cuda, nvtx_reports, trace  # noqa: F401 - they register reports
-from analysis.stats._base import REGISTRY, ReportSpec, SkipReport, StatsResult
-from analysis.stats.catalog import parse_spec
-from analysis.xp import get_xp
+from strata.analysis.errors import AnalysisError
+from strata.analysis.filters import FilterSkip, RowFilter, filter_report, resolve_filter
+from strata.analysis.filterspec import split_filter
+from strata.analysis.model import Report
+from strata.analysis.stats import absent, cuda, nvtx_reports, trace  # noqa: F401 - they register reports
+from strata.analysis.stats._base import REGISTRY, ReportSpec, SkipReport, StatsResult
+from strata.analysis.stats.catalog import parse_spec
+from strata.analysis.xp import get_xp
 
 __all__ = ["run_report"]
 

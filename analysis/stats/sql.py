@@ -38,12 +38,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from analysis._metarows import check_descriptive_tables, info_fields, read_enums
-from analysis._sqlfile import SqliteReport, quote_ident
-from analysis._stringpool import PlainStrings
-from analysis._tablespecs import ALL_SPECS, REQUIRED, suspect_rows
-from analysis.errors import StrataError
-from analysis.nametext import (
+from strata.analysis._metarows import check_descriptive_tables, info_fields, read_enums
+from strata.analysis._sqlfile import SqliteReport, quote_ident
+from strata.analysis._stringpool import PlainStrings
+from strata.analysis._tablespecs import ALL_SPECS, REQUIRED, suspect_rows
+from strata.analysis.errors import StrataError
+from strata.analysis.nametext import (
     MEMSET_NAME,
     api_display_name,
     memcpy_name,
@@ -51,12 +51,17 @@ from analysis.nametext import (
     nvtx_label,
     nvtx_style,
 )
-from analysis.plainstats import PlainGroupStats, group_stats
-from analysis.schema import NVTX_RANGE_TYPES, NVTX_TYPE_DOMAIN_CREATE, OSRT_CLASS_CALL
-from analysis.stats import plaintables
-from analysis.stats.absent_specs import ABSENT_REPORTS, UM_TOTAL_COLUMNS, AbsentSkip, absent_verdict
-from analysis.stats.catalog import parse_spec
-from analysis.stats.plain import PlainColumn, PlainResult
+from strata.analysis.plainstats import PlainGroupStats, group_stats
+from strata.analysis.schema import NVTX_RANGE_TYPES, NVTX_TYPE_DOMAIN_CREATE, OSRT_CLASS_CALL
+from strata.analysis.stats import plaintables
+from strata.analysis.stats.absent_specs import (
+    ABSENT_REPORTS,
+    UM_TOTAL_COLUMNS,
+    AbsentSkip,
+    absent_verdict,
+)
+from strata.analysis.stats.catalog import parse_spec
+from strata.analysis.stats.plain import PlainColumn, PlainResult
 
 __all__ = ["SQL_REPORTS", "NotServed", "sql_summaries"]
 

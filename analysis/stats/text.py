@@ -27,10 +27,10 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
-from analysis.errors import AnalysisError
-from analysis.escape import escape_text, escape_texts
-from analysis.stats.formatspec import FormatSpec, as_format_spec
-from analysis.stats.layouts import (
+from strata.analysis.errors import AnalysisError
+from strata.analysis.escape import escape_text, escape_texts
+from strata.analysis.stats.formatspec import FormatSpec, as_format_spec
+from strata.analysis.stats.layouts import (
     NSYS_FORMATS,
     boxed_table,
     column_table,
@@ -39,7 +39,7 @@ from analysis.stats.layouts import (
     json_rows,
     tsv_rows,
 )
-from analysis.stats.units import DisplayUnits, display_units
+from strata.analysis.stats.units import DisplayUnits, display_units
 
 __all__ = [
     "FORMATS",

@@ -17,15 +17,15 @@ from types import ModuleType
 import numpy as np
 import pandas as pd
 
-from analysis._sqlfile import _ro_uri
-from analysis.errors import CorruptReportError
-from analysis.model import Report
-from analysis.names import MEMSET_NAME, api_display_names, memcpy_names
-from analysis.open import sqlite_source
-from analysis.projection import api_matches
-from analysis.schema import pid_of, tid_of
-from analysis.stats._base import SkipReport, register, require
-from analysis.stats.cuda import kernel_names
+from strata.analysis._sqlfile import _ro_uri
+from strata.analysis.errors import CorruptReportError
+from strata.analysis.model import Report
+from strata.analysis.names import MEMSET_NAME, api_display_names, memcpy_names
+from strata.analysis.open import sqlite_source
+from strata.analysis.projection import api_matches
+from strata.analysis.schema import pid_of, tid_of
+from strata.analysis.stats._base import SkipReport, register, require
+from strata.analysis.stats.cuda import kernel_names
 
 __all__: list[str] = []
 

@@ -20,11 +20,11 @@ import re
 import sys
 from collections.abc import Iterable
 
-from analysis import __version__
-from analysis.errors import StrataError
-from analysis.escape import escape_text
-from app.argparsing import StrataArgumentParser
-from app.commands import SUBCOMMANDS
+from strata.analysis import __version__
+from strata.analysis.errors import StrataError
+from strata.analysis.escape import escape_text
+from strata.app.argparsing import StrataArgumentParser
+from strata.app.commands import SUBCOMMANDS
 
 __all__ = ["EXIT_HELP", "SUBCOMMANDS", "build_parser", "main", "run"]
 
@@ -140,7 +140,7 @@ def _check_command_word(first: str) -> None:
 
 
 def _run_gui(flags: list[str], rest: list[str]) -> int:
-    from app.gui import run_gui
+    from strata.app.gui import run_gui
 
     if any(f in _QUIET for f in flags):
         if any(f in _VERBOSE for f in flags):

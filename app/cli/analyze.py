@@ -14,9 +14,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from analysis.errors import AnalysisError
-from analysis.filterspec import parse_filter_time
-from analysis.rules import (
+from strata.analysis.errors import AnalysisError
+from strata.analysis.filterspec import parse_filter_time
+from strata.analysis.rules import (
     DEFAULT_RULES,
     RULE_FORMATS,
     RULE_NAMES,
@@ -24,9 +24,9 @@ from analysis.rules import (
     parse_rule_spec,
     run_rule,
 )
-from analysis.rules.format import rule_file_section
-from analysis.stats.text import parse_timeunit
-from app.cli.common import (
+from strata.analysis.rules.format import rule_file_section
+from strata.analysis.stats.text import parse_timeunit
+from strata.app.cli.common import (
     LoadBar,
     Skips,
     add_report_args,
@@ -36,10 +36,10 @@ from app.cli.common import (
     output_stream,
     report_opener,
 )
-from app.cli.nsys_inputs import add_export_args, add_overwrite_arg, exported_inputs
-from app.cli.reports_help import HelpRules
-from app.cli.stats_help import HelpFormats
-from app.cli.stats_plan import SummaryJob, check_formats, comma_list, output_file, plan
+from strata.app.cli.nsys_inputs import add_export_args, add_overwrite_arg, exported_inputs
+from strata.app.cli.reports_help import HelpRules
+from strata.app.cli.stats_help import HelpFormats
+from strata.app.cli.stats_plan import SummaryJob, check_formats, comma_list, output_file, plan
 
 __all__ = ["add_parser", "run"]
 

@@ -7,12 +7,19 @@ import json
 import sys
 from pathlib import Path
 
-from analysis import Report
-from analysis.calltree import call_tree, merge_stacks, sample_stacks, selected_samples
-from analysis.errors import AnalysisError
-from analysis.escape import escape_frame, escape_text
-from app.cli.common import LoadBar, Skips, add_report_args, expand_reports, open_each, report_opener
-from app.cli.render import parse_range
+from strata.analysis import Report
+from strata.analysis.calltree import call_tree, merge_stacks, sample_stacks, selected_samples
+from strata.analysis.errors import AnalysisError
+from strata.analysis.escape import escape_frame, escape_text
+from strata.app.cli.common import (
+    LoadBar,
+    Skips,
+    add_report_args,
+    expand_reports,
+    open_each,
+    report_opener,
+)
+from strata.app.cli.render import parse_range
 
 __all__ = ["add_parser", "run"]
 

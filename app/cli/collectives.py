@@ -17,15 +17,15 @@ import logging
 
 import pandas as pd
 
-from analysis.alignment import TimeAlignment
-from analysis.collectives import collectives
-from analysis.errors import AnalysisError
-from analysis.escape import escape_text
-from analysis.reportset import ReportSet
-from analysis.stats import StatsResult
-from analysis.stats.format import json_records
-from analysis.stats.text import format_table
-from app.cli.common import (
+from strata.analysis.alignment import TimeAlignment
+from strata.analysis.collectives import collectives
+from strata.analysis.errors import AnalysisError
+from strata.analysis.escape import escape_text
+from strata.analysis.reportset import ReportSet
+from strata.analysis.stats import StatsResult
+from strata.analysis.stats.format import json_records
+from strata.analysis.stats.text import format_table
+from strata.app.cli.common import (
     LoadBar,
     Skips,
     add_report_args,

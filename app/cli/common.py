@@ -21,15 +21,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, TextIO, TypeVar
 
-from analysis.cachedir import cache_root
-from analysis.discover import find_reports
-from analysis.errors import ReportError
-from analysis.escape import escape_text
-from analysis.outputs import atomic_file, check_file_target, check_output, is_stdout
-from analysis.progress import Progress
+from strata.analysis.cachedir import cache_root
+from strata.analysis.discover import find_reports
+from strata.analysis.errors import ReportError
+from strata.analysis.escape import escape_text
+from strata.analysis.outputs import atomic_file, check_file_target, check_output, is_stdout
+from strata.analysis.progress import Progress
 
 if TYPE_CHECKING:
-    from analysis import Report
+    from strata.analysis import Report
 
 __all__ = [
     "LoadBar",
@@ -108,7 +108,7 @@ def open_each(
 def report_opener(use_cache: bool, bar: LoadBar | None = None) -> Callable[[Path], Report]:
     """Return ``open_report`` of one path, its progress drawn on ``bar`` (a terminal's)."""
 
-    from analysis.open import open_report  # the readers: NumPy, pandas, pyarrow
+    from strata.analysis.open import open_report  # the readers: NumPy, pandas, pyarrow
 
     def open_one(path: Path) -> Report:
         if bar is None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from analysis.diff import (
+from strata.analysis.diff import (
     DEFAULT_CONFIDENCE,
     DEFAULT_RESAMPLES,
     DEFAULT_TOLERANCE_PCT,
@@ -19,12 +19,12 @@ from analysis.diff import (
     DiffOptions,
     diff_sets,
 )
-from analysis.errors import AnalysisError
-from analysis.kinds import resolve_kinds
-from analysis.stats import StatsResult
-from analysis.stats.format import json_records
-from analysis.stats.text import format_table
-from app.cli.common import (
+from strata.analysis.errors import AnalysisError
+from strata.analysis.kinds import resolve_kinds
+from strata.analysis.stats import StatsResult
+from strata.analysis.stats.format import json_records
+from strata.analysis.stats.text import format_table
+from strata.app.cli.common import (
     LoadBar,
     Skips,
     check_output_file,

@@ -18,18 +18,18 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.cache import cache_root
-from analysis.errors import AnalysisError
-from analysis.escape import escape_text
-from analysis.outputs import (
+from strata.analysis.cache import cache_root
+from strata.analysis.errors import AnalysisError
+from strata.analysis.escape import escape_text
+from strata.analysis.outputs import (
     check_folder_target,
     check_output,
     is_stdout,
     staged_folder,
     write_failure,
 )
-from analysis.stats.format import json_records
-from app.cli.common import (
+from strata.analysis.stats.format import json_records
+from strata.app.cli.common import (
     LoadBar,
     Skips,
     add_report_args,
@@ -45,8 +45,8 @@ _MARKER = ".strata-dlprof"
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    from analysis.dlprof.iterations import DEFAULT_KEY_NODES
-    from analysis.dlprof.reports import DLPROF_REPORTS
+    from strata.analysis.dlprof.iterations import DEFAULT_KEY_NODES
+    from strata.analysis.dlprof.reports import DLPROF_REPORTS
 
     parser = sub.add_parser(
         "dlprof",
@@ -102,7 +102,7 @@ def format_tables(tables: dict[str, pd.DataFrame], fmt: str) -> str:
 
 
 def _parse_options(args: argparse.Namespace):
-    from analysis.dlprof.reports import DlprofOptions
+    from strata.analysis.dlprof.reports import DlprofOptions
 
     names = tuple(n.strip() for n in args.which.split(",") if n.strip())
     if not names:
@@ -143,8 +143,8 @@ def _write_folder(tables: dict[str, pd.DataFrame], fmt: str, folder: str) -> Non
 
 
 def run(args: argparse.Namespace) -> int:
-    from analysis.dlprof.reports import DLPROF_REPORTS, dlprof_reports
-    from analysis.reportset import ReportSet
+    from strata.analysis.dlprof.reports import DLPROF_REPORTS, dlprof_reports
+    from strata.analysis.reportset import ReportSet
 
     names, options = _parse_options(args)
     unknown = [n for n in names if n not in DLPROF_REPORTS]

@@ -15,9 +15,9 @@ import gzip
 import io
 from contextlib import contextmanager
 
-from analysis.cache import cache_root
-from analysis.errors import StrataError
-from analysis.export import (
+from strata.analysis.cache import cache_root
+from strata.analysis.errors import StrataError
+from strata.analysis.export import (
     EXPORT_TYPES,
     NSYS_DIR_TYPES,
     TRACE_KINDS,
@@ -25,10 +25,10 @@ from analysis.export import (
     export_tables,
     write_chrome_trace,
 )
-from analysis.kinds import resolve_kinds
-from analysis.outputs import check_folder_target, check_output, is_stdout
-from analysis.reportset import EVENT_KINDS, ReportSet
-from app.cli.common import (
+from strata.analysis.kinds import resolve_kinds
+from strata.analysis.outputs import check_folder_target, check_output, is_stdout
+from strata.analysis.reportset import EVENT_KINDS, ReportSet
+from strata.app.cli.common import (
     LoadBar,
     Skips,
     add_report_args,
@@ -110,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
         with _trace_stream(args.output) as out:
             write_chrome_trace(report_set, out, kinds)
     elif args.export_type == "perfetto":
-        from analysis.perfetto import write_perfetto_trace
+        from strata.analysis.perfetto import write_perfetto_trace
 
         with _trace_stream(args.output, binary=True) as out:
             write_perfetto_trace(report_set, out, kinds)

@@ -7,10 +7,10 @@ import datetime as dt
 import sys
 from pathlib import Path
 
-from analysis import Report
-from analysis.escape import escape_text
-from analysis.timefmt import pluralize
-from app.cli.common import (
+from strata.analysis import Report
+from strata.analysis.escape import escape_text
+from strata.analysis.timefmt import pluralize
+from strata.app.cli.common import (
     LoadBar,
     Skips,
     add_report_args,
@@ -70,8 +70,8 @@ def format_info(report: Report) -> str:
 
 def format_schema(path: Path) -> str:
     """Return the report's SQLite tables with row counts and columns, names escaped."""
-    from analysis.metadata import table_schema
-    from analysis.open import sqlite_source
+    from strata.analysis.metadata import table_schema
+    from strata.analysis.open import sqlite_source
 
     source = sqlite_source(path)
     if source is None:

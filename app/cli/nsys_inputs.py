@@ -18,10 +18,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from analysis.errors import AnalysisError, ReportError
-from analysis.escape import escape_text
-from analysis.nsysrep import is_newer_export, is_nsys_rep
-from app.cli.common import Skips
+from strata.analysis.errors import AnalysisError, ReportError
+from strata.analysis.escape import escape_text
+from strata.analysis.nsysrep import is_newer_export, is_nsys_rep
+from strata.app.cli.common import Skips
 
 __all__ = [
     "REPORT_PATH_ENV",
@@ -115,7 +115,7 @@ def _export_of(path: Path, sqlite: Path | None, force: bool, quiet: bool) -> Pat
             raise ReportError(
                 target, f"is older than {path.name}; --force-export true exports it again"
             )
-    from analysis.open import export_sqlite  # the readers: only for an export
+    from strata.analysis.open import export_sqlite  # the readers: only for an export
 
     if sqlite is not None:
         _say(f"Generating SQLite file {shown_target} from {shown}\n", quiet)

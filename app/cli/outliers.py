@@ -16,21 +16,21 @@ import math
 
 import pandas as pd
 
-from analysis.errors import AnalysisError
-from analysis.filterspec import parse_duration_ns
-from analysis.kinds import resolve_kinds
-from analysis.outliers import (
+from strata.analysis.errors import AnalysisError
+from strata.analysis.filterspec import parse_duration_ns
+from strata.analysis.kinds import resolve_kinds
+from strata.analysis.outliers import (
     DEFAULT_MIN_DELTA_NS,
     DEFAULT_MIN_RATIO,
     DEFAULT_THRESHOLD,
     OUTLIER_KINDS,
 )
-from analysis.reportset import ReportSet
-from analysis.stats import StatsResult
-from analysis.stats.format import json_records
-from analysis.stats.text import format_table
-from analysis.xp import BACKENDS, get_xp
-from app.cli.common import (
+from strata.analysis.reportset import ReportSet
+from strata.analysis.stats import StatsResult
+from strata.analysis.stats.format import json_records
+from strata.analysis.stats.text import format_table
+from strata.analysis.xp import BACKENDS, get_xp
+from strata.app.cli.common import (
     LoadBar,
     Skips,
     add_report_args,

@@ -21,11 +21,11 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from analysis.cache import cache_root
-from analysis.errors import AnalysisError
-from analysis.escape import escape_text
-from analysis.outputs import STDOUT, check_folder_target, check_output
-from analysis.recipes import (
+from strata.analysis.cache import cache_root
+from strata.analysis.errors import AnalysisError
+from strata.analysis.escape import escape_text
+from strata.analysis.outputs import STDOUT, check_folder_target, check_output
+from strata.analysis.recipes import (
     MODE_ALIASES,
     MODES,
     RecipeOptions,
@@ -35,17 +35,17 @@ from analysis.recipes import (
     run_recipe,
     write_output,
 )
-from analysis.recipes.output import check_replaceable
-from analysis.recipes.output_name import expand_output_name
-from analysis.recipes.runner import (
+from strata.analysis.recipes.output import check_replaceable
+from strata.analysis.recipes.output_name import expand_output_name
+from strata.analysis.recipes.runner import (
     NoReportError,
     RecipeRun,
     check_numbers,
     check_taken,
     input_paths,
 )
-from analysis.timefmt import pluralize
-from app.cli.common import Skips, draws_progress
+from strata.analysis.timefmt import pluralize
+from strata.app.cli.common import Skips, draws_progress
 
 __all__ = ["ProgressBar", "add_parser", "run"]
 

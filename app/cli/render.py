@@ -13,10 +13,10 @@ import re
 import sys
 from pathlib import Path
 
-from analysis.alignment import TimeAlignment
-from analysis.errors import StrataError
-from analysis.reportset import ReportSet
-from app.cli.common import (
+from strata.analysis.alignment import TimeAlignment
+from strata.analysis.errors import StrataError
+from strata.analysis.reportset import ReportSet
+from strata.app.cli.common import (
     LoadBar,
     Skips,
     add_report_args,
@@ -25,7 +25,7 @@ from app.cli.common import (
     open_all,
     output_stream,
 )
-from viewer.rows import pin_regex
+from strata.viewer.rows import pin_regex
 
 __all__ = [
     "add_parser",
@@ -234,9 +234,9 @@ def run(args: argparse.Namespace) -> int:
     if not reports:
         return skips.status()
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from app.fonts import ensure_usable_font
-    from viewer.render import ensure_application
-    from viewer.timeline import TimelineWidget
+    from strata.app.fonts import ensure_usable_font
+    from strata.viewer.render import ensure_application
+    from strata.viewer.timeline import TimelineWidget
 
     ensure_usable_font(ensure_application())
     widget = TimelineWidget()
@@ -262,8 +262,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _encoded(widget, size: tuple[int, int], image_format_name: str) -> bytes:
     """The widget's view as an image file's bytes, encoded in memory."""
-    from app.image_export import encode_image, svg_bytes
-    from viewer.render import render_to_image
+    from strata.app.image_export import encode_image, svg_bytes
+    from strata.viewer.render import render_to_image
 
     if image_format_name == "SVG":
         return svg_bytes(widget)

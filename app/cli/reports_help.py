@@ -14,8 +14,8 @@ import sys
 import textwrap
 from collections.abc import Callable, Sequence
 
-from analysis.escape import escape_text
-from analysis.spelling import did_you_mean
+from strata.analysis.escape import escape_text
+from strata.analysis.spelling import did_you_mean
 
 __all__ = ["HelpReports", "HelpRules", "report_help", "reports_list", "rule_help", "rules_list"]
 
@@ -154,7 +154,7 @@ def _paragraph(text: str, indent: str, first: str = "") -> str:
 
 
 def _report_line(name: str) -> str:
-    from analysis.stats import summary_spec
+    from strata.analysis.stats import summary_spec
 
     spec = summary_spec(name)
     args = "".join(f"[:{a}]" for a in spec.args if a not in ("base", "mangled"))
@@ -165,7 +165,7 @@ def _report_line(name: str) -> str:
 
 def reports_list() -> str:
     """What ``nsys stats --help-reports`` prints: every summary on one line."""
-    from analysis.stats import REPORT_NAMES
+    from strata.analysis.stats import REPORT_NAMES
 
     lines = ["", "The following built-in reports are available:", ""]
     lines += [f"  {_report_line(name)}" for name in REPORT_NAMES]
@@ -174,7 +174,7 @@ def reports_list() -> str:
 
 def report_help(name: str) -> str:
     """One summary's help: its line, options and what it shows."""
-    from analysis.stats import summary_spec
+    from strata.analysis.stats import summary_spec
 
     parts = ["", _report_line(name), ""]
     options = summary_spec(name).args
@@ -189,7 +189,7 @@ def report_help(name: str) -> str:
 
 def rules_list() -> str:
     """What ``nsys analyze --help-rules`` prints: every rule on one line."""
-    from analysis.rules import RULE_NAMES
+    from strata.analysis.rules import RULE_NAMES
 
     lines = ["", "The following built-in reports are available:", ""]
     lines += [f"  {_rule_line(name)}" for name in RULE_NAMES]
@@ -198,7 +198,7 @@ def rules_list() -> str:
 
 
 def _rule(name: str):  # noqa: ANN202 - analysis.rules' Rule
-    from analysis.rules import parse_rule_spec
+    from strata.analysis.rules import parse_rule_spec
 
     return parse_rule_spec(name)[0]
 
@@ -245,13 +245,13 @@ def _help_action(
 
 
 def _report_names() -> Sequence[str]:
-    from analysis.stats import REPORT_NAMES
+    from strata.analysis.stats import REPORT_NAMES
 
     return REPORT_NAMES
 
 
 def _rule_names() -> Sequence[str]:
-    from analysis.rules import RULE_NAMES
+    from strata.analysis.rules import RULE_NAMES
 
     return RULE_NAMES
 

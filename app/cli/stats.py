@@ -11,14 +11,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from analysis import answers
-from analysis.errors import AnalysisError
-from analysis.escape import escape_text
-from analysis.filterspec import with_filter
-from analysis.stats.catalog import REPORT_NAMES, parse_spec
-from analysis.stats.text import FORMATS, file_section, format_results, parse_timeunit
-from analysis.xp import BACKENDS
-from app.cli.common import (
+from strata.analysis import answers
+from strata.analysis.errors import AnalysisError
+from strata.analysis.escape import escape_text
+from strata.analysis.filterspec import with_filter
+from strata.analysis.stats.catalog import REPORT_NAMES, parse_spec
+from strata.analysis.stats.text import FORMATS, file_section, format_results, parse_timeunit
+from strata.analysis.xp import BACKENDS
+from strata.app.cli.common import (
     Skips,
     add_report_args,
     check_output_file,
@@ -26,10 +26,15 @@ from app.cli.common import (
     open_each,
     output_stream,
 )
-from app.cli.nsys_inputs import add_export_args, add_overwrite_arg, exported_inputs, script_of
-from app.cli.reports_help import HelpReports
-from app.cli.stats_help import HelpFormats
-from app.cli.stats_plan import (
+from strata.app.cli.nsys_inputs import (
+    add_export_args,
+    add_overwrite_arg,
+    exported_inputs,
+    script_of,
+)
+from strata.app.cli.reports_help import HelpReports
+from strata.app.cli.stats_help import HelpFormats
+from strata.app.cli.stats_plan import (
     SummaryJob,
     check_formats,
     comma_list,
@@ -185,7 +190,7 @@ def run(args: argparse.Namespace) -> int:
     specs = [job.spec for job in jobs]
     timeunit = None if args.timeunit is None else parse_timeunit(args.timeunit)
     if args.backend is not None:
-        from analysis.xp import get_xp
+        from strata.analysis.xp import get_xp
 
         get_xp(args.backend)  # an unusable backend fails before any report is opened
     skips = Skips()
@@ -197,7 +202,7 @@ def run(args: argparse.Namespace) -> int:
     computed = []
 
     def backend():  # noqa: ANN202 - the array module
-        from analysis.xp import get_xp
+        from strata.analysis.xp import get_xp
 
         return get_xp(args.backend)
 
@@ -221,8 +226,8 @@ def run(args: argparse.Namespace) -> int:
     if results:
         texts = _texts(results, sources, jobs, targets, timeunit, args.quiet, args.force_overwrite)
         _write(texts)
-    if computed and "analysis.stats.lean" in sys.modules:  # cache entries being written
-        from analysis.stats.lean import wait_for_cache_writes
+    if computed and "strata.analysis.stats.lean" in sys.modules:  # cache entries being written
+        from strata.analysis.stats.lean import wait_for_cache_writes
 
         wait_for_cache_writes()
     return skips.status()
@@ -230,7 +235,7 @@ def run(args: argparse.Namespace) -> int:
 
 def compute_summaries(path, specs, xp, use_cache: bool):  # noqa: ANN001, ANN201
     """:func:`analysis.stats.compute.summarize`, imported when a summary is computed."""
-    from analysis.stats.compute import summarize
+    from strata.analysis.stats.compute import summarize
 
     return summarize(path, specs, xp, use_cache=use_cache)
 

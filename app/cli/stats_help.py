@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from analysis.escape import escape_text
+from strata.analysis.escape import escape_text
 
 __all__ = ["FORMAT_HELP", "FORMAT_LIST", "HelpFormats", "help_formats_text"]
 

@@ -19,11 +19,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from analysis.errors import AnalysisError
-from analysis.escape import escape_text
-from analysis.stats.formatspec import ignored_hint, parse_format
-from analysis.stats.layouts import format_extension
-from analysis.stats.text import STRATA_JSON
+from strata.analysis.errors import AnalysisError
+from strata.analysis.escape import escape_text
+from strata.analysis.stats.formatspec import ignored_hint, parse_format
+from strata.analysis.stats.layouts import format_extension
+from strata.analysis.stats.text import STRATA_JSON
 
 __all__ = ["SummaryJob", "check_formats", "comma_list", "output_file", "plan"]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from resources import demo
+from strata.resources import demo
 
 
 @pytest.fixture(scope="module")

@@ -6,8 +6,8 @@ import sqlite3
 
 import pytest
 
-from analysis.alignment import TimeAlignment, alignment_offsets
-from analysis.errors import AnalysisError
+from strata.analysis.alignment import TimeAlignment, alignment_offsets
+from strata.analysis.errors import AnalysisError
 from tests.conftest import REAL_DIR, requires_shared
 
 S1 = REAL_DIR / "extra-p__extrap__concurrent.s1__profile1.sqlite"

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from analysis import open_reports
-from analysis.alignment import TimeAlignment, alignment_offsets
-from analysis.collectives import anchored_instance, collectives
-from analysis.errors import AnalysisError
+from strata.analysis import open_reports
+from strata.analysis.alignment import TimeAlignment, alignment_offsets
+from strata.analysis.collectives import anchored_instance, collectives
+from strata.analysis.errors import AnalysisError
 from tests.analysis.test_recipes_data import K, write_report
 
 ALLREDUCE = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm *, unsigned long, ncclWork *)"

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-import analysis
-from analysis import answers
-from analysis.stats import compute as stats_compute
-from analysis.stats import lean
+import strata.analysis
+from strata.analysis import answers
+from strata.analysis.stats import compute as stats_compute
+from strata.analysis.stats import lean
 from tests.conftest import REAL_DIR, requires_shared
 from tests.helpers import mutate_sqlite
 
@@ -35,7 +35,7 @@ def report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _stats(report: Path, capsys, *options: str) -> str:
-    from app.cli import main
+    from strata.app.cli import main
 
     assert main(["stats", "-r", SPECS, *options, str(report)]) == 0
     return capsys.readouterr().out
@@ -56,9 +56,9 @@ def _forbid_reads(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*_args, **_kwargs):
         raise _Forbidden("the report's columns were read")
 
-    monkeypatch.setattr("app.cli.stats.compute_summaries", refuse)  # SQL or column path
+    monkeypatch.setattr("strata.app.cli.stats.compute_summaries", refuse)  # SQL or column path
     monkeypatch.setattr(lean, "_read_lean", refuse)
-    monkeypatch.setattr("analysis.cache.load_cached", refuse)
+    monkeypatch.setattr("strata.analysis.cache.load_cached", refuse)
 
 
 def test_hit_reads_no_columns_and_prints_the_same(report, capsys, monkeypatch) -> None:
@@ -99,7 +99,7 @@ def _recomputed(report: Path, capsys, monkeypatch) -> bool:
         return real(*args, **kwargs)
 
     with monkeypatch.context() as patched:
-        patched.setattr("app.cli.stats.compute_summaries", counting)
+        patched.setattr("strata.app.cli.stats.compute_summaries", counting)
         got = _stats(report, capsys)
     assert got == _stats(report, capsys, "--no-cache")
     return bool(calls)
@@ -132,18 +132,18 @@ def test_same_size_change_with_mtime_restored_invalidates(report, capsys, monkey
 def test_version_change_invalidates(report, capsys, monkeypatch) -> None:
     _stats(report, capsys)
     assert not _recomputed(report, capsys, monkeypatch)
-    monkeypatch.setattr(analysis, "__version__", analysis.__version__ + ".post1")
+    monkeypatch.setattr(strata.analysis, "__version__", strata.analysis.__version__ + ".post1")
     assert _recomputed(report, capsys, monkeypatch)
 
 
 def test_cache_format_change_invalidates(report, capsys, monkeypatch) -> None:
     _stats(report, capsys)
-    monkeypatch.setattr("analysis.cachedir.COLUMNS_FORMAT", 999)
+    monkeypatch.setattr("strata.analysis.cachedir.COLUMNS_FORMAT", 999)
     assert _recomputed(report, capsys, monkeypatch)
 
 
 def test_option_change_is_another_answer(report, capsys, monkeypatch) -> None:
-    from app.cli import main
+    from strata.app.cli import main
 
     _stats(report, capsys)
     for spec in ("cuda_gpu_kern_sum:mangled", "nvtx_sum"):
@@ -197,7 +197,7 @@ def test_odd_tables_come_back_exactly_or_are_not_stored(tmp_path, monkeypatch) -
     import numpy as np
     import pandas as pd
 
-    from analysis.stats import StatsResult, format_results
+    from strata.analysis.stats import StatsResult, format_results
 
     monkeypatch.setenv("STRATA_CACHE_DIR", str(tmp_path / "cache"))
     report = tmp_path / "r.sqlite"

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analysis import cache, open_report
+from strata.analysis import cache, open_report
 from tests.conftest import ROOT, real_reports, requires_shared
 
 KERNELS = "CUPTI_ACTIVITY_KIND_KERNEL"
@@ -127,7 +127,7 @@ def test_incomplete_entry_without_meta_is_replaced(private_cache: Path) -> None:
 
 
 _OPEN_AND_PRINT = (
-    "import sys; from analysis import open_report; r = open_report(sys.argv[1]); "
+    "import sys; from strata.analysis import open_report; r = open_report(sys.argv[1]); "
     "print(len(r.kernels), len(r.cuda_api), int(r.kernels.start_ns.sum()))"
 )
 
@@ -226,7 +226,7 @@ def test_a_partial_open_reads_the_entry_but_never_writes_one(
 def test_changed_report_replaces_its_partial_entry(
     private_cache: Path, copied_report: Path
 ) -> None:
-    from analysis.stats.lean import open_for_stats, wait_for_cache_writes
+    from strata.analysis.stats.lean import open_for_stats, wait_for_cache_writes
 
     first = open_for_stats(copied_report, ["cuda_gpu_kern_sum"])
     wait_for_cache_writes()

@@ -26,10 +26,10 @@ from pathlib import Path
 
 import pytest
 
-from analysis import _cachefiles, cache, open_report
-from analysis.model import EVENT_TABLES
-from analysis.stats.lean import open_for_stats, wait_for_cache_writes
-from resources import demo
+from strata.analysis import _cachefiles, cache, open_report
+from strata.analysis.model import EVENT_TABLES
+from strata.analysis.stats.lean import open_for_stats, wait_for_cache_writes
+from strata.resources import demo
 from tests.helpers import run_cli, run_python
 
 DAMAGES = ("flip", "truncate", "zero", "garbage", "delete")
@@ -47,7 +47,7 @@ LEAN_FILES = sorted(["meta.json", "strings.arrow", "kernels.arrow", "cuda_api.ar
 
 _DRIVER = """
 import contextlib, io, json, os, sys
-from app.cli import main
+from strata.app.cli import main
 report, specs, folders = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 for folder in folders:
     os.environ["STRATA_CACHE_DIR"] = folder

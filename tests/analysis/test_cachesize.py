@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis import cachesize
+from strata.analysis import cachesize
 from tests.conftest import REAL_DIR, requires_shared
 
 KIB = 1024
@@ -45,7 +45,7 @@ def test_cap_evicts_least_recently_used(root, monkeypatch, caplog) -> None:
     export = _entry(root, "exports", "x-key.sqlite", 40 * KIB, 2000)
     newest = _entry(root, "answers", "b-c", 40 * KIB, 1000)
     monkeypatch.setenv(cachesize.ENV_VAR, "100K")
-    with caplog.at_level(logging.WARNING, logger="analysis.cachesize"):
+    with caplog.at_level(logging.WARNING, logger="strata.analysis.cachesize"):
         evicted = cachesize.enforce(root)
     assert evicted == [oldest]
     assert not oldest.exists()

@@ -11,8 +11,8 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from analysis import _cachefiles, cache, open_report
-from analysis.calltree import call_tree, sample_stacks
+from strata.analysis import _cachefiles, cache, open_report
+from strata.analysis.calltree import call_tree, sample_stacks
 from tests.conftest import REAL_DIR, requires_shared
 from tests.helpers import sql_rows
 

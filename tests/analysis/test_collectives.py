@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import open_reports
-from analysis.alignment import TimeAlignment
-from analysis.collectives import (
+from strata.analysis import open_reports
+from strata.analysis.alignment import TimeAlignment
+from strata.analysis.collectives import (
     OP_COLUMNS,
     UNKNOWN_COMMUNICATOR,
     collective_family,
@@ -23,7 +23,7 @@ from analysis.collectives import (
     find_collectives,
     match_collectives,
 )
-from analysis.comm_args import DTYPE_BYTES
+from strata.analysis.comm_args import DTYPE_BYTES
 from tests.analysis.test_recipes_data import K, write_report
 from tests.conftest import SHARED
 

@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analysis import open_report
-from analysis.counters import counter_lines, counter_value_at
-from analysis.errors import CorruptReportError
-from analysis.reportset import ReportSet
-from analysis.tracks import METRICS_GROUP
+from strata.analysis import open_report
+from strata.analysis.counters import counter_lines, counter_value_at
+from strata.analysis.errors import CorruptReportError
+from strata.analysis.reportset import ReportSet
+from strata.analysis.tracks import METRICS_GROUP
 from tests.conftest import REAL_DIR, requires_shared
 from tests.helpers import mutate_sqlite, run_cli, sql_rows
 

@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import open_report
-from analysis.diff import UNCHANGED, DiffOptions, diff_sets, median_bootstrap
-from resources.demo import build_demo_reports
+from strata.analysis import open_report
+from strata.analysis.diff import UNCHANGED, DiffOptions, diff_sets, median_bootstrap
+from strata.resources.demo import build_demo_reports
 from tests.analysis.test_recipes_data import K, write_report
 from tests.conftest import REAL_DIR
 from tests.helpers import mutate_sqlite
@@ -126,8 +126,8 @@ def test_demo_regression_comes_first_and_the_rest_is_noise(demo_pair, tmp_path: 
 
 def test_keys_name_the_groups_the_window_index_finds(demo_pair) -> None:
     """with_keys: each row's Key finds its instances again (the GUI's click on a row)."""
-    from analysis.diff import diff_kind
-    from analysis.reportset import ReportSet
+    from strata.analysis.diff import diff_kind
+    from strata.analysis.reportset import ReportSet
 
     before, after = (ReportSet([open_report(p, use_cache=False)]) for p in demo_pair)
     keyed = diff_kind(before, after, "cuda_api", with_keys=True)
@@ -141,7 +141,7 @@ def test_keys_name_the_groups_the_window_index_finds(demo_pair) -> None:
 
 
 def test_one_instance_is_never_noise() -> None:
-    from analysis.diff import classify
+    from strata.analysis.diff import classify
 
     before = np.array([25_021_861.0, 10_000.0, 10_000.0, 1_000.0, 10_000.0])
     after = np.array([414_204_754.0, 10_500.0, 5_000.0, 1_500.0, 11_000.0])

@@ -8,10 +8,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis.dlprof.reports import DlprofOptions, analyze_report, dlprof_reports
-from analysis.dlprof.views import op_events, view_frame
-from analysis.errors import AnalysisError
-from analysis.reportset import ReportSet
+from strata.analysis.dlprof.reports import DlprofOptions, analyze_report, dlprof_reports
+from strata.analysis.dlprof.views import op_events, view_frame
+from strata.analysis.errors import AnalysisError
+from strata.analysis.reportset import ReportSet
 from tests.analysis.test_recipes_data import LAUNCH_NS, K, write_report
 from tests.conftest import REAL_DIR, requires_shared
 from tests.helpers import sql_rows

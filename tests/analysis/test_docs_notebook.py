@@ -39,7 +39,7 @@ NOTEBOOK = ROOT / "docs" / "notebook.ipynb"
 def test_the_api_notebook_runs_on_the_demo_reports(tmp_path, monkeypatch) -> None:
     import tempfile
 
-    from resources.demo import demo_truth
+    from strata.resources.demo import demo_truth
     from tests.helpers import run_notebook
 
     monkeypatch.setenv("STRATA_CACHE_DIR", str(tmp_path / "cache"))
@@ -64,7 +64,7 @@ def test_the_api_notebook_runs_on_the_demo_reports(tmp_path, monkeypatch) -> Non
 
 
 def test_the_api_page_lists_every_public_report_set_method() -> None:
-    from analysis import ReportSet
+    from strata.analysis import ReportSet
 
     page = (ROOT / "docs" / "api.md").read_text()
     public = [n for n in dir(ReportSet) if not n.startswith("_")]

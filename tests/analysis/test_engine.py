@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.engine import group_stats, sqlite_round
-from analysis.xp import cupy_available, get_xp
+from strata.analysis.engine import group_stats, sqlite_round
+from strata.analysis.xp import cupy_available, get_xp
 
 BACKENDS = [
     "numpy",
@@ -154,7 +154,7 @@ def test_values_spanning_more_than_int64_do_not_wrap() -> None:
 
 
 def test_exact_sum_of_int64() -> None:
-    from analysis.engine import exact_sum
+    from strata.analysis.engine import exact_sum
 
     rng = np.random.default_rng(4)
     values = rng.integers(-(2**63), 2**63 - 1, 1000, dtype=np.int64)

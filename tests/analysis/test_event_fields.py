@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import shutil
 
-from analysis.event_fields import read_event_fields
-from analysis.reportset import ReportSet
-from analysis.timefmt import format_duration_ns, format_time_ns, pluralize
+from strata.analysis.event_fields import read_event_fields
+from strata.analysis.reportset import ReportSet
+from strata.analysis.timefmt import format_duration_ns, format_time_ns, pluralize
+from strata.viewer.events import describe_event, event_ref
 from tests.conftest import FIXTURES_DIR, REAL_DIR, fingerprint, requires_fixtures, requires_shared
 from tests.helpers import mutate_sqlite, sql_rows
-from viewer.events import describe_event, event_ref
 
 NVTX_FIXTURE = FIXTURES_DIR / "real-2023.4-nvtx.sqlite"
 CUPY = REAL_DIR / "quasiben__nvtx-examples__cupy.sqlite"
@@ -24,7 +24,7 @@ def _details(report, table: str, row: int, projection=None) -> dict[str, str]:
     tables = ReportSet([report]).slice_tables(0)
     ref = event_ref(tables, 0, table, row) if table in tables else None
     if ref is None:  # NVTX marks and ranges are drawn through the nvtx slice table
-        from viewer.events import EventRef
+        from strata.viewer.events import EventRef
 
         nvtx = report.nvtx
         ref = EventRef(0, table, row, table, row, "", "", int(nvtx["start_ns"][row]),

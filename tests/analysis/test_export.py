@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from analysis import ExportError, UnsupportedVersionError, cache, open_report
-from analysis.open import find_nsys
+from strata.analysis import ExportError, UnsupportedVersionError, cache, open_report
+from strata.analysis.open import find_nsys
 from tests.conftest import REAL_DIR, fingerprint, requires_shared
 from tests.helpers import run_cli
 

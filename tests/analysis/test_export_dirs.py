@@ -19,11 +19,11 @@ import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 import pytest
 
-from analysis import find_reports, open_report
-from analysis.discover import export_dir_format
-from analysis.open import find_nsys
-from analysis.stats.catalog import SUMMARIES
-from app.cli import main as cli_main
+from strata.analysis import find_reports, open_report
+from strata.analysis.discover import export_dir_format
+from strata.analysis.open import find_nsys
+from strata.analysis.stats.catalog import SUMMARIES
+from strata.app.cli import main as cli_main
 from tests.analysis.test_stats_fixtures import parse_sections
 from tests.analysis.test_stats_nsys import REPORTS
 from tests.conftest import REAL_DIR, requires_shared
@@ -251,7 +251,7 @@ def test_unneeded_uint64_beyond_int64_is_stored_as_nsys_sqlite_does(
     (what nsys's .sqlite export of the same report holds: -66163 for 2^64 - 66163)."""
     import sqlite3
 
-    from analysis.open import sqlite_source
+    from strata.analysis.open import sqlite_source
 
     raw = [2**64 - 66163, 92233]
     table = pa.table({"rawTimestamp": pa.array(raw, pa.uint64()), "data": ["{}", "{}"]})

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from analysis import ExportError, open_report
-from analysis.open import find_nsys
-from resources import demo
+from strata.analysis import ExportError, open_report
+from strata.analysis.open import find_nsys
+from strata.resources import demo
 from tests.conftest import REAL_DIR, requires_shared
 from tests.helpers import sql_rows
 

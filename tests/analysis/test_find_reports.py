@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from analysis.discover import find_reports
-from analysis.errors import NotAReportError
+from strata.analysis.discover import find_reports
+from strata.analysis.errors import NotAReportError
 
 
 def _touch_report(path: Path) -> Path:

@@ -19,19 +19,19 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import _sqlfile, open_report
-from analysis._sqlite import ReportDatabase
-from analysis.errors import (
+from strata.analysis import _sqlfile, open_report
+from strata.analysis._sqlite import ReportDatabase
+from strata.analysis.errors import (
     AnalysisError,
     CorruptReportError,
     NotAReportError,
     ReportError,
     UnsupportedVersionError,
 )
-from analysis.projection import project_nvtx, range_levels
-from analysis.stats import run_report
-from analysis.stats.lean import open_for_stats
-from resources import demo
+from strata.analysis.projection import project_nvtx, range_levels
+from strata.analysis.stats import run_report
+from strata.analysis.stats.lean import open_for_stats
+from strata.resources import demo
 from tests.helpers import mutate_sqlite, run_cli, sql_rows
 
 KERNELS = "CUPTI_ACTIVITY_KIND_KERNEL"

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import open_report
-from analysis.kinds import (
+from strata.analysis import open_report
+from strata.analysis.kinds import (
     DURATION,
     EventKind,
     event_kinds,
@@ -19,14 +19,14 @@ from analysis.kinds import (
     register,
     unregister,
 )
-from analysis.model import EVENT_TABLES, EventTable, Report
-from analysis.names import event_name
-from analysis.outliers import find_outliers
-from analysis.reportset import ReportSet
-from analysis.selection import aggregate
-from analysis.stats import run_report
-from analysis.window_stats import build_window_index
-from resources.demo import build_demo_reports
+from strata.analysis.model import EVENT_TABLES, EventTable, Report
+from strata.analysis.names import event_name
+from strata.analysis.outliers import find_outliers
+from strata.analysis.reportset import ReportSet
+from strata.analysis.selection import aggregate
+from strata.analysis.stats import run_report
+from strata.analysis.window_stats import build_window_index
+from strata.resources.demo import build_demo_reports
 
 _TOY_COUNT = 200
 _TOY_SLOW = 7  # the one instance that lasts 100 times longer

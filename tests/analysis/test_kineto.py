@@ -12,11 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analysis import open_report
-from analysis.discover import find_reports
-from analysis.errors import CorruptReportError, NotAReportError
-from analysis.reportset import ReportSet
-from analysis.stats import run_report
+from strata.analysis import open_report
+from strata.analysis.discover import find_reports
+from strata.analysis.errors import CorruptReportError, NotAReportError
+from strata.analysis.reportset import ReportSet
+from strata.analysis.stats import run_report
 from tests.conftest import REAL_DIR, fingerprint, real_reports, requires_shared
 from tests.helpers import run_cli
 

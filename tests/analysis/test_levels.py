@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.levels import nesting_levels, overlaps_on_level
+from strata.analysis.levels import nesting_levels, overlaps_on_level
 
 
 def test_nested_stack_depths() -> None:

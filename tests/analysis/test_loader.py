@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analysis import CorruptReportError, open_report
-from analysis.levels import overlaps_on_level
+from strata.analysis import CorruptReportError, open_report
+from strata.analysis.levels import overlaps_on_level
 from tests.conftest import (
     FIXTURES_DIR,
     fingerprint,
@@ -159,7 +159,7 @@ def test_cached_reopen_equals_fresh_load(tmp_path: Path) -> None:
 
 @requires_shared
 def test_damaged_cache_entry_is_rebuilt(tmp_path: Path) -> None:
-    from analysis import cache
+    from strata.analysis import cache
 
     path = next(p for p in real_reports() if "cupy" in p.name)
     expected = np.array(open_report(path, use_cache=False).kernels.start_ns)

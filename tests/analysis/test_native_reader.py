@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analysis import _native, open_report
-from analysis._sqlite import ReportDatabase
-from analysis.errors import StrataError
-from analysis.stats.lean import LEAN_REPORTS, open_for_stats
-from analysis.stats.run import run_report
+from strata.analysis import _native, open_report
+from strata.analysis._sqlite import ReportDatabase
+from strata.analysis.errors import StrataError
+from strata.analysis.stats.lean import LEAN_REPORTS, open_for_stats
+from strata.analysis.stats.run import run_report
 from tests.conftest import fixture_reports, real_reports, requires_shared
 from tests.fuzz.cases import REPORT_CLASSES
 from tests.fuzz.checks import NotApplicable, prepare

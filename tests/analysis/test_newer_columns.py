@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analysis.loader import load_sqlite
-from analysis.stats import REPORT_NAMES, format_results, run_report
+from strata.analysis.loader import load_sqlite
+from strata.analysis.stats import REPORT_NAMES, format_results, run_report
 from tests.conftest import REAL_DIR, requires_shared
 from tests.helpers import mutate_sqlite
 

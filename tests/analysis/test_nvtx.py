@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.nvtx import contained_pairs, range_labels, range_rows, range_styles
+from strata.analysis.nvtx import contained_pairs, range_labels, range_rows, range_styles
 from tests.conftest import FIXTURES_DIR, requires_fixtures
 
 

@@ -156,8 +156,8 @@ def test_session_start_and_version_match_sql(path: Path, load_report) -> None:
 
 
 def test_reprs_are_one_short_line(tmp_path: Path) -> None:
-    from analysis import open_report
-    from resources.demo import build_demo_reports
+    from strata.analysis import open_report
+    from strata.resources.demo import build_demo_reports
 
     report = open_report(build_demo_reports(tmp_path, ranks=1, steps=2)[0], use_cache=False)
     for value in (report, report.strings, *report.tables.values()):

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analysis import _sqlite, open_report
+from strata.analysis import _sqlite, open_report
 from tests.conftest import SMALL_LEAD_ROWS, real_reports, requires_shared
 from tests.helpers import mutate_sqlite
 
@@ -82,7 +82,7 @@ def test_cancel_stops_loading_and_leaves_no_cache_entry(
 ) -> None:
     import threading
 
-    from analysis import CancelledError, cache
+    from strata.analysis import CancelledError, cache
 
     monkeypatch.setenv("STRATA_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(_sqlite, "CHUNK_ROWS", 100)

@@ -5,15 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from analysis import AnalysisError, open_report, open_reports
-from analysis.outliers import (
+from strata.analysis import AnalysisError, open_report, open_reports
+from strata.analysis.outliers import (
     DEFAULT_MIN_DELTA_NS,
     DEFAULT_MIN_RATIO,
     find_outliers,
     has_effect,
 )
-from analysis.reportset import ReportSet
-from resources import demo
+from strata.analysis.reportset import ReportSet
+from strata.resources import demo
 from tests.conftest import REAL_DIR
 
 V3 = REAL_DIR / "ayush-os__nsight-systems-deep-dive__vector_add_profile_v3.sqlite"

@@ -13,10 +13,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import AnalysisError, open_report
-from analysis.outliers import OUTLIER_KINDS, find_outliers
-from analysis.xp import cupy_available
-from resources import demo
+from strata.analysis import AnalysisError, open_report
+from strata.analysis.outliers import OUTLIER_KINDS, find_outliers
+from strata.analysis.xp import cupy_available
+from strata.resources import demo
 from tests.conftest import REAL_DIR, requires_shared
 
 #: The z-score alone, no minimum effect: what the tests of the z-score arithmetic compare.
@@ -203,7 +203,7 @@ _XP = [pytest.param("numpy")] + [
 
 @pytest.mark.parametrize("backend", _XP)
 def test_backends_agree(backend: str, demo_reports) -> None:
-    from analysis.xp import get_xp
+    from strata.analysis.xp import get_xp
 
     base = find_outliers(demo_reports, kinds=("kernels", "cuda_api"))
     other = find_outliers(demo_reports, kinds=("kernels", "cuda_api"), xp=get_xp(backend))
@@ -224,8 +224,8 @@ def test_scores_the_instances_the_stats_count(demo_paths: list[Path], tmp_path: 
     kernels and calls: the same instances in the same groups as the stats tables."""
     import shutil
 
-    from analysis.outliers import _collect  # the instances that are scored, before the cut
-    from analysis.stats import run_report
+    from strata.analysis.outliers import _collect  # the instances that are scored, before the cut
+    from strata.analysis.stats import run_report
     from tests.helpers import mutate_sqlite
 
     path = tmp_path / "edges.sqlite"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from analysis.outliers import Outliers
+from strata.analysis.outliers import Outliers
 
 
 def _outliers() -> Outliers:

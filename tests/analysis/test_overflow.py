@@ -18,14 +18,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analysis import AnalysisError, open_report
-from analysis.open import find_nsys
-from analysis.outliers import find_outliers
-from analysis.selection import aggregate
-from analysis.stats import run_report, time_percent
-from analysis.window_stats import build_window_index, pivot_by_report
-from app.cli import main as cli_main
-from resources.demo import build_demo_reports
+from strata.analysis import AnalysisError, open_report
+from strata.analysis.open import find_nsys
+from strata.analysis.outliers import find_outliers
+from strata.analysis.selection import aggregate
+from strata.analysis.stats import run_report, time_percent
+from strata.analysis.window_stats import build_window_index, pivot_by_report
+from strata.app.cli import main as cli_main
+from strata.resources.demo import build_demo_reports
 from tests.analysis.test_stats_fixtures import parse_sections
 from tests.helpers import mutate_sqlite, sql_rows
 
@@ -186,8 +186,8 @@ def test_trace_throughput_same_as_nsys(demo_rank, tmp_path, capsys) -> None:
 
 
 def test_panel_totals_are_exact_past_int64(demo_rank, tmp_path) -> None:
-    from app.stats_jobs import StatsRequest, stats_frame
-    from viewer.state import Scope
+    from strata.app.stats_jobs import StatsRequest, stats_frame
+    from strata.viewer.state import Scope
 
     path = _with_huge_kernels(demo_rank, tmp_path, 3)
     report = open_report(path, use_cache=False)

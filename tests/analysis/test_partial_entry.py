@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analysis import _cachefiles, cache, open_report
-from analysis.model import DurationTable, EventTable
-from analysis.stats import run_report
-from analysis.stats.lean import open_for_stats, wait_for_cache_writes
+from strata.analysis import _cachefiles, cache, open_report
+from strata.analysis.model import DurationTable, EventTable
+from strata.analysis.stats import run_report
+from strata.analysis.stats.lean import open_for_stats, wait_for_cache_writes
 
 RUNTIME = "CUPTI_ACTIVITY_KIND_RUNTIME"
 

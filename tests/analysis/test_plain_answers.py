@@ -16,10 +16,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analysis import _cachefiles, answers, open_report
-from analysis.stats import FORMATS, format_results, run_report
-from analysis.stats._base import REGISTRY
-from analysis.stats.catalog import SUMMARIES
+from strata.analysis import _cachefiles, answers, open_report
+from strata.analysis.stats import FORMATS, format_results, run_report
+from strata.analysis.stats._base import REGISTRY
+from strata.analysis.stats.catalog import SUMMARIES
 from tests.conftest import REAL_DIR, requires_shared
 
 #: Summaries with rows on the reports below (traces excepted: too big to store).

@@ -10,7 +10,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis import engine, plainstats
+from strata.analysis import engine, plainstats
 
 _I64 = st.integers(-(2**63), 2**63 - 1)
 
@@ -94,7 +94,7 @@ def test_a_median_is_a_stored_value_exactly_when_its_middles_agree(groups) -> No
     ``median()`` is an integer: an odd count, or two equal middle values (spec §3.1)."""
     import pandas as pd
 
-    from analysis.stats.cuda import median_is_value
+    from strata.analysis.stats.cuda import median_is_value
 
     expected = [sorted(g)[(len(g) - 1) // 2] == sorted(g)[len(g) // 2] for g in groups]
     assert plainstats.group_stats(groups).median_is_value == expected
@@ -105,7 +105,7 @@ def test_a_median_is_a_stored_value_exactly_when_its_middles_agree(groups) -> No
 
 
 def test_the_size_summary_prints_a_stored_median_as_an_integer() -> None:
-    from analysis.stats.plaintables import memory_size_table
+    from strata.analysis.stats.plaintables import memory_size_table
 
     stats = plainstats.group_stats([[8, 48, 8, 8, 1, 8], [8, 48]])
     columns, _ = memory_size_table(["a", "b"], stats)

@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analysis import cache, open_report
-from analysis.model import EVENT_TABLES, EventTable, Report
-from analysis.reportset import ReportSet
+from strata.analysis import cache, open_report
+from strata.analysis.model import EVENT_TABLES, EventTable, Report
+from strata.analysis.reportset import ReportSet
 from tests.conftest import REAL_DIR, SMALL_LEAD_ROWS, requires_shared
 from tests.helpers import assert_same_report, assert_same_table
 
@@ -153,7 +153,7 @@ def test_cancel_on_the_early_partial_stops_the_load(
 ) -> None:
     import threading
 
-    from analysis import CancelledError
+    from strata.analysis import CancelledError
 
     monkeypatch.setenv("STRATA_CACHE_DIR", str(tmp_path / "cache"))
     copy = tmp_path / FOUR_STREAMS.name
@@ -177,7 +177,7 @@ def test_cancel_on_the_early_partial_stops_the_load(
 def test_a_bad_kernel_among_the_first_is_refused_as_a_whole_open_refuses_it(
     tmp_path: Path, held_kernels
 ) -> None:
-    from analysis import CorruptReportError
+    from strata.analysis import CorruptReportError
     from tests.helpers import mutate_sqlite
 
     held_kernels.set()  # only the small chunks here

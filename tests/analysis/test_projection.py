@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.projection import _project, project_nvtx, range_parents
+from strata.analysis.projection import _project, project_nvtx, range_parents
 from tests.analysis.test_stats_fixtures import parse_sections
 from tests.conftest import EXPECTED_DIR, FIXTURES_DIR, requires_fixtures
 

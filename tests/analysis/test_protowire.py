@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from analysis.protowire import Rows, field_bytes, field_varint, varint, varint_matrix
+from strata.analysis.protowire import Rows, field_bytes, field_varint, varint, varint_matrix
 
 #: protobuf.dev/programming-guides/encoding: 1, 150 ("96 01"), 300 ("ac 02"), -1 (ten bytes).
 KNOWN = {

@@ -14,8 +14,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis.recipes import RECIPES, RecipeOptions, load_output, run_recipe, write_output
-from resources.demo import build_demo_reports
+from strata.analysis.recipes import RECIPES, RecipeOptions, load_output, run_recipe, write_output
+from strata.resources.demo import build_demo_reports
 from tests.helpers import run_notebook
 
 

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.recipes.base import PlotSpec
-from analysis.recipes.output import build_figure
+from strata.analysis.recipes.base import PlotSpec
+from strata.analysis.recipes.output import build_figure
 
 
 @pytest.mark.parametrize("n_columns", [1, 3, 40])

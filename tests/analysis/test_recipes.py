@@ -20,9 +20,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.errors import AnalysisError
-from analysis.recipes import RecipeOptions, load_output, partials, run_recipe, write_output
-from analysis.recipes.partials import GroupPartial, merge_partials
+from strata.analysis.errors import AnalysisError
+from strata.analysis.recipes import RecipeOptions, load_output, partials, run_recipe, write_output
+from strata.analysis.recipes.partials import GroupPartial, merge_partials
 from tests.analysis.test_recipes_data import K, write_report
 from tests.conftest import REAL_DIR, requires_shared
 
@@ -166,7 +166,7 @@ def _nsys_csv(nsys: str, path: Path, report: str) -> pd.DataFrame:
 @requires_shared
 @pytest.mark.parametrize("recipe", ["cuda_gpu_kern_sum", "nvtx_sum", "nvtx_gpu_proj_sum"])
 def test_rank_stats_equal_nsys_stats_per_report(recipe: str, tmp_path: Path) -> None:
-    from analysis.open import find_nsys
+    from strata.analysis.open import find_nsys
 
     nsys = find_nsys()
     if nsys is None:
@@ -241,7 +241,7 @@ def _check_merged(merged: partials.MergedGroups, every: pd.DataFrame) -> None:
 
 
 def test_by_file_names_the_planted_straggler(tmp_path: Path) -> None:
-    from resources.demo import build_demo_reports, demo_truth
+    from strata.resources.demo import build_demo_reports, demo_truth
 
     paths = build_demo_reports(tmp_path / "demo", ranks=4, steps=6)
     truth = demo_truth(4, 6)
@@ -651,8 +651,8 @@ def test_output_folder_round_trip(tmp_path: Path) -> None:
 def test_an_nsys_rep_gives_the_same_profiler_overhead_as_its_sqlite_export() -> None:
     # Overhead rows are read from the SQLite behind the report: for an .nsys-rep, its nsys
     # export in the cache. The .sqlite in ../shared is an export of the same capture.
-    from analysis.gpu_idle import _overhead
-    from analysis.open import find_nsys, open_report
+    from strata.analysis.gpu_idle import _overhead
+    from strata.analysis.open import find_nsys, open_report
 
     if find_nsys() is None:
         pytest.skip("needs nsys ($NSYS or PATH) to export the .nsys-rep")
@@ -680,25 +680,25 @@ def test_maps_that_read_only_their_tables_match_full_loads(
     recipe: str, options: RecipeOptions
 ) -> None:
     """A recipe's map loads only ``Recipe.tables``; its output equals a full load's."""
-    import analysis.open
+    import strata.analysis.open
 
     reports = CONCURRENT[:2] + EX_GPU[:1] if recipe != "diff" else CONCURRENT[:2]
     if not all(p.is_file() for p in reports):
         pytest.skip("needs the extra-p reports in ../shared")
     loaded: list[object] = []
-    real = analysis.open.load_sqlite
+    real = strata.analysis.open.load_sqlite
 
     def spy(*args, kinds=None, **kwargs):
         loaded.append(kinds)
         return real(*args, **kwargs) if full else real(*args, kinds=kinds, **kwargs)
 
-    with mock.patch.object(analysis.open, "load_sqlite", spy):
+    with mock.patch.object(strata.analysis.open, "load_sqlite", spy):
         full = True
         expected = run_recipe(recipe, reports, options).output
         full = False
         loaded.clear()
         ours = run_recipe(recipe, reports, options).output
-    from analysis.model import EVENT_TABLES
+    from strata.analysis.model import EVENT_TABLES
 
     # Each report was read, for fewer tables than a full load reads.
     assert len(loaded) == len(reports)
@@ -712,8 +712,8 @@ def test_maps_that_read_only_their_tables_match_full_loads(
 @pytest.mark.parametrize("seed", range(5))
 def test_pace_describe_equals_pandas_statistics(seed: int) -> None:
     """describe() is NumPy for speed; pandas' own reductions are the oracle (spec §5.3 (b))."""
-    from analysis.engine import sqlite_round
-    from analysis.recipes.pace import describe
+    from strata.analysis.engine import sqlite_round
+    from strata.analysis.recipes.pace import describe
 
     rng = np.random.default_rng(seed)
     for _ in range(20):

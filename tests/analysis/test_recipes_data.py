@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from resources.demo_schema import create_schema
+from strata.resources.demo_schema import create_schema
 
 PID = 4242
 GLOBAL_PID = (1 << 48) | (PID << 24)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis.recipes import RecipeOptions, run_recipe
+from strata.analysis.recipes import RecipeOptions, run_recipe
 from tests.analysis.test_recipes import CONCURRENT
 from tests.analysis.test_recipes_data import K, write_report
 from tests.conftest import ROOT, requires_shared
@@ -122,8 +122,8 @@ from pathlib import Path
 
 def main():
     import pandas as pd
-    from analysis.recipes import run_recipe
-    from analysis.recipes._procs import pool_context
+    from strata.analysis.recipes import run_recipe
+    from strata.analysis.recipes._procs import pool_context
     paths = [Path(p) for p in sys.argv[1:]]
     out = {"pool": pool_context().get_start_method()}
     serial = run_recipe("cuda_gpu_kern_sum", paths).output.tables["all_stats"]
@@ -132,7 +132,7 @@ def main():
     out["threads_after_pool"] = threading.active_count()
 
     from distributed import Client
-    from analysis.recipes._cluster import local_cluster
+    from strata.analysis.recipes._cluster import local_cluster
     cluster = local_cluster(2)
     out["worker_classes"] = sorted({type(w).__name__ for w in cluster.workers.values()})
     with Client(cluster) as client:
@@ -182,9 +182,9 @@ _CRASHING_DRIVER = """
 import json, os, signal, sys
 from pathlib import Path
 
-from analysis.errors import AnalysisError
-from analysis.recipes import run_recipe
-from analysis.recipes.base import Recipe, register
+from strata.analysis.errors import AnalysisError
+from strata.analysis.recipes import run_recipe
+from strata.analysis.recipes.base import Recipe, register
 
 
 class Crash(Recipe):

@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.errors import AnalysisError
-from analysis.recipes import RecipeOptions, run_recipe
+from strata.analysis.errors import AnalysisError
+from strata.analysis.recipes import RecipeOptions, run_recipe
 from tests.analysis.test_recipes import AYUSH, CONCURRENT
 from tests.conftest import requires_shared
 from tests.helpers import assert_same_output_in_every_mode

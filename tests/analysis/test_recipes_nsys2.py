@@ -18,9 +18,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.errors import AnalysisError
-from analysis.recipes import RecipeOptions, run_recipe
-from resources.demo import build_demo_reports
+from strata.analysis.errors import AnalysisError
+from strata.analysis.recipes import RecipeOptions, run_recipe
+from strata.resources.demo import build_demo_reports
 from tests.analysis.test_recipes import AYUSH
 from tests.helpers import assert_same_output_in_every_mode
 from tests.nsys_recipe import nsys_recipe, stage_parquet

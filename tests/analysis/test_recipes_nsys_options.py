@@ -13,10 +13,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis.errors import AnalysisError
-from analysis.recipes import RecipeOptions, mode_name, run_recipe, write_output
-from analysis.recipes.output_name import expand_output_name
-from analysis.stats import run_report
+from strata.analysis.errors import AnalysisError
+from strata.analysis.recipes import RecipeOptions, mode_name, run_recipe, write_output
+from strata.analysis.recipes.output_name import expand_output_name
+from strata.analysis.stats import run_report
 from tests.conftest import REAL_DIR, requires_shared
 from tests.nsys_recipe import nsys_output_names, nsys_recipe, stage_reports
 
@@ -112,7 +112,7 @@ def test_the_names_each_option_gives_are_those_of_stats() -> None:
     report = KERNEL_REPORTS[0]
     for option, arg in (("base", "base"), ("mangled", "mangled")):
         got = _ours("cuda_gpu_kern_sum", [report], **{option: True})["all_stats"]
-        from analysis import open_report
+        from strata.analysis import open_report
 
         want = run_report(open_report(report), f"cuda_gpu_kern_sum:{arg}").frame
         assert sorted(got["Name"]) == sorted(want["Name"])
@@ -173,7 +173,7 @@ def test_rows_and_nvtx_change_what_a_rule_recipe_keeps() -> None:
 @requires_shared
 @pytest.mark.parametrize("recipe", ["nvtx_sum", "cuda_api_sum", "cuda_gpu_kern_hist"])
 def test_a_time_window_keeps_what_overlaps_it(recipe) -> None:
-    from analysis import open_report
+    from strata.analysis import open_report
 
     report = RULE_REPORTS[0]
     start, end = 553_335_461, 580_000_000

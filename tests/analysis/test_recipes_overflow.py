@@ -18,10 +18,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import AnalysisError, open_report
-from analysis.gpu_idle import find_gaps
-from analysis.recipes import RecipeOptions, load_output, run_recipe, write_output
-from analysis.recipes._exact import (
+from strata.analysis import AnalysisError, open_report
+from strata.analysis.gpu_idle import find_gaps
+from strata.analysis.recipes import RecipeOptions, load_output, run_recipe, write_output
+from strata.analysis.recipes._exact import (
     RecipeOverflowError,
     checked_add,
     checked_cumsum,
@@ -30,9 +30,9 @@ from analysis.recipes._exact import (
     segment_sums,
     sum_fits_int64,
 )
-from analysis.stats import run_report
-from app.cli import main as cli_main
-from resources.demo import build_demo_reports
+from strata.analysis.stats import run_report
+from strata.app.cli import main as cli_main
+from strata.resources.demo import build_demo_reports
 from tests.analysis.test_recipes_data import GLOBAL_TID, K, write_report
 from tests.helpers import mutate_sqlite, sql_rows
 

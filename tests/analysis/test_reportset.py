@@ -13,9 +13,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis import ReportSet, open_reports
-from analysis import projection as projection_module
-from analysis.errors import AnalysisError
+from strata.analysis import ReportSet, open_reports
+from strata.analysis import projection as projection_module
+from strata.analysis.errors import AnalysisError
 from tests.conftest import ROOT, requires_shared
 from tests.helpers import run_cli
 
@@ -26,8 +26,8 @@ SWEEP = [REAL / f"extra-p__extrap__concurrent.s{n}__profile{n}.sqlite" for n in 
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
-    from analysis import open_report
-    from resources.demo import build_demo_reports
+    from strata.analysis import open_report
+    from strata.resources.demo import build_demo_reports
 
     paths = build_demo_reports(tmp_path_factory.mktemp("demo"), ranks=2, steps=2)
     return [open_report(p, use_cache=False) for p in paths]

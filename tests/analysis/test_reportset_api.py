@@ -15,10 +15,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import open_reports
-from analysis.errors import AnalysisError
-from app.cli import main
-from resources.demo import build_demo_reports
+from strata.analysis import open_reports
+from strata.analysis.errors import AnalysisError
+from strata.app.cli import main
+from strata.resources.demo import build_demo_reports
 
 
 @pytest.fixture(scope="module")

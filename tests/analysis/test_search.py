@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from analysis.errors import AnalysisError
-from analysis.reportset import ReportSet
-from analysis.search import compile_search, match_names, search_events
-from resources.demo import SLOW_KERNEL_NAME, SLOW_KERNEL_SHORT_NAME, build_demo_reports
+from strata.analysis.errors import AnalysisError
+from strata.analysis.reportset import ReportSet
+from strata.analysis.search import compile_search, match_names, search_events
+from strata.resources.demo import SLOW_KERNEL_NAME, SLOW_KERNEL_SHORT_NAME, build_demo_reports
 
 
 @pytest.fixture(scope="module")

@@ -6,8 +6,8 @@ import sqlite3
 
 import pytest
 
-from analysis.names import kernel_display_names
-from analysis.shortnames import distinct_base_names, distinct_short_labels
+from strata.analysis.names import kernel_display_names
+from strata.analysis.shortnames import distinct_base_names, distinct_short_labels
 from tests.conftest import REAL_DIR, requires_shared
 
 V3 = "ayush-os__nsight-systems-deep-dive__vector_add_profile_v3.sqlite"

@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.stats import REPORT_NAMES, run_report
-from analysis.stats.text import format_table
+from strata.analysis.stats import REPORT_NAMES, run_report
+from strata.analysis.stats.text import format_table
 from tests.conftest import EXPECTED_DIR, FIXTURES_DIR, requires_fixtures
 
 _PROCESSING = re.compile(
@@ -116,7 +116,7 @@ def test_every_listed_report_is_covered() -> None:
 @pytest.mark.parametrize("db", DATABASES)
 def test_whole_output_is_byte_identical(load_report, db: str, fmt: str) -> None:
     """The framing too: Processing lines, titles, blank lines (script paths aside)."""
-    from analysis.stats import format_results
+    from strata.analysis.stats import format_results
 
     expected = (EXPECTED_DIR / f"{db}.{fmt}.txt").read_text()
     specs = [s.spec for s in parse_sections(expected)]
@@ -129,7 +129,7 @@ def test_whole_output_is_byte_identical(load_report, db: str, fmt: str) -> None:
 @pytest.mark.parametrize("timeunit", ["nsec", "usec", "msec", "seconds"])
 def test_whole_column_printing_equals_printing_cell_by_cell(timeunit: str) -> None:
     """column_strings formats whole columns; the per-cell rule (_number_text) is the oracle."""
-    from analysis.stats.format import _number_text, column_strings
+    from strata.analysis.stats.format import _number_text, column_strings
 
     rng = np.random.default_rng(7)
     n = 400

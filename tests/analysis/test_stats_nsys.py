@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from analysis.open import find_nsys
-from app.cli import main as cli_main
+from strata.analysis.open import find_nsys
+from strata.app.cli import main as cli_main
 from tests.analysis.test_stats_fixtures import parse_sections
 from tests.conftest import FIXTURES_DIR, REAL_DIR, real_reports, requires_fixtures, requires_shared
 

@@ -18,11 +18,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analysis.selection import aggregate
-from analysis.stats import run_report
-from analysis.stats._base import strip_api_version
-from analysis.stats.format import table_strings
-from analysis.stats.text import header_of
+from strata.analysis.selection import aggregate
+from strata.analysis.stats import run_report
+from strata.analysis.stats._base import strip_api_version
+from strata.analysis.stats.format import table_strings
+from strata.analysis.stats.text import header_of
 from tests.conftest import REAL_DIR, requires_shared
 
 QUASIBEN = sorted(REAL_DIR.glob("quasiben__*.sqlite")) if REAL_DIR.is_dir() else []

@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.errors import AnalysisError
-from analysis.selection import Selection, aggregate
-from analysis.xp import cupy_available, get_xp
+from strata.analysis.errors import AnalysisError
+from strata.analysis.selection import Selection, aggregate
+from strata.analysis.xp import cupy_available, get_xp
 from tests.conftest import FIXTURES_DIR, REAL_DIR, requires_fixtures, requires_shared
 
 BACKENDS = [

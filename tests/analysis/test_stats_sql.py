@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from analysis.errors import AnalysisError, StrataError
-from analysis.stats import FORMATS, format_results, run_report
-from analysis.stats import compute as compute_mod
-from analysis.stats.compute import PATH_ENV, choose_path, summarize
-from analysis.stats.lean import open_for_stats
-from analysis.stats.plain import PlainResult
-from analysis.stats.sql import SQL_REPORTS, NotServed, sql_summaries
-from app.cli.stats import DEFAULT_REPORTS
+from strata.analysis.errors import AnalysisError, StrataError
+from strata.analysis.stats import FORMATS, format_results, run_report
+from strata.analysis.stats import compute as compute_mod
+from strata.analysis.stats.compute import PATH_ENV, choose_path, summarize
+from strata.analysis.stats.lean import open_for_stats
+from strata.analysis.stats.plain import PlainResult
+from strata.analysis.stats.sql import SQL_REPORTS, NotServed, sql_summaries
+from strata.app.cli.stats import DEFAULT_REPORTS
 from tests.conftest import fixture_reports, real_reports, requires_shared
 from tests.fuzz.cases import REPORT_CLASSES
 from tests.fuzz.checks import NotApplicable, prepare

@@ -6,12 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from analysis.reportset import ReportSet
-from analysis.schema import tid_of
+from strata.analysis.reportset import ReportSet
+from strata.analysis.schema import tid_of
+from strata.viewer.rows import match_tracks
+from strata.viewer.state import TimelineState
 from tests.conftest import REAL_DIR, requires_shared
 from tests.helpers import sql_rows
-from viewer.rows import match_tracks
-from viewer.state import TimelineState
 
 SAXPY = REAL_DIR / "hpcgroup__pipit__saxpy-mpi-cuda_nsys_perlmutter0.sqlite"
 ICON_CPU = REAL_DIR / "NTHU-SC__ISC25-ICON-C__cpu.sqlite"

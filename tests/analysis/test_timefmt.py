@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from analysis.timefmt import (
+from strata.analysis.timefmt import (
     format_count,
     format_duration_ns,
     format_range_ns,

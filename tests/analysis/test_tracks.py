@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from analysis.cpu import core_intervals
-from analysis.reportset import ReportSet
-from analysis.tracks import build_slice_tables, report_labels
+from strata.analysis.cpu import core_intervals
+from strata.analysis.reportset import ReportSet
+from strata.analysis.tracks import build_slice_tables, report_labels
 from tests.conftest import REAL_DIR, requires_shared
 from tests.helpers import sql_rows
 
@@ -121,7 +121,7 @@ def test_a_one_core_report_says_one_core(tmp_path) -> None:
     """The CPU group once read 'CPU (1 cores)'."""
     import shutil
 
-    from analysis import open_report
+    from strata.analysis import open_report
     from tests.helpers import mutate_sqlite
 
     copy = tmp_path / "one_core.sqlite"

@@ -22,10 +22,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.kinds.registry import event_kinds, kind_slices
-from analysis.loader import in_start_order, load_sqlite
-from analysis.model import Report
-from analysis.stats import REPORT_NAMES, format_results, run_report
+from strata.analysis.kinds.registry import event_kinds, kind_slices
+from strata.analysis.loader import in_start_order, load_sqlite
+from strata.analysis.model import Report
+from strata.analysis.stats import REPORT_NAMES, format_results, run_report
 from tests.analysis.test_stats_fixtures import parse_sections
 from tests.conftest import REAL_DIR, requires_shared
 from tests.helpers import SOURCE_TABLES, run_cli

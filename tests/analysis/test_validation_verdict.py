@@ -16,11 +16,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import _cachefiles, cache, loader, open_report
-from analysis._sqlite import ReportDatabase
-from analysis.errors import CorruptReportError
-from analysis.stats import lean, run_report
-from analysis.stats.lean import open_for_stats, wait_for_cache_writes
+from strata.analysis import _cachefiles, cache, loader, open_report
+from strata.analysis._sqlite import ReportDatabase
+from strata.analysis.errors import CorruptReportError
+from strata.analysis.stats import lean, run_report
+from strata.analysis.stats.lean import open_for_stats, wait_for_cache_writes
 from tests.helpers import mutate_sqlite
 
 

@@ -8,15 +8,15 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from analysis.errors import CancelledError
-from analysis.wavelet import WaveletMatrix, kth_smallest
-from analysis.window_stats import WINDOW_KINDS, build_window_index
-from resources.demo import build_demo_reports
+from strata.analysis.errors import CancelledError
+from strata.analysis.wavelet import WaveletMatrix, kth_smallest
+from strata.analysis.window_stats import WINDOW_KINDS, build_window_index
+from strata.resources.demo import build_demo_reports
 
 
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory):
-    from analysis import open_report
+    from strata.analysis import open_report
 
     paths = build_demo_reports(tmp_path_factory.mktemp("demo"))
     return [open_report(p, use_cache=False) for p in paths]
@@ -58,7 +58,7 @@ def test_threads_give_the_serial_index(reports, kind) -> None:
 
 def test_a_report_that_cannot_be_ranked_while_others_build(reports, monkeypatch) -> None:
     """The third report's values do not fit: every report's sorted values instead."""
-    import analysis.window_stats as window_stats
+    import strata.analysis.window_stats as window_stats
 
     calls = []
     real = window_stats.fits_ranked
@@ -106,8 +106,8 @@ def test_progress_grows_to_one(reports) -> None:
 @pytest.mark.parametrize("kind", WINDOW_KINDS)
 def test_the_one_shot_window_is_the_index_table(reports, kind) -> None:
     """What the panel shows while the index builds: the same rows, numbers and columns."""
-    from analysis.area import aggregate_window
-    from analysis.reportset import ReportSet
+    from strata.analysis.area import aggregate_window
+    from strata.analysis.reportset import ReportSet
 
     offsets = [0, 1000, -1000, 7]
     index = build_window_index(reports, kind, offsets_ns=offsets)

@@ -6,15 +6,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.selection import Selection, aggregate
-from analysis.window_stats import (
+from strata.analysis.selection import Selection, aggregate
+from strata.analysis.window_stats import (
     WINDOW_KINDS,
     build_window_index,
     pivot_by_report,
     robust_threshold,
 )
-from analysis.xp import cupy_available
-from resources.demo import build_demo_reports
+from strata.analysis.xp import cupy_available
+from strata.resources.demo import build_demo_reports
 from tests.conftest import REAL_DIR, requires_shared
 
 XPS = [
@@ -32,7 +32,7 @@ _COLUMNS = ["count", "total_ns", "min_ns", "max_ns", "median_ns"]
 
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory):
-    from analysis import open_report
+    from strata.analysis import open_report
 
     paths = build_demo_reports(tmp_path_factory.mktemp("demo"))
     return [open_report(p, use_cache=False) for p in paths]
@@ -135,8 +135,8 @@ def test_robust_threshold_matches_the_outlier_score():
 @requires_shared
 def test_cuda_api_rows_equal_cuda_api_sum_where_versioned_names_collide() -> None:
     """cudaMalloc and cudaMalloc_v3020 are two rows named cudaMalloc, as in nsys (by name id)."""
-    from analysis import open_report
-    from analysis.stats import run_report
+    from strata.analysis import open_report
+    from strata.analysis.stats import run_report
 
     path = REAL_DIR / "extra-p__extrap__ex-gpu.s1000.sqlite"
     if not path.is_file():
@@ -155,8 +155,8 @@ def test_cuda_api_rows_equal_cuda_api_sum_where_versioned_names_collide() -> Non
 
 @requires_shared
 def test_by_report_pivot_keeps_apart_api_names_that_show_alike() -> None:
-    from analysis import open_report
-    from analysis.stats import run_report
+    from strata.analysis import open_report
+    from strata.analysis.stats import run_report
 
     paths = [REAL_DIR / f"extra-p__extrap__ex-gpu.s{s}.sqlite" for s in (1000, 10000)]
     if not all(p.is_file() for p in paths):
@@ -199,7 +199,7 @@ def _assert_rows_equal_their_instances(index, windows, report_count: int) -> Non
     ],
 )
 def test_real_report_rows_equal_their_histograms(name):
-    from analysis import open_report
+    from strata.analysis import open_report
 
     path = REAL_DIR / name
     if not path.is_file():
@@ -215,7 +215,7 @@ def test_generated_rows_equal_their_histograms(reports, tmp_path):
     """Demo reports, one with NVTX ranges of one name in both styles (two rows, one name)."""
     import shutil
 
-    from analysis import open_report
+    from strata.analysis import open_report
     from tests.helpers import mutate_sqlite
 
     copy = tmp_path / "styles.sqlite"
@@ -261,7 +261,7 @@ def test_pivot_over_many_reports_warns_nothing():
 
 def test_wavelet_kth_smallest_equals_a_sort() -> None:
     """k-th smallest of unions of ranges of matrices of different widths, plus loose values."""
-    from analysis.wavelet import WaveletMatrix, kth_smallest
+    from strata.analysis.wavelet import WaveletMatrix, kth_smallest
 
     rng = np.random.default_rng(7)
     for _ in range(100):
@@ -320,7 +320,7 @@ def test_random_windows_equal_aggregate(reports) -> None:
 
 def test_sorted_values_path_equals_the_ranked_one(reports, monkeypatch) -> None:
     """Values outside [0, 2^31) keep the sorted-values index: same tables, same instances."""
-    import analysis.window_stats as window_stats
+    import strata.analysis.window_stats as window_stats
 
     ranked = build_window_index(reports, "kernels", offsets_ns=[0, 1000, 0, -1000])
     monkeypatch.setattr(window_stats, "fits_ranked", lambda _values: False)
@@ -345,8 +345,8 @@ def test_sorted_values_path_equals_the_ranked_one(reports, monkeypatch) -> None:
 def test_std_of_nearly_equal_large_values_is_exact(top) -> None:
     """Sums of squares are exact integers: no cancellation for values near 2^31 or 2^48 that
     differ by a few ns (float64 sums of squares would lose every digit)."""
-    from analysis.kinds import PanelRows
-    from analysis.window_ranked import RankedReport, ranked_stats
+    from strata.analysis.kinds import PanelRows
+    from strata.analysis.window_ranked import RankedReport, ranked_stats
 
     rng = np.random.default_rng(5)
     n = 1000

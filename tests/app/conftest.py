@@ -25,7 +25,7 @@ def small_real(index: int) -> Path:
 @pytest.fixture
 def settings(tmp_path: Path):
     """Settings in an INI file of the test's own, never the user's store."""
-    from app.settings import Settings
+    from strata.app.settings import Settings
 
     return Settings(tmp_path / "settings.ini")
 
@@ -33,7 +33,7 @@ def settings(tmp_path: Path):
 @pytest.fixture
 def make_window(qtbot, settings) -> Iterator[Callable[..., object]]:
     """Factory of main windows that are shown, and closed (jobs waited for) at teardown."""
-    from app.main_window import MainWindow
+    from strata.app.main_window import MainWindow
 
     windows = []
 
@@ -61,7 +61,7 @@ def wait_idle(qtbot, window, timeout_ms: int = LOAD_TIMEOUT_MS) -> None:
 @pytest.fixture(scope="module")
 def demo_reports(tmp_path_factory) -> list[Path]:
     """The built-in demo reports, built once per test module."""
-    from resources.demo import build_demo_reports
+    from strata.resources.demo import build_demo_reports
 
     return build_demo_reports(tmp_path_factory.mktemp("demo"))
 

@@ -28,10 +28,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from strata.viewer.events import event_ref, shown_name
+from strata.viewer.timeline import TimelineWidget
 from tests.app.conftest import open_shown
 from tests.conftest import ROOT
-from viewer.events import event_ref, shown_name
-from viewer.timeline import TimelineWidget
 
 #: Controls a screen reader must be able to name by what they are (their text, if any, is a
 #: value: a combo box's current item, a field's contents).
@@ -43,7 +43,7 @@ _NAMED = (QComboBox, QLineEdit, QAbstractSpinBox, QAbstractItemView, QTabBar, QT
 @pytest.fixture
 def full_window(qtbot, make_window, demo_reports):
     """The window as main.py shows it (every panel docked) on the demo reports."""
-    from app.gui import _install_panels
+    from strata.app.gui import _install_panels
 
     window = make_window()
     _install_panels(window)

@@ -100,8 +100,8 @@ def test_the_view_menu_alignment_actions_follow_the_tool_bar(make_window) -> Non
 
 
 def test_the_demo_opens_through_the_loader(qtbot, make_window) -> None:
-    pytest.importorskip("resources.demo", reason="needs the demo builder resources/demo.py")
-    from analysis.cache import cache_root
+    pytest.importorskip("strata.resources.demo", reason="needs the demo builder resources/demo.py")
+    from strata.analysis.cache import cache_root
 
     window = make_window()
     window.open_demo()

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QPoint, Qt
 
-from analysis.area import area_track_ids
-from analysis.selection import Selection, aggregate
+from strata.analysis.area import area_track_ids
+from strata.analysis.selection import Selection, aggregate
 from tests.app.conftest import LOAD_TIMEOUT_MS, wait_idle
 
 JOB_TIMEOUT_MS = 60_000
@@ -16,7 +16,7 @@ CTRL_SHIFT = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModi
 
 @pytest.fixture
 def demo(qtbot, make_window, demo_reports):
-    from app.stats_controller import install_stats_panel
+    from strata.app.stats_controller import install_stats_panel
 
     window = make_window()
     controller = install_stats_panel(window)

@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from analysis.schema import tid_of
+from strata.analysis.schema import tid_of
 from tests.app.conftest import LOAD_TIMEOUT_MS, wait_idle
 from tests.conftest import REAL_DIR, requires_shared
 from tests.helpers import sql_rows
@@ -16,7 +16,7 @@ SAXPY = REAL_DIR / "hpcgroup__pipit__saxpy-mpi-cuda_nsys_perlmutter0.sqlite"
 
 @pytest.fixture
 def saxpy(qtbot, make_window):
-    from app.calltree_controller import install_call_tree
+    from strata.app.calltree_controller import install_call_tree
 
     window = make_window()
     controller = install_call_tree(window)
@@ -87,7 +87,7 @@ ICON_CPU = REAL_DIR / "NTHU-SC__ISC25-ICON-C__cpu.sqlite"
 
 @requires_shared
 def test_a_report_selector_scopes_the_tree_to_one_report(qtbot, make_window) -> None:
-    from app.calltree_controller import install_call_tree
+    from strata.app.calltree_controller import install_call_tree
 
     window = make_window()
     controller = install_call_tree(window)
@@ -119,7 +119,7 @@ def test_a_report_selector_scopes_the_tree_to_one_report(qtbot, make_window) -> 
 def test_the_deepest_frames_keep_room_for_their_names(qtbot, make_window) -> None:
     # ICON's OpenMP threads: chains ~30 frames deep; at the style's 20 px a level, the
     # Function column of a docked panel had no room left for their names.
-    from app.calltree_controller import install_call_tree
+    from strata.app.calltree_controller import install_call_tree
 
     window = make_window()
     controller = install_call_tree(window)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QPoint, Qt
 
-from resources import demo
+from strata.resources import demo
 from tests.app.conftest import LOAD_TIMEOUT_MS, wait_idle
 
 
@@ -16,7 +16,7 @@ from tests.app.conftest import LOAD_TIMEOUT_MS, wait_idle
 def window(qtbot, make_window, demo_reports):
     """The demo on wall-clock alignment (the truth's own axis), the stats panel docked on
     another tab, each rank's NCCL stream row pinned."""
-    from app.stats_controller import install_stats_panel
+    from strata.app.stats_controller import install_stats_panel
 
     window = make_window()
     window.stats_controller = controller = install_stats_panel(window)

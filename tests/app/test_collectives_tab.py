@@ -6,13 +6,13 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-from resources import demo
+from strata.resources import demo
 from tests.app.conftest import LOAD_TIMEOUT_MS, wait_idle
 
 
 @pytest.fixture
 def tab(qtbot, make_window, demo_reports):
-    from app.stats_controller import install_stats_panel
+    from strata.app.stats_controller import install_stats_panel
 
     window = make_window()
     controller = install_stats_panel(window)
@@ -69,8 +69,8 @@ def test_clicking_a_collective_centres_it_across_every_rank(qtbot, tab) -> None:
 
 
 def test_the_by_type_view_sums_each_type_and_centres_its_worst_instance(qtbot, tab) -> None:
-    from analysis.collectives import collectives
-    from analysis.reportset import ReportSet
+    from strata.analysis.collectives import collectives
+    from strata.analysis.reportset import ReportSet
 
     window, controller = tab
     panel, truth = controller.panel, demo.demo_truth()
@@ -111,7 +111,7 @@ def test_the_by_rank_view_shares_the_wait_out_over_every_rank(qtbot, tab) -> Non
 
 
 def test_the_tab_names_its_alignment_and_matches_the_cli_default(qtbot, tab) -> None:
-    from analysis.collectives import collectives
+    from strata.analysis.collectives import collectives
 
     window, controller = tab
     text = controller.panel.status_label.text()

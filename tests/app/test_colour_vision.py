@@ -13,9 +13,9 @@ import itertools
 import numpy as np
 import pytest
 
-from app.theme import DIFF_COLORS
-from viewer.histogram import SERIES_COLORS
-from viewer.style import DARK, LIGHT, MEMCPY_COLORS, name_argb
+from strata.app.theme import DIFF_COLORS
+from strata.viewer.histogram import SERIES_COLORS
+from strata.viewer.style import DARK, LIGHT, MEMCPY_COLORS, name_argb
 
 #: Machado et al. 2009, Table 1 at severity 1.0 (rows: R, G, B of linear RGB).
 _DEUTERANOPIA = np.array(

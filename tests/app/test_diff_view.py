@@ -11,11 +11,11 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QImage
 
-from analysis import open_report
-from analysis.diff import diff_sets
-from app.stats_diff import HINT
-from app.theme import DIFF_COLORS, diff_colors
-from resources.demo import build_demo_reports
+from strata.analysis import open_report
+from strata.analysis.diff import diff_sets
+from strata.app.stats_diff import HINT
+from strata.app.theme import DIFF_COLORS, diff_colors
+from strata.resources.demo import build_demo_reports
 from tests.app.conftest import LOAD_TIMEOUT_MS, wait_idle
 from tests.helpers import mutate_sqlite
 
@@ -48,7 +48,7 @@ def runs(tmp_path_factory) -> dict[str, Path]:
 
 
 def _window(qtbot, make_window, paths: list[Path]):
-    from app.stats_controller import install_stats_panel
+    from strata.app.stats_controller import install_stats_panel
 
     window = make_window()
     window.stats_controller = controller = install_stats_panel(window)

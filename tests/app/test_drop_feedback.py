@@ -11,8 +11,8 @@ from PySide6.QtCore import QMimeData, QPoint, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDragLeaveEvent, QDragMoveEvent
 from PySide6.QtWidgets import QApplication
 
-from analysis._sqlite import SQLITE_MAGIC
-from analysis.dropped import preview_paths
+from strata.analysis._sqlite import SQLITE_MAGIC
+from strata.analysis.dropped import preview_paths
 
 
 def _sqlite_like(path: Path) -> Path:

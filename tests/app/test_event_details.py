@@ -12,7 +12,7 @@ from PySide6.QtGui import QGuiApplication, QImage, QPainter
 from PySide6.QtSvg import QSvgRenderer
 from PySide6.QtWidgets import QToolTip
 
-from analysis.timefmt import format_duration_ns, format_time_ns
+from strata.analysis.timefmt import format_duration_ns, format_time_ns
 from tests.app.conftest import small_real, wait_idle
 from tests.conftest import requires_shared
 from tests.helpers import sql_rows
@@ -112,7 +112,7 @@ def test_context_menu_zooms_pins_and_copies(qtbot, kernel_window) -> None:
 
 
 def test_context_menu_highlights_the_name_and_shows_it_in_stats(qtbot, kernel_window) -> None:
-    from app.stats_controller import install_stats_panel
+    from strata.app.stats_controller import install_stats_panel
 
     window, _point, row = kernel_window
     controller = install_stats_panel(window)
@@ -139,7 +139,7 @@ def test_context_menu_highlights_the_name_and_shows_it_in_stats(qtbot, kernel_wi
 
 
 def test_export_image_png_matches_render_and_svg_is_valid(qtbot, kernel_window, tmp_path) -> None:
-    from viewer.render import render_to_image
+    from strata.viewer.render import render_to_image
 
     window, _point, _row = kernel_window
     timeline = window.timeline
@@ -185,8 +185,8 @@ def test_export_image_refuses_an_input_and_copy_image_fills_the_clipboard(
 def test_view_menu_lists_every_dock_and_about_has_the_version(make_window) -> None:
     from PySide6.QtWidgets import QDockWidget
 
-    from analysis import __version__
-    from app.dialogs import about_text
+    from strata.analysis import __version__
+    from strata.app.dialogs import about_text
 
     window = make_window()
     extra = QDockWidget("Late panel", window)

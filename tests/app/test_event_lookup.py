@@ -6,11 +6,11 @@ import shutil
 
 import numpy as np
 
-from analysis import open_report
-from analysis.projection import project_nvtx
-from analysis.reportset import ReportSet
-from app.event_lookup import highlight_rows, slice_indices
-from resources.demo import build_demo_reports
+from strata.analysis import open_report
+from strata.analysis.projection import project_nvtx
+from strata.analysis.reportset import ReportSet
+from strata.app.event_lookup import highlight_rows, slice_indices
+from strata.resources.demo import build_demo_reports
 from tests.helpers import mutate_sqlite
 
 

@@ -15,7 +15,7 @@ JOB_TIMEOUT_MS = 60_000
 
 @pytest.fixture
 def listing(qtbot, make_window, demo_reports):
-    from app.events_controller import install_events_view
+    from strata.app.events_controller import install_events_view
 
     window = make_window()
     open_shown(qtbot, window, demo_reports[:2])
@@ -100,8 +100,8 @@ def test_sort_filter_and_export(qtbot, listing, tmp_path) -> None:
 
 
 def test_a_million_rows_are_arrays_not_objects() -> None:
-    from analysis.area import AreaEvents
-    from viewer.events_view import EventsModel
+    from strata.analysis.area import AreaEvents
+    from strata.viewer.events_view import EventsModel
 
     n = 1_000_000
     rng = np.random.default_rng(0)

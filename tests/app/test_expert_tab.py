@@ -7,15 +7,15 @@ import pandas as pd
 import pytest
 from PySide6.QtCore import Qt
 
-from analysis.reportset import ReportSet
-from analysis.rules import run_rule
-from analysis.rules.findings import set_findings
+from strata.analysis.reportset import ReportSet
+from strata.analysis.rules import run_rule
+from strata.analysis.rules.findings import set_findings
 from tests.app.conftest import LOAD_TIMEOUT_MS, wait_idle
 
 
 @pytest.fixture
 def expert(qtbot, make_window, demo_reports):
-    from app.stats_controller import install_stats_panel
+    from strata.app.stats_controller import install_stats_panel
 
     window = make_window()
     controller = install_stats_panel(window)
@@ -105,7 +105,7 @@ def test_clicking_a_gap_selects_it_on_its_gpu_row(qtbot, expert) -> None:
 
 
 def test_findings_are_computed_once_per_report_set(demo_reports) -> None:
-    from analysis.open import open_report
+    from strata.analysis.open import open_report
 
     reports = ReportSet(open_report(p) for p in demo_reports)
     first = set_findings(reports.snapshot())

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QImage, QPainter
 
-from app.fonts import ensure_usable_font, has_usable_font
+from strata.app.fonts import ensure_usable_font, has_usable_font
 from tests.conftest import ROOT
 from tests.helpers import run_python
 
@@ -27,7 +27,7 @@ import json, sys
 from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtWidgets import QApplication
 app = QApplication([])
-from app.fonts import ensure_usable_font, has_usable_font
+from strata.app.fonts import ensure_usable_font, has_usable_font
 before = has_usable_font(app)
 family = ensure_usable_font(app) if sys.argv[1] == "fallback" else None
 def draw(text):

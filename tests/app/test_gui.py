@@ -9,9 +9,9 @@ import pytest
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
-from analysis.errors import StrataError
-from app import gui
-from app.main_window import MainWindow
+from strata.analysis.errors import StrataError
+from strata.app import gui
+from strata.app.main_window import MainWindow
 from tests.app.conftest import LOAD_TIMEOUT_MS, small_real
 from tests.conftest import requires_shared
 
@@ -43,7 +43,9 @@ def _close_when_loaded(qtbot, seen: list) -> None:
 @requires_shared
 def test_run_gui_opens_the_named_reports(qtbot, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(sys, "excepthook", sys.excepthook)  # run_gui installs its own
-    monkeypatch.setattr("app.theme.apply_theme", lambda app, scheme="dark": None)  # keep the look
+    monkeypatch.setattr(
+        "strata.app.theme.apply_theme", lambda app, scheme="dark": None
+    )  # keep the look
     app = QApplication.instance()
     # Closing the last window would post a Quit event that outlives this exec() and ends the
     # next test's event loop at once; this test quits explicitly instead.
@@ -94,7 +96,7 @@ def test_the_error_box_is_not_modal(qtbot, monkeypatch) -> None:
 def test_the_theme_is_dark_and_restorable(qapp) -> None:
     from PySide6.QtGui import QPalette
 
-    from app.theme import apply_theme
+    from strata.app.theme import apply_theme
 
     palette, sheet, style = qapp.palette(), qapp.styleSheet(), qapp.style().name()
     try:

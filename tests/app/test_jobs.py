@@ -7,8 +7,8 @@ import threading
 import pytest
 from PySide6.QtCore import QThread
 
-from analysis.errors import CorruptReportError
-from app.jobs import JobRunner
+from strata.analysis.errors import CorruptReportError
+from strata.app.jobs import JobRunner
 
 
 @pytest.fixture

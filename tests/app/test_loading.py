@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from app.jobs import JobRunner
-from app.loading import LOADED, ReportList
+from strata.app.jobs import JobRunner
+from strata.app.loading import LOADED, ReportList
 from tests.app.conftest import LOAD_TIMEOUT_MS, small_real
 from tests.conftest import FIXTURES_DIR, requires_fixtures, requires_shared
 

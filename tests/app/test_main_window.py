@@ -223,7 +223,7 @@ def test_shortcuts_fit_zoom_and_close(qtbot, make_window) -> None:
 
 
 def test_every_menu_action_with_a_shortcut_is_listed_in_help(make_window) -> None:
-    from app.dialogs import ShortcutsDialog
+    from strata.app.dialogs import ShortcutsDialog
 
     window = make_window()
     dialog = ShortcutsDialog(list(window.actions_by_name.values()), window)
@@ -262,7 +262,7 @@ def test_collapse_all_folds_each_report_to_its_sections(qtbot, make_window) -> N
 
 @requires_shared
 def test_clicking_an_event_describes_it_in_the_status_bar(qtbot, make_window) -> None:
-    from viewer.events import EventRef
+    from strata.viewer.events import EventRef
 
     window = make_window()
     window.open_paths([small_real(0)])
@@ -280,7 +280,7 @@ def test_clicking_an_event_describes_it_in_the_status_bar(qtbot, make_window) ->
 def test_the_pin_dialog_previews_and_refuses_a_bad_pattern(qtbot) -> None:
     from PySide6.QtWidgets import QDialogButtonBox
 
-    from app.dialogs import PinByNameDialog
+    from strata.app.dialogs import PinByNameDialog
 
     labels = ["Stream 7", "Stream 70", "CUDA API"]
     dialog = PinByNameDialog(
@@ -307,7 +307,7 @@ def test_many_messages_are_all_kept_and_scroll(make_window) -> None:
 
 @requires_shared
 def test_an_nsys_rep_is_exported_and_opened_when_nsys_is_present(qtbot, make_window) -> None:
-    from analysis.open import find_nsys
+    from strata.analysis.open import find_nsys
 
     if find_nsys() is None:
         pytest.skip("needs nsys ($NSYS or PATH) to export .nsys-rep files")
@@ -362,7 +362,7 @@ def test_a_bug_while_laying_out_rows_is_reported_and_the_shown_reports_stay(
     def broken(self, include_projection=True):
         raise ValueError("synthetic bug")
 
-    monkeypatch.setattr("analysis.reportset.ReportSet.tracks", broken)
+    monkeypatch.setattr("strata.analysis.reportset.ReportSet.tracks", broken)
     window.open_paths([small_real(1)])
     wait_idle(qtbot, window)
     assert _names(window) == [small_real(0).name]
@@ -417,7 +417,7 @@ def test_an_oversized_saved_window_is_restored_within_the_screen(qtbot, make_win
     """A window once saved 3,896 px wide (a long name had widened its dock) came back so."""
     from PySide6.QtWidgets import QDockWidget
 
-    from app.stats_controller import install_stats_panel
+    from strata.app.stats_controller import install_stats_panel
 
     first = make_window()
     install_stats_panel(first)
@@ -441,7 +441,7 @@ def test_an_oversized_saved_window_is_restored_within_the_screen(qtbot, make_win
 def test_fit_into_clamps_size_then_position() -> None:
     from PySide6.QtCore import QRect
 
-    from app.main_window import fit_into
+    from strata.app.main_window import fit_into
 
     screen = QRect(0, 0, 1920, 1080)
     assert fit_into(QRect(100, 50, 3896, 1000), screen) == QRect(0, 50, 1920, 1000)

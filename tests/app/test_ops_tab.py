@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 from PySide6.QtCore import Qt
 
-from analysis.dlprof.reports import dlprof_reports
-from analysis.reportset import ReportSet
+from strata.analysis.dlprof.reports import dlprof_reports
+from strata.analysis.reportset import ReportSet
 from tests.analysis.test_dlprof import DLPROF, planted_torch_report
 from tests.app.conftest import LOAD_TIMEOUT_MS, open_shown, wait_idle
 from tests.conftest import requires_shared
@@ -36,7 +36,7 @@ _SHOWN = {
 
 
 def _ops_tab(qtbot, make_window, paths):
-    from app.stats_controller import install_stats_panel
+    from strata.app.stats_controller import install_stats_panel
 
     window = make_window()
     controller = install_stats_panel(window)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from analysis.outliers import DEFAULT_MIN_DELTA_NS, DEFAULT_MIN_RATIO
+from strata.analysis.outliers import DEFAULT_MIN_DELTA_NS, DEFAULT_MIN_RATIO
 from tests.app.conftest import LOAD_TIMEOUT_MS, wait_idle
 from tests.conftest import REAL_DIR
 
@@ -15,7 +15,7 @@ PAIR = [REAL_DIR / f"ayush-os__nsight-systems-deep-dive__vector_add_profile_{v}.
 
 @pytest.mark.skipif(not all(p.exists() for p in PAIR), reason=f"needs the v3/v4 pair in {REAL_DIR}")
 def test_the_window_flags_no_vector_add_instance_for_a_two_ns_spread(qtbot, make_window) -> None:
-    from app.stats_controller import install_stats_panel
+    from strata.app.stats_controller import install_stats_panel
 
     window = make_window()
     controller = install_stats_panel(window)

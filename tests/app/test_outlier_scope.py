@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from resources.demo import STRAGGLER_RANK
+from strata.resources.demo import STRAGGLER_RANK
+from strata.viewer.state import Scope
 from tests.app.test_panel import _open, demo_paths  # noqa: F401 (a fixture)
-from viewer.state import Scope
 
 WAIT_MS = 10_000
 

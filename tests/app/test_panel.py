@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from resources.demo import SLOW_KERNEL_NAME, STRAGGLER_RANK, build_demo_reports, demo_truth
+from strata.resources.demo import SLOW_KERNEL_NAME, STRAGGLER_RANK, build_demo_reports, demo_truth
 from tests.app.conftest import LOAD_TIMEOUT_MS, small_real, wait_idle
 from tests.conftest import REAL_DIR, requires_shared
 
@@ -19,7 +19,7 @@ def demo_paths(tmp_path_factory):
 
 
 def _open(qtbot, make_window, paths):
-    from app.stats_controller import install_stats_panel
+    from strata.app.stats_controller import install_stats_panel
 
     window = make_window()
     controller = install_stats_panel(window)
@@ -59,7 +59,7 @@ def _kernel_frame(window) -> pd.DataFrame:
     [("kernels", "cuda_gpu_kern_sum", "Instances"), ("cuda_api", "cuda_api_sum", "Num Calls")],
 )
 def test_whole_run_table_equals_nsys_summary(qtbot, make_window, kind, spec, count_column):
-    from analysis.stats import run_report
+    from strata.analysis.stats import run_report
 
     path = REAL_DIR / "MohanadOdema__DLProf__nsys_profile.sqlite"
     if not path.exists():
@@ -244,7 +244,7 @@ def test_export_writes_the_rows_shown(qtbot, demo, tmp_path):
 
 @requires_shared
 def test_kernel_tab_equals_main_py_stats_csv(qtbot, make_window, tmp_path):
-    from app.cli import main as cli_main
+    from strata.app.cli import main as cli_main
 
     path = REAL_DIR / "MohanadOdema__DLProf__nsys_profile.sqlite"
     if not path.exists():
@@ -383,7 +383,7 @@ def test_the_count_beside_next_follows_a_selected_range_as_the_histogram_does(qt
 
 
 def test_the_histogram_and_its_count_leave_with_the_summaries(qtbot, demo):
-    from viewer.stats_panel import COLLECTIVES_TAB, DIFF_TAB, EXPERT_TAB, OUTLIERS_TAB
+    from strata.viewer.stats_panel import COLLECTIVES_TAB, DIFF_TAB, EXPERT_TAB, OUTLIERS_TAB
 
     window, controller = demo
     panel = controller.panel

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QTimer
 
-from analysis.errors import CancelledError
-from analysis.model import EventTable, freeze
-from resources.demo import build_demo_reports
+from strata.analysis.errors import CancelledError
+from strata.analysis.model import EventTable, freeze
+from strata.resources.demo import build_demo_reports
 from tests.app.conftest import LOAD_TIMEOUT_MS
 
 JOB_TIMEOUT_MS = 60_000
@@ -28,7 +28,7 @@ class _Gate:
     """Holds every window-index build until :meth:`open`; a cancelled build stops."""
 
     def __init__(self, monkeypatch) -> None:
-        import analysis.window_stats as window_stats
+        import strata.analysis.window_stats as window_stats
 
         self.release, self.cancelled = threading.Event(), threading.Event()
         self.waiting = 0
@@ -55,7 +55,7 @@ def _ticking(qtbot, controller) -> list[bool]:
 
 
 def _open_gated(qtbot, make_window, demo_paths, monkeypatch):
-    from app.stats_controller import install_stats_panel
+    from strata.app.stats_controller import install_stats_panel
 
     gate = _Gate(monkeypatch)
     window = make_window()
@@ -126,9 +126,9 @@ def _scaled(report, copies: int):
 def test_the_event_loop_runs_while_a_big_index_builds(qtbot, demo_paths):
     """1.4 M kernels: the build (on a JobRunner worker, threads, NumPy releasing the GIL)
     lets a 10 ms timer of the GUI thread fire throughout; closing stops it within a step."""
-    from analysis import open_report
-    from analysis.reportset import ReportSet
-    from app.jobs import JobRunner
+    from strata.analysis import open_report
+    from strata.analysis.reportset import ReportSet
+    from strata.app.jobs import JobRunner
 
     big = ReportSet([_scaled(open_report(demo_paths[0], use_cache=False), 100)])
     runner = JobRunner()
@@ -155,9 +155,9 @@ def test_the_event_loop_runs_while_a_big_index_builds(qtbot, demo_paths):
 
 def test_a_big_index_build_stops_within_a_step_when_cancelled(qtbot, demo_paths):
     """As MainWindow.closeEvent cancels every job: set once the build is under way."""
-    from analysis import open_report
-    from analysis.reportset import ReportSet
-    from app.jobs import JobRunner
+    from strata.analysis import open_report
+    from strata.analysis.reportset import ReportSet
+    from strata.app.jobs import JobRunner
 
     big = ReportSet([_scaled(open_report(demo_paths[0], use_cache=False), 100)])
     runner = JobRunner()

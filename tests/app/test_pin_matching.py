@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-import app.cli.render as render_cli
-from app.cli import main
+import strata.app.cli.render as render_cli
+from strata.app.cli import main
 from tests.app.conftest import wait_idle
 from tests.conftest import REAL_DIR, requires_shared
 

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QThreadPool, QTimer
 
-from analysis import cache, loader, open_report
-from analysis.reportset import ReportSet
-from app.loading import LOADED, LOADING
+from strata.analysis import cache, loader, open_report
+from strata.analysis.reportset import ReportSet
+from strata.app.loading import LOADED, LOADING
 from tests.app.conftest import LOAD_TIMEOUT_MS, small_real, wait_idle
 from tests.conftest import REAL_DIR, SMALL_LEAD_ROWS, requires_shared
 
@@ -62,7 +62,7 @@ def _kernel_events_drawn(window, parts: tuple[str, ...] | None = None) -> int:
 def test_kernel_rows_are_drawn_before_the_load_ends_and_the_view_survives(
     qtbot, make_window, settings, held_cuda_api, tmp_path: Path
 ) -> None:
-    from app.stats_controller import install_stats_panel
+    from strata.app.stats_controller import install_stats_panel
 
     report = tmp_path / small_real(2).name  # a new path: no cache entry, a cold read
     shutil.copyfile(small_real(2), report)

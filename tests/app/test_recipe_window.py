@@ -31,7 +31,7 @@ def _open_through_menu(qtbot, window, folder: Path, monkeypatch):
 def test_the_menu_opens_a_recipe_output_as_tables(
     qtbot, make_window, recipe_folder: Path, monkeypatch
 ) -> None:
-    from analysis.recipes import load_output
+    from strata.analysis.recipes import load_output
 
     window = make_window()
     menu_texts = [a.text() for a in window.menuBar().actions()[0].menu().actions()]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtGui import QImage
 
-from resources.screenshots import SIZE, take_screenshots
+from strata.resources.screenshots import SIZE, take_screenshots
 
 
 def test_the_script_saves_each_view_of_the_demo(qapp, tmp_path) -> None:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
-from resources.demo import SLOW_KERNEL_SHORT_NAME
+from strata.resources.demo import SLOW_KERNEL_SHORT_NAME
 from tests.app.conftest import open_shown
 
 JOB_TIMEOUT_MS = 60_000
@@ -14,7 +14,7 @@ JOB_TIMEOUT_MS = 60_000
 
 @pytest.fixture
 def searching(qtbot, make_window, demo_reports):
-    from app.search_controller import install_search
+    from strata.app.search_controller import install_search
 
     window = make_window()
     open_shown(qtbot, window, demo_reports)

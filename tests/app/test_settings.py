@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.settings import MAX_RECENT, Settings, report_set_key
+from strata.app.settings import MAX_RECENT, Settings, report_set_key
 
 
 def test_recent_files_newest_first_deduplicated_and_bounded(tmp_path: Path) -> None:

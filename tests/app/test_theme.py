@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from strata.viewer.render import render_to_image
+from strata.viewer.style import DARK, LIGHT, REPORT_COLORS
 from tests.app.conftest import small_real, wait_idle
 from tests.conftest import requires_shared
-from viewer.render import render_to_image
-from viewer.style import DARK, LIGHT, REPORT_COLORS
 
 
 @pytest.fixture
@@ -37,7 +37,7 @@ def test_theme_menu_switches_the_painter_and_is_saved(
     from PySide6.QtGui import QPalette
     from PySide6.QtWidgets import QApplication
 
-    from app.settings import Settings
+    from strata.app.settings import Settings
 
     window = make_window()
     window.open_paths([small_real(0)])
@@ -57,10 +57,10 @@ def test_theme_menu_switches_the_painter_and_is_saved(
 def test_auto_follows_the_desktop(make_window, monkeypatch, keep_app_look) -> None:
     window = make_window()
     switcher = window.theme_switcher
-    monkeypatch.setattr("app.theme.system_scheme", lambda: "light")
+    monkeypatch.setattr("strata.app.theme.system_scheme", lambda: "light")
     switcher.set_choice("auto")
     assert window.timeline.theme == LIGHT
-    monkeypatch.setattr("app.theme.system_scheme", lambda: "dark")
+    monkeypatch.setattr("strata.app.theme.system_scheme", lambda: "dark")
     switcher._on_desktop_changed(None)  # what QStyleHints.colorSchemeChanged calls
     assert window.timeline.theme == DARK
     switcher.set_choice("light")
@@ -71,7 +71,7 @@ def test_auto_follows_the_desktop(make_window, monkeypatch, keep_app_look) -> No
 def test_report_palette_is_distinct_and_used_by_the_histogram(qtbot) -> None:
     from PySide6.QtGui import QColor
 
-    from viewer.histogram import DurationHistogramWidget
+    from strata.viewer.histogram import DurationHistogramWidget
 
     colours = [QColor(c) for c in REPORT_COLORS]
     assert len({c.rgb() for c in colours}) == len(colours) >= 7
@@ -92,8 +92,8 @@ def test_by_report_columns_carry_the_report_colours() -> None:
     import pandas as pd
     from PySide6.QtCore import Qt
 
-    from viewer.stats_panel import columns_for
-    from viewer.table_model import DataFrameModel
+    from strata.viewer.stats_panel import columns_for
+    from strata.viewer.table_model import DataFrameModel
 
     labels = ["a.sqlite", "b.sqlite"]
     frame = pd.DataFrame({"name": ["k"], "slowest": ["a.sqlite"], "spread": [1.0]})

@@ -25,7 +25,7 @@ def early_marker(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def window(qtbot, make_window, early_marker):
-    from app.stats_controller import install_stats_panel
+    from strata.app.stats_controller import install_stats_panel
 
     window = make_window()
     window.stats_controller = install_stats_panel(window)

@@ -24,7 +24,7 @@ PANELS = {"Reports", "Event Details", "Statistics", "Call tree", "Events"}
 @pytest.fixture
 def window(qtbot, make_window):
     """The application's window (app.gui's panels) on a small real report, active."""
-    from app.gui import _install_panels
+    from strata.app.gui import _install_panels
 
     window = make_window()
     _install_panels(window)
@@ -223,8 +223,8 @@ def test_help_lists_every_shortcut_and_about_names_the_version(qtbot, window, mo
     from PySide6.QtGui import QKeySequence, QShortcut
     from PySide6.QtWidgets import QMessageBox
 
-    from analysis import __version__
-    from app.dialogs import ShortcutsDialog
+    from strata.analysis import __version__
+    from strata.app.dialogs import ShortcutsDialog
 
     shown = []
     monkeypatch.setattr(ShortcutsDialog, "exec", lambda self: shown.append(self) or 0)
@@ -267,7 +267,7 @@ def test_help_lists_every_shortcut_and_about_names_the_version(qtbot, window, mo
 def test_every_tab_keeps_the_panel_width_and_the_histogram_follows_the_theme(
     qtbot, window, qapp
 ) -> None:
-    from viewer.stats_panel import TABS
+    from strata.viewer.stats_panel import TABS
 
     palette, sheet = qapp.palette(), qapp.styleSheet()
     stats = window.stats_controller

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from analysis.open import find_nsys
-from analysis.rules import DEFAULT_RULES, RULE_FORMATS, format_rule_results, run_rule
-from app.cli import main
+from strata.analysis.open import find_nsys
+from strata.analysis.rules import DEFAULT_RULES, RULE_FORMATS, format_rule_results, run_rule
+from strata.app.cli import main
 from tests.conftest import REAL_DIR, real_reports, requires_shared
 from tests.helpers import mutate_sqlite
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
+from strata.app.cli import main
 from tests.cli.conftest import one_line, plant, snapshot
 
 #: (sub-command and options; {R}: a good report, {O}: an output path) -> text of the line.

@@ -139,12 +139,12 @@ def test_bad_arguments_exit_2() -> None:
 def test_ctrl_c_exits_130_with_one_line(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import app.cli.info
-    from app.cli import main
+    import strata.app.cli.info
+    from strata.app.cli import main
 
     def interrupted(_args: object) -> int:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(app.cli.info, "run", interrupted)
+    monkeypatch.setattr(strata.app.cli.info, "run", interrupted)
     assert main(["info", str(FIXTURES_DIR / "syn.sqlite")]) == 130
     assert capsys.readouterr().err == "strata: interrupted\n"

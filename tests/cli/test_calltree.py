@@ -7,8 +7,8 @@ import io
 import json
 from collections import Counter
 
-from analysis.schema import tid_of
-from app.cli import main
+from strata.analysis.schema import tid_of
+from strata.app.cli import main
 from tests.conftest import REAL_DIR, fingerprint, requires_shared
 from tests.helpers import sql_rows
 

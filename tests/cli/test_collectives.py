@@ -12,8 +12,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis.recipes import run_recipe
-from resources import demo
+from strata.analysis.recipes import run_recipe
+from strata.resources import demo
 from tests.analysis.test_recipes_data import K, write_report
 from tests.cli.conftest import one_line
 from tests.helpers import run_cli
@@ -116,9 +116,9 @@ def test_recipe_gives_identical_output_serially_in_processes_and_on_dask(tmp_pat
 
 
 def test_cli_and_the_tab_s_analysis_give_one_skew_and_name_the_alignment(demo_dir: Path) -> None:
-    from analysis import open_report
-    from analysis.collectives import collectives
-    from analysis.reportset import ReportSet
+    from strata.analysis import open_report
+    from strata.analysis.collectives import collectives
+    from strata.analysis.reportset import ReportSet
 
     proc = run_cli("collectives", str(demo_dir), "-f", "json", "--no-cache")
     assert proc.returncode == 0, proc.stderr

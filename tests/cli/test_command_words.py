@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-import app.gui
-from analysis.errors import StrataError
-from app.cli import SUBCOMMANDS, main
+import strata.app.gui
+from strata.analysis.errors import StrataError
+from strata.app.cli import SUBCOMMANDS, main
 from tests.cli.conftest import one_line
 
 
@@ -14,7 +14,7 @@ from tests.cli.conftest import one_line
 def gui_calls(monkeypatch) -> list[list[str]]:
     """The argument lists the window would have been opened with (it never opens)."""
     seen: list[list[str]] = []
-    monkeypatch.setattr(app.gui, "run_gui", lambda args: seen.append(args) or 0)
+    monkeypatch.setattr(strata.app.gui, "run_gui", lambda args: seen.append(args) or 0)
     return seen
 
 
@@ -59,6 +59,6 @@ def test_a_report_path_that_is_missing_still_goes_to_the_window(gui_calls) -> No
 
 def test_the_no_display_hint_names_every_headless_command() -> None:
     with pytest.raises(StrataError) as caught:
-        app.gui.check_display({}, platform="linux")
+        strata.app.gui.check_display({}, platform="linux")
     hint = str(caught.value).split("headless commands: ", 1)[1]
     assert hint.split(", ") == list(SUBCOMMANDS)

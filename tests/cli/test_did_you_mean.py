@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import SUBCOMMANDS, build_parser, main
+from strata.app.cli import SUBCOMMANDS, build_parser, main
 from tests.cli.conftest import one_line, plant
 
 

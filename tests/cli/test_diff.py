@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
+from strata.app.cli import main
 from tests.analysis.test_recipes_data import K, write_report
 
 

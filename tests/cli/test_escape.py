@@ -11,8 +11,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis.escape import escape_frame, escape_text, escape_texts
-from app.cli import main
+from strata.analysis.escape import escape_frame, escape_text, escape_texts
+from strata.app.cli import main
 from tests.analysis.test_recipes_data import K, write_report
 from tests.cli.conftest import HOSTILE, one_line, plant
 from tests.helpers import run_cli
@@ -179,7 +179,7 @@ def test_plain_names_keep_nsys_parity(tmp_path: Path, capsys) -> None:
 def test_log_lines_are_escaped() -> None:
     import logging
 
-    from app.cli import _EscapingFormatter
+    from strata.app.cli import _EscapingFormatter
 
     record = logging.LogRecord("x", logging.WARNING, __file__, 1, "odd name %s", (HOSTILE,), None)
     text = _EscapingFormatter(logging.BASIC_FORMAT).format(record)

@@ -14,9 +14,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from analysis.export import CHUNK_ROWS, TRACE_KINDS, ns_to_us_text
-from analysis.reportset import EVENT_KINDS, open_reports
-from app.cli import main
+from strata.analysis.export import CHUNK_ROWS, TRACE_KINDS, ns_to_us_text
+from strata.analysis.reportset import EVENT_KINDS, open_reports
+from strata.app.cli import main
 from tests.conftest import REAL_DIR, fingerprint, requires_shared
 from tests.helpers import mutate_sqlite
 
@@ -148,7 +148,7 @@ def test_chrome_trace_names_rows_and_pairs_flows(tmp_path):
 @requires_shared
 def test_chrome_trace_is_written_in_chunks(tmp_path, monkeypatch):
     """More rows than a chunk: the commas between chunks still make valid JSON."""
-    import analysis.export as export
+    import strata.analysis.export as export
 
     monkeypatch.setattr(export, "CHUNK_ROWS", 7)
     out = tmp_path / "trace.json"

@@ -15,12 +15,12 @@ import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 import pytest
 
-from analysis.discover import find_reports
-from analysis.export import TRACE_KINDS
-from analysis.open import find_nsys, open_report
-from analysis.reportset import open_reports
-from app.cli import main
-from resources import demo
+from strata.analysis.discover import find_reports
+from strata.analysis.export import TRACE_KINDS
+from strata.analysis.open import find_nsys, open_report
+from strata.analysis.reportset import open_reports
+from strata.app.cli import main
+from strata.resources import demo
 from tests.cli.conftest import one_line
 from tests.conftest import REAL_DIR, requires_shared
 

@@ -8,9 +8,9 @@ from tests.helpers import run_cli, run_cli_forked
 
 _PROBE = """
 import os, sys
-print(sorted(m for m in sys.modules if m.split(".")[0] in ("analysis", "viewer", "app")))
+print(sorted(m for m in sys.modules if m.split(".")[0] == "strata"))
 print(os.environ.get("STRATA_PROBE"), os.getcwd() == sys.argv[1])
-import analysis  # a fresh Strata: importing it here must not leak into the next run
+import strata.analysis  # a fresh Strata: importing it here must not leak into the next run
 sys.exit(int(sys.argv[2]))
 """
 

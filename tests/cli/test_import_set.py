@@ -101,8 +101,8 @@ def test_version_imports_no_sub_command(tmp_path: Path) -> None:
     proc = run_python("-c", _PROBE, str(out), "--version", timeout_s=120)
     assert proc.stdout.startswith("strata ")
     modules = set(json.loads(out.read_text())["modules"])
-    assert not {m for m in modules if m.startswith("app.cli.")}
-    assert "analysis.model" not in modules
+    assert not {m for m in modules if m.startswith("strata.app.cli.")}
+    assert "strata.analysis.model" not in modules
 
 
 @pytest.mark.parametrize("specs", ["cuda_gpu_kern_sum", "cuda_api_sum,osrt_sum", None])

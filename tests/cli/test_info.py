@@ -5,8 +5,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from analysis.timefmt import pluralize
-from app.cli import main
+from strata.analysis.timefmt import pluralize
+from strata.app.cli import main
 from tests.cli.conftest import plant
 from tests.helpers import mutate_sqlite
 

@@ -7,13 +7,13 @@ import json
 import pandas as pd
 import pytest
 
-from analysis.diff import DIFF_KINDS, diff_sets
-from analysis.errors import AnalysisError
-from analysis.export import TRACE_KINDS
-from analysis.kinds import panel_kinds, resolve_kind, resolve_kinds
-from analysis.outliers import OUTLIER_KINDS
-from analysis.reportset import EVENT_KINDS, open_reports
-from app.cli import main
+from strata.analysis.diff import DIFF_KINDS, diff_sets
+from strata.analysis.errors import AnalysisError
+from strata.analysis.export import TRACE_KINDS
+from strata.analysis.kinds import panel_kinds, resolve_kind, resolve_kinds
+from strata.analysis.outliers import OUTLIER_KINDS
+from strata.analysis.reportset import EVENT_KINDS, open_reports
+from strata.app.cli import main
 from tests.cli.conftest import one_line, plant
 
 #: spelling -> the kind it names, in every list that holds that kind.

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from analysis.errors import AnalysisError
-from analysis.recipes.output import MANIFEST_NAME, load_manifest, load_output
-from app.cli import main
+from strata.analysis.errors import AnalysisError
+from strata.analysis.recipes.output import MANIFEST_NAME, load_manifest, load_output
+from strata.app.cli import main
 from tests.cli.conftest import plant
 from tests.helpers import run_cli, run_python
 
@@ -156,8 +156,8 @@ def test_fifos_are_refused_without_blocking(output: Path) -> None:
     table.unlink()
     os.mkfifo(table)
     code = (
-        "import sys; from analysis.recipes.output import load_output\n"
-        "from analysis.errors import AnalysisError\n"
+        "import sys; from strata.analysis.recipes.output import load_output\n"
+        "from strata.analysis.errors import AnalysisError\n"
         "try:\n    load_output(sys.argv[1])\nexcept AnalysisError as e:\n    print(e)\n"
     )
     proc = run_python("-c", code, str(output), timeout_s=60)
@@ -170,7 +170,7 @@ def test_fifos_are_refused_without_blocking(output: Path) -> None:
 
 def test_the_gui_reader_gets_the_same_refusal(output: Path) -> None:
     """The GUI's recipe window reads through load_manifest: it never opens /etc/shadow."""
-    from app.recipe_window import read_recipe_output
+    from strata.app.recipe_window import read_recipe_output
 
     CASES["an absolute summary path"][0](output)
     with pytest.raises(AnalysisError, match="outside its folder"):

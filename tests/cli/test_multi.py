@@ -8,8 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-import app.gui
-from app.cli import main
+import strata.app.gui
+from strata.app.cli import main
 from tests.cli.conftest import plant, snapshot
 from tests.conftest import FIXTURES_DIR, requires_fixtures
 from tests.helpers import mutate_sqlite, run_cli
@@ -162,7 +162,7 @@ def test_verbose_before_a_sub_command_runs_it(inputs: Path) -> None:
 )
 def test_verbosity_before_report_paths_opens_the_gui(argv, gui_argv, monkeypatch) -> None:
     seen = []
-    monkeypatch.setattr(app.gui, "run_gui", lambda args: seen.append(args) or 0)
+    monkeypatch.setattr(strata.app.gui, "run_gui", lambda args: seen.append(args) or 0)
     assert main(argv) == 0
     assert seen == [gui_argv]
 

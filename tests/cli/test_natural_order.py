@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from analysis.discover import find_reports, natural_key
-from analysis.reportset import open_reports
-from app.cli import main
+from strata.analysis.discover import find_reports, natural_key
+from strata.analysis.reportset import open_reports
+from strata.app.cli import main
 from tests.cli.conftest import plant
 
 NATURAL = ["s1.sqlite", "s2.sqlite", "s4.sqlite", "s8.sqlite", "s16.sqlite"]

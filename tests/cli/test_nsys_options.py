@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from analysis.open import find_nsys
-from app.cli import main
-from app.cli.stats import DEFAULT_REPORTS
+from strata.analysis.open import find_nsys
+from strata.app.cli import main
+from strata.app.cli.stats import DEFAULT_REPORTS
 from tests.conftest import FIXTURES_DIR, REAL_DIR, requires_fixtures, requires_shared
 from tests.helpers import mutate_sqlite
 
@@ -333,7 +333,7 @@ def test_analyze_outputs_and_formats_pair_as_nsys_pairs_them(args, in_tmp: Path,
 def test_help_reports_of_one_or_all_has_nsys_headings(capsys) -> None:
     """--help-reports NAME: that report's help (its line of the list, then its options in
     Strata's words), not the list; ALL: every report's, in nsys's order."""
-    from analysis.stats import REPORT_NAMES
+    from strata.analysis.stats import REPORT_NAMES
 
     headings = {}
     for name in REPORT_NAMES:
@@ -353,7 +353,7 @@ def test_help_reports_of_one_or_all_has_nsys_headings(capsys) -> None:
 
 @requires_nsys
 def test_help_rules_lists_and_describes_as_nsys_does(capsys) -> None:
-    from analysis.rules import RULE_NAMES
+    from strata.analysis.rules import RULE_NAMES
 
     _, listing, _ = nsys_run(Path.cwd(), "analyze", "--help-rules")
     assert strata_run(capsys, "analyze", "--help-rules") == (0, listing, "")
@@ -410,7 +410,7 @@ def _rep_with_export(folder: Path, rep_s: int, export_s: int) -> tuple[Path, Pat
 @requires_shared
 def test_without_nsys_the_export_beside_a_report_is_read_if_newer(tmp_path, monkeypatch):
     """nsys's rule: the export is used when its mtime, in whole seconds, is later."""
-    import analysis.open as opening
+    import strata.analysis.open as opening
 
     monkeypatch.setattr(opening, "find_nsys", lambda: None)
     rep, export = _rep_with_export(tmp_path, 1_700_000_000, 1_700_000_001)

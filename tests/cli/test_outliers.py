@@ -11,10 +11,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis.stats import StatsResult
-from analysis.stats.text import format_table
-from app.cli.outliers import format_outliers
-from resources import demo
+from strata.analysis.stats import StatsResult
+from strata.analysis.stats.text import format_table
+from strata.app.cli.outliers import format_outliers
+from strata.resources import demo
 from tests.helpers import run_cli
 
 

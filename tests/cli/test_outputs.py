@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-import analysis.outputs
-import analysis.recipes.output
-from analysis.cache import cache_root
-from app.cli import main
+import strata.analysis.outputs
+import strata.analysis.recipes.output
+from strata.analysis.cache import cache_root
+from strata.app.cli import main
 from tests.cli.conftest import one_line, snapshot
 from tests.conftest import ROOT
 from tests.helpers import run_cli
@@ -132,7 +132,7 @@ def test_a_read_only_folder_is_refused_before_the_work(
     inputs: Path, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The tests may run as root, for whom every folder is writable: the check is faked.
-    monkeypatch.setattr(analysis.outputs.os, "access", lambda *_a, **_k: False)
+    monkeypatch.setattr(strata.analysis.outputs.os, "access", lambda *_a, **_k: False)
     out = tmp_path / "x.csv"
     assert main(["stats", "-r", "nvtx_sum", str(inputs / "r1.sqlite"), "-o", str(out)]) == 2
     assert "cannot write into" in one_line(capsys.readouterr().err)
@@ -184,7 +184,9 @@ def test_a_failed_write_keeps_the_old_file_and_leaves_no_part(
     out.write_text("the old, good file\n")
     real_fdopen = os.fdopen
     monkeypatch.setattr(
-        analysis.outputs.os, "fdopen", lambda *a, **k: _FailingFile(real_fdopen(*a, **k), error)
+        strata.analysis.outputs.os,
+        "fdopen",
+        lambda *a, **k: _FailingFile(real_fdopen(*a, **k), error),
     )
     argv = ["stats", "-f", "csv", "-r", "nvtx_sum", str(inputs / "r1.sqlite"), "-o", str(out)]
     assert main(argv) == status
@@ -260,7 +262,7 @@ def test_a_failed_recipe_write_keeps_the_old_output_folder(
     def fail(*_args) -> None:
         raise error
 
-    monkeypatch.setattr(analysis.recipes.output, "draw_plot", fail)
+    monkeypatch.setattr(strata.analysis.recipes.output, "draw_plot", fail)
     assert main(_recipe(inputs, out, "--force-overwrite")) == status
     one_line(capsys.readouterr().err)
     assert snapshot(out) == before
@@ -325,7 +327,7 @@ def test_recipe_output_dash_is_refused(inputs: Path, capsys) -> None:
 def test_a_recipe_output_in_a_read_only_folder_is_refused_before_the_run(
     inputs: Path, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(analysis.outputs.os, "access", lambda *_a, **_k: False)
+    monkeypatch.setattr(strata.analysis.outputs.os, "access", lambda *_a, **_k: False)
     assert main(_recipe(inputs, tmp_path / "new" / "out")) == 2
     assert "cannot write into" in one_line(capsys.readouterr().err)
     assert not (tmp_path / "new").exists()

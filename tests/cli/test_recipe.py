@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from app.cli import main
+from strata.app.cli import main
 from tests.analysis.test_recipes_data import K, write_report
 from tests.conftest import ROOT
 from tests.helpers import run_cli
@@ -196,7 +196,7 @@ def test_nsys_concurrent_environment_sets_the_workers(
 def test_nsys_dask_environment_names_the_cluster(monkeypatch: pytest.MonkeyPatch) -> None:
     import argparse
 
-    from app.cli.recipe import _mode_settings
+    from strata.app.cli.recipe import _mode_settings
 
     def settings(**given):
         args = {"mode": "dask-futures", "workers": None, "scheduler": None}

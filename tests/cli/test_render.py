@@ -10,14 +10,14 @@ from xml.etree import ElementTree
 import pytest
 from PySide6.QtGui import QImage
 
-from analysis.errors import StrataError
-from analysis.schema import tid_of
-from app.cli import main
-from app.cli.render import parse_range, parse_size, parse_time_ns
+from strata.analysis.errors import StrataError
+from strata.analysis.schema import tid_of
+from strata.app.cli import main
+from strata.app.cli.render import parse_range, parse_size, parse_time_ns
+from strata.viewer.style import DARK, name_argb
 from tests.cli.conftest import plant
 from tests.conftest import REAL_DIR, ROOT, fingerprint, requires_shared
 from tests.helpers import sql_rows
-from viewer.style import DARK, name_argb
 
 CONCURRENT = REAL_DIR / "extra-p__extrap__concurrent.s1__profile1.sqlite"
 SAXPY_MPI = REAL_DIR / "hpcgroup__pipit__saxpy-mpi-cuda_nsys_perlmutter0.sqlite"
@@ -178,7 +178,7 @@ def test_render_refuses_another_suffix_before_opening_reports(
     def refuse(*_args, **_kwargs):
         raise AssertionError("a report was opened")
 
-    monkeypatch.setattr("app.cli.render.open_all", refuse)
+    monkeypatch.setattr("strata.app.cli.render.open_all", refuse)
     assert main(["render", str(report), "-o", str(tmp_path / name)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from resources import demo
+from strata.resources import demo
 from tests.conftest import REAL_DIR, requires_shared
 from tests.helpers import run_cli, run_cli_forked
 
@@ -47,9 +47,9 @@ ALL_SPECS = ",".join((*LEAN_SPECS, *FULL_SPECS))
 
 _GUI_SCRIPT = """
 import sys
-from analysis import open_report
-from analysis.stats import format_results, run_report
-from analysis.xp import get_xp
+from strata.analysis import open_report
+from strata.analysis.stats import format_results, run_report
+from strata.analysis.xp import get_xp
 report = open_report(sys.argv[1])
 results = {report.name: [run_report(report, s, get_xp(None)) for s in sys.argv[2].split(",")]}
 sys.stdout.write(format_results(results, "column", "nsec"))

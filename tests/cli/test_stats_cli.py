@@ -123,7 +123,7 @@ def test_lean_columns_give_the_full_model_numbers(tmp_path: Path) -> None:
 
 
 def test_timeunit_names_follow_nsys_prefix_rule() -> None:
-    from analysis.stats.text import parse_timeunit
+    from strata.analysis.stats.text import parse_timeunit
 
     assert [parse_timeunit(u) for u in ("ns", "nsec", "u", "us", "ms", "msec", "s", "sec")] == [
         "nsec", "nsec", "usec", "usec", "msec", "msec", "seconds", "seconds"

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from analysis.errors import AnalysisError
-from analysis.stats import parse_spec
-from app.cli import main
+from strata.analysis.errors import AnalysisError
+from strata.analysis.stats import parse_spec
+from strata.app.cli import main
 from tests.cli.test_stats_options import (
     SAXPY,
     _copy,

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from analysis.stats.layouts import json_cell, json_string
-from app.cli import main
+from strata.analysis.stats.layouts import json_cell, json_string
+from strata.app.cli import main
 from tests.cli.conftest import plant
 from tests.cli.test_stats_options import (
     CUPY,

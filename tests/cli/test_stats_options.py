@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from analysis.open import find_nsys
-from app.cli import main
+from strata.analysis.open import find_nsys
+from strata.app.cli import main
 from tests.conftest import REAL_DIR, real_reports, requires_shared
 from tests.helpers import mutate_sqlite
 

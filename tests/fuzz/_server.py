@@ -1,7 +1,7 @@
 """The fuzz suite's fork server: imports Strata once, runs each job in a forked child.
 
 Started by :mod:`tests.fuzz.harness` as ``python -m tests.fuzz._server`` (``-m``, so that the
-repository root, not the installed package, is what ``import analysis`` finds). It reads one
+repository root, not the installed package, is what ``import strata.analysis`` finds). It reads one
 JSON job per line on stdin, forks, and answers one JSON line on stdout when the child has
 ended. The child calls ``app.cli.main(argv)`` for each step of the job, in process, with
 stdout and stderr captured, and appends one JSON line per step to the job's result file.
@@ -30,9 +30,15 @@ import traceback
 import warnings
 
 #: Imported once here so that every child starts warm (what ``main`` would import anyway).
-_PRELOAD = ("app.cli", "app.cli.info", "app.cli.stats", "analysis.stats", "analysis.stats.lean")
+_PRELOAD = (
+    "strata.app.cli",
+    "strata.app.cli.info",
+    "strata.app.cli.stats",
+    "strata.analysis.stats",
+    "strata.analysis.stats.lean",
+)
 #: Project packages: an exception's origin is its innermost frame in one of these.
-_PROJECT = ("analysis", "app", "viewer", "resources")
+_PROJECT = ("strata", "analysis", "app", "viewer", "resources")
 
 
 #: The checkout (the server starts there; a job may run elsewhere).
@@ -53,7 +59,7 @@ def _origin(exc: BaseException) -> str:
 def _run_step(argv: list[str]) -> dict:
     import logging
 
-    from app.cli import main
+    from strata.app.cli import main
 
     # main() calls logging.basicConfig, which binds the handler to the sys.stderr of the
     # first call only: start each step as a fresh process would.

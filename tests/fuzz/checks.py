@@ -18,7 +18,7 @@ import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
-from analysis.stats.sql import SQL_REPORTS
+from strata.analysis.stats.sql import SQL_REPORTS
 from tests.fuzz import oracle
 from tests.fuzz.harness import (
     FuzzFailure,

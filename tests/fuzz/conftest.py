@@ -54,7 +54,7 @@ def runner():
 @pytest.fixture(scope="session")
 def demo_seeds(tmp_path_factory: pytest.TempPathFactory) -> list[Seed]:
     """The demo report, small (1 rank, 2 steps: ~230 kB, every table Strata reads)."""
-    from resources.demo import build_demo_reports
+    from strata.resources.demo import build_demo_reports
 
     folder = tmp_path_factory.mktemp("fuzz-demo")
     paths = build_demo_reports(folder, ranks=1, steps=2)

@@ -46,7 +46,7 @@ def sections(text: str) -> list[tuple[str, list[str]]]:
 
 def _specs(argv: list[str]) -> list[str]:
     """The summaries asked for, in order (what each printed section answers)."""
-    from app.cli.stats import DEFAULT_REPORTS
+    from strata.app.cli.stats import DEFAULT_REPORTS
 
     if "-r" not in argv:
         return list(DEFAULT_REPORTS)

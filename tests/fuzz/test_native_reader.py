@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from analysis import _native
-from analysis._sqlfile import SqliteReport
+from strata.analysis import _native
+from strata.analysis._sqlfile import SqliteReport
 from tests.fuzz.profile import count, fuzz_settings, scratch
 
 pytestmark = pytest.mark.skipif(

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from app.cli.stats import DEFAULT_REPORTS
+from strata.app.cli.stats import DEFAULT_REPORTS
 from tests.fuzz.harness import check_clean, check_unchanged, failure, folder_state
 from tests.fuzz.profile import collected, count, scratch
 

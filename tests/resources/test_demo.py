@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analysis import open_report
-from analysis.open import find_nsys
-from resources import demo
+from strata.analysis import open_report
+from strata.analysis.open import find_nsys
+from strata.resources import demo
 from tests.helpers import SOURCE_TABLES, sql_rows
 
 _NSYS = find_nsys()  # tests/conftest.py points $NSYS at get-nsys.sh's install when present

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from viewer.chrome import ruler_ticks, tick_label
+from strata.viewer.chrome import ruler_ticks, tick_label
 
 
 @pytest.mark.parametrize("span_ns", [50, 7_777, 3_000_000, 1_234_567_890, 86_400 * 10**9])
@@ -32,7 +32,7 @@ def test_labels_use_the_unit_of_the_step() -> None:
 
 
 def test_deep_ticks_count_from_an_anchor() -> None:
-    from viewer.chrome import ruler_anchor
+    from strata.viewer.chrome import ruler_anchor
 
     step, ticks = ruler_ticks(275_100_000_000, 275_650_000_000, 1600)
     anchor = ruler_anchor(ticks, step)

@@ -6,18 +6,18 @@ import numpy as np
 import pytest
 from PySide6.QtGui import QImage
 
-from analysis.alignment import alignment_offsets
-from analysis.counters import counter_value_at
-from analysis.reportset import ReportSet
-from analysis.slices import SliceTable
-from analysis.tracks import METRICS_GROUP
+from strata.analysis.alignment import alignment_offsets
+from strata.analysis.counters import counter_value_at
+from strata.analysis.reportset import ReportSet
+from strata.analysis.slices import SliceTable
+from strata.analysis.tracks import METRICS_GROUP
+from strata.viewer.events import describe_event
+from strata.viewer.lod import counter_strip, pixel_edges_ns
+from strata.viewer.render import render_to_image
+from strata.viewer.state import TimelineState
+from strata.viewer.timeline import TimelineWidget
 from tests.conftest import REAL_DIR, requires_shared
 from tests.helpers import run_cli
-from viewer.events import describe_event
-from viewer.lod import counter_strip, pixel_edges_ns
-from viewer.render import render_to_image
-from viewer.state import TimelineState
-from viewer.timeline import TimelineWidget
 
 METRICS = REAL_DIR / "ayush-os__nsight-systems-deep-dive__vector_add_profile_v3.sqlite"
 MEMORY = REAL_DIR / "extra-p__extrap__concurrent.s1__profile1.sqlite"

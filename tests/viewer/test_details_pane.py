@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtGui import QFont, QFontMetrics
 
-from viewer.details_pane import FIELD_SHARE, MAX_NAME_LINES, EventDetailsPane, wrap_lines
+from strata.viewer.details_pane import FIELD_SHARE, MAX_NAME_LINES, EventDetailsPane, wrap_lines
 
 #: A CloverLeaf kernel's demangled name and the other fields of a kernel, as describe_event
 #: lists them (the values' lengths matter here, not their truth).

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import sqlite3
 
-from analysis.reportset import ReportSet
-from analysis.timefmt import format_duration_ns
-from analysis.tracks import build_slice_tables
+from strata.analysis.reportset import ReportSet
+from strata.analysis.timefmt import format_duration_ns
+from strata.analysis.tracks import build_slice_tables
+from strata.viewer.events import describe_event, find_partner, pick_event
 from tests.conftest import REAL_DIR, requires_shared
-from viewer.events import describe_event, find_partner, pick_event
 
 CONCURRENT = REAL_DIR / "extra-p__extrap__concurrent.s1__profile1.sqlite"
 
@@ -81,7 +81,7 @@ def test_kernel_grid_block_and_partner(load_report) -> None:
 
 
 def test_the_events_filter_box_shows_its_placeholder_beside_a_long_hint(qtbot) -> None:
-    from viewer.events_view import EventsView
+    from strata.viewer.events_view import EventsView
 
     view = EventsView()
     qtbot.addWidget(view)

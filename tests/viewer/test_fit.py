@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from viewer.state import TimelineState, activity_span, extents_span
+from strata.viewer.state import TimelineState, activity_span, extents_span
 
 
 def _table(*intervals: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
@@ -66,7 +66,7 @@ def test_without_a_separate_activity_span_fit_is_the_whole_range() -> None:
 
 
 def test_a_slice_tables_extent_gives_the_same_spans_and_is_computed_once() -> None:
-    from analysis.slices import SliceTable
+    from strata.analysis.slices import SliceTable
 
     start, end = _table((0, 0), (10, 30), (20, 25), (50, 50))
     table = SliceTable(

@@ -20,11 +20,11 @@ from pathlib import Path
 import numpy as np
 from PySide6.QtWidgets import QApplication
 app = QApplication([])
-from analysis.reportset import ReportSet
-from resources.demo import build_demo_reports
-from viewer.timeline import TimelineWidget
+from strata.analysis.reportset import ReportSet
+from strata.resources.demo import build_demo_reports
+from strata.viewer.timeline import TimelineWidget
 
-from analysis import open_report
+from strata.analysis import open_report
 paths = build_demo_reports(Path(sys.argv[1]), ranks=4, steps=6)
 reports = ReportSet([open_report(paths[0])])
 widget = TimelineWidget()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from viewer.histogram import DurationHistogramWidget
+from strata.viewer.histogram import DurationHistogramWidget
 
 
 @pytest.fixture

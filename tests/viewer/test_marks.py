@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from strata.viewer.painter import MARK_CLUSTER_PX, cluster_marks
+from strata.viewer.render import render_to_image
 from tests.conftest import requires_shared
 from tests.viewer.test_timeline import CONCURRENT, make_timeline  # noqa: F401 (a fixture)
-from viewer.painter import MARK_CLUSTER_PX, cluster_marks
-from viewer.render import render_to_image
 
 
 def test_cluster_marks_groups_close_marks_of_one_row() -> None:

@@ -8,14 +8,14 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QFontMetrics
 
-import viewer.chrome as chrome
-from analysis.names import kernel_display_names
-from analysis.reportset import ReportSet
-from analysis.tracks import alignment_offsets
+import strata.viewer.chrome as chrome
+from strata.analysis.names import kernel_display_names
+from strata.analysis.reportset import ReportSet
+from strata.analysis.tracks import alignment_offsets
+from strata.viewer.render import render_to_image
+from strata.viewer.stats_panel import OUTLIERS_TAB, StatsPanel, columns_for
+from strata.viewer.timeline import TimelineWidget
 from tests.conftest import REAL_DIR, requires_shared
-from viewer.render import render_to_image
-from viewer.stats_panel import OUTLIERS_TAB, StatsPanel, columns_for
-from viewer.timeline import TimelineWidget
 
 V3 = REAL_DIR / "ayush-os__nsight-systems-deep-dive__vector_add_profile_v3.sqlite"
 V4 = REAL_DIR / "ayush-os__nsight-systems-deep-dive__vector_add_profile_v4.sqlite"
@@ -67,8 +67,8 @@ def test_outlier_report_column_follows_name_and_values_with_short_labels(panel):
 @requires_shared
 @pytest.mark.skipif(not CLOVER.is_file(), reason=f"needs {CLOVER}")
 def test_kernel_names_toggle_switches_between_base_full_and_mangled(panel, load_report, tmp_path):
-    from app.kernel_names import KernelNameChoice
-    from app.settings import Settings
+    from strata.app.kernel_names import KernelNameChoice
+    from strata.app.settings import Settings
 
     report = load_report(CLOVER)
     full = str(report.strings.lookup(report.tables["kernels"]["name_id"][:1])[0])
@@ -158,8 +158,8 @@ def test_label_column_can_be_dragged_wider(timeline, qtbot):
 def test_event_menu_cuts_a_long_name_at_the_end(timeline, monkeypatch):
     from PySide6.QtWidgets import QMenu
 
-    from viewer.event_menu import add_event_actions
-    from viewer.events import EventRef
+    from strata.viewer.event_menu import add_event_actions
+    from strata.viewer.events import EventRef
 
     monkeypatch.setattr(timeline, "describe", lambda _ref, _row=None: [("Name", FULL)])
     menu = QMenu(timeline)

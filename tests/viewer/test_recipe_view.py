@@ -11,9 +11,14 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QGuiApplication, QImage
 
+from strata.viewer.recipe_view import (
+    PLOTS_TAB,
+    SUMMARY_TAB,
+    RecipeOutputContent,
+    RecipeOutputWidget,
+)
+from strata.viewer.table_model import SORT_ROLE
 from tests.conftest import REAL_DIR, requires_shared
-from viewer.recipe_view import PLOTS_TAB, SUMMARY_TAB, RecipeOutputContent, RecipeOutputWidget
-from viewer.table_model import SORT_ROLE
 
 #: The extra-p strong-scaling sweep: small reports, the same kernels at 1, 2 and 4 ranks.
 SWEEP = [REAL_DIR / f"extra-p__extrap__concurrent.s{s}__profile{s}.sqlite" for s in (1, 2, 4)]
@@ -21,7 +26,7 @@ SWEEP = [REAL_DIR / f"extra-p__extrap__concurrent.s{s}__profile{s}.sqlite" for s
 
 def write_recipe_output(folder: Path, recipe: str = "cuda_gpu_kern_sum") -> Path:
     """Run ``recipe`` serially on the sweep and write its output folder; return the folder."""
-    from analysis.recipes import RecipeOptions, run_recipe, write_output
+    from strata.analysis.recipes import RecipeOptions, run_recipe, write_output
 
     run = run_recipe(recipe, SWEEP, RecipeOptions(use_cache=False), mode="serial")
     write_output(run.output, folder, run)
@@ -132,7 +137,7 @@ def test_plots_are_scaled_to_the_width_never_up(make_widget) -> None:
 def test_a_real_recipe_output_shows_every_table_summary_and_plot(
     make_widget, recipe_folder: Path
 ) -> None:
-    from analysis.recipes import load_manifest, load_output
+    from strata.analysis.recipes import load_manifest, load_output
 
     tables = load_output(recipe_folder)
     manifest = load_manifest(recipe_folder)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from analysis.tracks import Track
-from viewer.state import (
+from strata.analysis.tracks import Track
+from strata.viewer.state import (
     MIN_SPAN_NS,
     NameHighlight,
     Scope,
@@ -206,7 +206,7 @@ def test_scope_window_reads_the_state() -> None:
 
 
 def test_search_state_counts_steps_and_wraps() -> None:
-    from viewer.state import SearchState
+    from strata.viewer.state import SearchState
 
     state = TimelineState()
     seen: list[SearchState] = []
@@ -230,7 +230,7 @@ def test_search_state_counts_steps_and_wraps() -> None:
 
 
 def test_diff_state_keeps_a_report_on_one_side_and_colours_only_a_full_diff() -> None:
-    from viewer.state import DiffState
+    from strata.viewer.state import DiffState
 
     state = TimelineState()
     seen: list[DiffState] = []

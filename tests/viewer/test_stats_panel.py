@@ -8,9 +8,9 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QLabel
 
-from viewer.state import Scope
-from viewer.stats_panel import OWN_TABS, TABS, StatsPanel, columns_for
-from viewer.table_model import format_cell
+from strata.viewer.state import Scope
+from strata.viewer.stats_panel import OWN_TABS, TABS, StatsPanel, columns_for
+from strata.viewer.table_model import format_cell
 
 
 def _frame() -> pd.DataFrame:
@@ -216,7 +216,7 @@ def test_a_2000_character_name_does_not_widen_the_dock(qtbot):
 
 
 def test_a_cut_status_line_never_shows_part_of_a_number(qtbot) -> None:
-    from viewer.labels import ElidedLabel, elide_words
+    from strata.viewer.labels import ElidedLabel, elide_words
 
     status = ("78 ops · 40 iterations (all aggregated), GPU utilization 91.4 %, "
               "Tensor Core utilization 0.0 %, 1 piece of advice")  # fmt: skip

@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QPoint, Qt
 
-from analysis.reportset import ReportSet
-from analysis.tracks import alignment_offsets
+from strata.analysis.reportset import ReportSet
+from strata.analysis.tracks import alignment_offsets
+from strata.viewer.render import render_to_image
+from strata.viewer.style import name_argb
+from strata.viewer.timeline import TimelineWidget
 from tests.conftest import REAL_DIR, real_reports, requires_shared
 from tests.helpers import sql_rows
-from viewer.render import render_to_image
-from viewer.style import name_argb
-from viewer.timeline import TimelineWidget
 
 CONCURRENT = REAL_DIR / "extra-p__extrap__concurrent.s1__profile1.sqlite"
 SERIAL = REAL_DIR / "ayush-os__nsight-systems-deep-dive__vector_add_profile_serial.sqlite"
@@ -265,7 +265,7 @@ def test_outlier_marks_flag_an_event(make_timeline, load_report) -> None:
 def test_hover_shows_a_tooltip_with_name_and_duration(make_timeline, qtbot) -> None:
     from PySide6.QtWidgets import QToolTip
 
-    from analysis.timefmt import format_duration_ns
+    from strata.analysis.timefmt import format_duration_ns
 
     widget = make_timeline(CONCURRENT)
     start, end, name, stream = _longest_kernel(CONCURRENT)
