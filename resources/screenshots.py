@@ -2,8 +2,10 @@
 
 Opens the main window as ``main.py`` does (every panel docked, dark theme, settings in a
 temporary file so the user's layout plays no part), on the built-in demo, drives it as a user
-would (search, a selection, a click on an event, the Expert tab, the collectives overlay, a
-diff, the Ops tab) and saves the whole window, 1280×800, as PNG: ``search.png``,
+would (the overview: ranks aligned on ``train_step``, a stream pinned per rank, a kernel's
+histogram; search, a selection, a click on an event, the Expert tab, the collectives overlay, a
+diff, the Ops tab) and saves the whole window, 1280×800, as PNG: ``screenshot.png`` (the
+README's), ``search.png``,
 ``events.png``, ``details.png``, ``area.png``, ``expert.png``, ``collectives.png``,
 ``diff.png``, ``ops.png`` and, when the real reports of ``--real-dir`` are there,
 ``counters.png`` (GPU metric and memory rows), ``calltree.png`` and ``kernels.png`` (the
@@ -28,9 +30,12 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere: import the proje
 __all__ = ["SHOTS", "main", "take_screenshots"]
 
 #: The pictures, in the order they are taken.
-SHOTS = ("search", "events", "details", "area", "expert", "collectives", "diff", "ops",
+SHOTS = ("screenshot", "search", "events", "details", "area", "expert", "collectives", "diff", "ops",
          "counters", "calltree", "kernels")  # fmt: skip
 SIZE = (1280, 800)
+#: The overview's stream (the NCCL and GEMM stream of every demo rank) and its kernel.
+OVERVIEW_STREAM = "Stream 7"
+OVERVIEW_KERNEL = "ampere_sgemm_128x64_nt"
 #: A real report with GPU metric rows (vector_add on an A100), and the rows pinned.
 COUNTER_REPORT = "ayush-os__nsight-systems-deep-dive__vector_add_profile_v3.sqlite"
 COUNTER_ROWS = ("SM Active", "SM Issue", "DRAM Read Throughput", "DRAM Write Throughput",
@@ -109,6 +114,33 @@ def _application():
     app = QApplication.instance() or QApplication([sys.argv[0]])
     app.setApplicationName("Strata")
     return app
+
+
+def _shoot_overview(app, window, out: Path) -> Path:
+    """screenshot.png (the README's): every rank aligned on its first ``train_step``, each
+    rank's Stream 7 pinned above the rest, the kernels table and one GEMM's histogram in
+    which the straggler rank stands apart."""
+    from strata.viewer.state import Scope
+
+    stats, state = window.stats_controller, window.timeline.state
+    window.alignment_bar.set_alignment("nvtx", "train_step")
+    _wait(app, lambda: _idle(window), "the alignment")
+    for track in state.tracks():
+        if track.kind == "gpu_stream" and track.label == OVERVIEW_STREAM:
+            state.pin(track.key)
+    state.set_view_range(*_middle_window(window, 0.1))
+    stats.panel.set_scope(Scope("all"))
+    stats.panel.set_kind("kernels")
+    _wait(app, lambda: stats.panel.model.rowCount() > 0 and _idle(window), "the kernels table")
+    stats.panel.select_name(stats.panel.shown_name(OVERVIEW_KERNEL) and OVERVIEW_KERNEL)
+    _wait(app, lambda: _idle(window), "the histogram")
+    window.event_actions.show_details(None)
+    window.reports_dock.raise_()
+    path = _save(app, window, out, "screenshot")
+    state.set_pinned_keys([])
+    window.alignment_bar.set_alignment("session")
+    _wait(app, lambda: _idle(window), "the session alignment")
+    return path
 
 
 def _shoot_search(app, window, out: Path):
@@ -376,8 +408,10 @@ def take_screenshots(out: Path, real_dir: Path | None) -> list[Path]:
         app, window = _make_window(Path(tmp) / "settings.ini")
         try:
             _open(app, window, build_demo_reports(Path(tmp) / "demo"))
+            overview = _shoot_overview(app, window, out)
             found = _shoot_search(app, window, out)
             written = [
+                overview,
                 out / "search.png",
                 _shoot_events(app, window, out),
                 _shoot_details(app, window, out, found),
