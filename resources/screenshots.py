@@ -30,8 +30,8 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere: import the proje
 __all__ = ["SHOTS", "main", "take_screenshots"]
 
 #: The pictures, in the order they are taken.
-SHOTS = ("screenshot", "search", "events", "details", "area", "expert", "collectives", "diff", "ops",
-         "counters", "calltree", "kernels")  # fmt: skip
+SHOTS = ("screenshot", "search", "events", "details", "area", "expert", "collectives", "diff",
+         "ops", "counters", "calltree", "kernels")  # fmt: skip
 SIZE = (1280, 800)
 #: The overview's stream (the NCCL and GEMM stream of every demo rank) and its kernel.
 OVERVIEW_STREAM = "Stream 7"
@@ -132,7 +132,7 @@ def _shoot_overview(app, window, out: Path) -> Path:
     stats.panel.set_scope(Scope("all"))
     stats.panel.set_kind("kernels")
     _wait(app, lambda: stats.panel.model.rowCount() > 0 and _idle(window), "the kernels table")
-    stats.panel.select_name(stats.panel.shown_name(OVERVIEW_KERNEL) and OVERVIEW_KERNEL)
+    stats.panel.select_name(OVERVIEW_KERNEL)
     _wait(app, lambda: _idle(window), "the histogram")
     window.event_actions.show_details(None)
     window.reports_dock.raise_()
