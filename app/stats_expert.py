@@ -16,13 +16,13 @@ from strata.analysis.rules.findings import ExpertFindings, set_findings
 from strata.analysis.schema import pid_of
 from strata.analysis.timefmt import pluralize
 from strata.app.event_lookup import instance_refs, scroll_track_into_view
-from strata.app.jobs import JobRunner
-from strata.app.stats_highlight import NameHighlighter
 from strata.app.stats_jobs import ShownReports, run_for_set
-from strata.viewer.stats_panel import StatsPanel
-from strata.viewer.timeline import TimelineWidget
+from strata.app.stats_list import TabContext
+from strata.viewer.stats_tabs import StatsTab
 
-__all__ = ["ExpertList"]
+__all__ = ["EXPERT_TAB", "ExpertList"]
+
+EXPERT_TAB = "expert"
 
 
 class ExpertList(QObject):
@@ -30,27 +30,24 @@ class ExpertList(QObject):
 
     Signals
     -------
-    findings_ready(object)
+    ready(object)
         :class:`~analysis.rules.findings.ExpertFindings` of the shown reports are listed.
     failed(str)
         The rules could not be run (one line).
     """
 
-    findings_ready = Signal(object)
+    ready = Signal(object)
     failed = Signal(str)
 
-    def __init__(
-        self,
-        panel: StatsPanel,
-        runner: JobRunner,
-        highlighter: NameHighlighter,
-        timeline: TimelineWidget,
-    ):
-        super().__init__(panel)
-        self._panel, self._runner, self._highlighter = panel, runner, highlighter
-        self._timeline = timeline
+    def __init__(self, tab: StatsTab, context: TabContext):
+        super().__init__(context.panel)
+        self._panel, self._runner = context.panel, context.runner
+        self._highlighter, self._timeline = context.highlighter, context.timeline
         self._shown = ShownReports()
         self._findings: ExpertFindings | None = None
+        self._panel.row_chosen.connect(
+            lambda tab_id, record: self.focus_finding(record) if tab_id == tab.id else None
+        )
 
     def findings(self) -> ExpertFindings | None:
         return self._findings
@@ -65,20 +62,20 @@ class ExpertList(QObject):
     def _find(self) -> None:
         reports = self._shown.reports
         if not len(reports):
-            self._panel.show_findings(pd.DataFrame())
+            self._panel.show_rows(EXPERT_TAB, pd.DataFrame())
             return
-        self._panel.show_findings(pd.DataFrame(), "Running the expert rules…")
+        self._panel.show_rows(EXPERT_TAB, pd.DataFrame(), "Running the expert rules…")
         run_for_set(self._runner, self._shown, set_findings, "expert",
                     lambda: self._shown, self._on_ready, self._on_failed)  # fmt: skip
 
     def _on_failed(self, text: str) -> None:
-        self._panel.show_findings(pd.DataFrame(), f"Expert rules failed: {text}")
+        self._panel.show_rows(EXPERT_TAB, pd.DataFrame(), f"Expert rules failed: {text}")
         self.failed.emit(text)
 
     def _on_ready(self, found: ExpertFindings) -> None:
         self._findings = found
-        self._panel.show_findings(found.frame, _status(found))
-        self.findings_ready.emit(found)
+        self._panel.show_rows(EXPERT_TAB, found.frame, _status(found))
+        self.ready.emit(found)
 
     def focus_finding(self, record: dict) -> None:
         """Centre the timeline on a finding: its event, selected; or its gap, selected as a
