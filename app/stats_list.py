@@ -114,6 +114,11 @@ class ListTab(QObject):
         self.show(frame, status)
         return frame
 
+    def choose(self, record: dict) -> None:
+        """Run the tab's row action on ``record`` (a row's fields), as a chosen row does."""
+        if self.tab.on_row is not None:
+            self.tab.on_row(self, record)
+
     def show(self, frame: pd.DataFrame, status: str = "", row_colors=None) -> None:
         """Show ``frame`` in the tab (see :meth:`StatsPanel.show_rows`)."""
         self.context.panel.show_rows(self.tab.id, frame, status, row_colors)
@@ -231,5 +236,5 @@ class ListTab(QObject):
             self._relist_timer.start()
 
     def _on_row_chosen(self, tab_id: str, record: dict) -> None:
-        if tab_id == self.tab.id and self.tab.on_row is not None:
-            self.tab.on_row(self, record)
+        if tab_id == self.tab.id:
+            self.choose(record)
