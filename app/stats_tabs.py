@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from strata.app.stats_collectives import COLLECTIVES, COLLECTIVES_TAB
 from strata.app.stats_diff import DIFF, DIFF_TAB
-from strata.app.stats_expert import EXPERT_TAB, ExpertList
+from strata.app.stats_expert import EXPERT, EXPERT_TAB
 from strata.app.stats_ops import OPS, OPS_TAB
 from strata.app.stats_outliers import OUTLIERS
 from strata.viewer.outliers_view import OUTLIERS_TAB
 from strata.viewer.stats_tabs import SUMMARY_TABS, StatsTab
-from strata.viewer.table_model import Column
 
 __all__ = [
     "BUILTIN_TABS",
@@ -31,20 +30,6 @@ __all__ = [
 ]
 
 _TABS: dict[str, StatsTab] = {}
-
-EXPERT = StatsTab(
-    EXPERT_TAB,
-    "Expert",
-    (
-        Column("rule", "Rule", "text", "The nsys analyze rule that found it (-r NAME)"),
-        Column("what", "What", "text"),
-        Column("where", "Where", "text"),
-        Column("start_ns", "Start (ns)"),
-        Column("report", "Report", "text"),
-    ),
-    filter_key="what",
-    lifecycle=ExpertList,
-)
 
 
 def register_tab(tab: StatsTab) -> StatsTab:
