@@ -25,7 +25,8 @@ from strata.app.event_lookup import instance_refs
 from strata.app.stats_list import ListTab
 from strata.viewer.events import EventRef
 from strata.viewer.outliers_view import OUTLIERS_VIEW, with_mads
-from strata.viewer.stats_panel import RANGE_SCOPES, group_of
+from strata.viewer.stats_panel import group_of
+from strata.viewer.stats_scope import RANGE_SCOPES
 from strata.viewer.stats_tabs import TabScope
 
 __all__ = ["MAX_MARKS", "OUTLIERS", "OutlierList"]

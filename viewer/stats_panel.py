@@ -46,6 +46,7 @@ from strata.viewer.histogram import DurationHistogramWidget
 from strata.viewer.labels import ElidedLabel
 from strata.viewer.outliers_view import OUTLIERS_TAB, OUTLIERS_VIEW, with_mads
 from strata.viewer.state import Scope
+from strata.viewer.stats_scope import StatsScopeWidget
 from strata.viewer.stats_tabs import SUMMARY_TABS, StatsTab
 from strata.viewer.table_model import SORT_ROLE, Column, DataFrameModel
 
@@ -53,7 +54,6 @@ __all__ = [
     "DEFAULT_TABS",
     "OUTLIERS_TAB",
     "OWN_TABS",
-    "RANGE_SCOPES",
     "TABS",
     "StatsPanel",
     "columns_for",
@@ -69,9 +69,6 @@ TABS = tuple((tab.id, tab.title) for tab in DEFAULT_TABS)
 OWN_TABS = tuple(tab.id for tab in DEFAULT_TABS if not tab.is_summary)
 _HISTOGRAM_MIN_PX = 140
 _HISTOGRAM_START_PX = 220
-#: Time scopes (:attr:`viewer.state.Scope.range_mode`): whole run, the visible range, the
-#: Shift-drag selection.
-RANGE_SCOPES = (("all", "Whole run"), ("visible", "Visible range"), ("selection", "Selection"))
 
 
 def columns_for(
@@ -185,33 +182,10 @@ class StatsPanel(QWidget):
         self.tabs.setUsesScrollButtons(True)
         for tab in self._tab_list:
             self.tabs.addTab(tab.title)
-        self.range_combo = name_control(
-            QComboBox(self), "Time range", "Which part of the run the statistics cover"
-        )
-        for key, text in RANGE_SCOPES:
-            self.range_combo.addItem(text, key)
-        self.report_combo = name_control(
-            QComboBox(self), "Report", "Which report the statistics cover"
-        )
-        self.report_combo.addItem("All reports", None)
-        # A long report name must not widen the panel: the combo sizes to a few characters.
-        self.report_combo.setSizeAdjustPolicy(
-            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
-        )
-        self.report_combo.setMinimumContentsLength(12)
-        self.by_report = QCheckBox("By report", self)
-        self.by_report.setToolTip("One column group per report, and the spread across them")
-        #: Each tab's own option, shown in the scope row while that tab is current.
-        self._option_combos: dict[str, QComboBox] = {}
-        for tab in self._tab_list:
-            if tab.option is None:
-                continue
-            combo = name_control(QComboBox(self), tab.option.name)
-            for value, text in tab.option.choices:
-                combo.addItem(text, value)
-            combo.setToolTip(tab.option.tip)
-            combo.hide()
-            self._option_combos[tab.id] = combo
+        self.scope_row = StatsScopeWidget(self._tab_list, self)
+        self.range_combo = self.scope_row.range_combo
+        self.report_combo = self.scope_row.report_combo
+        self.by_report = self.scope_row.by_report
         self.filter_edit = QLineEdit(self)
         self.filter_edit.setPlaceholderText("Filter names (substring)")
         self.filter_edit.setClearButtonEnabled(True)
@@ -253,12 +227,6 @@ class StatsPanel(QWidget):
         self._layout()
 
     def _layout(self) -> None:
-        scope_row = QHBoxLayout()
-        scope_row.addWidget(self.range_combo)
-        scope_row.addWidget(self.report_combo, 1)
-        scope_row.addWidget(self.by_report)
-        for combo in self._option_combos.values():
-            scope_row.addWidget(combo)
         filter_row = QHBoxLayout()
         filter_row.addWidget(self.filter_edit, 1)
         filter_row.addWidget(self.regex_box)
@@ -270,8 +238,8 @@ class StatsPanel(QWidget):
         top = QWidget(self)
         top_layout = QVBoxLayout(top)
         top_layout.setContentsMargins(0, 0, 0, 0)
-        for row in (scope_row, filter_row):
-            top_layout.addLayout(row)
+        top_layout.addWidget(self.scope_row)
+        top_layout.addLayout(filter_row)
         top_layout.addWidget(self.table, 1)
         top_layout.addLayout(step_row)
         top_layout.addWidget(self.status_label)
@@ -290,13 +258,8 @@ class StatsPanel(QWidget):
 
     def _connect(self) -> None:
         self.tabs.currentChanged.connect(self._on_tab_changed)
-        self.range_combo.currentIndexChanged.connect(self._emit_scope)
-        self.report_combo.currentIndexChanged.connect(self._emit_scope)
-        self.by_report.toggled.connect(self._emit_scope)
-        for tab_id, combo in self._option_combos.items():
-            combo.currentIndexChanged.connect(
-                lambda _i, tab_id=tab_id: self.option_changed.emit(tab_id, self.option(tab_id))
-            )
+        self.scope_row.scope_changed.connect(self.scope_changed)
+        self.scope_row.option_changed.connect(self.option_changed)
         self.filter_edit.textChanged.connect(self._apply_filter)
         self.regex_box.toggled.connect(self._apply_filter)
         self.table.clicked.connect(self._on_clicked)
@@ -328,21 +291,14 @@ class StatsPanel(QWidget):
     def option(self, tab_id: str | None = None) -> str | None:
         """Return the value of a tab's own option (the current tab's by default; None for a
         tab without one)."""
-        tab_id = self.kind() if tab_id is None else tab_id
-        combo = self._option_combos.get(tab_id)
-        if combo is None:
-            return None
-        return combo.currentData() or combo.itemData(0)
+        return self.scope_row.option(self.kind() if tab_id is None else tab_id)
 
     def set_option(self, tab_id: str, value: str) -> None:
-        """Choose ``value`` for the tab's own option (emits :attr:`option_changed` on a
-        change)."""
-        combo = self._option_combos[tab_id]
-        combo.setCurrentIndex(max(combo.findData(value), 0))
+        """Choose ``value`` for the tab's own option (emits :attr:`option_changed`)."""
+        self.scope_row.set_option(tab_id, value)
 
     def option_combo(self, tab_id: str) -> QComboBox | None:
-        """Return the combo box of the tab's own option (None for a tab without one)."""
-        return self._option_combos.get(tab_id)
+        return self.scope_row.option_combo(tab_id)
 
     # The built-in tabs' options by the names their callers and tests knew them by.
     def diff_kind(self) -> str | None:
@@ -367,25 +323,11 @@ class StatsPanel(QWidget):
         return tab.name_kind(self.option(tab.id)) if tab.name_kind is not None else tab.id
 
     def scope(self) -> Scope:
-        return Scope(
-            self.range_combo.currentData() or "all",
-            self.report_combo.currentData(),
-            self.by_report.isChecked(),
-        )
+        return self.scope_row.scope()
 
     def set_scope(self, scope: Scope) -> None:
         """Set every scope control; emits :attr:`scope_changed` once."""
-        for widget in (self.range_combo, self.report_combo, self.by_report):
-            widget.blockSignals(True)
-        try:
-            self.range_combo.setCurrentIndex(max(self.range_combo.findData(scope.range_mode), 0))
-            index = 0 if scope.report_index is None else scope.report_index + 1
-            self.report_combo.setCurrentIndex(min(index, self.report_combo.count() - 1))
-            self.by_report.setChecked(scope.by_report)
-        finally:
-            for widget in (self.range_combo, self.report_combo, self.by_report):
-                widget.blockSignals(False)
-        self._emit_scope()
+        self.scope_row.set_scope(scope)
 
     def set_reports(self, labels: list[str], paths: Sequence[str] | None = None) -> None:
         """Offer ``labels`` in the report selector (keeps the choice when still valid).
@@ -393,25 +335,13 @@ class StatsPanel(QWidget):
         Report columns and the selector show each label cut around the part where the
         labels differ (:func:`analysis.shortnames.distinct_short_labels`); the tooltip
         says the full label, or ``paths`` (per report, its file) when given."""
-        current = self.report_combo.currentData()
         self._report_labels = list(labels)
         short = distinct_short_labels(self._report_labels)
         self._report_short = dict(zip(self._report_labels, short, strict=True))
         tips = list(paths) if paths is not None and len(paths) == len(labels) else labels
         self._report_tips = dict(zip(self._report_labels, map(str, tips), strict=True))
         self._apply_display_names()
-        self.report_combo.blockSignals(True)
-        self.report_combo.clear()
-        self.report_combo.addItem("All reports", None)
-        for i, label in enumerate(labels):
-            self.report_combo.addItem(short[i], i)
-            self.report_combo.setItemData(
-                i + 1, self._report_tips[label], Qt.ItemDataRole.ToolTipRole
-            )
-        if current is not None and current < len(labels):
-            self.report_combo.setCurrentIndex(current + 1)
-        self.report_combo.blockSignals(False)
-        self.by_report.setEnabled(len(labels) > 1)
+        self.scope_row.set_reports(short, [self._report_tips[label] for label in labels])
 
     def report_labels(self) -> list[str]:
         return list(self._report_labels)
@@ -587,16 +517,7 @@ class StatsPanel(QWidget):
         # instances): under a list of other rows they described rows that tab does not show.
         self.histogram.setVisible(tab.shows_histogram)
         self.instance_label.setVisible(tab.shows_histogram)
-        # A tab of the whole reports has no time range to choose (its own option takes the
-        # place, so the panel keeps its width).
-        shown = {self.range_combo: tab.time_scoped, self.by_report: tab.time_scoped,
-                 self.report_combo: tab.report_scoped}  # fmt: skip
-        shown.update({combo: tab_id == tab.id for tab_id, combo in self._option_combos.items()})
-        # Hide before showing: never both selectors at once, not even between two layouts.
-        for visible in (False, True):
-            for widget, wanted in shown.items():
-                if wanted is visible:
-                    widget.setVisible(visible)
+        self.scope_row.show_for(tab)
         if frame is not None and not tab.is_summary:
             self._show_list(tab.id, frame, self._list_status.get(tab.id, ""))
         elif frame is not None:
@@ -606,9 +527,6 @@ class StatsPanel(QWidget):
             self.status_label.setText(self._loading_text)
         self._apply_filter()  # each kind filters its own column
         self.kind_changed.emit(tab.id)
-
-    def _emit_scope(self) -> None:
-        self.scope_changed.emit(self.scope())
 
     def _apply_filter(self) -> None:
         text = self.filter_edit.text()
