@@ -239,13 +239,13 @@ def _shoot_expert(app, window, out: Path) -> Path:
     stats.panel.set_scope(Scope("all"))
     window.timeline.state.select(None)
     stats.panel.set_kind("expert")
-    _wait(app, lambda: stats.expert_list.findings() is not None, "the expert rules")
+    _wait(app, lambda: stats.expert_list.result() is not None, "the expert rules")
     frame = stats.panel.current_frame()
     rows = frame.index[frame["rule"] == "cuda_api_sync"]
     if len(rows):
         index = stats.panel.proxy.mapFromSource(stats.panel.model.index(int(rows[0]), 0))
         stats.panel.table.selectRow(index.row())
-        stats.expert_list.focus_finding(frame.iloc[int(rows[0])].to_dict())
+        stats.expert_list.choose(frame.iloc[int(rows[0])].to_dict())
     return _save(app, window, out, "expert")
 
 

@@ -383,7 +383,7 @@ def test_the_count_beside_next_follows_a_selected_range_as_the_histogram_does(qt
 
 
 def test_the_histogram_and_its_count_leave_with_the_summaries(qtbot, demo):
-    from strata.viewer.stats_panel import COLLECTIVES_TAB, DIFF_TAB, EXPERT_TAB, OUTLIERS_TAB
+    from strata.app.stats_tabs import COLLECTIVES_TAB, DIFF_TAB, EXPERT_TAB, OUTLIERS_TAB
 
     window, controller = demo
     panel = controller.panel

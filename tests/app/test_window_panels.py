@@ -267,7 +267,7 @@ def test_help_lists_every_shortcut_and_about_names_the_version(qtbot, window, mo
 def test_every_tab_keeps_the_panel_width_and_the_histogram_follows_the_theme(
     qtbot, window, qapp
 ) -> None:
-    from strata.viewer.stats_panel import TABS
+    from strata.app.stats_tabs import TABS
 
     palette, sheet = qapp.palette(), qapp.styleSheet()
     stats = window.stats_controller
