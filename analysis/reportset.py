@@ -34,6 +34,7 @@ from strata.analysis.alignment import TimeAlignment
 from strata.analysis.discover import find_reports
 from strata.analysis.errors import AnalysisError
 from strata.analysis.kinds import panel_kinds, resolve_kind, resolve_kinds
+from strata.analysis.memo import Memo
 from strata.analysis.model import Report
 from strata.analysis.open import open_report
 from strata.analysis.progress import Progress
@@ -50,53 +51,11 @@ EVENT_KINDS = ("kernels", "memcpy", "memset", "cuda_api", "nvtx", "nvtx_gpu", "o
 _MISSING = object()
 
 
-class _Memo:
-    """Values computed once per key: a thread asking for a value being computed waits for it.
-
-    ``keep()`` (asked under the lock after computing) says whether the value may still be
-    stored: a report removed meanwhile must not come back through a late result.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._values: dict[Hashable, object] = {}
-        self._gates: dict[Hashable, threading.Lock] = {}
-
-    def get(self, key: Hashable, compute: Callable[[], object], keep=lambda: True) -> object:
-        with self._lock:
-            if key in self._values:
-                return self._values[key]
-            gate = self._gates.setdefault(key, threading.Lock())
-        with gate:
-            with self._lock:
-                if key in self._values:
-                    return self._values[key]
-            try:
-                value = compute()
-            finally:
-                with self._lock:
-                    if self._gates.get(key) is gate:
-                        del self._gates[key]
-            with self._lock:
-                if keep():
-                    self._values[key] = value
-        return value
-
-    def peek(self, key: Hashable, default: object = None) -> object:
-        with self._lock:
-            return self._values.get(key, default)
-
-    def discard(self, match: Callable[[Hashable], bool]) -> None:
-        with self._lock:
-            for key in [k for k in self._values if match(k)]:
-                del self._values[key]
-
-
 class _Store:
     """The per-report values of a live set and its snapshots, keyed by report identity."""
 
     def __init__(self) -> None:
-        self.memo = _Memo()
+        self.memo = Memo()
         self.live: dict[int, Report] = {}  # id -> report, of the live set's reports
         self.lock = threading.Lock()
 
@@ -133,7 +92,7 @@ class ReportSet(ReportSetAnalyses):
         self._alignment = alignment or TimeAlignment()
         self._is_frozen = False
         self._reports: tuple[Report, ...] = ()
-        self._memo = _Memo()
+        self._memo = Memo()
         self.set_reports(reports)
 
     # -- membership -----------------------------------------------------------------------
@@ -192,7 +151,7 @@ class ReportSet(ReportSetAnalyses):
                 a is b for a, b in zip(new, self._reports, strict=True)
             ):
                 return
-            self._reports, self._memo = new, _Memo()
+            self._reports, self._memo = new, Memo()
         store = self._store
         with store.lock:
             store.live = {id(r): r for r in new}
@@ -233,7 +192,7 @@ class ReportSet(ReportSetAnalyses):
         """
         chosen = tuple(self._reports[self.index(int(i))] for i in indices)
         sub = ReportSet.__new__(ReportSet)
-        sub._lock, sub._memo = threading.Lock(), _Memo()
+        sub._lock, sub._memo = threading.Lock(), Memo()
         sub._reports, sub._store, sub._alignment = chosen, self._store, TimeAlignment()
         sub._is_frozen = True
         return sub

@@ -64,7 +64,7 @@ def _projected_indices(
     sliced = reports.projected_slices(report_index)
     if sliced is None:
         return np.full(len(projection_rows), -1)
-    drawn = sliced._cache["projection_rows"]
+    drawn = sliced.projection_rows
     where = np.full(int(max(drawn.max(initial=-1), projection_rows.max(initial=-1))) + 1, -1)
     where[drawn] = np.arange(len(drawn))
     return where[projection_rows] if len(projection_rows) else np.empty(0, np.int64)

@@ -347,7 +347,7 @@ class TimelinePainter:
         if b <= a:
             return
         # Pixels filled from the bottom; any non-zero value shows at least one pixel.
-        height, scale = bottom - top, float(table._cache["scale"][track_id])
+        height, scale = bottom - top, float(table.scale[track_id])
         mean_px = np.ceil(np.clip(mean * (height / scale), 0.0, height)).astype(np.int16)
         peak_px = np.ceil(np.clip(peak * (height / scale), 0.0, height)).astype(np.int16)
         levels = (bottom - np.arange(a, b, dtype=np.int16))[:, None]

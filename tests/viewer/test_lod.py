@@ -111,7 +111,7 @@ def test_compact_busy_prefix_is_the_int64_prefix(n: int, longest: int) -> None:
     assert table.busy_before(rows).dtype == np.int64
     np.testing.assert_array_equal(table.busy_before(rows), table.busy_prefix_ns())
     assert all(int(table.busy_before(k)) == int(table.busy_prefix_ns()[k]) for k in (0, n // 2, n))
-    base, offset = table._cache["busy_packed"]
+    base, offset = table.busy_blocks()
     assert (offset is None) == (longest >= 1 << 30)
 
 
