@@ -116,10 +116,10 @@ class EventActions(QObject):
             return
         dock.show()
         dock.raise_()
-        offset = self.timeline.offsets()[ref.report_index]
+        offset = self.timeline.state.offsets_ns()[ref.report_index]
         start, end = ref.start_ns + offset, max(ref.end_ns, ref.start_ns + 1) + offset
-        view_start, view_end = self.timeline.view_range()
-        self.timeline.select_event(ref)
+        view_start, view_end = self.timeline.state.view_range()
+        self.timeline.state.select_event(ref)
         rows = (ref.track_key,) if ref.track_key else ()
         self.timeline.state.select(min(start, view_start), max(end, view_end), rows)
 

@@ -78,7 +78,7 @@ class EventsController(QObject):
             return
         labels = tuple(reports.labels)
         self.view.set_events(events, labels, lambda position: self._details(events, position))
-        selected = self._timeline.selected_event()
+        selected = self._state.selected_event()
         if selected is not None:
             self.view.follow(events.find(selected.report_index, selected.table, selected.index))
         self.events_ready.emit(events)

@@ -390,7 +390,7 @@ class MainWindow(QMainWindow):
 
     def fit(self) -> None:
         """Show where the activity is; pressed again, every event of every report."""
-        self.timeline.toggle_fit()
+        self.timeline.state.toggle_fit()
 
     def zoom_in(self) -> None:
         """Halve the visible time range around its middle."""
@@ -412,7 +412,7 @@ class MainWindow(QMainWindow):
         return self.pin_by_name(dialog.pattern_text())
 
     def pin_by_name(self, pattern: str) -> int:
-        """Pin every row that ``pattern`` names (:func:`viewer.rows.match_tracks`: a
+        """Pin every row that ``pattern`` names (:func:`viewer.state.rows.match_tracks`: a
         case-insensitive regular expression on the row's label as shown)."""
         self._pin_pattern = pattern
         count = self.timeline.state.pin_matching(pattern)

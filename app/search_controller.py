@@ -108,7 +108,7 @@ class SearchController(QObject):
         reports = self._window.binding.shown_set()
         tables = [list(reports.slice_tables(r)) for r in range(len(reports))]
         rows = matches.rows(len(reports), tables)
-        self._timeline.set_highlights(rows, self._timeline.marks(), self._timeline.tints())
+        self._state.set_highlights(rows, self._state.marks(), self._state.tints())
 
     def step(self, direction: int) -> EventRef | None:
         """Centre and select the next (+1) or previous (-1) match; return it (None when
@@ -138,7 +138,7 @@ class SearchController(QObject):
         had = self._matches is not None
         self._matches, self._pending_step = None, 0
         if had:
-            self._timeline.set_highlights(None, self._timeline.marks(), self._timeline.tints())
+            self._state.set_highlights(None, self._state.marks(), self._state.tints())
             self.cleared.emit()
 
     def _on_layout_changed(self, *_args) -> None:

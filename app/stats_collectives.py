@@ -24,8 +24,8 @@ from strata.analysis.timefmt import format_duration_ns, pluralize
 from strata.app.event_lookup import scroll_track_into_view
 from strata.app.jobs import JobRunner
 from strata.app.stats_jobs import ShownReports, run_for_set
-from strata.viewer.collective_overlay import CollectiveOverlay
 from strata.viewer.collectives_view import collective_view_frame
+from strata.viewer.state.collective_overlay import CollectiveOverlay
 from strata.viewer.stats_panel import StatsPanel
 from strata.viewer.timeline import TimelineWidget
 

@@ -42,7 +42,7 @@ class DiffList(QObject):
     diff_ready(object)
         The Diff tab shows a new table (the DataFrame of :func:`app.diff_jobs.diff_frame`).
     tints_ready(object)
-        The timeline's diff tints changed (:class:`viewer.frame.EventTints`, or None: off).
+        The timeline's diff tints changed (:class:`viewer.state.values.EventTints`, or None: off).
     failed(str)
         A diff could not be computed (one line).
     """

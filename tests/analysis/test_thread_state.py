@@ -8,8 +8,8 @@ import pytest
 
 from strata.analysis.reportset import ReportSet
 from strata.analysis.schema import tid_of
-from strata.viewer.rows import match_tracks
 from strata.viewer.state import TimelineState
+from strata.viewer.state.rows import match_tracks
 from tests.conftest import REAL_DIR, requires_shared
 from tests.helpers import sql_rows
 
