@@ -21,6 +21,7 @@ same value wait for one computation; different values are computed in parallel.
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -49,6 +50,8 @@ EVENT_KINDS = ("kernels", "memcpy", "memset", "cuda_api", "nvtx", "nvtx_gpu", "o
 
 
 _MISSING = object()
+#: Numbers memberships of report sets (0: no report): never one number for two memberships.
+_MEMBERSHIPS = itertools.count(1)
 
 
 class _Store:
@@ -93,6 +96,7 @@ class ReportSet(ReportSetAnalyses):
         self._is_frozen = False
         self._reports: tuple[Report, ...] = ()
         self._memo = Memo()
+        self._version = 0
         self.set_reports(reports)
 
     # -- membership -----------------------------------------------------------------------
@@ -119,6 +123,13 @@ class ReportSet(ReportSetAnalyses):
     def reports(self) -> tuple[Report, ...]:
         """The reports, in view order."""
         return self._reports
+
+    @property
+    def version(self) -> int:
+        """A number naming this membership, shared by its snapshots: a new one each time a
+        report is added or removed, never used for another membership (unlike the ``id()``
+        of a report, which a report loaded later may get); 0 while the set is empty."""
+        return self._version
 
     def index(self, report: Report | int) -> int:
         """Return the position of ``report`` (a report of the set, or an index)."""
@@ -152,6 +163,7 @@ class ReportSet(ReportSetAnalyses):
             ):
                 return
             self._reports, self._memo = new, Memo()
+            self._version = next(_MEMBERSHIPS) if new else 0
         store = self._store
         with store.lock:
             store.live = {id(r): r for r in new}
@@ -177,7 +189,7 @@ class ReportSet(ReportSetAnalyses):
         snap = ReportSet.__new__(ReportSet)
         snap._lock = threading.Lock()
         with self._lock:
-            snap._reports, snap._memo = self._reports, self._memo
+            snap._reports, snap._memo, snap._version = self._reports, self._memo, self._version
         snap._store, snap._alignment, snap._is_frozen = self._store, self._alignment, True
         return snap
 
@@ -194,6 +206,7 @@ class ReportSet(ReportSetAnalyses):
         sub = ReportSet.__new__(ReportSet)
         sub._lock, sub._memo = threading.Lock(), Memo()
         sub._reports, sub._store, sub._alignment = chosen, self._store, TimeAlignment()
+        sub._version = next(_MEMBERSHIPS) if chosen else 0
         sub._is_frozen = True
         return sub
 
