@@ -82,18 +82,19 @@ def _make_window(settings_path: Path):
     from PySide6.QtCore import Qt
 
     from strata.app.fonts import ensure_usable_font
-    from strata.app.gui import _install_panels
+    from strata.app.gui import install_panels
     from strata.app.main_window import MainWindow
     from strata.app.settings import Settings
     from strata.app.theme import apply_theme
+    from strata.resources.demo import build_demo_reports
 
     app = _application()
     ensure_usable_font(app)
     apply_theme(app)
     settings = Settings(settings_path)
     settings.set_theme_choice("dark")  # the docs show the default look, whatever the desktop
-    window = MainWindow(settings)
-    _install_panels(window)
+    window = MainWindow(settings, build_demo=build_demo_reports)
+    install_panels(window)
     window.theme_switcher.apply()
     window.resize(*SIZE)
     window.show()

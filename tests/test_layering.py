@@ -79,6 +79,25 @@ def test_viewer_opens_no_files_and_runs_no_sql(path: Path) -> None:
             )
 
 
+def test_app_leaves_resources_to_the_start_up_and_resources_uses_app_s_public_names() -> None:
+    """app/ gets the demo builder from strata.launch (it imports nothing of resources/), and
+    resources/ (its screenshot script drives the window) imports only public app names: the
+    arrow between them runs one way (the cycle contract holds it for the packages)."""
+    found = []
+    for path in _modules("app"):
+        for name in _imported_modules(ast.parse(path.read_text(encoding="utf-8"))):
+            if name.startswith("strata.resources"):
+                found.append(f"{path.relative_to(ROOT)} imports {name}")
+    for path in _modules("resources"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("strata.app"):
+                private = [a.name for a in node.names if a.name.startswith("_")]
+                hidden = [p for p in node.module.split(".") if p.startswith("_")]
+                if private or hidden:
+                    found.append(f"{path.relative_to(ROOT)} imports {node.module}: {private}")
+    assert found == []
+
+
 @pytest.mark.parametrize("path", _modules("analysis"), ids=lambda p: p.name)
 def test_analysis_never_imports_qt_or_upper_layers(path: Path) -> None:
     imported = _imports(ast.parse(path.read_text()))

@@ -43,10 +43,10 @@ _NAMED = (QComboBox, QLineEdit, QAbstractSpinBox, QAbstractItemView, QTabBar, QT
 @pytest.fixture
 def full_window(qtbot, make_window, demo_reports):
     """The window as main.py shows it (every panel docked) on the demo reports."""
-    from strata.app.gui import _install_panels
+    from strata.app.gui import install_panels
 
     window = make_window()
-    _install_panels(window)
+    install_panels(window)
     open_shown(qtbot, window, demo_reports)
     window.search_controller.open_search()  # its bar too
     return window

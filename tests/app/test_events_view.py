@@ -19,7 +19,7 @@ def listing(qtbot, make_window, demo_reports):
 
     window = make_window()
     open_shown(qtbot, window, demo_reports[:2])
-    controller = install_events_view(window)
+    controller = install_events_view(window.context)
     controller.dock.show()
     return window, controller
 

@@ -18,7 +18,7 @@ def searching(qtbot, make_window, demo_reports):
 
     window = make_window()
     open_shown(qtbot, window, demo_reports)
-    controller = install_search(window)
+    controller = install_search(window.context)
     return window, controller
 
 

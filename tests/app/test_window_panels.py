@@ -17,17 +17,17 @@ from tests.helpers import sql_rows
 pytestmark = requires_shared
 
 CTRL_SHIFT = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
-#: Every dock of the window: the main window's own two and the four _install_panels adds.
+#: Every dock of the window: the main window's own two and the four install_panels adds.
 PANELS = {"Reports", "Event Details", "Statistics", "Call tree", "Events"}
 
 
 @pytest.fixture
 def window(qtbot, make_window):
     """The application's window (app.gui's panels) on a small real report, active."""
-    from strata.app.gui import _install_panels
+    from strata.app.gui import install_panels
 
     window = make_window()
-    _install_panels(window)
+    install_panels(window)
     window.open_paths([small_real(0)])
     wait_idle(qtbot, window)
     qtbot.waitUntil(lambda: bool(window.binding.tracks()), timeout=LOAD_TIMEOUT_MS)
