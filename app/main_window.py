@@ -1,5 +1,8 @@
 """The main window: menus, tool bars, drag-and-drop, the timeline, the reports panel."""
 
+# Over 600 lines: each menu action is one public method of the window (app/menus.py names
+# them); the panels' controllers live apart (app/context.py, app/gui.install_panels).
+
 from __future__ import annotations
 
 import logging

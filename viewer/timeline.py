@@ -21,6 +21,9 @@ needs pixels: geometry, scrolling, hit tests, the label column, tooltips and the
 menu. (All painting lives in painter.py and chrome.py.)
 """
 
+# Over 600 lines: one QWidget's input handlers, row geometry and hit tests (what it shows is
+# viewer/state/, how it paints is painter.py and chrome.py).
+
 from __future__ import annotations
 
 import dataclasses

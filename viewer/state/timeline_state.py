@@ -9,6 +9,9 @@ app/: the Qt side connects to the state's :class:`~viewer.state.notifier.Notifie
 (``tests/test_layering.py`` and an import contract keep this package free of Qt).
 """
 
+# Over 600 lines: one model class, every field of it a documented setter and notifier (its
+# helpers are emphasis.py, spans.py and values.py).
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
