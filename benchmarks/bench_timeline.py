@@ -79,7 +79,7 @@ def _visible_events(widget: TimelineWidget) -> int:
     for track in widget.state.tracks():
         if track.kind == "gpu_all":
             continue
-        tables = widget._tables[track.report_index]
+        tables = widget.state.tables()[track.report_index]
         for name, track_id in track.parts:
             lo, hi = tables[name].window(track_id, t0, t1)
             count += hi - lo
