@@ -20,12 +20,12 @@ from strata.analysis.collectives import CollectiveMatch, anchored_instance, coll
 from strata.analysis.reportset import ReportSet
 from strata.analysis.timefmt import format_duration_ns, pluralize
 from strata.app.stats_list import ListTab
-from strata.viewer.collective_overlay import CollectiveOverlay
 from strata.viewer.collectives_view import (
     COLLECTIVE_VIEW_TITLES,
     collective_view_frame,
     collectives_columns,
 )
+from strata.viewer.state.collective_overlay import CollectiveOverlay
 from strata.viewer.stats_tabs import StatsTab, TabOption, TabScope
 
 __all__ = ["COLLECTIVES", "COLLECTIVES_TAB", "CollectiveList"]

@@ -64,7 +64,7 @@ class DiffList(ListTab):
     diff_ready(object)
         The Diff tab shows a new table (the DataFrame of :func:`app.diff_jobs.diff_frame`).
     tints_ready(object)
-        The timeline's diff tints changed (:class:`viewer.frame.EventTints`, or None: off).
+        The timeline's diff tints changed (:class:`viewer.state.values.EventTints`, or None: off).
     """
 
     diff_ready = Signal(object)

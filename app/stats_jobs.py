@@ -59,7 +59,9 @@ class ShownReports:
 
     @property
     def key(self) -> tuple:
-        return tuple(id(r) for r in self.reports), tuple(self.offsets)
+        # The set's membership version, not id()s of its reports: a report closed and another
+        # loaded may get the same id, and a result for the old one would be taken.
+        return (self.reports.version,), tuple(self.offsets)
 
     def index(self, kind: str, build: bool = True, progress: Progress | None = None,
               cancel: threading.Event | None = None) -> WindowIndex | None:  # fmt: skip

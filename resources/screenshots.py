@@ -87,18 +87,19 @@ def _make_window(settings_path: Path):
     from PySide6.QtCore import Qt
 
     from strata.app.fonts import ensure_usable_font
-    from strata.app.gui import _install_panels
+    from strata.app.gui import install_panels
     from strata.app.main_window import MainWindow
     from strata.app.settings import Settings
     from strata.app.theme import apply_theme
+    from strata.resources.demo import build_demo_reports
 
     app = _application()
     ensure_usable_font(app)
     apply_theme(app)
     settings = Settings(settings_path)
     settings.set_theme_choice("dark")  # the docs show the default look, whatever the desktop
-    window = MainWindow(settings)
-    _install_panels(window)
+    window = MainWindow(settings, build_demo=build_demo_reports)
+    install_panels(window)
     window.theme_switcher.apply()
     window.resize(*SIZE)
     window.show()
@@ -208,7 +209,7 @@ def _shoot_details(app, window, out: Path, ref) -> Path:
     bottom = (window.reports_dock, window.events_controller.dock)
     for dock in bottom:
         dock.hide()
-    window.timeline.select_event(ref)
+    window.timeline.state.select_event(ref)
     window.event_actions.show_details(ref)
     path = _save(app, window, out, "details")
     for dock in bottom:
@@ -274,7 +275,7 @@ def _shoot_collectives(app, window, out: Path) -> Path:
     end = int(ranks["end_ns"].max())
     before = found.instances.iloc[late.step - 1]
     state.set_view_range(int(before["first_start_ns"]) - 2_000_000, end + 3_000_000)
-    window.timeline.select_event(None)
+    window.timeline.state.select_event(None)
     window.event_actions.show_details(None)
     window.statusBar().clearMessage()
     path = _save(app, window, out, "collectives")
@@ -295,7 +296,7 @@ def _shoot_diff(app, window, out: Path) -> Path:
     window.compare_with_baseline()
     _wait(app, lambda: stats.diff_list.frame() is not None, "the diff")
     window.toggle_diff_colors()
-    _wait(app, lambda: bool(window.timeline.tints()), "the diff colours")
+    _wait(app, lambda: bool(window.timeline.state.tints()), "the diff colours")
     for track in state.tracks():  # the two runs' GPU rows, one above the other
         if track.kind == "gpu_stream" and track.report_index in (0, STRAGGLER_RANK):
             state.pin(track.key)

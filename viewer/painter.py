@@ -1,7 +1,7 @@
 """One paint pass for every visible row of the timeline.
 
 Per frame: one opaque ``QImage`` (a NumPy buffer) holds the row backgrounds and every row
-drawn by level of detail (per-pixel busy fraction and colour, :mod:`viewer.lod`); rows with
+drawn by level of detail (per-pixel busy fraction and colour, :mod:`viewer.state.lod`); rows with
 few visible events are drawn exactly, with ``drawRects`` batched per colour straight from a
 NumPy buffer (PySide ≥ 6.4.3 takes a pointer and a count, so no Python ``QRectF`` objects
 are built); then labels inside boxes wide enough, overlays, the ruler and the row headers.
@@ -19,11 +19,11 @@ from PySide6.QtGui import QBrush, QFont, QFontMetrics, QImage, QPainter, QPen, Q
 
 from strata.analysis.tracks import SliceTable
 from strata.viewer.chrome import ChromePainter
-from strata.viewer.collective_overlay import OverlayPlan, plan_overlay
 from strata.viewer.events import EventRef
 from strata.viewer.frame import Frame
-from strata.viewer.lod import RowStrip, counter_strip, merge_strips, row_strip, spaced_labels
-from strata.viewer.rows import Row
+from strata.viewer.state.collective_overlay import OverlayPlan, plan_overlay
+from strata.viewer.state.lod import RowStrip, counter_strip, merge_strips, row_strip, spaced_labels
+from strata.viewer.state.rows import Row
 from strata.viewer.style import Palette, qcolor, ui_font
 
 __all__ = ["MARK_CLUSTER_PX", "TimelinePainter", "cluster_marks"]
@@ -134,14 +134,12 @@ class TimelinePainter:
             frame.t1_ns,
             frame.width,
             frame.height,
-            id(frame.rows),
-            id(frame.pinned),
+            frame.layout_version,
             frame.scroll_px,
             frame.pinned_height_px,
-            id(frame.highlights),
-            id(frame.tints),
+            frame.emphasis_version,
             tuple(frame.offsets_ns),
-            id(frame.tables),
+            frame.data_version,
             frame.theme,
             frame.pixel_ratio,
         )
@@ -324,7 +322,8 @@ class TimelinePainter:
         """Draw a counter as an area chart: the mean per pixel solid, up to the peak dimmed.
 
         Scaled to the row by the track's ``scale`` (analysis.counters); the columns come
-        from strata.viewer.lod.counter_strip on the frame's grid (a pan reduces only new columns).
+        from :func:`viewer.state.lod.counter_strip` on the frame's grid (a pan reduces only
+        new columns).
         """
         name, table, lo, hi = part
         report_index = row.report_index
@@ -347,7 +346,7 @@ class TimelinePainter:
         if b <= a:
             return
         # Pixels filled from the bottom; any non-zero value shows at least one pixel.
-        height, scale = bottom - top, float(table._cache["scale"][track_id])
+        height, scale = bottom - top, float(table.scale[track_id])
         mean_px = np.ceil(np.clip(mean * (height / scale), 0.0, height)).astype(np.int16)
         peak_px = np.ceil(np.clip(peak * (height / scale), 0.0, height)).astype(np.int16)
         levels = (bottom - np.arange(a, b, dtype=np.int16))[:, None]
@@ -470,17 +469,16 @@ class TimelinePainter:
                 p.drawLine(QPointF(x0, top), QPointF(x0, bottom))
                 p.drawLine(QPointF(x1, top), QPointF(x1, bottom))
         self._paint_collectives(p, frame, placed)
-        boxes = {}
+        boxes = []
         for ref in (frame.selected, frame.partner):
-            if ref is not None:
-                box = self._event_box(frame, placed, ref)
-                if box is not None:
-                    boxes[id(ref)] = box
-                    p.setPen(QPen(qcolor(theme.highlight_edge), 2.0))
-                    p.setBrush(Qt.BrushStyle.NoBrush)
-                    p.drawRect(box)
-        if frame.selected is not None and frame.partner is not None and len(boxes) == 2:
-            a, b = boxes[id(frame.selected)], boxes[id(frame.partner)]
+            box = None if ref is None else self._event_box(frame, placed, ref)
+            boxes.append(box)
+            if box is not None:
+                p.setPen(QPen(qcolor(theme.highlight_edge), 2.0))
+                p.setBrush(Qt.BrushStyle.NoBrush)
+                p.drawRect(box)
+        if boxes[0] is not None and boxes[1] is not None:
+            a, b = boxes
             p.setPen(QPen(qcolor(theme.link_line), 1.5))
             start = QPointF(a.left(), a.bottom() if a.top() < b.top() else a.top())
             end = QPointF(b.left(), b.top() if a.top() < b.top() else b.bottom())
@@ -495,7 +493,7 @@ class TimelinePainter:
 
     def _paint_collectives(self, p: QPainter, frame: Frame, placed: list) -> None:
         """Shade each rank's wait in the collectives in view and join their ranks
-        (:mod:`viewer.collective_overlay`; merged when many are in view)."""
+        (:mod:`viewer.state.collective_overlay`; merged when many are in view)."""
         overlay = frame.collectives
         self.collective_plan = None
         if overlay is None or not len(overlay):
