@@ -50,6 +50,9 @@ class AppContext:
         The View menu (each dock gets an entry) and the Reports panel's dock, once built.
     kernel_names, theme_switcher
         The kernel-name spelling choice and the colour-scheme switcher, once built.
+    is_collective_overlay_chosen
+        The user switched the collectives overlay from the View menu: it no longer follows
+        the Collectives tab.
     stats, calltree, search, events
         The controllers of the panels (:func:`app.gui.install_panels`), None until
         installed: :class:`~app.stats_controller.StatsController`,
@@ -69,6 +72,7 @@ class AppContext:
     reports_dock: QDockWidget | None = None
     kernel_names: QObject | None = None
     theme_switcher: QObject | None = None
+    is_collective_overlay_chosen: bool = False
     stats: QObject | None = None
     calltree: QObject | None = None
     search: QObject | None = None

@@ -135,7 +135,7 @@ def install_panels(window) -> None:
     from strata.app.stats_controller import install_stats_panel
 
     context = window.context
-    context.stats = install_stats_panel(window)
+    context.stats = install_stats_panel(context)
     context.calltree = install_call_tree(context)
     context.search = install_search(context)
     context.events = install_events_view(context)

@@ -113,9 +113,6 @@ class MainWindow(QMainWindow):
         self.recipe_outputs = RecipeOutputOpener(self.runner, self)
         self._pin_pattern = ""
         self._drop_preview: DropPreview | None = None
-        #: The user switched the collectives overlay from the View menu (it then no longer
-        #: follows the Collectives tab).
-        self.is_collective_overlay_chosen = False
         self.setWindowTitle("Strata")
         self.setWindowIcon(make_app_icon())
         self.setAcceptDrops(True)
@@ -551,7 +548,7 @@ class MainWindow(QMainWindow):
         """Draw the matched collectives over the timeline, or stop (the user's choice from
         now on: showing the Collectives tab no longer turns it on)."""
         state = self.timeline.state
-        self.is_collective_overlay_chosen = True
+        self.context.is_collective_overlay_chosen = True
         state.set_collectives_shown(not state.collectives_shown())
         if state.collectives_shown() and state.collectives() is None:
             text = "No collectives matched yet (the Statistics panel's Collectives tab)"

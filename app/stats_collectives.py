@@ -54,8 +54,7 @@ class CollectiveList(ListTab):
         overlay = CollectiveOverlay.from_match(found, shown.reports.reports, shown.offsets)
         self.context.timeline.state.set_collectives(overlay)
         status = _status(found)
-        binding = getattr(self.context.window, "binding", None)
-        anchors = getattr(binding, "anchor_rows", dict)()
+        anchors = self.context.app.binding.anchor_rows()
         if anchors:
             status = _residual_status(found, anchored_instance(found, anchors)) + " · " + status
         self._status = status
@@ -65,7 +64,7 @@ class CollectiveList(ListTab):
         return collective_view_frame(found, scope.option), self._status
 
     def became_current(self) -> None:
-        if not getattr(self.context.window, "is_collective_overlay_chosen", False):
+        if not self.context.app.is_collective_overlay_chosen:
             self.context.timeline.state.set_collectives_shown(True)
 
     def focus_collective(self, record: dict) -> None:

@@ -23,11 +23,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow
+from PySide6.QtWidgets import QDockWidget, QFileDialog
 
 from strata.analysis.alignment import TimeAlignment
 from strata.analysis.names import kernel_display_names
 from strata.analysis.outliers import Outliers
+from strata.app.context import AppContext
 from strata.app.stats_highlight import NameHighlighter
 from strata.app.stats_jobs import ShownReports
 from strata.app.stats_list import ListTab, TabContext
@@ -75,14 +76,14 @@ class StatsController(QObject):
     collectives_ready = Signal(object)
     failed = Signal(str)
 
-    def __init__(self, window: QMainWindow, panel: StatsPanel, dock: QDockWidget | None = None):
-        super().__init__(window)
-        self._window, self.panel, self.dock = window, panel, dock
-        self.highlighter = NameHighlighter(panel, window.timeline, window.runner)
-        self.table = StatsTable(panel, window.timeline.state, window.runner, self.highlighter)
-        context = TabContext(panel, window.runner, self.highlighter, window.timeline, window)
+    def __init__(self, context: AppContext, panel: StatsPanel, dock: QDockWidget | None = None):
+        super().__init__(context.window)
+        self._context, self.panel, self.dock = context, panel, dock
+        self.highlighter = NameHighlighter(panel, context.timeline, context.runner)
+        self.table = StatsTable(panel, context.state, context.runner, self.highlighter)
+        tabs = TabContext(panel, context.runner, self.highlighter, context.timeline, context)
         self.lists: dict[str, ListTab] = {
-            tab.id: (tab.lifecycle or ListTab)(tab, context)
+            tab.id: (tab.lifecycle or ListTab)(tab, tabs)
             for tab in panel.stats_tabs()
             if not tab.is_summary
         }
@@ -91,7 +92,7 @@ class StatsController(QObject):
 
     def _connect(self) -> None:
         panel, table, highlighter = self.panel, self.table, self.highlighter
-        self._window.binding.layout_changed.connect(self._on_layout_changed)
+        self._context.binding.layout_changed.connect(self._on_layout_changed)
         panel.scope_changed.connect(self._on_scope_changed)
         panel.kind_changed.connect(lambda _kind: table.request_stats())
         panel.name_activated.connect(
@@ -107,18 +108,16 @@ class StatsController(QObject):
             part.ready.connect(lambda result, tab_id=tab_id: self.tab_ready.emit(tab_id, result))
             if tab_id in _RELAYED:
                 part.ready.connect(getattr(self, _RELAYED[tab_id]))
-        choice = getattr(self._window, "kernel_names", None)
+        choice = self._context.kernel_names
         if choice is not None:
             choice.variant_changed.connect(self._show_kernel_names)
-        report_list = getattr(self._window, "report_list", None)
-        if report_list is not None:
-            # At once, not when the smaller set is laid out: its index builds are useless.
-            report_list.entry_removed.connect(lambda _e: self.table.cancel_builds())
+        # At once, not when the smaller set is laid out: its index builds are useless.
+        self._context.report_list.entry_removed.connect(lambda _e: self.table.cancel_builds())
         for part in (table, highlighter, *self.lists.values()):
             part.failed.connect(self.failed)
 
     def _on_layout_changed(self, *_args) -> None:
-        binding = self._window.binding
+        binding = self._context.binding
         reports = tuple(binding.shown_reports())
         pending = [r.name for r in reports if not r.complete]
         if pending:
@@ -145,7 +144,7 @@ class StatsController(QObject):
 
     def _show_kernel_names(self, *_args) -> None:
         """Name kernels in the tables as View ▸ Kernel Names says (base names by default)."""
-        choice = getattr(self._window, "kernel_names", None)
+        choice = self._context.kernel_names
         variant = "base" if choice is None else choice.variant()
         self.panel.set_name_display(kernel_display_names(self._shown.reports, variant))
 
@@ -227,12 +226,10 @@ def _loading_text(names: list[str]) -> str:
     return f"Loading {', '.join(names)}… statistics follow once it is read whole"
 
 
-def install_stats_panel(window: QMainWindow) -> StatsController:
-    """Dock the stats panel on the right of ``window`` and wire it; return the controller.
-
-    ``window`` must have ``timeline``, ``runner`` (:class:`app.jobs.JobRunner`) and
-    ``binding`` (:class:`app.timeline_binding.TimelineBinding`), as :class:`MainWindow`.
-    """
+def install_stats_panel(context: AppContext) -> StatsController:
+    """Dock the stats panel on the right of ``context.window`` and wire it; return the
+    controller (which works with ``context``, never the window's attributes)."""
+    window = context.window
     panel = StatsPanel(window, stats_tabs())
     if hasattr(window, "add_side_panel"):
         dock = window.add_side_panel(panel, "Statistics", "statsDock")
@@ -242,7 +239,7 @@ def install_stats_panel(window: QMainWindow) -> StatsController:
         dock.setWidget(panel)
         window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
     window.resizeDocks([dock], [_DOCK_WIDTH_PX], Qt.Orientation.Horizontal)
-    controller = StatsController(window, panel, dock)
+    controller = StatsController(context, panel, dock)
     controller._on_layout_changed()  # reports already shown
     return controller
 

@@ -76,9 +76,7 @@ class DiffList(ListTab):
         self._sides = DiffState()
         self._state.diff_changed.connect(self._on_diff_changed)
         self.ready.connect(self._on_ready)
-        report_list = getattr(context.window, "report_list", None)
-        if report_list is not None:
-            report_list.entry_removed.connect(lambda entry: self.forget_report(entry.path))
+        context.app.report_list.entry_removed.connect(lambda entry: self.forget_report(entry.path))
 
     def frame(self) -> pd.DataFrame | None:
         """Return the table the tab shows (None while there is none)."""
@@ -106,8 +104,7 @@ class DiffList(ListTab):
 
     def _path_of(self, report) -> Path | None:
         """The path the user opened ``report`` from (what the diff names reports by)."""
-        report_list = getattr(self.context.window, "report_list", None)
-        for entry in report_list.entries() if report_list is not None else ():
+        for entry in self.context.app.report_list.entries():
             if entry.report is report:
                 return entry.path
         return None
@@ -160,7 +157,7 @@ class DiffList(ListTab):
         if result is None:
             return None
         frame = result.frame
-        switcher = getattr(self.context.window, "theme_switcher", None)
+        switcher = self.context.app.theme_switcher
         colors = diff_colors(switcher.scheme() if switcher is not None else "dark")
         row_colors = [colors.get(s) for s in frame["status"].tolist()]
         self.show(frame, self._status(frame, result.request), row_colors)

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 from PySide6.QtCore import QObject, QTimer, Signal
-from PySide6.QtWidgets import QMainWindow
 
 from strata.analysis.reportset import ReportSet
+from strata.app.context import AppContext
 from strata.app.event_lookup import instance_refs, scroll_track_into_view
 from strata.app.jobs import JobRunner
 from strata.app.stats_highlight import NameHighlighter
@@ -40,13 +40,14 @@ _RELIST_MS = 60
 @dataclass(frozen=True)
 class TabContext:
     """What a running tab works with: the panel, the job runner, the name highlighter, the
-    timeline and the main window (its optional parts are looked up where a tab needs them)."""
+    timeline and the window's :class:`~app.context.AppContext` (its report list, binding,
+    theme; never the window itself)."""
 
     panel: StatsPanel
     runner: JobRunner
     highlighter: NameHighlighter
     timeline: TimelineWidget
-    window: QMainWindow | None = None
+    app: AppContext
 
 
 class ListTab(QObject):

@@ -51,7 +51,7 @@ def _window(qtbot, make_window, paths: list[Path]):
     from strata.app.stats_controller import install_stats_panel
 
     window = make_window()
-    window.stats_controller = controller = install_stats_panel(window)
+    window.stats_controller = controller = install_stats_panel(window.context)
     window.open_paths(paths)
     wait_idle(qtbot, window)
     qtbot.waitUntil(

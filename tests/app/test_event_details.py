@@ -115,7 +115,7 @@ def test_context_menu_highlights_the_name_and_shows_it_in_stats(qtbot, kernel_wi
     from strata.app.stats_controller import install_stats_panel
 
     window, _point, row = kernel_window
-    controller = install_stats_panel(window)
+    controller = install_stats_panel(window.context)
     window.stats_controller = controller
     wait_idle(qtbot, window)
     point = _zoom_to(window, row)  # the docked panel narrowed the timeline

@@ -18,7 +18,7 @@ def expert(qtbot, make_window, demo_reports):
     from strata.app.stats_controller import install_stats_panel
 
     window = make_window()
-    controller = install_stats_panel(window)
+    controller = install_stats_panel(window.context)
     with qtbot.waitSignal(controller.findings_ready, timeout=LOAD_TIMEOUT_MS):
         window.open_paths(demo_reports)
     wait_idle(qtbot, window)

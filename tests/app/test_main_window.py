@@ -420,7 +420,7 @@ def test_an_oversized_saved_window_is_restored_within_the_screen(qtbot, make_win
     from strata.app.stats_controller import install_stats_panel
 
     first = make_window()
-    install_stats_panel(first)
+    install_stats_panel(first.context)
     first.resize(3896, 2400)
     first.resizeDocks(
         [first.findChild(QDockWidget, "statsDock")], [3400], Qt.Orientation.Horizontal
@@ -428,7 +428,7 @@ def test_an_oversized_saved_window_is_restored_within_the_screen(qtbot, make_win
     QApplication.processEvents()
     first.close()
     second = make_window()
-    install_stats_panel(second)
+    install_stats_panel(second.context)
     QApplication.processEvents()
     screen = second.screen().availableGeometry()
     smallest = second.minimumSizeHint()  # the offscreen screen (800 px) is narrower than it

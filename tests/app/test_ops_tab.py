@@ -39,7 +39,7 @@ def _ops_tab(qtbot, make_window, paths):
     from strata.app.stats_controller import install_stats_panel
 
     window = make_window()
-    controller = install_stats_panel(window)
+    controller = install_stats_panel(window.context)
     open_shown(qtbot, window, paths)
     with qtbot.waitSignal(controller.ops_list.ops_ready, timeout=LOAD_TIMEOUT_MS):
         controller.panel.set_kind("ops")  # aggregated when first shown

@@ -22,7 +22,7 @@ def _open(qtbot, make_window, paths):
     from strata.app.stats_controller import install_stats_panel
 
     window = make_window()
-    controller = install_stats_panel(window)
+    controller = install_stats_panel(window.context)
     with qtbot.waitSignal(controller.outliers_ready, timeout=LOAD_TIMEOUT_MS):
         window.open_paths(paths)
     wait_idle(qtbot, window)

@@ -59,7 +59,7 @@ def _open_gated(qtbot, make_window, demo_paths, monkeypatch):
 
     gate = _Gate(monkeypatch)
     window = make_window()
-    controller = install_stats_panel(window)
+    controller = install_stats_panel(window.context)
     ticks = _ticking(qtbot, controller)
     window.open_paths(demo_paths)
     status = controller.panel.status_label

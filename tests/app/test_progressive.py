@@ -73,7 +73,7 @@ def test_kernel_rows_are_drawn_before_the_load_ends_and_the_view_survives(
     api_row = next(t.key for t in whole.tracks() if t.kind == "cuda_api")
     settings.set_pinned_keys([report.resolve()], [api_row])
     window = make_window()
-    controller = install_stats_panel(window)
+    controller = install_stats_panel(window.context)
     ticks = []
     timer = QTimer()
     timer.timeout.connect(lambda: ticks.append(1))

@@ -78,7 +78,7 @@ def window(qtbot, make_window, demo_reports, toy):
     from strata.app.stats_controller import install_stats_panel
 
     window = make_window()
-    window.stats_controller = controller = install_stats_panel(window)
+    window.stats_controller = controller = install_stats_panel(window.context)
     with qtbot.waitSignal(controller.lists["toy"].ready, timeout=LOAD_TIMEOUT_MS):
         window.open_paths(demo_reports)
     wait_idle(qtbot, window)
@@ -125,12 +125,12 @@ def test_clicking_a_toy_row_shows_its_kernel(qtbot, window) -> None:
     record = panel.current_frame().iloc[1]
     rect = panel.table.visualRect(panel.proxy.index(1, 0))
     qtbot.mouseClick(panel.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
-    picked = window.timeline.selected_event()
+    picked = window.timeline.state.selected_event()
     assert picked is not None
     assert (picked.report_index, picked.table) == (1, "kernels")
     assert (picked.start_ns, picked.end_ns) == (record["start_ns"], record["end_ns"])
     offset = window.binding.offsets_ns()[1]
-    t0, t1 = window.timeline.view_range()
+    t0, t1 = window.timeline.state.view_range()
     assert t0 <= record["start_ns"] + offset
     assert record["end_ns"] + offset <= t1
 
@@ -139,7 +139,7 @@ def test_an_unregistered_tab_is_gone_from_the_next_panel(qtbot, make_window, toy
     from strata.app.stats_controller import install_stats_panel
 
     unregister_tab(toy.id)
-    controller = install_stats_panel(make_window())
+    controller = install_stats_panel(make_window().context)
     titles = [controller.panel.tabs.tabText(i) for i in range(controller.panel.tabs.count())]
     assert "Toy kernels" not in titles
     assert "toy" not in controller.lists

@@ -28,7 +28,7 @@ def window(qtbot, make_window, early_marker):
     from strata.app.stats_controller import install_stats_panel
 
     window = make_window()
-    window.stats_controller = install_stats_panel(window)
+    window.stats_controller = install_stats_panel(window.context)
     window.open_paths([early_marker])
     wait_idle(qtbot, window)
     qtbot.waitUntil(lambda: bool(window.binding.shown_reports()), timeout=LOAD_TIMEOUT_MS)
