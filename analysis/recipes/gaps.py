@@ -44,7 +44,6 @@ from strata.analysis.recipes.base import (
     RecipeOutput,
     table_or_empty,
 )
-from strata.analysis.recipes.summaries import files_table
 from strata.analysis.timefmt import pluralize
 
 __all__ = ["GpuGaps", "GpuTimeUtil", "find_gaps", "gpu_ops", "time_utilization"]
@@ -111,12 +110,7 @@ class GpuGaps(Recipe):
                 f"  {row['File']}: {int(row['Duration']):,d} ns idle from {int(row['Start']):,d}"
                 f" ns (PID {row['PID']}, device {row['Device ID']})"
             )
-        return RecipeOutput(
-            recipe=self.name,
-            tables={"analysis": table, "files": files_table(partials)},
-            summary="\n".join(lines),
-            files=[p.file for p in partials],
-        )
+        return self.output(partials, {"analysis": table}, "\n".join(lines))
 
 
 class GpuTimeUtil(Recipe):
@@ -166,10 +160,4 @@ class GpuTimeUtil(Recipe):
             f"in {pluralize(len(partials), 'report')}, "
             f"{pluralize(options.chunks, 'chunk')} per process and device"
         )
-        return RecipeOutput(
-            recipe=self.name,
-            tables={"analysis": table, "utilization": chunks, "files": files_table(partials)},
-            plots=plots,
-            summary=summary,
-            files=[p.file for p in partials],
-        )
+        return self.output(partials, {"analysis": table, "utilization": chunks}, summary, plots)

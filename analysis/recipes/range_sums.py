@@ -43,7 +43,6 @@ from strata.analysis.recipes.base import (
     RecipeOutput,
 )
 from strata.analysis.recipes.pace import describe
-from strata.analysis.recipes.summaries import files_table
 from strata.analysis.timefmt import pluralize
 
 __all__ = ["MpiSum", "NcclGpuProjSum", "NcclSum", "RangeSum"]
@@ -126,16 +125,8 @@ class RangeSum(Recipe):
                 f"  {str(row['Text'])[:50]:50s}  total {row['Sum']:>17,.0f} ns"
                 f"  x{int(row['Count']):<8d}  mean {row['Mean']:>14,.1f} ns"
             )
-        return RecipeOutput(
-            recipe=self.name,
-            tables={
-                "all_stats": all_stats,
-                "rank_stats": rank_stats,
-                "files": files_table(partials),
-            },
-            summary="\n".join(lines),
-            files=files,
-        )
+        tables = {"all_stats": all_stats, "rank_stats": rank_stats}
+        return self.output(partials, tables, "\n".join(lines))
 
 
 class MpiSum(RangeSum):

@@ -32,7 +32,6 @@ from strata.analysis.recipes.base import (
     RecipeOutput,
     table_or_empty,
 )
-from strata.analysis.recipes.summaries import files_table
 from strata.analysis.timefmt import pluralize
 
 __all__ = [
@@ -94,12 +93,7 @@ class RuleRecipe(Recipe):
                     f"  {row['File']}:{api} {int(row['Duration']):,d} ns at {int(row['Start']):,d}"
                     f" ns (PID {row['PID']})"
                 )
-        return RecipeOutput(
-            recipe=self.name,
-            tables={self.table_name: table, "files": files_table(partials)},
-            summary="\n".join(lines),
-            files=files,
-        )
+        return self.output(partials, {self.table_name: table}, "\n".join(lines))
 
 
 class CudaApiSync(RuleRecipe):

@@ -52,7 +52,6 @@ from strata.analysis.recipes.base import (
     RecipeOptions,
     RecipeOutput,
 )
-from strata.analysis.recipes.summaries import files_table
 from strata.analysis.timefmt import pluralize
 
 __all__ = ["CudaGpuTimeUtilMap", "GpuMetricUtilMap", "NcclGpuTimeUtilMap", "bin_percentages"]
@@ -248,13 +247,7 @@ class _TimeUtilMap(Recipe):
             f" in {pluralize(len(partials), 'report')}, {pluralize(clock.bins, 'bin')} of "
             f"{clock.bin_size:,d} ns; mean {first} use {mean:.1f}%"
         )
-        return RecipeOutput(
-            recipe=self.name,
-            tables={"analysis": table, "files": files_table(partials)},
-            plots=plots,
-            summary=summary,
-            files=[p.file for p in partials],
-        )
+        return self.output(partials, {"analysis": table}, summary, plots)
 
 
 _KERNEL_COLUMNS = ("correlationId", "globalPid", "start", "end", "deviceId")
@@ -436,10 +429,4 @@ class GpuMetricUtilMap(Recipe):
             f"{pluralize(len(partials), 'report')}, {pluralize(clock.bins, 'bin')} of "
             f"{clock.bin_size:,d} ns; mean SM Active {table['SM Active'].mean():.1f}%"
         )
-        return RecipeOutput(
-            recipe=self.name,
-            tables={"analysis": table, "files": files_table(partials)},
-            plots=plots,
-            summary=summary,
-            files=[p.file for p in partials],
-        )
+        return self.output(partials, {"analysis": table}, summary, plots)
