@@ -37,6 +37,7 @@ __all__ = [
     "TIME_FILTER",
     "files_table",
     "get_recipe",
+    "heatmap",
     "recipe_names",
     "register",
     "table_or_empty",
@@ -230,6 +231,19 @@ class Recipe:
         the summary, the reports' labels as its files."""
         tables = {**tables, "files": files_table(partials)}
         return RecipeOutput(self.name, tables, plots or {}, summary, [p.file for p in partials])
+
+
+def heatmap(
+    table: pd.DataFrame, rows: pd.Series, column: str, value: str, title: str, ylabel: str,
+    xlabel: str = "bin start (ns, common clock)",
+) -> PlotSpec:  # fmt: skip
+    """Return the heatmap of ``table``'s ``value``: one row per label of ``rows`` (in order
+    of appearance), one column per value of ``column`` (the first value of each cell)."""
+    grid = table.assign(_row=rows).pivot_table(
+        index="_row", columns=column, values=value, aggfunc="first", sort=False
+    )
+    grid.index.name = None
+    return PlotSpec(kind="heatmap", title=title, xlabel=xlabel, ylabel=ylabel, data=grid)
 
 
 def files_table(partials: Sequence[FilePartial]) -> pd.DataFrame:

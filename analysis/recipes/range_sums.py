@@ -96,12 +96,16 @@ class RangeSum(Recipe):
     event = "event"
     options_taken = TIME_FILTER
     notebook = "stats.ipynb"
+    #: The tables :meth:`durations` reads: table -> columns (None: all).
+    raw_tables: dict[str, tuple[str, ...] | None] = {}
 
-    def durations(self, report_path: Path, options: RecipeOptions) -> Durations | None:
+    def durations(self, raw: RawTables, options: RecipeOptions) -> Durations | None:
+        """Return the report's durations per name, or None for none."""
         raise NotImplementedError
 
     def map(self, report_path: Path, options: RecipeOptions) -> Durations | None:
-        return self.durations(report_path, options)
+        raw = read_tables(report_path, options.use_cache, self.raw_tables)
+        return None if raw is None else self.durations(raw, options)
 
     def reduce(self, partials: Sequence[FilePartial], options: RecipeOptions) -> RecipeOutput:
         frames = []
@@ -135,15 +139,9 @@ class MpiSum(RangeSum):
     name = "mpi_sum"
     description = "MPI call durations per name, per report and across reports"
     event = "MPI call"
+    raw_tables = {"StringIds": None, **dict.fromkeys(_MPI_TABLES, ("start", "end", "textId"))}
 
-    def durations(self, report_path: Path, options: RecipeOptions) -> Durations | None:
-        raw = read_tables(
-            report_path,
-            options.use_cache,
-            {"StringIds": None, **dict.fromkeys(_MPI_TABLES, ("start", "end", "textId"))},
-        )
-        if raw is None:
-            return None
+    def durations(self, raw: RawTables, options: RecipeOptions) -> Durations | None:
         calls = pd.concat(
             [
                 filter_time_range(raw[t], options.start_ns, options.end_ns, ("start", "end"))
@@ -167,11 +165,9 @@ class NcclSum(RangeSum):
     name = "nccl_sum"
     description = "NCCL NVTX range durations per name, per report and across reports"
     event = "range"
+    raw_tables = {"StringIds": None, "NVTX_EVENTS": _NVTX}
 
-    def durations(self, report_path: Path, options: RecipeOptions) -> Durations | None:
-        raw = read_tables(report_path, options.use_cache, {"StringIds": None, "NVTX_EVENTS": _NVTX})
-        if raw is None:
-            return None
+    def durations(self, raw: RawTables, options: RecipeOptions) -> Durations | None:
         nccl = filter_time_range(_nccl(raw), options.start_ns, options.end_ns, ("start", "end"))
         if nccl.empty:
             return None
@@ -184,11 +180,9 @@ class NcclGpuProjSum(RangeSum):
     name = "nccl_gpu_proj_sum"
     description = "NCCL NVTX ranges projected onto the GPU, per name"
     event = "range"
+    raw_tables = projection_tables(_NVTX)
 
-    def durations(self, report_path: Path, options: RecipeOptions) -> Durations | None:
-        raw = read_tables(report_path, options.use_cache, projection_tables(_NVTX))
-        if raw is None:
-            return None
+    def durations(self, raw: RawTables, options: RecipeOptions) -> Durations | None:
         cuda = gpu_calls(raw, options.start_ns, options.end_ns)
         nccl = _nccl(raw)
         if nccl.empty or cuda.empty:

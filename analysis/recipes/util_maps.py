@@ -47,10 +47,10 @@ from strata.analysis.recipes._raw import RawTables, filter_time_range, read_tabl
 from strata.analysis.recipes.base import (
     TIME_FILTER,
     FilePartial,
-    PlotSpec,
     Recipe,
     RecipeOptions,
     RecipeOutput,
+    heatmap,
 )
 from strata.analysis.timefmt import pluralize
 
@@ -228,26 +228,15 @@ class _TimeUtilMap(Recipe):
         first = self.kinds[0]
         rows = table["File"] + " pid " + table["PID"].astype(str)
         rows += " gpu " + table["Device ID"].astype(str)
-        grid = table.assign(_row=rows).pivot_table(
-            index="_row", columns="Duration", values=first, aggfunc="first", sort=False
-        )
-        grid.index.name = None
-        plots = {
-            "heatmap": PlotSpec(
-                kind="heatmap",
-                title=f"{self.name}: {first} GPU time (%) per bin of {clock.bin_size:,d} ns",
-                xlabel="bin start (ns, common clock)",
-                ylabel="report, process, device",
-                data=grid,
-            )
-        }
+        title = f"{self.name}: {first} GPU time (%) per bin of {clock.bin_size:,d} ns"
+        plot = heatmap(table, rows, "Duration", first, title, "report, process, device")
         mean = float(np.nanmean(table[first].to_numpy(np.float64))) if len(table) else math.nan
         summary = (
             f"{self.name}: {pluralize(len(frames), 'process and device', 'processes and devices')}"
             f" in {pluralize(len(partials), 'report')}, {pluralize(clock.bins, 'bin')} of "
             f"{clock.bin_size:,d} ns; mean {first} use {mean:.1f}%"
         )
-        return self.output(partials, {"analysis": table}, summary, plots)
+        return self.output(partials, {"analysis": table}, summary, {"heatmap": plot})
 
 
 _KERNEL_COLUMNS = ("correlationId", "globalPid", "start", "end", "deviceId")
@@ -411,22 +400,11 @@ class GpuMetricUtilMap(Recipe):
             raise _no_data(self.name, partials)
         table = pd.concat(frames, ignore_index=True)
         rows = table["File"] + " gpu " + table["GPU"].astype(str)
-        grid = table.assign(_row=rows).pivot_table(
-            index="_row", columns="Duration", values="SM Active", aggfunc="first", sort=False
-        )
-        grid.index.name = None
-        plots = {
-            "heatmap": PlotSpec(
-                kind="heatmap",
-                title=f"gpu_metric_util_map: SM Active (%) per bin of {clock.bin_size:,d} ns",
-                xlabel="bin start (ns, common clock)",
-                ylabel="report, GPU",
-                data=grid,
-            )
-        }
+        title = f"gpu_metric_util_map: SM Active (%) per bin of {clock.bin_size:,d} ns"
+        plot = heatmap(table, rows, "Duration", "SM Active", title, "report, GPU")
         summary = (
             f"gpu_metric_util_map: {pluralize(len(table), 'GPU bin')} in "
             f"{pluralize(len(partials), 'report')}, {pluralize(clock.bins, 'bin')} of "
             f"{clock.bin_size:,d} ns; mean SM Active {table['SM Active'].mean():.1f}%"
         )
-        return self.output(partials, {"analysis": table}, summary, plots)
+        return self.output(partials, {"analysis": table}, summary, {"heatmap": plot})
