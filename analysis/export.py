@@ -60,6 +60,7 @@ __all__ = [
     "export_tables",
     "launching_calls",
     "ns_to_us_text",
+    "trace_frames",
     "trace_rows",
     "write_chrome_trace",
 ]
@@ -355,13 +356,8 @@ class _ReportTrace:
         self.processes: dict[int, str] = {}
 
     def write(self, writer: _TraceWriter, kinds: list[str]) -> Iterator[tuple[str, int]]:
-        api = None
-        if "cuda_api" in kinds or any(k in _GPU_KINDS for k in kinds):
-            api = event_frame(self.report, "cuda_api")
-        for kind in kinds:
-            frame = api if kind == "cuda_api" else event_frame(self.report, kind)
+        for kind, frame, api, launch in trace_frames(self.report, kinds):
             pids, tids = self._rows(kind, frame)
-            launch = launching_calls(api, frame) if kind in _GPU_KINDS and api is not None else None
             for lo in range(0, len(frame), CHUNK_ROWS):
                 hi = min(lo + CHUNK_ROWS, len(frame))
                 writer.write(self._events(kind, frame.iloc[lo:hi], pids[lo:hi], tids[lo:hi]))
@@ -502,6 +498,22 @@ def trace_rows(
     trace = _ReportTrace(report, "", 0, 0)
     pids, tids = trace._rows(kind, frame)
     return pids, tids, trace.processes, trace.threads
+
+
+def trace_frames(
+    report: Report, kinds: Iterable[str]
+) -> Iterator[tuple[str, pd.DataFrame, pd.DataFrame | None, np.ndarray | None]]:
+    """Yield, kind by kind, its :func:`event_frame`, the CUDA API calls' frame (read once,
+    where a kind needs it) and per GPU event the row of the call that launched it
+    (:func:`launching_calls`; None for a kind that is no GPU work)."""
+    kinds = list(kinds)
+    api = None
+    if "cuda_api" in kinds or any(k in _GPU_KINDS for k in kinds):
+        api = event_frame(report, "cuda_api")
+    for kind in kinds:
+        frame = api if kind == "cuda_api" else event_frame(report, kind)
+        launch = launching_calls(api, frame) if kind in _GPU_KINDS and api is not None else None
+        yield kind, frame, api, launch
 
 
 def launching_calls(api: pd.DataFrame, gpu: pd.DataFrame) -> np.ndarray:
