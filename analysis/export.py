@@ -44,7 +44,7 @@ from strata.analysis.event_frames import event_frame
 from strata.analysis.kinds import resolve_kinds
 from strata.analysis.model import Report
 from strata.analysis.nvtx import STYLE_PUSHPOP
-from strata.analysis.outputs import staged_folder, write_failure
+from strata.analysis.outputs import staged_folder
 from strata.analysis.reportset import EVENT_KINDS, ReportSet
 
 __all__ = [
@@ -125,16 +125,13 @@ def export_tables(
     snap = report_set.snapshot()
     with staged_folder(folder, _may_replace(folder)) as tmp:
         files = {}
-        try:
-            for kind in wanted:
-                frame = snap.events(kind)
-                file = f"{kind}{TABLE_SUFFIX[fmt]}"
-                _write_table(pa.Table.from_pandas(frame, preserve_index=False), tmp / file, fmt)
-                files[kind] = {"file": file, "rows": len(frame)}
-            manifest = _manifest(snap, fmt, {"kinds": files})
-            (tmp / MANIFEST_NAME).write_text(manifest, encoding="utf-8")
-        except OSError as exc:
-            raise write_failure(folder, exc) from exc
+        for kind in wanted:
+            frame = snap.events(kind)
+            file = f"{kind}{TABLE_SUFFIX[fmt]}"
+            _write_table(pa.Table.from_pandas(frame, preserve_index=False), tmp / file, fmt)
+            files[kind] = {"file": file, "rows": len(frame)}
+        manifest = _manifest(snap, fmt, {"kinds": files})
+        (tmp / MANIFEST_NAME).write_text(manifest, encoding="utf-8")
     return Path(folder) / MANIFEST_NAME
 
 
@@ -181,22 +178,19 @@ def export_nsys_dirs(report_set: ReportSet, folder: str | Path, fmt: str) -> Pat
     suffix, folder_suffix = NSYS_DIR_TYPES[fmt]
     with staged_folder(folder, _may_replace(folder)) as tmp:
         written = {}
-        try:
-            for label, source in zip(snap.labels, sources, strict=True):
-                target = tmp
-                if len(sources) > 1:
-                    target = tmp / f"{Path(label).stem}{folder_suffix}"
-                    target.mkdir()
-                with ReportDatabase(source) as db:
-                    tables = sorted(db.tables)
-                    for table in tables:
-                        _write_nsys_table(db.read_table(table), target / f"{table}{suffix}")
-                written[label] = {"folder": os.fspath(target.relative_to(tmp)),
-                                  "tables": len(tables)}  # fmt: skip
-            manifest = _manifest(snap, fmt, {"folders": written})
-            (tmp / MANIFEST_NAME).write_text(manifest, encoding="utf-8")
-        except OSError as exc:
-            raise write_failure(folder, exc) from exc
+        for label, source in zip(snap.labels, sources, strict=True):
+            target = tmp
+            if len(sources) > 1:
+                target = tmp / f"{Path(label).stem}{folder_suffix}"
+                target.mkdir()
+            with ReportDatabase(source) as db:
+                tables = sorted(db.tables)
+                for table in tables:
+                    _write_nsys_table(db.read_table(table), target / f"{table}{suffix}")
+            written[label] = {"folder": os.fspath(target.relative_to(tmp)),
+                              "tables": len(tables)}  # fmt: skip
+        manifest = _manifest(snap, fmt, {"folders": written})
+        (tmp / MANIFEST_NAME).write_text(manifest, encoding="utf-8")
     return Path(folder) / MANIFEST_NAME
 
 
