@@ -183,17 +183,19 @@ def _no_data(name: str, partials: Sequence[FilePartial]) -> AnalysisError:
     )
 
 
-class _TimeUtilMap(Recipe):
+class _UtilMap(Recipe):
+    """A heatmap recipe: ``--bins`` equal bins (checked, with every number, by
+    :func:`analysis.recipes.runner.check_numbers`) over the longest session."""
+
+    options_taken = TIME_FILTER
+    notebook = "heatmap.ipynb"
+
+
+class _TimeUtilMap(_UtilMap):
     """The GPU time heatmaps: per (process, device) and kind, percentages per bin."""
 
     #: The columns of kinds in the output, in order.
     kinds: tuple[str, ...] = ()
-    options_taken = TIME_FILTER
-    notebook = "heatmap.ipynb"
-
-    def check_options(self, options: RecipeOptions) -> None:
-        if options.bins < 1:
-            raise AnalysisError(f"--bins must be 1 or more, not {options.bins}")
 
     def reduce(self, partials: Sequence[FilePartial], options: RecipeOptions) -> RecipeOutput:
         if not any(p.partial.busy for p in partials):
@@ -330,17 +332,11 @@ class NcclGpuTimeUtilMap(_TimeUtilMap):
         return MapPartial(start, duration, tuple(busy))
 
 
-class GpuMetricUtilMap(Recipe):
+class GpuMetricUtilMap(_UtilMap):
     """``gpu_metric_util_map``: mean SM active, SM issue and tensor active per bin."""
 
     name = "gpu_metric_util_map"
     description = "heatmap of GPU metrics (SM active, SM issue, tensor active) per time bin"
-    options_taken = TIME_FILTER
-    notebook = "heatmap.ipynb"
-
-    def check_options(self, options: RecipeOptions) -> None:
-        if options.bins < 1:
-            raise AnalysisError(f"--bins must be 1 or more, not {options.bins}")
 
     def map(self, report_path: Path, options: RecipeOptions) -> MapPartial | None:
         raw = read_tables(
