@@ -75,9 +75,13 @@ def _durations(names: pd.Series, start: pd.Series, end: pd.Series) -> Durations 
     keep = duration > 0
     if not keep.any():
         return None
-    grouped = pd.Series(duration[keep]).groupby(frame["name"].to_numpy(object)[keep], sort=True)
-    keys = [str(k) for k in grouped.groups]
-    return Durations(tuple(keys), tuple(grouped.get_group(k).to_numpy(np.int64) for k in keys))
+    # Codes, not a pandas groupby: pandas takes a key array of one element for a list of one
+    # key, and its get_group then refused the name of a report's only event (KeyError).
+    codes, labels = pd.factorize(frame["name"].to_numpy(object)[keep], sort=True)
+    order = np.argsort(codes, kind="stable")
+    bounds = np.cumsum(np.bincount(codes, minlength=len(labels)))[:-1]
+    grouped = np.split(duration[keep][order], bounds)
+    return Durations(tuple(str(label) for label in labels), tuple(grouped))
 
 
 def _stats(names: Sequence[str], values: Sequence[np.ndarray]) -> pd.DataFrame:
