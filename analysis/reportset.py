@@ -21,6 +21,7 @@ same value wait for one computation; different values are computed in parallel.
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -34,6 +35,7 @@ from strata.analysis.alignment import TimeAlignment
 from strata.analysis.discover import find_reports
 from strata.analysis.errors import AnalysisError
 from strata.analysis.kinds import panel_kinds, resolve_kind, resolve_kinds
+from strata.analysis.memo import Memo
 from strata.analysis.model import Report
 from strata.analysis.open import open_report
 from strata.analysis.progress import Progress
@@ -48,55 +50,15 @@ EVENT_KINDS = ("kernels", "memcpy", "memset", "cuda_api", "nvtx", "nvtx_gpu", "o
 
 
 _MISSING = object()
-
-
-class _Memo:
-    """Values computed once per key: a thread asking for a value being computed waits for it.
-
-    ``keep()`` (asked under the lock after computing) says whether the value may still be
-    stored: a report removed meanwhile must not come back through a late result.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._values: dict[Hashable, object] = {}
-        self._gates: dict[Hashable, threading.Lock] = {}
-
-    def get(self, key: Hashable, compute: Callable[[], object], keep=lambda: True) -> object:
-        with self._lock:
-            if key in self._values:
-                return self._values[key]
-            gate = self._gates.setdefault(key, threading.Lock())
-        with gate:
-            with self._lock:
-                if key in self._values:
-                    return self._values[key]
-            try:
-                value = compute()
-            finally:
-                with self._lock:
-                    if self._gates.get(key) is gate:
-                        del self._gates[key]
-            with self._lock:
-                if keep():
-                    self._values[key] = value
-        return value
-
-    def peek(self, key: Hashable, default: object = None) -> object:
-        with self._lock:
-            return self._values.get(key, default)
-
-    def discard(self, match: Callable[[Hashable], bool]) -> None:
-        with self._lock:
-            for key in [k for k in self._values if match(k)]:
-                del self._values[key]
+#: Numbers memberships of report sets (0: no report): never one number for two memberships.
+_MEMBERSHIPS = itertools.count(1)
 
 
 class _Store:
     """The per-report values of a live set and its snapshots, keyed by report identity."""
 
     def __init__(self) -> None:
-        self.memo = _Memo()
+        self.memo = Memo()
         self.live: dict[int, Report] = {}  # id -> report, of the live set's reports
         self.lock = threading.Lock()
 
@@ -133,7 +95,8 @@ class ReportSet(ReportSetAnalyses):
         self._alignment = alignment or TimeAlignment()
         self._is_frozen = False
         self._reports: tuple[Report, ...] = ()
-        self._memo = _Memo()
+        self._memo = Memo()
+        self._version = 0
         self.set_reports(reports)
 
     # -- membership -----------------------------------------------------------------------
@@ -160,6 +123,13 @@ class ReportSet(ReportSetAnalyses):
     def reports(self) -> tuple[Report, ...]:
         """The reports, in view order."""
         return self._reports
+
+    @property
+    def version(self) -> int:
+        """A number naming this membership, shared by its snapshots: a new one each time a
+        report is added or removed, never used for another membership (unlike the ``id()``
+        of a report, which a report loaded later may get); 0 while the set is empty."""
+        return self._version
 
     def index(self, report: Report | int) -> int:
         """Return the position of ``report`` (a report of the set, or an index)."""
@@ -192,7 +162,8 @@ class ReportSet(ReportSetAnalyses):
                 a is b for a, b in zip(new, self._reports, strict=True)
             ):
                 return
-            self._reports, self._memo = new, _Memo()
+            self._reports, self._memo = new, Memo()
+            self._version = next(_MEMBERSHIPS) if new else 0
         store = self._store
         with store.lock:
             store.live = {id(r): r for r in new}
@@ -218,7 +189,7 @@ class ReportSet(ReportSetAnalyses):
         snap = ReportSet.__new__(ReportSet)
         snap._lock = threading.Lock()
         with self._lock:
-            snap._reports, snap._memo = self._reports, self._memo
+            snap._reports, snap._memo, snap._version = self._reports, self._memo, self._version
         snap._store, snap._alignment, snap._is_frozen = self._store, self._alignment, True
         return snap
 
@@ -233,8 +204,9 @@ class ReportSet(ReportSetAnalyses):
         """
         chosen = tuple(self._reports[self.index(int(i))] for i in indices)
         sub = ReportSet.__new__(ReportSet)
-        sub._lock, sub._memo = threading.Lock(), _Memo()
+        sub._lock, sub._memo = threading.Lock(), Memo()
         sub._reports, sub._store, sub._alignment = chosen, self._store, TimeAlignment()
+        sub._version = next(_MEMBERSHIPS) if chosen else 0
         sub._is_frozen = True
         return sub
 

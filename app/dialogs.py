@@ -60,7 +60,7 @@ class PinByNameDialog(QDialog):
         self._buttons.accepted.connect(self.accept)
         self._buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
-        # The rule of viewer.rows.match_tracks, which render --pin uses too.
+        # The rule of viewer.state.rows.match_tracks, which render --pin uses too.
         rule = QLabel(
             "Pin every row whose label, as its header shows it, matches this regular "
             "expression (case-insensitive). A pattern matching whole labels pins only those; "

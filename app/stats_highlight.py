@@ -111,7 +111,7 @@ class NameHighlighter(QObject):
         tables = [reports.slice_tables(i) for i in range(len(reports))]
         rows = {k: v for k, v in self._rows.items() if k[1] in tables[k[0]]}
         try:
-            self._timeline.set_highlights(rows, self._marks, self._tints)
+            self._timeline.state.set_highlights(rows, self._marks, self._tints)
         except (IndexError, KeyError) as exc:  # the timeline shows another report set
             log.debug("highlights not applied: %s", exc)
 

@@ -58,7 +58,6 @@ class ChromePainter:
     def __init__(self) -> None:
         self._header_image: QImage | None = None
         self._header_key: tuple | None = None
-        self._header_refs: tuple = ()
         self.set_font(None)
 
     def set_font(self, base: QFont | None) -> None:
@@ -87,8 +86,7 @@ class ChromePainter:
     def _paint_cached_headers(self, p: QPainter, frame: Frame, placed: list) -> None:
         """Draw the row headers from a cached image: they change on scroll, not on pan/zoom."""
         key = (
-            id(frame.rows),
-            id(frame.pinned),
+            frame.layout_version,
             frame.scroll_px,
             frame.pinned_height_px,
             frame.height,
@@ -111,8 +109,6 @@ class ChromePainter:
             finally:
                 painter.end()
             self._header_image, self._header_key = image, key
-            # Holding the keyed layouts keeps their ids from being reused by new ones.
-            self._header_refs = (frame.rows, frame.pinned)
         top = frame.pinned_y
         # A source rectangle is in the image's own (device) pixels.
         source = QRectF(0, top * ratio, self._header_image.width(),

@@ -12,9 +12,9 @@ import shiboken6
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QFont, QFontMetrics, QPainter, QPen, QPolygonF
 
-from strata.viewer.collective_overlay import OverlayPlan, plan_overlay
 from strata.viewer.events import EventRef
 from strata.viewer.frame import Frame
+from strata.viewer.state.collective_overlay import OverlayPlan, plan_overlay
 from strata.viewer.style import qcolor, ui_font
 
 __all__ = ["MARK_CLUSTER_PX", "OverlayPainter", "cluster_marks"]
@@ -59,17 +59,16 @@ class OverlayPainter:
                 p.drawLine(QPointF(x0, top), QPointF(x0, bottom))
                 p.drawLine(QPointF(x1, top), QPointF(x1, bottom))
         self._paint_collectives(p, frame, placed)
-        boxes = {}
+        boxes = []
         for ref in (frame.selected, frame.partner):
-            if ref is not None:
-                box = self._event_box(frame, placed, ref)
-                if box is not None:
-                    boxes[id(ref)] = box
-                    p.setPen(QPen(qcolor(theme.highlight_edge), 2.0))
-                    p.setBrush(Qt.BrushStyle.NoBrush)
-                    p.drawRect(box)
-        if frame.selected is not None and frame.partner is not None and len(boxes) == 2:
-            a, b = boxes[id(frame.selected)], boxes[id(frame.partner)]
+            box = None if ref is None else self._event_box(frame, placed, ref)
+            boxes.append(box)
+            if box is not None:
+                p.setPen(QPen(qcolor(theme.highlight_edge), 2.0))
+                p.setBrush(Qt.BrushStyle.NoBrush)
+                p.drawRect(box)
+        if boxes[0] is not None and boxes[1] is not None:
+            a, b = boxes
             p.setPen(QPen(qcolor(theme.link_line), 1.5))
             start = QPointF(a.left(), a.bottom() if a.top() < b.top() else a.top())
             end = QPointF(b.left(), b.top() if a.top() < b.top() else b.bottom())
@@ -84,7 +83,7 @@ class OverlayPainter:
 
     def _paint_collectives(self, p: QPainter, frame: Frame, placed: list) -> None:
         """Shade each rank's wait in the collectives in view and join their ranks
-        (:mod:`viewer.collective_overlay`; merged when many are in view)."""
+        (:mod:`viewer.state.collective_overlay`; merged when many are in view)."""
         overlay = frame.collectives
         self.collective_plan = None
         if overlay is None or not len(overlay):

@@ -1,7 +1,7 @@
 """One paint pass for every visible row of the timeline.
 
 Per frame: one opaque ``QImage`` (a NumPy buffer) holds the row backgrounds and every row
-drawn by level of detail (per-pixel busy fraction and colour, :mod:`viewer.lod`); rows with
+drawn by level of detail (per-pixel busy fraction and colour, :mod:`viewer.state.lod`); rows with
 few visible events are drawn exactly, with ``drawRects`` batched per colour straight from a
 NumPy buffer (PySide ≥ 6.4.3 takes a pointer and a count, so no Python ``QRectF`` objects
 are built); then labels inside boxes wide enough, the overlays (:mod:`viewer.overlays`),
@@ -20,11 +20,11 @@ from PySide6.QtGui import QFont, QFontMetrics, QImage, QPainter, QPen
 
 from strata.analysis.tracks import SliceTable
 from strata.viewer.chrome import ChromePainter
-from strata.viewer.collective_overlay import OverlayPlan
 from strata.viewer.frame import Frame
-from strata.viewer.lod import RowStrip, counter_strip, merge_strips, row_strip, spaced_labels
 from strata.viewer.overlays import MARK_CLUSTER_PX, OverlayPainter, cluster_marks
-from strata.viewer.rows import Row
+from strata.viewer.state.collective_overlay import OverlayPlan
+from strata.viewer.state.lod import RowStrip, counter_strip, merge_strips, row_strip, spaced_labels
+from strata.viewer.state.rows import Row
 from strata.viewer.style import Palette, qcolor, ui_font
 
 __all__ = ["MARK_CLUSTER_PX", "TimelinePainter", "cluster_marks"]
@@ -138,14 +138,12 @@ class TimelinePainter:
             frame.t1_ns,
             frame.width,
             frame.height,
-            id(frame.rows),
-            id(frame.pinned),
+            frame.layout_version,
             frame.scroll_px,
             frame.pinned_height_px,
-            id(frame.highlights),
-            id(frame.tints),
+            frame.emphasis_version,
             tuple(frame.offsets_ns),
-            id(frame.tables),
+            frame.data_version,
             frame.theme,
             frame.pixel_ratio,
         )
@@ -328,7 +326,8 @@ class TimelinePainter:
         """Draw a counter as an area chart: the mean per pixel solid, up to the peak dimmed.
 
         Scaled to the row by the track's ``scale`` (analysis.counters); the columns come
-        from strata.viewer.lod.counter_strip on the frame's grid (a pan reduces only new columns).
+        from :func:`viewer.state.lod.counter_strip` on the frame's grid (a pan reduces only
+        new columns).
         """
         name, table, lo, hi = part
         report_index = row.report_index
@@ -351,7 +350,7 @@ class TimelinePainter:
         if b <= a:
             return
         # Pixels filled from the bottom; any non-zero value shows at least one pixel.
-        height, scale = bottom - top, float(table._cache["scale"][track_id])
+        height, scale = bottom - top, float(table.scale[track_id])
         mean_px = np.ceil(np.clip(mean * (height / scale), 0.0, height)).astype(np.int16)
         peak_px = np.ceil(np.clip(peak * (height / scale), 0.0, height)).astype(np.int16)
         levels = (bottom - np.arange(a, b, dtype=np.int16))[:, None]

@@ -19,12 +19,16 @@ import os
 import re
 import sys
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from strata.analysis import __version__
 from strata.analysis.errors import StrataError
 from strata.analysis.escape import escape_text
 from strata.app.argparsing import StrataArgumentParser
 from strata.app.commands import SUBCOMMANDS
+
+if TYPE_CHECKING:  # the window's context imports Qt: the command line does not, at run time
+    from strata.app.context import DemoBuilder
 
 __all__ = ["EXIT_HELP", "SUBCOMMANDS", "build_parser", "main", "run"]
 
@@ -139,19 +143,23 @@ def _check_command_word(first: str) -> None:
     )
 
 
-def _run_gui(flags: list[str], rest: list[str]) -> int:
+def _run_gui(flags: list[str], rest: list[str], build_demo: DemoBuilder | None) -> int:
     from strata.app.gui import run_gui
 
     if any(f in _QUIET for f in flags):
         if any(f in _VERBOSE for f in flags):
             raise StrataError("strata: -v and -q exclude each other")
         _configure_logging(verbose=False, quiet=True)
-        return run_gui(rest)
-    return run_gui(["-v", *rest] if flags else rest)
+        return run_gui(rest, build_demo=build_demo)
+    return run_gui(["-v", *rest] if flags else rest, build_demo=build_demo)
 
 
-def main(argv: list[str]) -> int:
-    """Run the command line; return the exit status."""
+def main(argv: list[str], build_demo: DemoBuilder | None = None) -> int:
+    """Run the command line; return the exit status.
+
+    ``build_demo`` builds the demo reports the window opens without a report (None: none);
+    :mod:`strata.launch` passes the built-in one.
+    """
     # A name or path that is not valid UTF-8 is printed with escapes, never a traceback.
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):
@@ -161,7 +169,7 @@ def main(argv: list[str]) -> int:
         if not rest or rest[0] not in SUBCOMMANDS and rest[0] not in _TOP_OPTIONS:
             if rest:
                 _check_command_word(rest[0])
-            return _run_gui(flags, rest)
+            return _run_gui(flags, rest, build_demo)
         args = build_parser(_commands_of(rest[0])).parse_args(_joined_values(argv))
         _configure_logging(args.verbose, args.quiet)
         module = importlib.import_module(SUBCOMMANDS[args.command])
@@ -200,6 +208,6 @@ def _joined_values(argv: list[str]) -> list[str]:
     return out
 
 
-def run() -> None:
-    """Console entry point of the ``strata`` and ``strata-gui`` commands."""
-    sys.exit(main(sys.argv[1:]))
+def run(build_demo: DemoBuilder | None = None) -> None:
+    """Run the command line on ``sys.argv`` and exit with its status (see :func:`main`)."""
+    sys.exit(main(sys.argv[1:], build_demo))

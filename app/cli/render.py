@@ -25,7 +25,7 @@ from strata.app.cli.common import (
     open_all,
     output_stream,
 )
-from strata.viewer.rows import pin_regex
+from strata.viewer.state.rows import pin_regex
 
 __all__ = [
     "add_parser",
@@ -246,13 +246,13 @@ def run(args: argparse.Namespace) -> int:
         offsets = report_set.offsets_ns(TimeAlignment("nvtx", args.align_nvtx))
     else:
         offsets = report_set.offsets_ns(TimeAlignment(args.align))
-    widget.set_data(report_set, report_set.tracks(), offsets)
+    widget.state.set_data(report_set, report_set.tracks(), offsets)
     if view is not None:
-        view = clamp_view(view, widget.full_range(), args.range)
+        view = clamp_view(view, widget.state.full_range(), args.range)
     for pattern in args.pin:
-        widget.pin_matching(pattern)
+        widget.state.pin_matching(pattern)
     if view is not None:
-        widget.set_view_range(*view)
+        widget.state.set_view_range(*view)
     data = _encoded(widget, size, image_format_name)
     widget.deleteLater()
     with output_stream(args.output, binary=True) as out:  # whole (atomically), or stdout

@@ -43,10 +43,10 @@ _NAMED = (QComboBox, QLineEdit, QAbstractSpinBox, QAbstractItemView, QTabBar, QT
 @pytest.fixture
 def full_window(qtbot, make_window, demo_reports):
     """The window as main.py shows it (every panel docked) on the demo reports."""
-    from strata.app.gui import _install_panels
+    from strata.app.gui import install_panels
 
     window = make_window()
-    _install_panels(window)
+    install_panels(window)
     open_shown(qtbot, window, demo_reports)
     window.search_controller.open_search()  # its bar too
     return window
@@ -118,14 +118,14 @@ def test_the_timeline_says_what_it_shows_and_which_event_is_selected(qtbot, full
     assert interface.text(QAccessible.Text.Description) == description
     ref = event_ref(shown.slice_tables(1), 1, "kernels", 3)
     with qtbot.waitSignal(timeline.event_selected):
-        timeline.select_event(ref)
+        timeline.state.select_event(ref)
     name = shown_name(shown.reports[1], ref)
     assert name
     assert name in timeline.spoken_event
     assert f"selected event: {timeline.spoken_event}" in timeline.accessibleDescription()
-    timeline.state.select(*timeline.view_range())
+    timeline.state.select(*timeline.state.view_range())
     assert "time range selected" in timeline.accessibleDescription()
-    timeline.select_event(None)
+    timeline.state.select_event(None)
     assert timeline.spoken_event == ""
     assert "selected event" not in timeline.accessibleDescription()
 

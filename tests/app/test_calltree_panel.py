@@ -19,7 +19,7 @@ def saxpy(qtbot, make_window):
     from strata.app.calltree_controller import install_call_tree
 
     window = make_window()
-    controller = install_call_tree(window)
+    controller = install_call_tree(window.context)
     window.open_paths([SAXPY])
     wait_idle(qtbot, window)
     qtbot.waitUntil(lambda: controller.panel.tree_view.topLevelItemCount() > 0,
@@ -90,7 +90,7 @@ def test_a_report_selector_scopes_the_tree_to_one_report(qtbot, make_window) -> 
     from strata.app.calltree_controller import install_call_tree
 
     window = make_window()
-    controller = install_call_tree(window)
+    controller = install_call_tree(window.context)
     window.open_paths([SAXPY, ICON_CPU])
     wait_idle(qtbot, window)
     panel = controller.panel
@@ -122,7 +122,7 @@ def test_the_deepest_frames_keep_room_for_their_names(qtbot, make_window) -> Non
     from strata.app.calltree_controller import install_call_tree
 
     window = make_window()
-    controller = install_call_tree(window)
+    controller = install_call_tree(window.context)
     window.open_paths([ICON_CPU])
     wait_idle(qtbot, window)
     panel = controller.panel

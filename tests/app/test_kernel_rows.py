@@ -25,10 +25,10 @@ def _shown_names(panel) -> list[str]:
 def test_cloverleaf_kernel_rows_read_apart_in_a_1280_by_800_window(qtbot, make_window) -> None:
     # ~100 lambdas of three templates: cut, a dozen rows read 'par_ranged2d_kernel ·
     # advec_mom_kernel instanc…' (issue 21).
-    from strata.app.gui import _install_panels
+    from strata.app.gui import install_panels
 
     window = make_window()
-    _install_panels(window)
+    install_panels(window)
     window.resize(1280, 800)
     open_shown(qtbot, window, [CLOVER])
     panel = window.stats_controller.panel

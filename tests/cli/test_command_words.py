@@ -14,7 +14,7 @@ from tests.cli.conftest import one_line
 def gui_calls(monkeypatch) -> list[list[str]]:
     """The argument lists the window would have been opened with (it never opens)."""
     seen: list[list[str]] = []
-    monkeypatch.setattr(strata.app.gui, "run_gui", lambda args: seen.append(args) or 0)
+    monkeypatch.setattr(strata.app.gui, "run_gui", lambda args, **_options: seen.append(args) or 0)
     return seen
 
 

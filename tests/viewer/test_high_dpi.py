@@ -29,7 +29,7 @@ paths = build_demo_reports(Path(sys.argv[1]), ranks=4, steps=6)
 reports = ReportSet([open_report(paths[0])])
 widget = TimelineWidget()
 widget.resize(900, 520)
-widget.set_data(reports, reports.tracks(), [0])
+widget.state.set_data(reports, reports.tracks(), [0])
 widget.show()
 for _ in range(5):
     app.processEvents()

@@ -24,8 +24,8 @@ def test_many_outliers_on_a_thread_zoomed_out_are_a_few_counted_marks(
     widget = make_timeline(CONCURRENT)
     calls = load_report(CONCURRENT).tables["cuda_api"]  # 184 calls on one thread
     rows = np.arange(len(calls))
-    widget.fit(everything=True)
-    widget.set_highlights(None, marks=[(0, "cuda_api", int(r)) for r in rows])
+    widget.state.fit(everything=True)
+    widget.state.set_highlights(None, marks=[(0, "cuda_api", int(r)) for r in rows])
     image = render_to_image(widget, (1200, 700))
     clusters = widget._painter.mark_clusters
     assert sum(count for _x, _y, count in clusters) == len(rows)  # every mark is counted

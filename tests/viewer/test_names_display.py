@@ -101,7 +101,7 @@ def timeline(qtbot, load_report):
     widget = TimelineWidget()
     qtbot.addWidget(widget)
     widget.resize(1000, 500)
-    widget.set_data(reports, ReportSet(reports).tracks(), alignment_offsets(reports))
+    widget.state.set_data(reports, ReportSet(reports).tracks(), alignment_offsets(reports))
     with qtbot.waitExposed(widget):
         widget.show()
     return widget
@@ -127,7 +127,7 @@ def test_same_prefix_report_rows_are_told_apart_and_cut_at_the_end(timeline, mon
     monkeypatch.setattr(chrome, "QFontMetrics", Spy)
     timeline.set_label_width(140)  # narrow: the full names do not fit
     first, _y = _report_row(timeline, V3.name)
-    timeline.set_collapsed(first.path, True)  # both report rows on screen
+    timeline.state.set_collapsed(first.path, True)  # both report rows on screen
     render_to_image(timeline, (1000, 500))
     assert drawn
     assert {mode for _, mode in drawn if mode != Qt.TextElideMode.ElideLeft} == {
@@ -151,7 +151,7 @@ def test_label_column_can_be_dragged_wider(timeline, qtbot):
         qtbot.mouseRelease(timeline, Qt.MouseButton.LeftButton, pos=QPoint(start + 100, y))
     assert timeline.label_width() == start + 100
     assert signal.args == [start + 100]
-    assert timeline.time_at(start + 100) == timeline.view_range()[0]  # the time area moved
+    assert timeline.time_at(start + 100) == timeline.state.view_range()[0]  # the time area moved
 
 
 @requires_shared
