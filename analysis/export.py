@@ -44,7 +44,7 @@ from strata.analysis.event_frames import event_frame
 from strata.analysis.kinds import resolve_kinds
 from strata.analysis.model import Report
 from strata.analysis.nvtx import STYLE_PUSHPOP
-from strata.analysis.outputs import staged_folder, write_failure
+from strata.analysis.outputs import staged_folder
 from strata.analysis.reportset import EVENT_KINDS, ReportSet
 
 __all__ = [
@@ -60,6 +60,7 @@ __all__ = [
     "export_tables",
     "launching_calls",
     "ns_to_us_text",
+    "trace_frames",
     "trace_rows",
     "write_chrome_trace",
 ]
@@ -124,16 +125,13 @@ def export_tables(
     snap = report_set.snapshot()
     with staged_folder(folder, _may_replace(folder)) as tmp:
         files = {}
-        try:
-            for kind in wanted:
-                frame = snap.events(kind)
-                file = f"{kind}{TABLE_SUFFIX[fmt]}"
-                _write_table(pa.Table.from_pandas(frame, preserve_index=False), tmp / file, fmt)
-                files[kind] = {"file": file, "rows": len(frame)}
-            manifest = _manifest(snap, fmt, {"kinds": files})
-            (tmp / MANIFEST_NAME).write_text(manifest, encoding="utf-8")
-        except OSError as exc:
-            raise write_failure(folder, exc) from exc
+        for kind in wanted:
+            frame = snap.events(kind)
+            file = f"{kind}{TABLE_SUFFIX[fmt]}"
+            _write_table(pa.Table.from_pandas(frame, preserve_index=False), tmp / file, fmt)
+            files[kind] = {"file": file, "rows": len(frame)}
+        manifest = _manifest(snap, fmt, {"kinds": files})
+        (tmp / MANIFEST_NAME).write_text(manifest, encoding="utf-8")
     return Path(folder) / MANIFEST_NAME
 
 
@@ -180,22 +178,19 @@ def export_nsys_dirs(report_set: ReportSet, folder: str | Path, fmt: str) -> Pat
     suffix, folder_suffix = NSYS_DIR_TYPES[fmt]
     with staged_folder(folder, _may_replace(folder)) as tmp:
         written = {}
-        try:
-            for label, source in zip(snap.labels, sources, strict=True):
-                target = tmp
-                if len(sources) > 1:
-                    target = tmp / f"{Path(label).stem}{folder_suffix}"
-                    target.mkdir()
-                with ReportDatabase(source) as db:
-                    tables = sorted(db.tables)
-                    for table in tables:
-                        _write_nsys_table(db.read_table(table), target / f"{table}{suffix}")
-                written[label] = {"folder": os.fspath(target.relative_to(tmp)),
-                                  "tables": len(tables)}  # fmt: skip
-            manifest = _manifest(snap, fmt, {"folders": written})
-            (tmp / MANIFEST_NAME).write_text(manifest, encoding="utf-8")
-        except OSError as exc:
-            raise write_failure(folder, exc) from exc
+        for label, source in zip(snap.labels, sources, strict=True):
+            target = tmp
+            if len(sources) > 1:
+                target = tmp / f"{Path(label).stem}{folder_suffix}"
+                target.mkdir()
+            with ReportDatabase(source) as db:
+                tables = sorted(db.tables)
+                for table in tables:
+                    _write_nsys_table(db.read_table(table), target / f"{table}{suffix}")
+            written[label] = {"folder": os.fspath(target.relative_to(tmp)),
+                              "tables": len(tables)}  # fmt: skip
+        manifest = _manifest(snap, fmt, {"folders": written})
+        (tmp / MANIFEST_NAME).write_text(manifest, encoding="utf-8")
     return Path(folder) / MANIFEST_NAME
 
 
@@ -355,13 +350,8 @@ class _ReportTrace:
         self.processes: dict[int, str] = {}
 
     def write(self, writer: _TraceWriter, kinds: list[str]) -> Iterator[tuple[str, int]]:
-        api = None
-        if "cuda_api" in kinds or any(k in _GPU_KINDS for k in kinds):
-            api = event_frame(self.report, "cuda_api")
-        for kind in kinds:
-            frame = api if kind == "cuda_api" else event_frame(self.report, kind)
+        for kind, frame, api, launch in trace_frames(self.report, kinds):
             pids, tids = self._rows(kind, frame)
-            launch = launching_calls(api, frame) if kind in _GPU_KINDS and api is not None else None
             for lo in range(0, len(frame), CHUNK_ROWS):
                 hi = min(lo + CHUNK_ROWS, len(frame))
                 writer.write(self._events(kind, frame.iloc[lo:hi], pids[lo:hi], tids[lo:hi]))
@@ -502,6 +492,22 @@ def trace_rows(
     trace = _ReportTrace(report, "", 0, 0)
     pids, tids = trace._rows(kind, frame)
     return pids, tids, trace.processes, trace.threads
+
+
+def trace_frames(
+    report: Report, kinds: Iterable[str]
+) -> Iterator[tuple[str, pd.DataFrame, pd.DataFrame | None, np.ndarray | None]]:
+    """Yield, kind by kind, its :func:`event_frame`, the CUDA API calls' frame (read once,
+    where a kind needs it) and per GPU event the row of the call that launched it
+    (:func:`launching_calls`; None for a kind that is no GPU work)."""
+    kinds = list(kinds)
+    api = None
+    if "cuda_api" in kinds or any(k in _GPU_KINDS for k in kinds):
+        api = event_frame(report, "cuda_api")
+    for kind in kinds:
+        frame = api if kind == "cuda_api" else event_frame(report, kind)
+        launch = launching_calls(api, frame) if kind in _GPU_KINDS and api is not None else None
+        yield kind, frame, api, launch
 
 
 def launching_calls(api: pd.DataFrame, gpu: pd.DataFrame) -> np.ndarray:

@@ -21,7 +21,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Collection
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from strata.analysis import cache, cachesize
@@ -115,12 +115,11 @@ def open_report(
     NotAReportError, CorruptReportError, UnsupportedVersionError, ExportError
     """
     path = Path(path)
+    read = _Read(progress, cancel, use_cache, tables, on_partial)
     if export_dir_format(path) is not None:
         # Its tables are copied into one SQLite file in the cache folder (the first 30 % of
         # the bar), then read by the loader as any export.
-        path_sqlite = export_dir_sqlite(path, progress)
-        rest = None if progress is None else (lambda f, text: progress(0.3 + 0.7 * f, text))
-        return _open_sqlite(path_sqlite, rest, cancel, use_cache, path, tables, on_partial)
+        return _open_sqlite(export_dir_sqlite(path, progress), path, read.after(0.3))
     magic = _magic(path)
     if looks_like_json(magic):
         # A PyTorch profiler (Kineto) trace: parsed directly, never cached (a read costs
@@ -129,53 +128,53 @@ def open_report(
     wal = pending_wal(path) if magic.startswith(SQLITE_MAGIC) else None
     if wal is not None:
         if use_cache:
-            copy = _checkpointed_copy(path, wal)
-            return _open_sqlite(copy, progress, cancel, use_cache, path, tables, on_partial)
+            return _open_sqlite(_checkpointed_copy(path, wal), path, read)
         # Without the cache nothing is left behind: the copy lives in a private folder for
         # the time of the read (the model holds its own arrays).
         with tempfile.TemporaryDirectory(prefix="strata-") as private:
-            copy = _checkpointed_copy(path, wal, Path(private))
-            return _open_sqlite(copy, progress, cancel, use_cache, path, tables, on_partial)
+            return _open_sqlite(_checkpointed_copy(path, wal, Path(private)), path, read)
     if magic.startswith(_NSYS_REP_MAGIC) and not magic.startswith(SQLITE_MAGIC):
         # An export (minutes for a big report) is kept in the cache folder even with
         # use_cache False: nsys's own output, reused, rather than a Strata cache entry.
         # Without nsys, the export nsys stats wrote beside it is read, if newer.
-        path_sqlite = _export(path, progress)
-        # The export took the first 30 % of the bar.
-        rest = None if progress is None else (lambda f, text: progress(0.3 + 0.7 * f, text))
-        return _open_sqlite(path_sqlite, rest, cancel, use_cache, path, tables, on_partial)
-    return _open_sqlite(path, progress, cancel, use_cache, path, tables, on_partial)
+        # The export takes the first 30 % of the bar.
+        return _open_sqlite(_export(path, progress), path, read.after(0.3))
+    return _open_sqlite(path, path, read)
 
 
-def _open_sqlite(
-    path: Path,
-    progress: Progress | None,
-    cancel: threading.Event | None,
-    use_cache: bool,
-    shown_as: Path,
-    tables: Collection[str] | None = None,
-    on_partial: Callable[[Report], None] | None = None,
-) -> Report:
+@dataclass(frozen=True)
+class _Read:
+    """How :func:`open_report` was asked to read, handed down to the SQLite read."""
+
+    progress: Progress | None
+    cancel: threading.Event | None
+    use_cache: bool
+    tables: Collection[str] | None
+    on_partial: Callable[[Report], None] | None
+
+    def after(self, done: float) -> _Read:
+        """The same read, its progress on the rest of the bar after the fraction ``done``."""
+        if self.progress is None:
+            return self
+        progress = self.progress
+        return replace(self, progress=lambda f, text: progress(done + (1 - done) * f, text))
+
+
+def _open_sqlite(path: Path, shown_as: Path, read: _Read) -> Report:
     """Read the SQLite file ``path`` that stands for the user's ``shown_as`` (itself, or its
     export, checkpointed copy or export folder's tables in the cache or a private folder):
     the model and every refusal name ``shown_as``, never a copy the user did not give."""
     try:
-        return _read_sqlite(path, progress, cancel, use_cache, shown_as, tables, on_partial)
+        return _read_sqlite(path, shown_as, read)
     except ReportError as exc:
         if shown_as == path or exc.path != path:
             raise
         raise type(exc)(shown_as, exc.reason) from exc
 
 
-def _read_sqlite(
-    path: Path,
-    progress: Progress | None,
-    cancel: threading.Event | None,
-    use_cache: bool,
-    shown_as: Path,
-    tables: Collection[str] | None = None,
-    on_partial: Callable[[Report], None] | None = None,
-) -> Report:
+def _read_sqlite(path: Path, shown_as: Path, read: _Read) -> Report:
+    progress, cancel, use_cache = read.progress, read.cancel, read.use_cache
+    tables, on_partial = read.tables, read.on_partial
     key = cache.cache_key(path) if use_cache else ""
     if use_cache:
         cached = cache.load_cached(key, shown_as)

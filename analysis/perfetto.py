@@ -26,8 +26,7 @@ from typing import BinaryIO
 import numpy as np
 import pandas as pd
 
-from strata.analysis.event_frames import event_frame
-from strata.analysis.export import TRACE_KINDS, launching_calls, trace_rows
+from strata.analysis.export import TRACE_KINDS, trace_frames, trace_rows
 from strata.analysis.kinds import resolve_kinds
 from strata.analysis.model import Report
 from strata.analysis.protowire import Rows, field_bytes, field_varint
@@ -37,8 +36,6 @@ __all__ = ["PACKETS_PER_CHUNK", "write_perfetto_trace"]
 
 #: Packets encoded at once: bounds the byte matrices held (about 100 bytes a packet).
 PACKETS_PER_CHUNK = 65_536
-_GPU_KINDS = ("kernels", "memcpy", "memset")
-_LABELS = {"cuda_api": "CUDA API", "nvtx": "NVTX", "osrt": "OS runtime"}
 # Field numbers: perfetto/protos/perfetto/trace/trace_packet.proto and track_event/*.proto.
 _TRACE_PACKET = 1
 _TIMESTAMP, _SEQUENCE_ID, _TRACK_EVENT, _INTERNED, _FLAGS, _DESCRIPTOR = 8, 10, 11, 12, 13, 60
@@ -111,14 +108,10 @@ class _Ids:
 
 def _report_events(report: Report, kinds: list[str], counts: dict[str, int]) -> pd.DataFrame:
     """Every event of ``kinds`` in ``report``: its row, name, kind code, bounds and flow."""
-    api = None
-    if "cuda_api" in kinds or any(k in _GPU_KINDS for k in kinds):
-        api = event_frame(report, "cuda_api")
     parts = []
     api_part = None
     launched: list[np.ndarray] = []
-    for code, kind in enumerate(kinds):
-        frame = api if kind == "cuda_api" else event_frame(report, kind)
+    for code, (kind, frame, _api, launch) in enumerate(trace_frames(report, kinds)):
         pids, tids, processes, threads = trace_rows(report, kind, frame)
         part = pd.DataFrame({
             "pid": pids, "tid": tids, "name": frame["name"].to_numpy(object),
@@ -128,9 +121,9 @@ def _report_events(report: Report, kinds: list[str], counts: dict[str, int]) -> 
             "flow_in": np.full(len(frame), -1, np.int64),
         })  # fmt: skip
         part.attrs.update(processes=processes, threads=threads, kind=kind)
-        if kind in _GPU_KINDS and api is not None:
-            part["flow_in"] = launching_calls(api, frame)  # the api row, for now
-            launched.append(part["flow_in"].to_numpy())
+        if launch is not None:
+            part["flow_in"] = launch  # the api row, for now
+            launched.append(launch)
         if kind == "cuda_api":
             api_part = part
         parts.append(part)

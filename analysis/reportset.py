@@ -39,7 +39,7 @@ from strata.analysis.memo import Memo
 from strata.analysis.model import Report
 from strata.analysis.open import open_report
 from strata.analysis.progress import Progress
-from strata.analysis.reportset_api import ReportSetAnalyses, csv_frame, with_report
+from strata.analysis.reportset_api import ReportSetAnalyses, csv_by_report, with_report
 from strata.analysis.timefmt import pluralize
 
 __all__ = ["EVENT_KINDS", "ReportSet", "open_reports"]
@@ -497,16 +497,7 @@ class ReportSet(ReportSetAnalyses):
 
         unit = parse_timeunit(timeunit)
         name = with_filter([name], filter_time, filter_nvtx)[0]
-        snap = self.snapshot()
-        frames, skipped = [], {}
-        for report, label in zip(snap.reports, snap.labels, strict=True):
-            result = run_report(report, name)
-            if result.skipped:
-                skipped[label] = result.skipped
-            frames.append(csv_frame(result, unit))
-        frame = with_report(frames, snap.labels, always=False)
-        frame.attrs["skipped"] = skipped
-        return frame
+        return csv_by_report(self.snapshot(), lambda report: run_report(report, name), unit)
 
     def window(
         self, start_ns: int | None, end_ns: int | None, kind: str = "kernels",

@@ -13,7 +13,7 @@ the methods (and the import contract's exceptions for this module).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -83,16 +83,7 @@ class ReportSetAnalyses:
             options = {"rows": -1, **options}
         spec = ":".join([rule, *(f"{k}={v}" for k, v in options.items())])
         spec = with_filter([spec], filter_time, filter_nvtx)[0]
-        snap = self.snapshot()
-        frames, skipped = [], {}
-        for report, label in zip(snap.reports, snap.labels, strict=True):
-            result = run_rule(report, spec)
-            if result.skipped:
-                skipped[label] = result.skipped
-            frames.append(csv_frame(result, unit))
-        frame = with_report(frames, snap.labels, always=False)
-        frame.attrs["skipped"] = skipped
-        return frame
+        return csv_by_report(self.snapshot(), lambda report: run_rule(report, spec), unit)
 
     def diff(
         self,
@@ -311,6 +302,22 @@ def with_report(frames: list[pd.DataFrame], labels: list[str], always: bool) -> 
     parts = [f.assign(report=label) for f, label in zip(frames, labels, strict=True)]
     stacked = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
     return stacked[["report", *[c for c in stacked.columns if c != "report"]]]
+
+
+def csv_by_report(snap: Any, run: Callable[[Report], Any], timeunit: str) -> pd.DataFrame:
+    """Stack the CSV frames (:func:`csv_frame`) of ``run`` (a summary or a rule) on each
+    report of ``snap`` (a :class:`~analysis.reportset.ReportSet` snapshot), a ``report``
+    column first with several; ``attrs["skipped"]``: nsys's reason per label of a report it
+    SKIPPED."""
+    frames, skipped = [], {}
+    for report, label in zip(snap.reports, snap.labels, strict=True):
+        result = run(report)
+        if result.skipped:
+            skipped[label] = result.skipped
+        frames.append(csv_frame(result, timeunit))
+    frame = with_report(frames, snap.labels, always=False)
+    frame.attrs["skipped"] = skipped
+    return frame
 
 
 def csv_frame(result, timeunit: str) -> pd.DataFrame:

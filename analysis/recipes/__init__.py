@@ -86,10 +86,7 @@ for _recipe in (
     gaps.GpuGaps(),
     gaps.GpuTimeUtil(),
     diff.Diff(),
-    rule_tables.CudaApiSync(),
-    rule_tables.CudaMemcpyAsync(),
-    rule_tables.CudaMemcpySync(),
-    rule_tables.CudaMemsetSync(),
+    *rule_tables.cuda_rule_recipes(),
     rule_tables.NvtxGpuProjTrace(),
     nccl_straggler.NcclStraggler(),
 ):

@@ -19,9 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from strata.analysis.errors import AnalysisError
+from strata.analysis.escape import escape_text
 
 __all__ = [
     "NSYS_OPTIONS",
@@ -33,7 +35,9 @@ __all__ = [
     "RecipeOptions",
     "RecipeOutput",
     "TIME_FILTER",
+    "files_table",
     "get_recipe",
+    "heatmap",
     "recipe_names",
     "register",
     "table_or_empty",
@@ -214,6 +218,43 @@ class Recipe:
 
     def check_inputs(self, paths: Sequence[Path]) -> None:
         """Raise :class:`AnalysisError` for an input list this recipe cannot run on."""
+
+    def output(
+        self,
+        partials: Sequence[FilePartial],
+        tables: dict[str, pd.DataFrame],
+        summary: str,
+        plots: dict[str, PlotSpec] | None = None,
+    ) -> RecipeOutput:
+        """Return this recipe's output over the reports of ``partials`` (rank order):
+        ``tables`` followed by their ``files`` table (:func:`files_table`), the plots and
+        the summary, the reports' labels as its files."""
+        tables = {**tables, "files": files_table(partials)}
+        return RecipeOutput(self.name, tables, plots or {}, summary, [p.file for p in partials])
+
+
+def heatmap(
+    table: pd.DataFrame, rows: pd.Series, column: str, value: str, title: str, ylabel: str,
+    xlabel: str = "bin start (ns, common clock)",
+) -> PlotSpec:  # fmt: skip
+    """Return the heatmap of ``table``'s ``value``: one row per label of ``rows`` (in order
+    of appearance), one column per value of ``column`` (the first value of each cell)."""
+    grid = table.assign(_row=rows).pivot_table(
+        index="_row", columns=column, values=value, aggfunc="first", sort=False
+    )
+    grid.index.name = None
+    return PlotSpec(kind="heatmap", title=title, xlabel=xlabel, ylabel=ylabel, data=grid)
+
+
+def files_table(partials: Sequence[FilePartial]) -> pd.DataFrame:
+    """Return the ``files`` table: ``Rank`` (int64), ``File`` (label), ``Path`` (str)."""
+    return pd.DataFrame(
+        {
+            "Rank": np.arange(len(partials), dtype=np.int64),
+            "File": [p.file for p in partials],
+            "Path": [escape_text(str(p.path)) for p in partials],  # text Parquet can hold
+        }
+    )
 
 
 #: nsys's recipe options a recipe may not take: :class:`RecipeOptions` field -> option.

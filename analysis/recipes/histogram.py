@@ -29,7 +29,6 @@ from strata.analysis.recipes.base import (
     RecipeOptions,
     RecipeOutput,
 )
-from strata.analysis.recipes.summaries import files_table
 from strata.analysis.timefmt import pluralize
 
 __all__ = ["CudaGpuKernHist", "bin_edges", "duration_bins"]
@@ -155,17 +154,8 @@ class CudaGpuKernHist(Recipe):
             f"{pluralize(int(merged['Count'].sum()), 'instance')} in "
             f"{pluralize(len(partials), 'report')}, {bpd} bins per decade"
         )
-        return RecipeOutput(
-            recipe=self.name,
-            tables={
-                "histogram": histogram,
-                "rank_histogram": rank_histogram,
-                "files": files_table(partials),
-            },
-            plots={"histogram": plot},
-            summary=summary,
-            files=[p.file for p in partials],
-        )
+        tables = {"histogram": histogram, "rank_histogram": rank_histogram}
+        return self.output(partials, tables, summary, {"histogram": plot})
 
     @staticmethod
     def _with_edges(

@@ -30,7 +30,7 @@ import pyarrow as pa
 
 from strata.analysis.errors import AnalysisError
 from strata.analysis.escape import escape_frame, escape_text
-from strata.analysis.outputs import real_path, staged_folder, write_failure
+from strata.analysis.outputs import real_path, staged_folder
 from strata.analysis.recipes.base import RECIPES, PlotSpec, RecipeOutput
 from strata.analysis.recipes.notebook import notebook_cells, notebook_text
 from strata.analysis.shortnames import distinct_short_labels
@@ -112,10 +112,7 @@ def write_output(
         check_replaceable(existing)
 
     with staged_folder(folder, may_replace) as tmp:
-        try:
-            _write_files(output, tmp, run)
-        except OSError as exc:
-            raise write_failure(folder, exc) from exc
+        _write_files(output, tmp, run)
     return Path(folder) / MANIFEST_NAME
 
 

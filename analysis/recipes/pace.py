@@ -36,7 +36,6 @@ from strata.analysis.recipes.base import (
     RecipeOptions,
     RecipeOutput,
 )
-from strata.analysis.recipes.summaries import files_table
 from strata.analysis.timefmt import duration_unit, pluralize
 
 __all__ = ["CudaGpuKernPace", "PacePartial", "PaceRecipe", "describe"]
@@ -201,7 +200,6 @@ class PaceRecipe(Recipe):
         every = pd.DataFrame({"All": np.concatenate([s["duration"] for s in series])})
         tables["all_stats"] = describe(every, axis=0).reset_index(drop=True)
         tables["rank_stats"] = rank_stats
-        tables["files"] = files_table(partials)
         duration = tables["pace_duration"].set_index("Iteration").astype(np.float64)
         # In the unit of the durations (25-105 ms kernels read '1e8' over ns ticks).
         scale, unit = duration_unit(duration.to_numpy())
@@ -228,7 +226,7 @@ class PaceRecipe(Recipe):
             f"mean {stats['Mean']:,.1f} ns, median "
             f"{stats['Median']:,.1f} ns, max {stats['Max']:,.0f} ns"
         )
-        return RecipeOutput(self.name, tables, plots, summary, files)
+        return self.output(partials, tables, summary, plots)
 
 
 class CudaGpuKernPace(PaceRecipe):

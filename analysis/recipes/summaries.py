@@ -28,7 +28,7 @@ import pandas as pd
 
 from strata.analysis.engine import sqlite_round
 from strata.analysis.escape import escape_text
-from strata.analysis.model import DurationTable, Report
+from strata.analysis.model import DurationTable, EventTable, Report
 from strata.analysis.open import open_report
 from strata.analysis.recipes._exact import checked_subtract, group_sums
 from strata.analysis.recipes._filter import filtered_report, has_filter
@@ -53,7 +53,6 @@ __all__ = [
     "NvtxSum",
     "OsrtSum",
     "StatsRecipe",
-    "files_table",
 ]
 
 #: Rows of the per-report heatmap (the names with the largest total).
@@ -66,17 +65,6 @@ class StatsPartial:
 
     groups: GroupPartial
     rank_stats: pd.DataFrame
-
-
-def files_table(partials: Sequence[FilePartial]) -> pd.DataFrame:
-    """Return the ``files`` table: ``Rank`` (int64), ``File`` (label), ``Path`` (str)."""
-    return pd.DataFrame(
-        {
-            "Rank": np.arange(len(partials), dtype=np.int64),
-            "File": [p.file for p in partials],
-            "Path": [escape_text(str(p.path)) for p in partials],  # text Parquet can hold
-        }
-    )
 
 
 class StatsRecipe(Recipe):
@@ -215,18 +203,8 @@ class StatsRecipe(Recipe):
         plots = {}
         if len(files) > 1 and len(by_file):
             plots["heatmap"] = self._heatmap(by_file, files)
-        return RecipeOutput(
-            recipe=self.name,
-            tables={
-                "all_stats": all_stats,
-                "rank_stats": rank_stats,
-                "by_file": by_file,
-                "files": files_table(partials),
-            },
-            plots=plots,
-            summary=self._summary(all_stats, by_file, files),
-            files=files,
-        )
+        tables = {"all_stats": all_stats, "rank_stats": rank_stats, "by_file": by_file}
+        return self.output(partials, tables, self._summary(all_stats, by_file, files), plots)
 
     def _rank_stats(self, partials: Sequence[FilePartial]) -> pd.DataFrame:
         frames = [p.partial.rank_stats for p in partials]
@@ -351,11 +329,7 @@ class CudaGpuKernSum(StatsRecipe):
 
     def groups_of(self, report: Report, args: tuple[str, ...] = ()) -> GroupPartial:
         codes, labels = kernel_groups(report, args)
-        kernels = report.kernels
-        if isinstance(kernels, DurationTable):  # the lean read: durations, checked already
-            durations = kernels.duration_ns
-        else:
-            durations = checked_subtract(kernels.end_ns, kernels.start_ns, "a kernel's duration")
+        durations = _durations(report.kernels, "a kernel's duration")
         return GroupPartial.from_codes(codes, labels, durations)
 
 
@@ -370,9 +344,8 @@ class NvtxSum(StatsRecipe):
 
     def groups_of(self, report: Report, args: tuple[str, ...] = ()) -> GroupPartial:
         rows, codes, labels = nvtx_range_groups(report)
-        nvtx = report.nvtx
         # spec §3.4: duration = coalesce(end, M) - start; the loader ends open ranges at M.
-        durations = checked_subtract(nvtx.end_ns[rows], nvtx.start_ns[rows], "a range's duration")
+        durations = _durations(report.nvtx, "a range's duration", rows)
         return GroupPartial.from_codes(codes, labels, durations)
 
 
@@ -455,6 +428,18 @@ class NvtxGpuProjSum(StatsRecipe):
         }
 
 
+def _durations(
+    table: EventTable | DurationTable, what: str, rows: np.ndarray | None = None
+) -> np.ndarray:
+    """Each row's duration (int64 ns): the lean read's, checked already, or end - start,
+    checked for overflow (``rows``: of these rows only; not for a lean read)."""
+    if isinstance(table, DurationTable):
+        return table.duration_ns
+    if rows is None:
+        return checked_subtract(table.end_ns, table.start_ns, what)
+    return checked_subtract(table.end_ns[rows], table.start_ns[rows], what)
+
+
 def _no_groups() -> GroupPartial:
     return GroupPartial.from_codes([], pd.DataFrame({"Name": []}), [])
 
@@ -466,53 +451,55 @@ def _skipped(report: Report, name: str) -> bool:
     return run_report(report, name, xp=np).skipped is not None
 
 
-class CudaApiSum(StatsRecipe):
+class _CallSum(StatsRecipe):
+    """A summary of calls by name (``cuda_api_sum``, ``osrt_sum``): each name's call durations."""
+
+    key_columns = ("Name",)
+    stat_names = ("Total Time", "Num Calls", "Avg", "Med", "Min", "Max", "StdDev")
+    tie_break = (("Name", True),)
+
+    def calls(self, report: Report) -> tuple[np.ndarray, np.ndarray]:
+        """Return the name (object) and the duration (int64 ns) of each call of ``report``."""
+        raise NotImplementedError
+
+    def groups_of(self, report: Report, args: tuple[str, ...] = ()) -> GroupPartial:
+        names, durations = self.calls(report)
+        if len(names) == 0:
+            return _no_groups()
+        codes, labels = factorize_rows(pd.DataFrame({"Name": names}))
+        return GroupPartial.from_codes(codes, labels, durations)
+
+
+class CudaApiSum(_CallSum):
     """``cuda_api_sum`` across reports: CUDA runtime/driver API calls (spec §3.3)."""
 
     name = "cuda_api_sum"
     description = "CUDA API call summary per report and across reports"
     tables = ("cuda_api",)
-    key_columns = ("Name",)
-    stat_names = ("Total Time", "Num Calls", "Avg", "Med", "Min", "Max", "StdDev")
-    tie_break = (("Name", True),)
 
-    def groups_of(self, report: Report, args: tuple[str, ...] = ()) -> GroupPartial:
+    def calls(self, report: Report) -> tuple[np.ndarray, np.ndarray]:
         from strata.analysis.names import api_display_names
 
         api = report.cuda_api
-        if len(api) == 0:
-            return _no_groups()
         # nsys's recipe groups its per-report rows by the displayed name (suffix dropped).
         names = api_display_names(report.strings.lookup(api["name_id"]))
-        codes, labels = factorize_rows(pd.DataFrame({"Name": names}))
-        if isinstance(api, DurationTable):
-            durations = api.duration_ns
-        else:
-            durations = checked_subtract(api.end_ns, api.start_ns, "a call's duration")
-        return GroupPartial.from_codes(codes, labels, durations)
+        return names, _durations(api, "a call's duration")
 
 
-class OsrtSum(StatsRecipe):
+class OsrtSum(_CallSum):
     """``osrt_sum`` across reports: OS runtime library calls (spec §3.5)."""
 
     name = "osrt_sum"
     description = "OS runtime call summary per report and across reports"
     tables = ("osrt",)
-    key_columns = ("Name",)
-    stat_names = ("Total Time", "Num Calls", "Avg", "Med", "Min", "Max", "StdDev")
-    tie_break = (("Name", True),)
 
-    def groups_of(self, report: Report, args: tuple[str, ...] = ()) -> GroupPartial:
+    def calls(self, report: Report) -> tuple[np.ndarray, np.ndarray]:
         from strata.analysis.schema import OSRT_CLASS_CALL
 
         osrt = report.osrt
         calls = np.flatnonzero(np.asarray(osrt["event_class"]) == OSRT_CLASS_CALL)
-        if len(calls) == 0:
-            return _no_groups()
         names = report.strings.lookup(osrt["name_id"][calls])
-        codes, labels = factorize_rows(pd.DataFrame({"Name": names}))
-        durations = checked_subtract(osrt.end_ns[calls], osrt.start_ns[calls], "a call's duration")
-        return GroupPartial.from_codes(codes, labels, durations)
+        return names, _durations(osrt, "a call's duration", calls)
 
 
 class _MemorySum(StatsRecipe):

@@ -16,6 +16,7 @@ import pandas as pd
 from strata.analysis.errors import AnalysisError
 from strata.analysis.filters import MAX_TIME, FilterSkip, RowFilter, resolve_filter
 from strata.analysis.model import Report
+from strata.analysis.specname import SpecName
 from strata.analysis.spelling import did_you_mean
 
 __all__ = [
@@ -67,7 +68,7 @@ class Rule:
 
 
 @dataclass(frozen=True)
-class RuleResult:
+class RuleResult(SpecName):
     """One rule run on one report.
 
     Attributes
@@ -97,14 +98,6 @@ class RuleResult:
     noresult: str
     rows: int = DEFAULT_ROWS
     skipped: str | None = None
-
-    @property
-    def base_name(self) -> str:
-        return self.name.split(":")[0]
-
-    @property
-    def args(self) -> tuple[str, ...]:
-        return tuple(self.name.split(":")[1:])
 
     def limit_message(self) -> str:
         """nsys's "Only the top N results are displayed" line, or '' (MessageRowLimit)."""

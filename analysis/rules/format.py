@@ -12,19 +12,23 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from strata.analysis.escape import escape_text, escape_texts
+from strata.analysis.escape import escape_texts
 from strata.analysis.stats.format import column_strings
 from strata.analysis.stats.formatspec import FormatSpec, as_format_spec
 from strata.analysis.stats.layouts import (
     NSYS_FORMATS,
     boxed_table,
     column_table,
-    hdoc_page,
-    html_table,
     json_rows,
     tsv_rows,
 )
-from strata.analysis.stats.text import header_of
+from strata.analysis.stats.text import (
+    display_units_of,
+    header_of,
+    html_section,
+    sections,
+    written_section,
+)
 from strata.analysis.stats.units import DisplayUnits
 
 __all__ = ["RULE_FORMATS", "format_rule_results", "rule_cells", "rule_file_section"]
@@ -102,17 +106,7 @@ def _bare(result, spec: FormatSpec, cells_of) -> str:
         return "" if empty else tsv_rows(headers, cells, header=not spec.nohdr) + "\n\n"
     if fmt == "json":
         return "[\n]\n" if empty else json_rows(headers, cells) + "\n\n"
-    table = html_table(headers, cells)
-    gap = "\n" if empty else "\n\n"  # nsys leaves no blank line after an empty table
-    if fmt == "htable":
-        return table + gap
-    heading = f"{result.title} ({result.base_name})"
-    return hdoc_page(heading, table, spec.title, spec.css) + gap
-
-
-def _head(report_name: str, result) -> str:
-    args = f"({':'.join(result.args)})" if result.args else ""
-    return f"Processing [{escape_text(report_name)}] with [{result.base_name}.py]{args}..."
+    return html_section(result, spec, headers, cells, empty)
 
 
 def _body(result, spec: FormatSpec, units: DisplayUnits) -> str:
@@ -124,19 +118,6 @@ def _body(result, spec: FormatSpec, units: DisplayUnits) -> str:
     if spec.name in ("column", "table"):
         return _framed(result, spec, cells_of)
     return _bare(result, spec, cells_of)
-
-
-def _section(
-    report_name: str, result, spec: FormatSpec, units: DisplayUnits, quiet: bool = False
-) -> str:
-    head = _head(report_name, result) + " \n"
-    if quiet:  # nsys's -q: the results alone, no Processing line, no SKIPPED rule
-        if result.skipped:
-            return ""
-        head = ""
-    if result.skipped:
-        return f"{head}SKIPPED: {escape_text(result.skipped)}\n\n"
-    return head + _body(result, spec, units)
 
 
 def rule_file_section(
@@ -160,22 +141,12 @@ def rule_file_section(
         ``quiet`` (``-q``): no console line.
     """
     spec = as_format_spec(fmt)
-    head = f"{_head(report_name, result)[:-3]} to [{escape_text(target)}]..."
-    if exists:
-        return (
-            "" if quiet else f"{head} SKIPPED: output file {escape_text(target)} exists.\n\n",
-            None,
-        )
-    if result.skipped:  # nsys leaves the file, empty
-        return "" if quiet else f"{head} SKIPPED: {escape_text(result.skipped)}\n\n", ""
-    body = _body(result, spec, _units(spec, timeunit))
-    if result.frame.empty:
-        return "" if quiet else f"{head} ", body
-    return "" if quiet else f"{head} PROCESSED\n\n", body.removesuffix("\n")
 
+    def body() -> str:
+        return _body(result, spec, display_units_of(spec, timeunit))
 
-def _units(spec: FormatSpec, timeunit: DisplayUnits | str | None) -> DisplayUnits:
-    return timeunit if isinstance(timeunit, DisplayUnits) else spec.display_units(timeunit)
+    has_rows = not result.frame.empty
+    return written_section(report_name, result, target, body, has_rows, quiet, exists)
 
 
 def format_rule_results(
@@ -205,9 +176,5 @@ def format_rule_results(
         Not a format of nsys, or a malformed formatter argument.
     """
     spec = as_format_spec(fmt)
-    units = _units(spec, timeunit)
-    return "".join(
-        _section(name, result, spec, units, quiet)
-        for name, results in results_by_report.items()
-        for result in results
-    )
+    units = display_units_of(spec, timeunit)
+    return sections(results_by_report, lambda result: _body(result, spec, units), quiet)

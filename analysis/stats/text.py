@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Protocol
 
 from strata.analysis.errors import AnalysisError
@@ -46,14 +47,19 @@ __all__ = [
     "STRATA_JSON",
     "TIMEUNIT_WORDS",
     "Printable",
+    "display_units_of",
     "file_section",
     "format_results",
     "format_table",
     "header_of",
+    "html_section",
     "is_numeric_text",
     "json_value",
     "number_text",
     "parse_timeunit",
+    "processing_line",
+    "sections",
+    "written_section",
 ]
 
 #: ``strata-json``: one JSON list of every result with its columns' units, values native.
@@ -233,7 +239,7 @@ def format_table(
     spec = _format(fmt)
     if result.skipped:
         return f"SKIPPED: {escape_text(result.skipped)}"
-    units = _units(spec, timeunit)
+    units = display_units_of(spec, timeunit)
     if spec.name == "tsv":
         headers, cells, numeric = _tsv_cells(result, units, spec.esc)
     else:
@@ -255,16 +261,53 @@ def format_table(
     return draw(headers, cells, spec.layout())
 
 
-def _units(spec: FormatSpec, timeunit: DisplayUnits | str | None) -> DisplayUnits:
+def display_units_of(spec: FormatSpec, timeunit: DisplayUnits | str | None) -> DisplayUnits:
+    """Return the units to print in: ``timeunit`` itself, or the ``--timeunit`` word
+    ``timeunit`` applied after the format ``spec``'s own units."""
     if isinstance(timeunit, DisplayUnits):
         return timeunit
     return spec.display_units(timeunit)
 
 
-def _head(report_name: str, result: Printable) -> str:
+def processing_line(report_name: str, result: Printable) -> str:
+    """Return nsys's ``Processing [FILE] with [NAME.py](ARGS)...`` line of a summary or rule."""
     # nsys prints the arguments as given: ``(base:mangled)``, ``(nvtx=aten::empty:base)``.
     args = f"({result.name.partition(':')[2]})" if result.args else ""
     return f"Processing [{escape_text(report_name)}] with [{result.base_name}.py]{args}..."
+
+
+def written_section(
+    report_name: str,
+    result: Printable,
+    target: str,
+    body: Callable[[], str],
+    has_rows: bool,
+    quiet: bool = False,
+    exists: bool = False,
+    trim: bool = True,
+) -> tuple[str, str | None]:
+    """One summary or rule written to a file, as ``nsys stats -o`` and ``nsys analyze -o``
+    write it: the console line naming the file, and the file's text.
+
+    ``exists``: the file is there and may not be replaced (no ``--force-overwrite``): nsys's
+    ``SKIPPED: output file ... exists.`` line, and None to write. A SKIPPED result: an empty
+    text, as nsys leaves the file. Otherwise the text is ``body()``; nsys ends the line with
+    ``PROCESSED`` and a blank line, but for a table without rows (``has_rows`` False) leaves
+    it open (the next section's line follows on it) and writes that table's text whole
+    (``trim``: a table's text without its last newline). ``quiet`` (``-q``): no console line.
+    """
+    head = f"{processing_line(report_name, result)[:-3]} to [{escape_text(target)}]..."
+    if exists:
+        return (
+            "" if quiet else f"{head} SKIPPED: output file {escape_text(target)} exists.\n\n",
+            None,
+        )
+    if result.skipped:  # nsys leaves the file, empty
+        return "" if quiet else f"{head} SKIPPED: {escape_text(result.skipped)}\n\n", ""
+    text = body()
+    if not has_rows:
+        return "" if quiet else f"{head} ", text
+    return "" if quiet else f"{head} PROCESSED\n\n", text.removesuffix("\n") if trim else text
 
 
 def file_section(
@@ -276,74 +319,69 @@ def file_section(
     quiet: bool = False,
     exists: bool = False,
 ) -> tuple[str, str | None]:
-    """One report written to a file, as ``nsys stats -o PREFIX`` writes it.
-
-    ``exists``: the file is there and may not be replaced (no ``--force-overwrite``): nsys's
-    ``SKIPPED: output file ... exists.`` line, and nothing to write.
+    """One report written to a file, as ``nsys stats -o PREFIX`` writes it
+    (:func:`written_section`; the text is the section without its ``Processing`` line).
 
     Returns
     -------
     tuple
-        (the console line naming the file, the file's text: the section without its
-        ``Processing`` line; empty for a SKIPPED report, as nsys leaves it; None when the
-        file exists and stays). nsys ends the
-        line with ``PROCESSED`` and a blank line, but for a table without rows leaves it
-        open (the next section's line follows on it) and writes that table's text whole;
-        ``quiet`` (``-q``): no console line.
+        (the console line naming the file, the file's text; None when the file exists and
+        stays).
     """
-    head = f"{_head(report_name, result)[:-3]} to [{escape_text(target)}]..."
-    if exists:
-        return (
-            "" if quiet else f"{head} SKIPPED: output file {escape_text(target)} exists.\n\n",
-            None,
-        )
-    if result.skipped:  # nsys leaves the file, empty
-        line = f"{head} SKIPPED: {escape_text(result.skipped)}\n\n"
-        return "" if quiet else line, ""
     if fmt == STRATA_JSON:
-        line = "" if quiet else f"{head} PROCESSED\n\n"
-        return line, format_results({report_name: [result]}, fmt, timeunit)
-    body = _section(report_name, result, _format(fmt), timeunit, quiet=True)
-    if not result.n_rows:
-        return "" if quiet else f"{head} ", body
-    return "" if quiet else f"{head} PROCESSED\n\n", body.removesuffix("\n")
+        body = partial(format_results, {report_name: [result]}, fmt, timeunit)
+        return written_section(report_name, result, target, body, True, quiet, exists, False)
+    body = partial(_section_of, result, fmt, timeunit)
+    return written_section(report_name, result, target, body, bool(result.n_rows), quiet, exists)
 
 
-def _section(
-    report_name: str,
-    result: Printable,
-    spec: FormatSpec,
-    timeunit: DisplayUnits | str | None,
+def _section_of(
+    result: Printable, fmt: FormatSpec | str, timeunit: DisplayUnits | str | None
+) -> str:
+    return _body(result, _format(fmt), timeunit)
+
+
+def sections(
+    results_by_report: Mapping[str, Sequence[Printable]],
+    body: Callable[[Printable], str],
     quiet: bool = False,
 ) -> str:
-    """One report's text as nsys prints it, blank line after (none after an empty csv).
+    """Return each summary's or rule's section as nsys prints them: its ``Processing`` line,
+    then its ``SKIPPED`` line or its ``body``; ``quiet`` (nsys's ``-q``): the bodies alone,
+    nothing for a SKIPPED result."""
+    out = []
+    for report_name, results in results_by_report.items():
+        for result in results:
+            if quiet and result.skipped:
+                continue
+            head = "" if quiet else processing_line(report_name, result) + " \n"
+            if result.skipped:
+                out.append(f"{head}SKIPPED: {escape_text(result.skipped)}\n\n")
+            else:
+                out.append(head + body(result))
+    return "".join(out)
 
-    ``quiet`` (nsys's ``-q``): without the ``Processing`` line, and nothing for a SKIPPED
-    report.
-    """
-    if quiet:
-        if result.skipped:
-            return ""
-        head = ""
-    else:
-        head = _head(report_name, result) + " \n"
-    if result.skipped:
-        return f"{head}{format_table(result, spec, timeunit)}\n\n"
+
+def _body(result: Printable, spec: FormatSpec, timeunit: DisplayUnits | str | None) -> str:
+    """A report's text after its ``Processing`` line as nsys prints it, blank line after (none
+    after an empty csv); not for a SKIPPED report."""
     if spec.name in ("hdoc", "htable"):
-        return f"{head}{_html_section(result, spec, _units(spec, timeunit))}"
+        headers, cells, _ = result.printed(display_units_of(spec, timeunit))
+        return html_section(result, spec, headers, cells, not result.n_rows or not cells)
     body = format_table(result, spec, timeunit)
     if spec.name in ("csv", "tsv"):
-        return f"{head}{body}\n\n" if body else head
+        return f"{body}\n\n" if body else ""
     if spec.name == "json":  # nsys leaves no blank line after an empty list
-        return f"{head}{body}\n" if body == "[\n]" else f"{head}{body}\n\n"
+        return f"{body}\n" if body == "[\n]" else f"{body}\n\n"
     # nsys's table layout draws an empty box before the title of a table with no rows.
     box = "+--+\n" if spec.name == "table" and body == _NO_DATA else ""
-    return f"{head}{box}\n ** {result.title} ({result.base_name}):\n\n{body}\n\n"
+    return f"{box}\n ** {result.title} ({result.base_name}):\n\n{body}\n\n"
 
 
-def _html_section(result: Printable, spec: FormatSpec, units: DisplayUnits) -> str:
-    headers, cells, _ = result.printed(units)
-    empty = not result.n_rows or not cells
+def html_section(
+    result: Printable, spec: FormatSpec, headers: list[str], cells: list[list[str]], empty: bool
+) -> str:
+    """Return the ``hdoc``/``htable`` text of a summary or rule's printed ``cells``."""
     table = html_table(headers, cells)
     gap = "\n" if empty else "\n\n"  # nsys leaves no blank line after an empty table
     if spec.name == "htable":
@@ -396,9 +434,5 @@ def format_results(
                 })  # fmt: skip
         return json.dumps(out, indent=1) + "\n"
     spec = _format(fmt)
-    units = _units(spec, timeunit)
-    return "".join(
-        _section(report_name, res, spec, units, quiet)
-        for report_name, results in results_by_report.items()
-        for res in results
-    )
+    units = display_units_of(spec, timeunit)
+    return sections(results_by_report, lambda result: _body(result, spec, units), quiet)
