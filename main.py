@@ -2,7 +2,7 @@
 
 import sys
 
-from strata.app.cli import main
+from strata.launch import main
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

@@ -1,6 +1,6 @@
 """Strata's analysis layer: reports, the columnar model, summaries. No Qt here.
 
-The names below are imported on first use (PEP 562): ``from analysis import __version__``
+The names below are imported on first use (PEP 562): ``from strata.analysis import __version__``
 or ``analysis.errors`` must not pay for NumPy, pandas and pyarrow, which the model, the
 loader and the cache import; ``main.py --version`` needs none of them.
 """

@@ -132,6 +132,11 @@ class ReportDatabase(SqliteReport):
             )
         return to_numpy(column, None, fill)
 
+    def read_table(self, table: str) -> pa.Table:
+        """Return every row of ``table`` as an Arrow table, columns as SQLite stores them
+        (ADBC; Python's ``sqlite3`` where ADBC's type inference fails: mixed types)."""
+        return self._read_chunk(f"SELECT * FROM {quote_ident(table)}")
+
     def _read_sqlite3(self, sql: str) -> pa.Table:
         import pyarrow as pa
 

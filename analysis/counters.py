@@ -9,7 +9,7 @@ picking) works unchanged. Qt-free; vectorised, the only loops run over tracks.
 
 * GPU metrics (``GPU_METRICS``, spec §1.10): one track per ``(typeId, metricId)``, named by
   ``TARGET_INFO_GPU_METRICS``; its GPU is ``typeId & 0xFF``. The last sample holds for one
-  more sampling period (the gap before it). ``_cache["scale"]`` is what a full row means:
+  more sampling period (the gap before it). The table's ``scale`` is what a full row means:
   100 for percentages, else the track's largest value.
 * CUDA memory usage (``CUDA_GPU_MEMORY_USAGE_EVENTS``, spec §1.4): one track per device;
   the value is the bytes allocated minus freed since the trace started (memory allocated
@@ -61,7 +61,13 @@ def _step_ends(table: EventTable, last_end: npt.NDArray[np.int64]) -> npt.NDArra
 
 
 def _counter_table(
-    kind: str, table: EventTable, ends: np.ndarray, values: np.ndarray, labels: list[str]
+    kind: str,
+    table: EventTable,
+    ends: np.ndarray,
+    values: np.ndarray,
+    labels: list[str],
+    track_keys: pd.DataFrame,
+    scale: np.ndarray,
 ) -> SliceTable:
     track = table["track_id"]
     label_ids = track.astype(np.int32) if len(labels) > 1 else np.zeros(len(track), np.int32)
@@ -74,6 +80,8 @@ def _counter_table(
         labels=np.array(labels, dtype=object),
         source=kind,
         values=freeze(np.asarray(values, dtype=np.float64)),
+        track_keys=track_keys,
+        scale=freeze(np.asarray(scale, dtype=np.float64)),
     )
 
 
@@ -95,8 +103,8 @@ def _is_percent(name: str, peak: float, low: float) -> bool:
 def metric_slices(report: Report) -> SliceTable:
     """The GPU metric counters: one track per metric, labelled by the report's metric name.
 
-    ``_cache["keys"]``: per track ``device_id`` (``typeId & 0xFF``), ``type_id``,
-    ``metric_id`` and ``name``.
+    ``track_keys``: per track ``device_id`` (``typeId & 0xFF``), ``type_id``, ``metric_id``,
+    ``name`` and ``percent`` (whether it reads as a percentage).
     """
     table = report.tables["gpu_metrics"]
     keys = table.track_keys
@@ -119,26 +127,24 @@ def metric_slices(report: Report) -> SliceTable:
         if hi > lo:
             gap = int(start[hi - 1] - start[hi - 2]) if hi - lo > 1 else 0
             last_end[track] = int(start[hi - 1]) + max(gap, 0)
-    slices = _counter_table(
-        "gpu_metrics", table, _step_ends(table, last_end), table["value"], labels
-    )
     peaks = _track_peaks(table["value"], offsets)
     lows = -_track_peaks(-table["value"], offsets)
     percent = np.array([_is_percent(n, p, q) for n, p, q in zip(labels, peaks, lows, strict=True)])
-    slices._cache["keys"] = pd.DataFrame(
+    track_keys = pd.DataFrame(
         {"device_id": type_ids & 0xFF, "type_id": type_ids, "metric_id": metric_ids,
          "name": np.array(labels, dtype=object), "percent": percent.astype(bool)}
     )  # fmt: skip
     # Percentages are drawn against 100 (a GPU 1 % busy looks 1 % busy), others against
     # their own largest value.
-    slices._cache["scale"] = np.where(percent, 100.0, np.maximum(peaks, 1.0))
-    return slices
+    scale = np.where(percent, 100.0, np.maximum(peaks, 1.0))
+    return _counter_table("gpu_metrics", table, _step_ends(table, last_end), table["value"],
+                          labels, track_keys, scale)  # fmt: skip
 
 
 def memory_slices(report: Report) -> SliceTable:
     """The CUDA memory usage counters: one track per device, bytes allocated minus freed.
 
-    ``_cache["keys"]``: per track ``device_id``.
+    ``track_keys``: per track ``device_id``.
     """
     table = report.tables["memory_usage"]
     keys = table.track_keys
@@ -151,14 +157,12 @@ def memory_slices(report: Report) -> SliceTable:
         before = np.concatenate(([0], values))[offsets[:-1]]
         values = values - np.repeat(before, np.diff(offsets))
     end = report.span_ns()[1]
-    slices = _counter_table(
-        "memory_usage", table, _step_ends(table, np.full(len(keys), end, np.int64)), values,
-        ["Memory usage"],
-    )  # fmt: skip
     device = keys["device_id"].to_numpy(np.int64) if len(keys) else np.empty(0, np.int64)
-    slices._cache["keys"] = pd.DataFrame({"device_id": device})
-    slices._cache["scale"] = np.maximum(_track_peaks(values, offsets), 1.0)
-    return slices
+    return _counter_table(
+        "memory_usage", table, _step_ends(table, np.full(len(keys), end, np.int64)), values,
+        ["Memory usage"], pd.DataFrame({"device_id": device}),
+        np.maximum(_track_peaks(values, offsets), 1.0),
+    )  # fmt: skip
 
 
 def counter_value_at(table: SliceTable, track_id: int, t_ns: int) -> float | None:
@@ -193,7 +197,7 @@ def counter_lines(
     if table.kind != "memory_usage":
         metrics = report.tables["gpu_metrics"]
         track = int(metrics["track_id"][row])
-        unit = " %" if bool(table._cache["keys"]["percent"].iloc[track]) else ""
+        unit = " %" if bool(table.track_keys["percent"].iloc[track]) else ""
         gpu = int(metrics["type_id"][row]) & 0xFF
         return [("Value", _format_value(value) + unit), ("GPU", str(gpu))]
     events = report.tables["memory_usage"]

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from strata.analysis.errors import AnalysisError
-from strata.analysis.kinds import check_panel
+from strata.analysis.kinds import panel_kinds, resolve_kind, resolve_kinds
 from strata.analysis.model import Report
 from strata.analysis.reportset import ReportSet
 
@@ -147,9 +147,9 @@ def name_samples(reports: ReportSet | Sequence[Report], kind: str) -> NameSample
     Raises
     ------
     AnalysisError
-        ``kind`` is not a panel kind.
+        ``kind`` is not a panel kind (:func:`analysis.kinds.resolve_kind` reads it).
     """
-    check_panel(kind)
+    kind = resolve_kind(kind, panel_kinds())
     rset = reports if isinstance(reports, ReportSet) else ReportSet(list(reports))
     index = rset.window_index(kind)  # whole-run stats: the alignment does not matter
     stats = index.stats()
@@ -395,7 +395,7 @@ def diff_sets(
     if not len(before) or not len(after):
         raise AnalysisError("a diff needs at least one report on each side (before, after)")
     frames = []
-    for kind in kinds:  # a loop over kinds
+    for kind in resolve_kinds(kinds, panel_kinds()):  # a loop over kinds
         frame = diff_kind(before, after, kind, options)
         if "Style" not in frame:
             frame.insert(1, "Style", np.full(len(frame), None, dtype=object))

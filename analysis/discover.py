@@ -8,6 +8,7 @@ from a stored result) without importing NumPy, pandas or pyarrow, which the read
 from __future__ import annotations
 
 import logging
+import re
 import stat
 import zlib
 from collections.abc import Iterable
@@ -28,6 +29,7 @@ __all__ = [
     "is_trace_file",
     "is_trace_name",
     "looks_like_json",
+    "natural_key",
 ]
 
 log = logging.getLogger(__name__)
@@ -42,11 +44,28 @@ EXPORT_DIR_SUFFIXES = {".arrow": "arrowdir", ".parquet": "parquetdir"}
 EXPORT_DIR_MARKER = "StringIds"
 
 
+_DIGITS = re.compile(r"(\d+)")
+
+
+def natural_key(text: str) -> tuple[tuple[str | int, ...], str]:
+    """Return the sort key of ``text`` in natural order: ``s2`` before ``s16``, ``rank2``
+    before ``rank10``.
+
+    The one order of reports everywhere: a folder's reports (the window, ``stats DIR``,
+    :func:`analysis.reportset.open_reports`) and a recipe's ranks. Runs of digits compare as
+    numbers, the rest as text; names equal as numbers (``s01``, ``s1``) keep a fixed order.
+    """
+    parts = _DIGITS.split(text)  # text, digits, text, ...: types line up between two keys
+    return tuple(int(p) if i % 2 else p for i, p in enumerate(parts)), text
+
+
 def find_reports(paths: Iterable[str | Path]) -> list[Path]:
     """Expand files and folders into report files, in a stable order.
 
-    A folder adds every regular ``.sqlite``/``.nsys-rep``/``.qdrep`` file and every
-    ``.json``/``.json.gz`` PyTorch profiler trace (by its first bytes) directly inside it
+    Paths given by name keep their order; a folder adds its reports in natural order of
+    their names (:func:`natural_key`: ``s1, s2, s4, s8, s16``). A folder adds every
+    regular ``.sqlite``/``.nsys-rep``/``.qdrep`` file and every ``.json``/``.json.gz``
+    PyTorch profiler trace (by its first bytes) directly inside it
     (not recursively: a symbolic link loop below it costs nothing); entries that are not
     regular files (a FIFO or folder named ``x.sqlite``, a dangling or looping link) are
     skipped. When both ``x.nsys-rep`` and ``x.sqlite`` exist, only the SQLite export is
@@ -74,7 +93,7 @@ def find_reports(paths: Iterable[str | Path]) -> list[Path]:
 
 def _folder_reports(folder: Path) -> list[Path]:
     try:
-        entries = sorted(folder.iterdir())
+        entries = sorted(folder.iterdir(), key=lambda p: natural_key(p.name))
     except OSError as exc:
         raise NotAReportError(folder, f"cannot list folder ({exc.strerror or exc})") from exc
     files = [
@@ -93,7 +112,7 @@ def _folder_reports(folder: Path) -> list[Path]:
             "folder holds no Nsight Systems reports (.sqlite, .nsys-rep, .qdrep, or an "
             "arrowdir/parquetdir export folder) or PyTorch profiler traces (.json, .json.gz)",
         )
-    return sorted(files)
+    return sorted(files, key=lambda p: natural_key(p.name))
 
 
 def _is_regular(path: Path) -> bool:

@@ -1,8 +1,16 @@
-"""Export loaded events: Parquet or Arrow tables per event kind, or a Chrome-trace JSON.
+"""Export loaded events: Parquet or Arrow tables per event kind, nsys's own export folders
+(``arrowdir``, ``parquetdir``), or a Chrome-trace JSON (Perfetto's protobuf format:
+:mod:`analysis.perfetto`).
 
 Tables (``parquet``, ``arrow``) are :meth:`analysis.reportset.ReportSet.events` of each kind,
 written as they are (one file per kind, every report stacked with its ``report`` column) into
 a folder with a ``manifest.json``; the folder is built beside its place and swapped in.
+
+``arrowdir`` and ``parquetdir`` copy every table of a report's SQLite export as
+``nsys export --type arrowdir|parquetdir`` lays them out: one ``<TABLE>.arrow`` (Arrow IPC
+stream, the schema's metadata naming the table) or ``<TABLE>.parquet`` per table, in the
+folder itself for one report, else in one ``<name>_arwdir``/``<name>_pqtdir`` folder per
+report (nsys's default names); Strata opens either as the report.
 
 The Chrome trace (the Trace Event Format, which Perfetto UI and ``chrome://tracing`` open) is
 one merged trace for all reports. Report ``i`` owns the pids ``i * PID_STRIDE`` and up: a
@@ -33,26 +41,34 @@ from strata.analysis import __version__
 from strata.analysis.errors import AnalysisError
 from strata.analysis.escape import escape_text
 from strata.analysis.event_frames import event_frame
+from strata.analysis.kinds import resolve_kinds
 from strata.analysis.model import Report
 from strata.analysis.nvtx import STYLE_PUSHPOP
-from strata.analysis.outputs import staged_folder, write_failure
+from strata.analysis.outputs import staged_folder
 from strata.analysis.reportset import EVENT_KINDS, ReportSet
 
 __all__ = [
     "EXPORT_TYPES",
     "GPU_PID",
+    "NSYS_DIR_TYPES",
     "MANIFEST_NAME",
     "PID_STRIDE",
     "TABLE_SUFFIX",
     "THREAD_SLOTS",
     "TRACE_KINDS",
+    "export_nsys_dirs",
     "export_tables",
+    "launching_calls",
     "ns_to_us_text",
+    "trace_frames",
+    "trace_rows",
     "write_chrome_trace",
 ]
 
 #: What ``strata export --type`` writes.
-EXPORT_TYPES = ("parquet", "arrow", "chrome-trace")
+EXPORT_TYPES = ("parquet", "arrow", "arrowdir", "parquetdir", "chrome-trace", "perfetto")
+#: nsys's folder types: (table file suffix, folder name suffix nsys gives).
+NSYS_DIR_TYPES = {"arrowdir": (".arrow", "_arwdir"), "parquetdir": (".parquet", "_pqtdir")}
 #: File name ending per table type (Arrow: the IPC file format, ``pyarrow.ipc.open_file``).
 TABLE_SUFFIX = {"parquet": ".parquet", "arrow": ".arrow"}
 MANIFEST_NAME = "manifest.json"
@@ -105,21 +121,91 @@ def export_tables(
 
     if fmt not in TABLE_SUFFIX:
         raise AnalysisError(f"unknown table type {fmt!r}; use parquet or arrow")
-    wanted = _check_kinds(kinds, EVENT_KINDS)
+    wanted = _check_kinds(kinds, EVENT_KINDS, fmt)
     snap = report_set.snapshot()
     with staged_folder(folder, _may_replace(folder)) as tmp:
         files = {}
-        try:
-            for kind in wanted:
-                frame = snap.events(kind)
-                file = f"{kind}{TABLE_SUFFIX[fmt]}"
-                _write_table(pa.Table.from_pandas(frame, preserve_index=False), tmp / file, fmt)
-                files[kind] = {"file": file, "rows": len(frame)}
-            manifest = _manifest(snap, fmt, {"kinds": files})
-            (tmp / MANIFEST_NAME).write_text(manifest, encoding="utf-8")
-        except OSError as exc:
-            raise write_failure(folder, exc) from exc
+        for kind in wanted:
+            frame = snap.events(kind)
+            file = f"{kind}{TABLE_SUFFIX[fmt]}"
+            _write_table(pa.Table.from_pandas(frame, preserve_index=False), tmp / file, fmt)
+            files[kind] = {"file": file, "rows": len(frame)}
+        manifest = _manifest(snap, fmt, {"kinds": files})
+        (tmp / MANIFEST_NAME).write_text(manifest, encoding="utf-8")
     return Path(folder) / MANIFEST_NAME
+
+
+def export_nsys_dirs(report_set: ReportSet, folder: str | Path, fmt: str) -> Path:
+    """Write every table of each report's SQLite export as ``nsys export --type fmt`` does.
+
+    Parameters
+    ----------
+    report_set
+        The loaded reports (Nsight Systems reports: their SQLite export is read again).
+    folder
+        The output folder: created, or replacing an empty folder or an earlier export. One
+        report's tables go in it; several reports get a ``<name>_arwdir``/``_pqtdir`` folder
+        each inside it.
+    fmt
+        ``arrowdir`` or ``parquetdir``.
+
+    Returns
+    -------
+    Path
+        The manifest file (``manifest.json`` in ``folder``).
+
+    Raises
+    ------
+    AnalysisError
+        Unknown format, a report that is no Nsight Systems report (a PyTorch trace), or the
+        folder may not be replaced or cannot be written.
+    """
+    from strata.analysis._sqlite import ReportDatabase
+    from strata.analysis.open import sqlite_source
+
+    if fmt not in NSYS_DIR_TYPES:
+        raise AnalysisError(f"unknown folder type {fmt!r}; use arrowdir or parquetdir")
+    snap = report_set.snapshot()
+    sources = []
+    for report in snap.reports:
+        source = sqlite_source(report.path)
+        if source is None:
+            raise AnalysisError(
+                f"{escape_text(os.fspath(report.path))}: --type {fmt} copies the tables of an "
+                "Nsight Systems report; this one has none (a PyTorch profiler trace?)"
+            )
+        sources.append(source)
+    suffix, folder_suffix = NSYS_DIR_TYPES[fmt]
+    with staged_folder(folder, _may_replace(folder)) as tmp:
+        written = {}
+        for label, source in zip(snap.labels, sources, strict=True):
+            target = tmp
+            if len(sources) > 1:
+                target = tmp / f"{Path(label).stem}{folder_suffix}"
+                target.mkdir()
+            with ReportDatabase(source) as db:
+                tables = sorted(db.tables)
+                for table in tables:
+                    _write_nsys_table(db.read_table(table), target / f"{table}{suffix}")
+            written[label] = {"folder": os.fspath(target.relative_to(tmp)),
+                              "tables": len(tables)}  # fmt: skip
+        manifest = _manifest(snap, fmt, {"folders": written})
+        (tmp / MANIFEST_NAME).write_text(manifest, encoding="utf-8")
+    return Path(folder) / MANIFEST_NAME
+
+
+def _write_nsys_table(table, path: Path) -> None:
+    """One table as nsys writes it: an Arrow IPC stream or a Parquet file, named in its schema."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = table.schema.with_metadata({"table_name": path.stem})
+    table = table.replace_schema_metadata(schema.metadata)
+    if path.suffix == ".parquet":
+        pq.write_table(table, path)
+        return
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_stream(sink, schema) as writer:
+        writer.write_table(table)
 
 
 def _write_table(table, path: Path, fmt: str) -> None:
@@ -161,14 +247,11 @@ def _manifest(snap: ReportSet, fmt: str, extra: dict) -> str:
     return json.dumps(body, indent=2, ensure_ascii=False) + "\n"
 
 
-def _check_kinds(kinds: Iterable[str] | None, allowed: tuple[str, ...]) -> list[str]:
-    wanted = list(allowed if kinds is None else kinds)
-    unknown = [k for k in wanted if k not in allowed]
-    if unknown:
-        raise AnalysisError(
-            f"unknown event kind {unknown[0]!r} for this type; use {', '.join(allowed)}"
-        )
-    return list(dict.fromkeys(wanted))
+def _check_kinds(kinds: Iterable[str] | None, allowed: tuple[str, ...], fmt: str) -> list[str]:
+    """The kinds asked for, as :func:`analysis.kinds.resolve_kinds` reads them (all: None)."""
+    if kinds is None:
+        return list(allowed)
+    return list(resolve_kinds(kinds, allowed, f" for {fmt}"))
 
 
 # --------------------------------------------------------------------------- chrome trace
@@ -238,7 +321,7 @@ def write_chrome_trace(
     dict
         Events written per kind (over every report), and ``flows``: flow pairs.
     """
-    wanted = _check_kinds(kinds, TRACE_KINDS)
+    wanted = _check_kinds(kinds, TRACE_KINDS, "chrome-trace")
     snap = report_set.snapshot()
     writer = _TraceWriter(out)
     other = {"written_by": "strata export", "strata_version": __version__,
@@ -267,13 +350,8 @@ class _ReportTrace:
         self.processes: dict[int, str] = {}
 
     def write(self, writer: _TraceWriter, kinds: list[str]) -> Iterator[tuple[str, int]]:
-        api = None
-        if "cuda_api" in kinds or any(k in _GPU_KINDS for k in kinds):
-            api = event_frame(self.report, "cuda_api")
-        for kind in kinds:
-            frame = api if kind == "cuda_api" else event_frame(self.report, kind)
+        for kind, frame, api, launch in trace_frames(self.report, kinds):
             pids, tids = self._rows(kind, frame)
-            launch = _launches(api, frame) if kind in _GPU_KINDS and api is not None else None
             for lo in range(0, len(frame), CHUNK_ROWS):
                 hi = min(lo + CHUNK_ROWS, len(frame))
                 writer.write(self._events(kind, frame.iloc[lo:hi], pids[lo:hi], tids[lo:hi]))
@@ -401,7 +479,38 @@ def _meta(what: str, pid: int, tid: int, args: dict) -> str:
     return json.dumps({"ph": "M", "name": what, "pid": pid, "tid": tid, "args": args})
 
 
-def _launches(api: pd.DataFrame, gpu: pd.DataFrame) -> np.ndarray:
+def trace_rows(
+    report: Report, kind: str, frame: pd.DataFrame
+) -> tuple[np.ndarray, np.ndarray, dict[int, str], dict[tuple[int, int], str]]:
+    """Return the rows of the events of ``kind`` (``frame``: :func:`event_frame`) as the
+    Chrome trace lays them out (report 0's pids): per event its pid and tid, then the names
+    of the processes and of the threads used.
+
+    GPU ``d`` is pid :data:`GPU_PID` + ``d`` and its streams its threads; a CPU thread ``t``
+    of process ``p`` is pid ``p``, tid ``t * 4 + slot`` (:data:`THREAD_SLOTS`).
+    """
+    trace = _ReportTrace(report, "", 0, 0)
+    pids, tids = trace._rows(kind, frame)
+    return pids, tids, trace.processes, trace.threads
+
+
+def trace_frames(
+    report: Report, kinds: Iterable[str]
+) -> Iterator[tuple[str, pd.DataFrame, pd.DataFrame | None, np.ndarray | None]]:
+    """Yield, kind by kind, its :func:`event_frame`, the CUDA API calls' frame (read once,
+    where a kind needs it) and per GPU event the row of the call that launched it
+    (:func:`launching_calls`; None for a kind that is no GPU work)."""
+    kinds = list(kinds)
+    api = None
+    if "cuda_api" in kinds or any(k in _GPU_KINDS for k in kinds):
+        api = event_frame(report, "cuda_api")
+    for kind in kinds:
+        frame = api if kind == "cuda_api" else event_frame(report, kind)
+        launch = launching_calls(api, frame) if kind in _GPU_KINDS and api is not None else None
+        yield kind, frame, api, launch
+
+
+def launching_calls(api: pd.DataFrame, gpu: pd.DataFrame) -> np.ndarray:
     """Per GPU event, the row of ``api`` that launched it (same correlation id and pid), or -1."""
     if not len(api) or not len(gpu):
         return np.full(len(gpu), -1, np.int64)

@@ -10,7 +10,14 @@ import re
 
 from strata.analysis.errors import AnalysisError
 
-__all__ = ["FILTER_OPTIONS", "is_int64", "parse_duration_ns", "parse_filter_time", "split_filter"]
+__all__ = [
+    "FILTER_OPTIONS",
+    "is_int64",
+    "parse_duration_ns",
+    "parse_filter_time",
+    "split_filter",
+    "with_filter",
+]
 
 #: The filter options every summary and rule takes (what --filter-time/--filter-nvtx add).
 FILTER_OPTIONS = ("start", "end", "nvtx")
@@ -93,3 +100,31 @@ def split_filter(args: tuple[str, ...]) -> tuple[dict[str, str], tuple[str, ...]
         else:
             own.append(arg)
     return options, tuple(own)
+
+
+def with_filter(specs: list[str], filter_time: str | None, filter_nvtx: str | None) -> list[str]:
+    """Each spec with nsys's filter options first, as ``nsys stats`` passes them to each
+    report (``cuda_gpu_kern_sum:nvtx=NAME:base``); ``--filter-nvtx`` wins over the time.
+
+    ``filter_time`` is ``--filter-time``'s ``[START]/[END]``, ``filter_nvtx``
+    ``--filter-nvtx``'s ``RANGE[@DOMAIN][/INDEX]`` (None: not given).
+
+    Raises
+    ------
+    AnalysisError
+        An empty NVTX range name, or a time :func:`parse_filter_time` refuses.
+    """
+    if filter_nvtx is not None:
+        if not filter_nvtx.strip():
+            raise AnalysisError("--filter-nvtx: the NVTX range name is empty")
+        prefix = f"nvtx={filter_nvtx}"
+    elif filter_time is not None:
+        start, end = parse_filter_time(filter_time)
+        prefix = f"start={start}:end={end}"
+    else:
+        return specs
+    filtered = []
+    for spec in specs:
+        name, _, rest = spec.strip().partition(":")
+        filtered.append(f"{name}:{prefix}:{rest}" if rest else f"{name}:{prefix}")
+    return filtered

@@ -10,18 +10,14 @@ The file is parsed as a stream (one event at a time from a 1 MiB window, stdlib 
 so memory grows with the events kept (about 100 bytes each in typed arrays), not with the
 JSON text. Timestamps are microseconds written as decimals: they are converted to integer
 nanoseconds from their text (``Decimal``), never through a float, which loses the
-nanosecond digits of an epoch-based ``ts`` (spec §2).
+nanosecond digits of an epoch-based ``ts`` (spec §2). The JSON reading itself is
+:mod:`analysis.tracejson`.
 """
 
 from __future__ import annotations
 
-import gzip
-import io
-import json
 import threading
-import zlib
 from array import array
-from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from pathlib import Path
@@ -30,20 +26,15 @@ import numpy as np
 import pandas as pd
 
 from strata.analysis.comm_args import collective_arg_row, collective_args_frame
-from strata.analysis.discover import GZIP_MAGIC
-from strata.analysis.errors import CancelledError, CorruptReportError, NotAReportError
+from strata.analysis.errors import CancelledError, CorruptReportError
 from strata.analysis.loader import _SPECS, _nvtx_meta, _TableBuilder
 from strata.analysis.model import Report, ReportInfo, StringIds
 from strata.analysis.progress import Progress
 from strata.analysis.schema import MEM_KIND_LABELS, MEMCPY_KIND_LABELS, SYNC_TYPE_LABELS
+from strata.analysis.tracejson import TraceJson, open_text
 
 __all__ = ["load_kineto"]
 
-#: File names taken as Kineto traces when a folder is opened (content decides otherwise).
-_CHUNK = 1 << 20
-#: One JSON value (an event, a metadata key) larger than this is refused, so that a file
-#: that is not JSON after all is not read whole into the window.
-_MAX_VALUE = 256 << 20
 _NS_LIMIT = 1 << 62
 _PUSHPOP = 59  # NVTX_EVENTS eventType of a push/pop range (schema.NVTX_PUSHPOP_TYPES)
 
@@ -86,8 +77,8 @@ def load_kineto(
     """
     events = _Events(path)
     size = max(path.stat().st_size, 1)
-    with _open_text(path) as (text, raw):
-        stream = _JsonStream(text, path)
+    with open_text(path) as (text, raw):
+        stream = TraceJson(text, path)
 
         def each(event: object) -> None:
             events.add(event)
@@ -104,132 +95,6 @@ def load_kineto(
     if progress is not None:
         progress(1.0, "loaded")
     return report
-
-
-class _open_text:  # noqa: N801 - used as a context manager, like open()
-    """Open ``path`` as UTF-8 text, through gzip when it starts with the gzip magic."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def __enter__(self) -> tuple[io.TextIOWrapper, io.BufferedReader]:
-        self.raw = open(self.path, "rb")  # noqa: SIM115 - closed in __exit__
-        binary = gzip.GzipFile(fileobj=self.raw) if self.raw.read(2) == GZIP_MAGIC else self.raw
-        self.raw.seek(0)
-        self.text = io.TextIOWrapper(binary, encoding="utf-8-sig")
-        return self.text, self.raw
-
-    def __exit__(self, *exc: object) -> None:
-        self.text.close()
-        self.raw.close()
-
-
-class _JsonStream:
-    """The top-level object of a JSON file, read value by value from a sliding window."""
-
-    def __init__(self, text: io.TextIOBase, path: Path) -> None:
-        self.text, self.path = text, path
-        self.buf, self.pos, self.eof = "", 0, False
-        # Floats keep their text (exact nanoseconds); NaN/Infinity become floats, refused
-        # where a time is read.
-        self.decoder = json.JSONDecoder(parse_float=str)
-
-    def _fill(self) -> None:
-        try:
-            chunk = self.text.read(_CHUNK)
-        except (OSError, EOFError, zlib.error, UnicodeDecodeError) as exc:
-            raise CorruptReportError(self.path, f"cannot be read as (gzip'd) JSON ({exc})") from exc
-        self.buf = self.buf[self.pos :] + chunk
-        self.pos = 0
-        self.eof = not chunk
-
-    def _skip(self) -> str:
-        """Skip whitespace; return the next character ('' at the end of the file)."""
-        while True:
-            while self.pos < len(self.buf) and self.buf[self.pos] in " \t\r\n":
-                self.pos += 1
-            if self.pos < len(self.buf) or self.eof:
-                return self.buf[self.pos : self.pos + 1]
-            self._fill()
-
-    def _value(self) -> object:
-        self._skip()
-        while True:
-            try:
-                value, end = self.decoder.raw_decode(self.buf, self.pos)
-            except json.JSONDecodeError as exc:
-                if self.eof:
-                    raise self._broken(exc.msg, exc.pos >= len(self.buf)) from exc
-                if len(self.buf) - self.pos > _MAX_VALUE:
-                    raise self._broken(f"a value larger than {_MAX_VALUE >> 20} MiB") from exc
-                self._fill()
-                continue
-            if end == len(self.buf) and not self.eof:
-                self._fill()  # a number may go on in the next chunk
-                continue
-            self.pos = end
-            return value
-
-    def _broken(self, what: str, at_end: bool = False) -> CorruptReportError:
-        if at_end or (self.eof and not self.buf[self.pos :].strip()):
-            return CorruptReportError(
-                self.path, "is not valid JSON: it ends early (truncated, e.g. by a crash)"
-            )
-        return CorruptReportError(self.path, f"is not valid JSON: {what}")
-
-    def _expect(self, allowed: str, where: str) -> str:
-        found = self._skip()
-        if not found or found not in allowed:
-            seen = repr(found) if found else "the end of the file"
-            raise self._broken(f"expected {' or '.join(map(repr, allowed))} {where}, got {seen}")
-        self.pos += 1
-        return found
-
-    def top_level(self, each: Callable[[object], None]) -> dict[str, object]:
-        """Read the object: ``each(event)`` per ``traceEvents`` item; return the other keys."""
-        first = self._skip()
-        if first == "[":
-            raise NotAReportError(
-                self.path,
-                "is a JSON array, not a PyTorch profiler (Kineto) trace: a JSON object "
-                "with traceEvents",
-            )
-        if first != "{":
-            raise NotAReportError(self.path, "is not JSON (no object at its start)")
-        self.pos += 1
-        meta: dict[str, object] = {}
-        seen_events = False
-        if self._skip() == "}":
-            self.pos += 1
-        else:
-            while True:
-                key = self._value()
-                self._expect(":", "after a key")
-                if key == "traceEvents" and self._skip() == "[":
-                    seen_events = True
-                    self._array(each)
-                else:
-                    meta[str(key)] = self._value()
-                if self._expect(",}", "between keys") == "}":
-                    break
-        if self._skip():
-            raise self._broken("text after the top-level object")
-        if not seen_events:
-            raise NotAReportError(
-                self.path,
-                "is JSON without a traceEvents array, not a PyTorch profiler (Kineto) trace",
-            )
-        return meta
-
-    def _array(self, each: Callable[[object], None]) -> None:
-        self.pos += 1  # the '['
-        if self._skip() == "]":
-            self.pos += 1
-            return
-        while True:
-            each(self._value())
-            if self._expect(",]", "between events") == "]":
-                return
 
 
 def _ns(value: object) -> int | None:

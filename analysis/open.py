@@ -21,7 +21,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Collection
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from strata.analysis import cache, cachesize
@@ -39,11 +39,16 @@ from strata.analysis.exportdir import export_dir_sqlite
 from strata.analysis.kineto import load_kineto
 from strata.analysis.loader import load_sqlite
 from strata.analysis.model import EventTable, Report
+from strata.analysis.nsysrep import beside_export, is_newer_export, is_nsys_rep
 from strata.analysis.progress import Progress
 
 __all__ = [
+    "beside_export",
     "export_path",
+    "export_sqlite",
     "find_nsys",
+    "is_newer_export",
+    "is_nsys_rep",
     "open_report",
     "sqlite_source",
 ]
@@ -110,12 +115,11 @@ def open_report(
     NotAReportError, CorruptReportError, UnsupportedVersionError, ExportError
     """
     path = Path(path)
+    read = _Read(progress, cancel, use_cache, tables, on_partial)
     if export_dir_format(path) is not None:
         # Its tables are copied into one SQLite file in the cache folder (the first 30 % of
         # the bar), then read by the loader as any export.
-        path_sqlite = export_dir_sqlite(path, progress)
-        rest = None if progress is None else (lambda f, text: progress(0.3 + 0.7 * f, text))
-        return _open_sqlite(path_sqlite, rest, cancel, use_cache, path, tables, on_partial)
+        return _open_sqlite(export_dir_sqlite(path, progress), path, read.after(0.3))
     magic = _magic(path)
     if looks_like_json(magic):
         # A PyTorch profiler (Kineto) trace: parsed directly, never cached (a read costs
@@ -124,52 +128,53 @@ def open_report(
     wal = pending_wal(path) if magic.startswith(SQLITE_MAGIC) else None
     if wal is not None:
         if use_cache:
-            copy = _checkpointed_copy(path, wal)
-            return _open_sqlite(copy, progress, cancel, use_cache, path, tables, on_partial)
+            return _open_sqlite(_checkpointed_copy(path, wal), path, read)
         # Without the cache nothing is left behind: the copy lives in a private folder for
         # the time of the read (the model holds its own arrays).
         with tempfile.TemporaryDirectory(prefix="strata-") as private:
-            copy = _checkpointed_copy(path, wal, Path(private))
-            return _open_sqlite(copy, progress, cancel, use_cache, path, tables, on_partial)
+            return _open_sqlite(_checkpointed_copy(path, wal, Path(private)), path, read)
     if magic.startswith(_NSYS_REP_MAGIC) and not magic.startswith(SQLITE_MAGIC):
         # An export (minutes for a big report) is kept in the cache folder even with
         # use_cache False: nsys's own output, reused, rather than a Strata cache entry.
-        path_sqlite = _export(path, progress)
-        # The export took the first 30 % of the bar.
-        rest = None if progress is None else (lambda f, text: progress(0.3 + 0.7 * f, text))
-        return _open_sqlite(path_sqlite, rest, cancel, use_cache, path, tables, on_partial)
-    return _open_sqlite(path, progress, cancel, use_cache, path, tables, on_partial)
+        # Without nsys, the export nsys stats wrote beside it is read, if newer.
+        # The export takes the first 30 % of the bar.
+        return _open_sqlite(_export(path, progress), path, read.after(0.3))
+    return _open_sqlite(path, path, read)
 
 
-def _open_sqlite(
-    path: Path,
-    progress: Progress | None,
-    cancel: threading.Event | None,
-    use_cache: bool,
-    shown_as: Path,
-    tables: Collection[str] | None = None,
-    on_partial: Callable[[Report], None] | None = None,
-) -> Report:
+@dataclass(frozen=True)
+class _Read:
+    """How :func:`open_report` was asked to read, handed down to the SQLite read."""
+
+    progress: Progress | None
+    cancel: threading.Event | None
+    use_cache: bool
+    tables: Collection[str] | None
+    on_partial: Callable[[Report], None] | None
+
+    def after(self, done: float) -> _Read:
+        """The same read, its progress on the rest of the bar after the fraction ``done``."""
+        if self.progress is None:
+            return self
+        progress = self.progress
+        return replace(self, progress=lambda f, text: progress(done + (1 - done) * f, text))
+
+
+def _open_sqlite(path: Path, shown_as: Path, read: _Read) -> Report:
     """Read the SQLite file ``path`` that stands for the user's ``shown_as`` (itself, or its
     export, checkpointed copy or export folder's tables in the cache or a private folder):
     the model and every refusal name ``shown_as``, never a copy the user did not give."""
     try:
-        return _read_sqlite(path, progress, cancel, use_cache, shown_as, tables, on_partial)
+        return _read_sqlite(path, shown_as, read)
     except ReportError as exc:
         if shown_as == path or exc.path != path:
             raise
         raise type(exc)(shown_as, exc.reason) from exc
 
 
-def _read_sqlite(
-    path: Path,
-    progress: Progress | None,
-    cancel: threading.Event | None,
-    use_cache: bool,
-    shown_as: Path,
-    tables: Collection[str] | None = None,
-    on_partial: Callable[[Report], None] | None = None,
-) -> Report:
+def _read_sqlite(path: Path, shown_as: Path, read: _Read) -> Report:
+    progress, cancel, use_cache = read.progress, read.cancel, read.use_cache
+    tables, on_partial = read.tables, read.on_partial
     key = cache.cache_key(path) if use_cache else ""
     if use_cache:
         cached = cache.load_cached(key, shown_as)
@@ -261,6 +266,8 @@ def sqlite_source(path: str | Path) -> Path | None:
     except (NotAReportError, CorruptReportError):
         return None
     export = export_path(path)
+    if not export.is_file() and find_nsys() is None:
+        return beside_export(path)
     return export if export.is_file() else None
 
 
@@ -324,12 +331,33 @@ def _fold_wal(copy: Path) -> None:
         con.close()
 
 
-def _export(path: Path, progress: Progress | None) -> Path:
-    """Convert an ``.nsys-rep`` with ``nsys export`` into the cache folder; return the .sqlite.
+def export_sqlite(
+    path: str | Path, out: str | Path | None = None, progress: Progress | None = None
+) -> Path:
+    """Export the ``.nsys-rep`` at ``path`` with ``nsys export`` again; return the .sqlite.
+
+    ``out``: the file to write (``stats --sqlite FILE``), replaced once complete; None: the
+    cache folder's export (:func:`export_path`), written again even when it is there
+    (``--force-export true``).
+
+    Raises
+    ------
+    ExportError, UnsupportedVersionError
+        nsys is missing, fails, or cannot read the report.
+    """
+    return _export(Path(path), progress, None if out is None else Path(out), force=True)
+
+
+def _export(
+    path: Path, progress: Progress | None, target: Path | None = None, force: bool = False
+) -> Path:
+    """Convert an ``.nsys-rep`` with ``nsys export`` into the cache folder (or ``target``);
+    return the .sqlite.
 
     The export is keyed like a cache entry (path, size, mtime), written under a name unique
     to this process and renamed into place, so two processes exporting the same report never
-    read each other's half-written file. Nothing is ever written next to the report.
+    read each other's half-written file. Nothing is ever written next to the report (but
+    ``target``, a file the user named). ``force``: export even when the cache has it.
 
     nsys runs in its own process group with a time limit (:func:`_export_timeout_s`); past
     it, the whole group is killed. The report is passed after ``--`` and as an absolute
@@ -339,15 +367,28 @@ def _export(path: Path, progress: Progress | None) -> Path:
     timeout_s = _export_timeout_s(path)
     nsys = find_nsys()
     if nsys is None:
+        beside = beside_export(path)
+        if beside is not None and target is None and not force:
+            return beside  # what nsys stats wrote beside it, newer than the report
+        stale = path.with_suffix(".sqlite")
+        hint = (
+            f"; {stale.name} beside it is older than the report, so nsys would not use it"
+            if stale != path and stale.is_file()
+            else ""
+        )
         raise ExportError(
             path,
             "is an Nsight Systems report file and nsys was not found (PATH or $NSYS); install "
-            f"Nsight Systems, or run 'nsys export --type sqlite {path.name}' and open the .sqlite",
+            f"Nsight Systems, or run 'nsys export --type sqlite {path.name}' and open the "
+            f".sqlite{hint}",
         )
-    out = export_path(path)
+    out = export_path(path) if target is None else target
     out_dir, digest = out.parent, _path_digest(path)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    if out.is_file():
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ExportError(path, f"cannot write its export into {out_dir} ({exc})") from exc
+    if out.is_file() and target is None and not force:
         cachesize.mark_used(out)
         return out
     tmp = out_dir / f".{out.stem}.{os.getpid()}.{threading.get_ident()}.sqlite"
@@ -379,6 +420,8 @@ def _export(path: Path, progress: Progress | None) -> Path:
         detail = lines[-1] if lines else f"exit status {code}"
         raise ExportError(path, f"nsys export failed: {detail}")
     os.replace(tmp, out)
+    if target is not None:
+        return out
     for old in out_dir.glob(f"{digest}-*.sqlite"):
         if old != out:
             old.unlink(missing_ok=True)

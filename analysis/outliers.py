@@ -47,7 +47,7 @@ import numpy as np
 import pandas as pd
 
 from strata.analysis.engine import group_stats
-from strata.analysis.kinds import get_kind, outlier_kinds, row_labels
+from strata.analysis.kinds import get_kind, outlier_kinds, resolve_kinds, row_labels
 from strata.analysis.model import Report
 from strata.analysis.names import EventNames
 from strata.analysis.projection import project_nvtx
@@ -474,10 +474,7 @@ def find_outliers(
     from strata.analysis.errors import AnalysisError
 
     known = outlier_kinds()
-    kinds = known if kinds is None else tuple(kinds)
-    unknown = [k for k in kinds if k not in known]
-    if unknown:
-        raise AnalysisError(f"unknown outlier kind {unknown[0]!r}; use {', '.join(known)}")
+    kinds = known if kinds is None else resolve_kinds(kinds, known, " for outliers")
     if not threshold >= 0:
         raise AnalysisError(f"threshold must be a non-negative number, not {threshold}")
     if not (min_ratio >= 1 and np.isfinite(min_ratio)):

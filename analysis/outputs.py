@@ -284,7 +284,8 @@ def staged_folder(folder: str | Path, may_replace: Callable[[Path], None]) -> It
     Raises
     ------
     AnalysisError
-        The folder cannot be written, or ``may_replace`` refused the existing one.
+        The folder cannot be written (an ``OSError`` in the block too: its one line names
+        ``folder``), or ``may_replace`` refused the existing one.
     """
     final = real_path(folder)
     try:
@@ -294,7 +295,10 @@ def staged_folder(folder: str | Path, may_replace: Callable[[Path], None]) -> It
     except OSError as exc:
         raise write_failure(folder, exc) from exc
     try:
-        yield tmp
+        try:
+            yield tmp
+        except OSError as exc:
+            raise write_failure(folder, exc) from exc
         _swap_in(tmp, final, may_replace)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

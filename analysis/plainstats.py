@@ -42,6 +42,10 @@ class PlainGroupStats:
     mean: list[float]
     median: list[float]
     std: list[float]
+    #: Whether each median is one stored value (an odd count, or two equal middle values):
+    #: nsys's ``median()`` then gives that integer, else the REAL mean of the two (spec
+    #: §3.1). None where it was not worked out (it matters only to unrounded medians).
+    median_is_value: list[bool] | None = None
 
     def __len__(self) -> int:
         return len(self.count)
@@ -99,8 +103,9 @@ def group_stats(groups: Sequence[Sequence[int]]) -> PlainGroupStats:
     The values of a group may come in any order; every group is sorted here.
     """
     count, total, minimum, maximum, mean, median, std = [], [], [], [], [], [], []
+    one_value: list[bool] = []
     if not groups:
-        return PlainGroupStats(count, total, minimum, maximum, mean, median, std)
+        return PlainGroupStats(count, total, minimum, maximum, mean, median, std, one_value)
     vmin = min(min(g) for g in groups)
     vmax = max(max(g) for g in groups)
     base = _offset_base(vmin, vmax, len(groups))
@@ -122,12 +127,13 @@ def group_stats(groups: Sequence[Sequence[int]]) -> PlainGroupStats:
         lo, hi = offsets[(n - 1) // 2], offsets[n // 2]
         whole = (lo >> 1) + (hi >> 1) + (lo & hi & 1)
         median.append(float(whole) + ((lo ^ hi) & 1) * 0.5 + base)
+        one_value.append(lo == hi)
         if n > 1:
             squares = [(float(v) - mean_off) * (float(v) - mean_off) for v in offsets]
             std.append(math.sqrt(_reduceat_sum(squares) / float(n - 1)))
         else:
             std.append(0.0)
-    return PlainGroupStats(count, total, minimum, maximum, mean, median, std)
+    return PlainGroupStats(count, total, minimum, maximum, mean, median, std, one_value)
 
 
 def sqlite_round(value: float, digits: int = 1) -> float:

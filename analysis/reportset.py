@@ -21,6 +21,7 @@ same value wait for one computation; different values are computed in parallel.
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -33,68 +34,31 @@ from strata.analysis import projection as _projection
 from strata.analysis.alignment import TimeAlignment
 from strata.analysis.discover import find_reports
 from strata.analysis.errors import AnalysisError
+from strata.analysis.kinds import panel_kinds, resolve_kind, resolve_kinds
+from strata.analysis.memo import Memo
 from strata.analysis.model import Report
 from strata.analysis.open import open_report
 from strata.analysis.progress import Progress
+from strata.analysis.reportset_api import ReportSetAnalyses, csv_by_report, with_report
 from strata.analysis.timefmt import pluralize
 
 __all__ = ["EVENT_KINDS", "ReportSet", "open_reports"]
 
-#: What :meth:`ReportSet.events` lists (``kernel`` is accepted for ``kernels``).
+#: What :meth:`ReportSet.events` lists (any spelling :func:`analysis.kinds.resolve_kind`
+#: reads: ``kernel`` for ``kernels``).
 EVENT_KINDS = ("kernels", "memcpy", "memset", "cuda_api", "nvtx", "nvtx_gpu", "osrt")
-_KIND_ALIASES = {"kernel": "kernels", "api": "cuda_api", "runtime": "cuda_api"}
 
 
 _MISSING = object()
-
-
-class _Memo:
-    """Values computed once per key: a thread asking for a value being computed waits for it.
-
-    ``keep()`` (asked under the lock after computing) says whether the value may still be
-    stored: a report removed meanwhile must not come back through a late result.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._values: dict[Hashable, object] = {}
-        self._gates: dict[Hashable, threading.Lock] = {}
-
-    def get(self, key: Hashable, compute: Callable[[], object], keep=lambda: True) -> object:
-        with self._lock:
-            if key in self._values:
-                return self._values[key]
-            gate = self._gates.setdefault(key, threading.Lock())
-        with gate:
-            with self._lock:
-                if key in self._values:
-                    return self._values[key]
-            try:
-                value = compute()
-            finally:
-                with self._lock:
-                    if self._gates.get(key) is gate:
-                        del self._gates[key]
-            with self._lock:
-                if keep():
-                    self._values[key] = value
-        return value
-
-    def peek(self, key: Hashable, default: object = None) -> object:
-        with self._lock:
-            return self._values.get(key, default)
-
-    def discard(self, match: Callable[[Hashable], bool]) -> None:
-        with self._lock:
-            for key in [k for k in self._values if match(k)]:
-                del self._values[key]
+#: Numbers memberships of report sets (0: no report): never one number for two memberships.
+_MEMBERSHIPS = itertools.count(1)
 
 
 class _Store:
     """The per-report values of a live set and its snapshots, keyed by report identity."""
 
     def __init__(self) -> None:
-        self.memo = _Memo()
+        self.memo = Memo()
         self.live: dict[int, Report] = {}  # id -> report, of the live set's reports
         self.lock = threading.Lock()
 
@@ -103,8 +67,12 @@ class _Store:
             return self.live.get(id(report)) is report
 
 
-class ReportSet:
+class ReportSet(ReportSetAnalyses):
     """Loaded reports, in order, and the data derived from them.
+
+    Besides what it derives, a set answers the questions of the command line as DataFrames
+    (:class:`~analysis.reportset_api.ReportSetAnalyses`): :meth:`stats`, :meth:`analyze`,
+    :meth:`diff`, :meth:`collectives`, :meth:`recipe`; ``docs/api.md`` lists them all.
 
     Parameters
     ----------
@@ -127,7 +95,8 @@ class ReportSet:
         self._alignment = alignment or TimeAlignment()
         self._is_frozen = False
         self._reports: tuple[Report, ...] = ()
-        self._memo = _Memo()
+        self._memo = Memo()
+        self._version = 0
         self.set_reports(reports)
 
     # -- membership -----------------------------------------------------------------------
@@ -154,6 +123,13 @@ class ReportSet:
     def reports(self) -> tuple[Report, ...]:
         """The reports, in view order."""
         return self._reports
+
+    @property
+    def version(self) -> int:
+        """A number naming this membership, shared by its snapshots: a new one each time a
+        report is added or removed, never used for another membership (unlike the ``id()``
+        of a report, which a report loaded later may get); 0 while the set is empty."""
+        return self._version
 
     def index(self, report: Report | int) -> int:
         """Return the position of ``report`` (a report of the set, or an index)."""
@@ -186,7 +162,8 @@ class ReportSet:
                 a is b for a, b in zip(new, self._reports, strict=True)
             ):
                 return
-            self._reports, self._memo = new, _Memo()
+            self._reports, self._memo = new, Memo()
+            self._version = next(_MEMBERSHIPS) if new else 0
         store = self._store
         with store.lock:
             store.live = {id(r): r for r in new}
@@ -212,7 +189,7 @@ class ReportSet:
         snap = ReportSet.__new__(ReportSet)
         snap._lock = threading.Lock()
         with self._lock:
-            snap._reports, snap._memo = self._reports, self._memo
+            snap._reports, snap._memo, snap._version = self._reports, self._memo, self._version
         snap._store, snap._alignment, snap._is_frozen = self._store, self._alignment, True
         return snap
 
@@ -227,8 +204,9 @@ class ReportSet:
         """
         chosen = tuple(self._reports[self.index(int(i))] for i in indices)
         sub = ReportSet.__new__(ReportSet)
-        sub._lock, sub._memo = threading.Lock(), _Memo()
+        sub._lock, sub._memo = threading.Lock(), Memo()
         sub._reports, sub._store, sub._alignment = chosen, self._store, TimeAlignment()
+        sub._version = next(_MEMBERSHIPS) if chosen else 0
         sub._is_frozen = True
         return sub
 
@@ -396,7 +374,8 @@ class ReportSet:
         threshold
             Keep rows with ``|robust_z|`` above it (default 3.5).
         kinds
-            Which of :data:`analysis.outliers.OUTLIER_KINDS` to score (default: all).
+            Which of :data:`analysis.outliers.OUTLIER_KINDS` to score (default: all; any
+            spelling :func:`analysis.kinds.resolve_kind` reads).
         xp
             ``numpy`` (default) or ``cupy`` for the group reductions.
         min_ratio, min_delta_ns
@@ -414,7 +393,7 @@ class ReportSet:
         limit = DEFAULT_THRESHOLD if threshold is None else float(threshold)
         ratio = DEFAULT_MIN_RATIO if min_ratio is None else float(min_ratio)
         delta = DEFAULT_MIN_DELTA_NS if min_delta_ns is None else float(min_delta_ns)
-        wanted = OUTLIER_KINDS if kinds is None else tuple(kinds)
+        wanted = OUTLIER_KINDS if kinds is None else resolve_kinds(kinds, OUTLIER_KINDS)
         module = np if xp is None else xp
         return self._set_value(
             ("outliers", limit, wanted, module.__name__, ratio, delta),
@@ -447,7 +426,8 @@ class ReportSet:
         Parameters
         ----------
         kind
-            One of :data:`EVENT_KINDS` (``kernel`` means ``kernels``).
+            One of :data:`EVENT_KINDS`, as :func:`analysis.kinds.resolve_kind` reads it
+            (``kernel`` means ``kernels``).
 
         Returns
         -------
@@ -465,26 +445,38 @@ class ReportSet:
         """
         from strata.analysis.event_frames import event_frame
 
-        wanted = _KIND_ALIASES.get(kind, kind)
-        if wanted not in EVENT_KINDS:
-            raise AnalysisError(f"unknown event kind {kind!r}; use one of {', '.join(EVENT_KINDS)}")
+        wanted = resolve_kind(kind, EVENT_KINDS)
         snap = self.snapshot()
         frames = [
             event_frame(r, wanted, snap.projection(r) if wanted == "nvtx_gpu" else None)
             for r in snap.reports
         ]
-        return _with_report(frames, snap.labels, always=True)
+        return with_report(frames, snap.labels, always=True)
 
-    def stats(self, name: str, timeunit: str = "nsec") -> pd.DataFrame:
+    def stats(
+        self,
+        name: str,
+        timeunit: str = "nsec",
+        filter_time: str | None = None,
+        filter_nvtx: str | None = None,
+    ) -> pd.DataFrame:
         """Return an nsys stats summary, as ``strata stats -f csv -r NAME`` prints it.
 
         Parameters
         ----------
         name
-            A summary and its options, e.g. ``cuda_gpu_kern_sum`` or ``cuda_gpu_kern_sum:base``
-            (``strata stats --help`` lists them).
+            A summary and its options, e.g. ``cuda_gpu_kern_sum``, ``cuda_gpu_kern_sum:base``,
+            ``cuda_gpu_kern_sum:mangled``, ``cuda_gpu_kern_sum:nvtx-name``, or nsys's filter
+            options ``nvtx_sum:start=NS:end=NS`` (``strata stats --help-reports`` lists them).
         timeunit
             ``nsec`` (default), ``usec``, ``msec`` or ``seconds``, as ``--timeunit``.
+        filter_time
+            ``--filter-time [START]/[END]``: only events overlapping that window (ns, or
+            with units: ``1s/2s``, ``/500ms``).
+        filter_nvtx
+            ``--filter-nvtx RANGE[@DOMAIN][/INDEX]``: only events overlapping that NVTX
+            range (its first instance, or the INDEX-th) on its thread (push/pop) or process
+            (start/end); wins over ``filter_time``.
 
         Returns
         -------
@@ -497,22 +489,15 @@ class ReportSet:
         Raises
         ------
         AnalysisError
-            Unknown summary, option or time unit.
+            Unknown summary, option or time unit; a bad filter.
         """
+        from strata.analysis.filterspec import with_filter
         from strata.analysis.stats import run_report
         from strata.analysis.stats.text import parse_timeunit
 
         unit = parse_timeunit(timeunit)
-        snap = self.snapshot()
-        frames, skipped = [], {}
-        for report, label in zip(snap.reports, snap.labels, strict=True):
-            result = run_report(report, name)
-            if result.skipped:
-                skipped[label] = result.skipped
-            frames.append(_csv_frame(result, unit))
-        frame = _with_report(frames, snap.labels, always=False)
-        frame.attrs["skipped"] = skipped
-        return frame
+        name = with_filter([name], filter_time, filter_nvtx)[0]
+        return csv_by_report(self.snapshot(), lambda report: run_report(report, name), unit)
 
     def window(
         self, start_ns: int | None, end_ns: int | None, kind: str = "kernels",
@@ -526,7 +511,8 @@ class ReportSet:
             The window on the shared axis (report time + :meth:`offsets_ns`; with the
             default alignment, each report's own time); None is unbounded.
         kind
-            One of :data:`analysis.window_stats.WINDOW_KINDS` (``kernel`` means ``kernels``).
+            One of :data:`analysis.window_stats.WINDOW_KINDS`, as
+            :func:`analysis.kinds.resolve_kind` reads it (``kernel`` means ``kernels``).
         by_report
             One row per (report, name); default: when the set holds several reports.
 
@@ -538,38 +524,9 @@ class ReportSet:
             overlaps the window counts whole; sorted by ``total_ns`` descending.
         """
         split = len(self) > 1 if by_report is None else bool(by_report)
-        index = self.window_index(_KIND_ALIASES.get(kind, kind))
+        index = self.window_index(resolve_kind(kind, panel_kinds()))
         frame = index.stats(start_ns, end_ns, by_report=split)
         return frame.drop(columns=["group", "key"], errors="ignore")
-
-
-def _with_report(frames: list[pd.DataFrame], labels: list[str], always: bool) -> pd.DataFrame:
-    """Stack per-report frames; a ``report`` column first when ``always`` or several."""
-    if not frames:
-        return pd.DataFrame({"report": pd.Series(dtype=object)}) if always else pd.DataFrame()
-    if not always and len(frames) == 1:
-        return frames[0]
-    parts = [f.assign(report=label) for f, label in zip(frames, labels, strict=True)]
-    stacked = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
-    return stacked[["report", *[c for c in stacked.columns if c != "report"]]]
-
-
-def _csv_frame(result, timeunit: str) -> pd.DataFrame:
-    """A summary's frame as its CSV shows it: printed headers, sizes in MB, chosen time unit."""
-    from strata.analysis.stats.format import column_strings
-    from strata.analysis.stats.text import header_of
-
-    visible = [c for c in result.frame.columns if not str(c).startswith("_")]
-    out = {}
-    for column in visible:
-        unit = result.units.get(column)
-        values = result.frame[column]
-        if unit in ("mem", "thru") or (unit in ("dur", "ts") and timeunit != "nsec"):
-            # Scaled and rounded as printed (column_strings is the CSV's own formatter).
-            texts = column_strings(result.frame[[column]], result.units, timeunit)[0]
-            values = pd.Series([float(t) if t else np.nan for t in texts], dtype=np.float64)
-        out[header_of(column, unit, timeunit)] = values.reset_index(drop=True)
-    return pd.DataFrame(out)
 
 
 def open_reports(paths: str | Path | Iterable[str | Path], use_cache: bool = True) -> ReportSet:

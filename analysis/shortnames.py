@@ -124,13 +124,18 @@ _NOISE = frozenset(
 def _own_words(tokens: list[str], shared: set[str]) -> list[str]:
     """The words of ``tokens`` that tell it from the rest of its group: its first word that
     not every name has (C++ keywords and types aside), and its last such number with the
-    word before it (``instance 16``, not a bare ``16``)."""
+    word before it (``size 16``, not a bare ``16``). A lambda's number, which the demangler
+    writes ``(instance 16)``, is ``#16``: short, so that it survives where a table cuts the
+    name (``… advec_mom_kernel instanc…`` read alike on a dozen rows)."""
     own = [i for i, t in enumerate(tokens) if t not in shared]
     words = [tokens[i] for i in own if not tokens[i].isdigit() and tokens[i] not in _NOISE][:1]
     numbers = [i for i in own if tokens[i].isdigit()]
     if numbers:
         i = numbers[-1]
         before = tokens[i - 1] if i and not tokens[i - 1].isdigit() else ""
+        if before == "instance":
+            words.append(f"#{tokens[i]}")
+            return words
         if before and before not in words and before not in _NOISE:
             words.append(before)
         words.append(tokens[i])
@@ -144,7 +149,7 @@ def distinct_base_names(base_by_full: Mapping[str, str]) -> dict[str, str]:
     prints with ``:base``). Where several full names share a base name (the 25 lambdas of
     ``clover::par_ranged1d_kernel<…>`` all read ``par_ranged1d_kernel``), each gets the
     words of its own that the others lack, its first word and its last number that not all
-    share: ``par_ranged1d_kernel · update_halo_kernel instance 16``. A name that still
+    share: ``par_ranged1d_kernel · update_halo_kernel #16``. A name that still
     collides gets its rank in that group (``#2``); a base name no other full name shares is
     returned as it is.
     """

@@ -6,7 +6,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
+import pandas as pd
 
+from strata.analysis.errors import AnalysisError
+from strata.analysis.memo import Memo
 from strata.analysis.model import freeze
 
 __all__ = ["Extent", "SliceTable", "interval_extent"]
@@ -58,6 +61,22 @@ class SliceTable:
     values
         For a counter (:mod:`analysis.counters`), the value each interval holds (float64);
         ``None`` for events.
+    track_keys
+        For a table derived without a report table's own tracks, per track what it is
+        (columns by kind: ``cpu`` for the cores; ``global_tid`` for thread states;
+        ``device_id`` and ``level`` for the projected NVTX ranges; ``device_id`` and the
+        metric's columns for counters); ``None``: the source table's ``track_keys``.
+    scale
+        For a counter, per track the value a full row means (float64, > 0); else ``None``.
+    projection_rows
+        For the projected NVTX ranges, per interval its row of ``project_nvtx`` (int64, what
+        the stats panel's instances name); else ``None``.
+
+    Notes
+    -----
+    The lazily computed columns (:meth:`busy_prefix_ns`, :meth:`busy_before`,
+    :meth:`extent_ns`, :meth:`max_duration_ns`, :meth:`value_prefix`) are computed once, by
+    the first thread that asks, as a :class:`~analysis.reportset.ReportSet`'s derived data.
     """
 
     kind: str
@@ -71,7 +90,10 @@ class SliceTable:
     source_rows: npt.NDArray[np.int64] | None = None
     is_overlapping: bool = False
     values: npt.NDArray[np.float64] | None = None
-    _cache: dict = field(default_factory=dict, repr=False, compare=False)
+    track_keys: pd.DataFrame | None = field(default=None, repr=False, compare=False)
+    scale: npt.NDArray[np.float64] | None = field(default=None, repr=False, compare=False)
+    projection_rows: npt.NDArray[np.int64] | None = field(default=None, repr=False, compare=False)
+    _derived: Memo = field(default_factory=Memo, init=False, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.start_ns)
@@ -93,10 +115,7 @@ class SliceTable:
         report's durations near 2^62), since the busy time of a window of one track is at
         most the window.
         """
-        prefix = self._cache.get("busy")
-        if prefix is None:
-            prefix = self._cache["busy"] = _full_prefix(self.start_ns, self.end_ns)
-        return prefix
+        return self._derived.get("busy", lambda: _full_prefix(self.start_ns, self.end_ns))
 
     def busy_before(self, rows: npt.ArrayLike) -> npt.NDArray[np.int64]:
         """Return, per row index ``k`` (``0 <= k <= len``), the busy time of rows ``[0, k)``:
@@ -107,32 +126,46 @@ class SliceTable:
         drawn event). A table where some block's busy time reaches 2^32 ns (4.3 s) keeps the
         int64 prefix instead.
         """
-        packed = self._cache.get("busy_packed")
-        if packed is None:
-            packed = self._cache["busy_packed"] = _packed_prefix(self.start_ns, self.end_ns)
-        base, offset = packed
+        base, offset = self.busy_blocks()
         rows = np.asarray(rows)
         if offset is None:
             return base[rows]
         return base[rows >> _BLOCK_BITS] + offset[rows]
 
+    def busy_blocks(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint32] | None]:
+        """Return the compact prefix :meth:`busy_before` reads, computed once: (int64 base per
+        block of :data:`_BLOCK` rows, uint32 offset per row), or (the int64 prefix, None)
+        when some offset does not fit in 32 bits."""
+        return self._derived.get("busy_blocks", lambda: _packed_prefix(self.start_ns, self.end_ns))
+
     def extent_ns(self) -> Extent | None:
         """Return the :data:`Extent` of the intervals (None when empty), computed once."""
-        if "extent" not in self._cache:
-            self._cache["extent"] = interval_extent(self.start_ns, self.end_ns)
-        return self._cache["extent"]
+        return self._derived.get("extent", lambda: interval_extent(self.start_ns, self.end_ns))
 
     def max_duration_ns(self) -> npt.NDArray[np.int64]:
         """Return the longest interval per track (int64, 0 for empty tracks), computed once."""
-        longest = self._cache.get("longest")
-        if longest is None:
-            longest = np.zeros(self.track_count, dtype=np.int64)
-            duration = self.end_ns - self.start_ns
-            nonempty = np.flatnonzero(np.diff(self.track_offsets) > 0)
-            if len(nonempty):
-                longest[nonempty] = np.maximum.reduceat(duration, self.track_offsets[nonempty])
-            self._cache["longest"] = freeze(longest)
-        return longest
+        return self._derived.get("longest", self._longest_per_track)
+
+    def _longest_per_track(self) -> npt.NDArray[np.int64]:
+        longest = np.zeros(self.track_count, dtype=np.int64)
+        duration = self.end_ns - self.start_ns
+        nonempty = np.flatnonzero(np.diff(self.track_offsets) > 0)
+        if len(nonempty):
+            longest[nonempty] = np.maximum.reduceat(duration, self.track_offsets[nonempty])
+        return freeze(longest)
+
+    def value_prefix(self) -> npt.NDArray[np.float64]:
+        """Return a counter's exclusive prefix sum of value × duration (float64, length
+        n + 1), computed once: the integral of the counter up to each interval."""
+        return self._derived.get("value_prefix", self._value_prefix)
+
+    def _value_prefix(self) -> npt.NDArray[np.float64]:
+        if self.values is None:
+            raise AnalysisError(f"the {self.kind} slice table holds no counter values")
+        prefix = np.zeros(len(self) + 1, np.float64)
+        durations = (self.end_ns - self.start_ns).astype(np.float64)
+        np.cumsum(self.values * durations, out=prefix[1:])
+        return freeze(prefix)
 
     def window(self, track_id: int, t0_ns: int, t1_ns: int) -> tuple[int, int]:
         """Return the ``[lo, hi)`` rows of ``track_id`` that may intersect ``[t0_ns, t1_ns)``."""

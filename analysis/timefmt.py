@@ -6,7 +6,13 @@ time are seconds with microsecond digits (as ``info`` prints them). Qt-free.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
 __all__ = [
+    "duration_unit",
     "format_count",
     "format_duration_ns",
     "format_range_ns",
@@ -31,6 +37,21 @@ def format_duration_ns(duration_ns: float) -> str:
             digits = 0 if scale == 1 else max(0, 2 - (len(str(int(scaled))) - 1))
             return f"{sign}{scaled:.{digits}f} {unit}"
     raise AssertionError("unreachable")
+
+
+def duration_unit(durations_ns: npt.ArrayLike) -> tuple[int, str]:
+    """Return (ns per unit, unit) for an axis of ``durations_ns``: the largest unit that keeps
+    their median >= 1 (a plot of 25-105 ms kernels reads in ms, not '1e8 ns').
+
+    >>> duration_unit([25_021_861, 52_219_637])
+    (1000000, 'ms')
+    """
+    import numpy as np  # here: a small report's `stats` imports this module, never NumPy
+
+    values = np.abs(np.asarray(durations_ns, dtype=np.float64).ravel())
+    values = values[np.isfinite(values)]  # a report without the instance: NaN
+    typical = float(np.median(values)) if len(values) else 0.0
+    return next(((s, u) for s, u in _UNITS if typical >= s), (1, "ns"))
 
 
 def format_time_ns(time_ns: float) -> str:

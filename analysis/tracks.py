@@ -179,7 +179,8 @@ def _cpu_tracks(
     for kind in kinds_at("cpu"):
         part = kind.drawn_as
         cpu = tables[part]
-        cores = cpu._cache.get("cores", np.empty(0, np.int32))
+        keys = cpu.track_keys
+        cores = keys["cpu"].to_numpy() if keys is not None else np.empty(0, np.int32)
         group = (name, f"{kind.label} ({pluralize(len(cores), 'core')})")
         tracks += [
             Track(f"{name}/{part}/core{c}", f"Core {c}", group, index, part, ((part, i),))
@@ -194,7 +195,7 @@ def _thread_rows(report: Report, tables: dict[str, SliceTable]) -> pd.DataFrame:
     frames = []
     for order, kind in enumerate(kinds_at("thread")):
         # A derived kind (thread state) keys its own tracks by thread.
-        keys = tables[kind.drawn_as]._cache.get("keys")
+        keys = tables[kind.drawn_as].track_keys
         if keys is None:
             keys = report.tables[kind.tables[0]].track_keys
         counts = np.diff(tables[kind.drawn_as].track_offsets)
@@ -261,7 +262,7 @@ def _gpu_tracks(
     counters = {kind.drawn_as: tables[kind.drawn_as] for kind in kinds_at("gpu_counter")}
     devices = set(streams)
     for table in counters.values():
-        devices |= set(table._cache["keys"]["device_id"].tolist())
+        devices |= set(table.track_keys["device_id"].tolist())
     gpu_names = dict(zip(report.gpus["device_id"], report.gpus["name"], strict=False))
     tracks = []
     for device in sorted(int(d) for d in devices):
@@ -330,7 +331,7 @@ def _counter_tracks(
     table = counters.get(part)
     if table is None:
         return []
-    keys = table._cache["keys"]
+    keys = table.track_keys
     tracks = []
     ids = np.flatnonzero(keys["device_id"].to_numpy() == device).tolist()
     if part == "gpu_metrics":
@@ -365,7 +366,7 @@ def _projected_tracks(
             continue
         # Keyed by the table the ranges come from (``nvtx``): keys stay stable for pins.
         where = f"{base}/{kind.tables[0]}"
-        for track_id, row in enumerate(projected._cache["keys"].itertuples(index=False)):
+        for track_id, row in enumerate(projected.track_keys.itertuples(index=False)):
             if int(row.device_id) != device:
                 continue
             level = int(row.level)

@@ -6,6 +6,8 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import QComboBox, QCompleter, QLabel, QToolBar, QWidget
 
+from strata.viewer.access import name_control
+
 __all__ = ["ALIGNMENT_MODES", "AlignmentToolBar"]
 
 #: mode -> label, in menu order (the math is analysis.alignment.alignment_offsets)
@@ -35,7 +37,7 @@ class AlignmentToolBar(QToolBar):
     def __init__(self, parent: QWidget | None = None):
         super().__init__("Alignment", parent)
         self.setObjectName("alignmentToolBar")
-        self._mode_combo = QComboBox(self)
+        self._mode_combo = name_control(QComboBox(self), "Alignment")
         self._mode_combo.setToolTip("How the reports are placed on one time axis")
         self._group = QActionGroup(self)
         self._group.setExclusive(True)
@@ -45,18 +47,21 @@ class AlignmentToolBar(QToolBar):
             action.setCheckable(True)
             action.setData(mode)
         self._group.actions()[0].setChecked(True)
-        self._name_combo = QComboBox(self)
+        self._name_combo = name_control(QComboBox(self), "Alignment NVTX range")
         self._name_combo.setEditable(True)
         self._name_combo.setMinimumContentsLength(24)
         self._name_combo.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
         self._name_combo.lineEdit().setPlaceholderText("NVTX range name")
+        name_control(self._name_combo.lineEdit(), "Alignment NVTX range name")
         self._name_combo.setToolTip("Align every report on the first instance of this NVTX range")
         self._name_combo.completer().setCompletionMode(QCompleter.CompletionMode.PopupCompletion)
         self._name_combo.setEnabled(False)
-        self.addWidget(QLabel(" Align ", self))
-        self.addWidget(self._mode_combo)
-        self.addWidget(QLabel(" on ", self))
-        self.addWidget(self._name_combo)
+        # The tool bar's actions for its widgets get their names too (a menu of hidden
+        # tool bar items lists them).
+        self.addWidget(QLabel(" Align ", self)).setText("Align")
+        self.addWidget(self._mode_combo).setText("Alignment")
+        self.addWidget(QLabel(" on ", self)).setText("on")
+        self.addWidget(self._name_combo).setText("Alignment NVTX range")
         self._mode_combo.currentIndexChanged.connect(self._on_mode_index_changed)
         self._group.triggered.connect(self._on_mode_action_triggered)
         self._name_combo.lineEdit().editingFinished.connect(self._on_name_edited)

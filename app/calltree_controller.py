@@ -9,12 +9,12 @@ report's stacks are computed once per report set (``ReportSet.derived``).
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtWidgets import QMainWindow
+from PySide6.QtCore import QObject, Signal
 
 from strata.analysis.calltree import CallTree, sample_stacks, selection_tree
 from strata.analysis.reportset import ReportSet
 from strata.analysis.timefmt import pluralize
+from strata.app.context import AppContext
 from strata.app.stats_jobs import error_text
 from strata.viewer.calltree_view import CallTreePanel
 
@@ -36,17 +36,17 @@ class CallTreeController(QObject):
 
     tree_ready = Signal(object)
 
-    def __init__(self, window: QMainWindow, panel: CallTreePanel) -> None:
-        super().__init__(window)
-        self._window, self.panel = window, panel
-        window.binding.layout_changed.connect(lambda *_a: self.request())
-        window.timeline.state.selection_changed.connect(lambda *_a: self.request())
+    def __init__(self, context: AppContext, panel: CallTreePanel) -> None:
+        super().__init__(context.window)
+        self._context, self.panel = context, panel
+        context.binding.layout_changed.connect(lambda *_a: self.request())
+        context.state.selection_changed.connect(lambda *_a: self.request())
         panel.mode_changed.connect(lambda _b: self.request())
         panel.report_changed.connect(lambda _r: self.request())
 
     def request(self) -> None:
         """Rebuild the tree for the current selection and mode (on a worker)."""
-        binding = self._window.binding
+        binding = self._context.binding
         reports = binding.shown_set()
         if not len(reports) or any(not r.complete for r in reports.reports):
             self.panel.show_tree(None, None, "No CPU samples")
@@ -54,7 +54,7 @@ class CallTreeController(QObject):
         self.panel.set_reports(list(reports.labels), [str(r.path) for r in reports.reports])
         only = self.panel.report_index()
         offsets = [int(o) for o in binding.offsets_ns()]
-        selection = self._window.timeline.state.selection()
+        selection = self._context.state.selection()
         tracks = binding.tracks()
         rows = []
         window = (None, None)
@@ -79,7 +79,7 @@ class CallTreeController(QObject):
                 status += f" ({chained:,} with a call chain)"
             return tree, flame, status
 
-        job = self._window.runner.submit(work, channel="calltree")
+        job = self._context.runner.submit(work, channel="calltree")
         job.finished.connect(self._on_ready)
         job.failed.connect(lambda exc: self.panel.status.setText(f"Failed: {error_text(exc)}"))
 
@@ -91,21 +91,15 @@ class CallTreeController(QObject):
         self.tree_ready.emit(tree)
 
 
-def install_call_tree(window: QMainWindow) -> CallTreeController:
-    """Dock the call-tree panel beside the stats panel of ``window``; return its controller."""
-    panel = CallTreePanel(window)
-    if hasattr(window, "add_side_panel"):
-        dock = window.add_side_panel(panel, "Call tree", "callTreeDock")
-    else:  # pragma: no cover - every window of the app has add_side_panel
-        from PySide6.QtWidgets import QDockWidget
-
-        dock = QDockWidget("Call tree", window)
-        dock.setWidget(panel)
-        window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
-    stats = getattr(getattr(window, "stats_controller", None), "dock", None)
+def install_call_tree(context: AppContext) -> CallTreeController:
+    """Dock the call-tree panel beside the stats panel (``context.stats``, when installed);
+    return its controller."""
+    panel = CallTreePanel(context.window)
+    dock = context.add_side_panel(panel, "Call tree", "callTreeDock")
+    stats = None if context.stats is None else context.stats.dock
     if stats is not None:
-        window.tabifyDockWidget(stats, dock)
+        context.window.tabifyDockWidget(stats, dock)
         stats.raise_()
-    controller = CallTreeController(window, panel)
+    controller = CallTreeController(context, panel)
     controller.request()
     return controller

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from strata.analysis.timefmt import pluralize
+from strata.viewer.access import name_control
 
 __all__ = ["PinByNameDialog", "ShortcutsDialog", "about_text"]
 
@@ -48,6 +49,9 @@ class PinByNameDialog(QDialog):
         self._edit.setPlaceholderText(r"regular expression, e.g. nccl|Stream \d+|rank 0")
         self._edit.setClearButtonEnabled(True)
         self._edit.setMinimumWidth(420)
+        name_control(
+            self._edit, "Row name pattern", "A regular expression; matching rows are pinned"
+        )
         self._hint = QLabel(self)
         self._buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self
@@ -56,7 +60,7 @@ class PinByNameDialog(QDialog):
         self._buttons.accepted.connect(self.accept)
         self._buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
-        # The rule of viewer.rows.match_tracks, which render --pin uses too.
+        # The rule of viewer.state.rows.match_tracks, which render --pin uses too.
         rule = QLabel(
             "Pin every row whose label, as its header shows it, matches this regular "
             "expression (case-insensitive). A pattern matching whole labels pins only those; "
@@ -111,7 +115,7 @@ class ShortcutsDialog(QDialog):
             if not a.shortcut().isEmpty()
         ]
         rows += _TIMELINE_KEYS
-        table = QTableWidget(len(rows), 2, self)
+        table = name_control(QTableWidget(len(rows), 2, self), "Keyboard shortcuts")
         table.setHorizontalHeaderLabels(["Action", "Shortcut"])
         table.verticalHeader().setVisible(False)
         table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)

@@ -6,6 +6,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QWidget
 
 from strata.analysis.dropped import DropPreview
+from strata.viewer.access import name_control
+from strata.viewer.style import ui_font
 
 __all__ = ["DropOverlay"]
 
@@ -29,6 +31,7 @@ class DropOverlay(QLabel):
         self.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.setWordWrap(True)
         self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+        name_control(self, "Drop feedback")
         self.hide()
 
     def show_preview(self, preview: DropPreview) -> None:
@@ -37,10 +40,12 @@ class DropOverlay(QLabel):
         edge, fill = _COLORS[ok]
         self.setStyleSheet(
             f"#dropOverlay {{ background: {fill}; border: 3px dashed {edge};"
-            f" border-radius: 10px; color: {edge}; font-size: 16pt; padding: 24px; }}"
+            f" border-radius: 10px; color: {edge}; padding: 24px; }}"
         )
         self.setText(f"Drop to open {preview.summary()}" if ok else preview.summary())
         parent = self.parentWidget()
+        # Large, and larger with the user's font (a style sheet's size would be fixed).
+        self.setFont(ui_font(16 / 9, base=parent.font() if parent is not None else None))
         if parent is not None:
             self.setGeometry(parent.rect().adjusted(8, 8, -8, -8))
         self.raise_()

@@ -11,10 +11,11 @@ from __future__ import annotations
 import logging
 
 from PySide6.QtCore import QObject, Qt
-from PySide6.QtWidgets import QDockWidget, QMainWindow
+from PySide6.QtWidgets import QDockWidget
 
 from strata.analysis.event_fields import read_event_fields
 from strata.analysis.timefmt import pluralize
+from strata.app.context import AppContext
 from strata.viewer.details_pane import EventDetailsPane
 from strata.viewer.event_menu import stats_kind
 from strata.viewer.events import EventRef, shown_name
@@ -26,24 +27,24 @@ log = logging.getLogger(__name__)
 
 
 class EventActions(QObject):
-    """The details dock of ``window`` and its timeline's event requests.
+    """The details dock of a window and its timeline's event requests.
 
-    ``window`` is a :class:`~app.main_window.MainWindow` (``timeline``, ``statusBar()``; the
-    stats controller once installed as ``stats_controller``; the Events view, when there is
-    one, as ``events_controller`` with its ``dock``).
+    ``context`` is the window's :class:`~app.context.AppContext`: its stats panel and
+    Events view, once installed, are ``context.stats`` and ``context.events``.
     """
 
-    def __init__(self, window: QMainWindow) -> None:
+    def __init__(self, context: AppContext) -> None:
+        window = context.window
         super().__init__(window)
-        self._window = window
-        self.timeline = window.timeline
+        self._context = context
+        self.timeline = context.timeline
         self.pane = EventDetailsPane(window)
         self.dock = QDockWidget("Event Details", window)
         self.dock.setObjectName("detailsDock")
         self.dock.setWidget(self.pane)
         window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.dock)
         self.timeline.event_fields = read_event_fields
-        self.timeline.event_selected.connect(self.show_details)
+        context.state.event_selected.connect(self.show_details)
         self.timeline.name_highlight_requested.connect(self.highlight_name)
         self.timeline.show_in_stats_requested.connect(self.show_in_stats)
         self.timeline.show_in_events_requested.connect(self.show_in_events)
@@ -60,15 +61,15 @@ class EventActions(QObject):
         self.pane.show_lines(lines)
 
     def _name_and_kind(self, ref: EventRef) -> tuple[str, str] | None:
-        kind, reports = stats_kind(ref), self._window.binding.shown_reports()
+        kind, reports = stats_kind(ref), self._context.binding.shown_reports()
         if kind is None or not 0 <= ref.report_index < len(reports):
             return None
         return shown_name(reports[ref.report_index], ref), kind
 
     def _stats(self):
-        controller = getattr(self._window, "stats_controller", None)
+        controller = self._context.stats
         if controller is None:
-            self._window.statusBar().showMessage("The statistics panel is not open", 5000)
+            self._context.show_status("The statistics panel is not open", 5000)
         return controller
 
     def highlight_name(self, ref: EventRef) -> None:
@@ -107,32 +108,33 @@ class EventActions(QObject):
         Only the event's own time as the area listed the event alone: its neighbours, the
         context a user opens the list for, were missing.
 
-        The Events view's controller is ``window.events_controller`` (with its ``dock``).
+        The Events view's controller is ``context.events`` (with its ``dock``).
         """
-        controller = getattr(self._window, "events_controller", None)
-        dock = getattr(controller, "dock", None)
+        controller = self._context.events
+        dock = None if controller is None else controller.dock
         if dock is None:
-            self._window.statusBar().showMessage("The Events view is not available", 5000)
+            self._context.show_status("The Events view is not available", 5000)
             return
         dock.show()
         dock.raise_()
-        offset = self.timeline.offsets()[ref.report_index]
+        state = self._context.state
+        offset = state.offsets_ns()[ref.report_index]
         start, end = ref.start_ns + offset, max(ref.end_ns, ref.start_ns + 1) + offset
-        view_start, view_end = self.timeline.view_range()
-        self.timeline.select_event(ref)
+        view_start, view_end = state.view_range()
+        state.select_event(ref)
         rows = (ref.track_key,) if ref.track_key else ()
-        self.timeline.state.select(min(start, view_start), max(end, view_end), rows)
+        state.select(min(start, view_start), max(end, view_end), rows)
 
     def use_as_anchor(self, ref: EventRef) -> AlignmentAnchor | None:
         """Make ``ref`` its report's alignment anchor: once every report has one, their
         clocks are made to agree on the anchors' ends (the binding re-aligns)."""
-        binding = self._window.binding
+        binding = self._context.binding
         path = binding.shown_path(ref.report_index)
         if path is None:
             return None
         table, row = (ref.source, ref.source_row) if ref.source else (ref.table, ref.index)
         anchor = AlignmentAnchor(path, table, int(row), int(ref.end_ns), ref.name)
-        state = self.timeline.state
+        state = self._context.state
         state.set_anchor(anchor)
         paths = [binding.shown_path(i) for i in range(len(binding.shown_reports()))]
         missing = sum(a is None for a in state.anchors_of([p for p in paths if p]))
@@ -141,13 +143,14 @@ class EventActions(QObject):
                     "(right-click an event of each: Use as Alignment Anchor)")  # fmt: skip
         else:
             text = "Every report has an anchor: the reports are aligned on the anchors' ends"
-        self._window.statusBar().showMessage(text, 8000)
+        self._context.show_status(text, 8000)
         return anchor
 
     def align_on_collective(self, _ref: EventRef, instance: int) -> list[AlignmentAnchor]:
         """Anchor every rank of the matched collective ``instance`` (of the timeline state's
         collectives) on its own event of it: the reports are aligned on its end."""
-        overlay, binding = self.timeline.state.collectives(), self._window.binding
+        state, binding = self._context.state, self._context.binding
+        overlay = state.collectives()
         if overlay is None or not 0 <= instance < len(overlay):
             return []
         anchors = []
@@ -155,9 +158,8 @@ class EventActions(QObject):
             path = binding.shown_path(index)
             if path is not None:
                 anchors.append(AlignmentAnchor(path, table, row, end_ns))
-        state = self.timeline.state
         state.set_anchors([*(a for p, a in state.anchors().items()
                              if p not in {b.report for b in anchors}), *anchors])  # fmt: skip
         text = f"Aligning {pluralize(len(anchors), 'report')} on this collective's end"
-        self._window.statusBar().showMessage(text, 8000)
+        self._context.show_status(text, 8000)
         return anchors

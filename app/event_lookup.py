@@ -64,7 +64,7 @@ def _projected_indices(
     sliced = reports.projected_slices(report_index)
     if sliced is None:
         return np.full(len(projection_rows), -1)
-    drawn = sliced._cache["projection_rows"]
+    drawn = sliced.projection_rows
     where = np.full(int(max(drawn.max(initial=-1), projection_rows.max(initial=-1))) + 1, -1)
     where[drawn] = np.arange(len(drawn))
     return where[projection_rows] if len(projection_rows) else np.empty(0, np.int64)
@@ -115,7 +115,7 @@ def track_key(timeline, reports: ReportSet, ref: EventRef) -> str | None:
     track_id = int(np.searchsorted(table.track_offsets, ref.index, side="right")) - 1
     candidates = [
         t
-        for t in timeline.tracks()
+        for t in timeline.state.tracks()
         if t.report_index == ref.report_index and (ref.table, track_id) in t.parts
     ]
     candidates.sort(key=lambda t: t.kind == "gpu_all")
@@ -142,7 +142,7 @@ def focus_event(timeline, reports: ReportSet, offsets_ns, ref: EventRef | None, 
     else:
         middle, half = (start + end) // 2, (t1 - t0) // 2
         state.set_view_range(middle - half, middle + half)
-    timeline.select_event(ref)
+    timeline.state.select_event(ref)
     key = ref.track_key or track_key(timeline, reports, ref)
     if key:
         scroll_track_into_view(timeline, key)

@@ -10,12 +10,13 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QDockWidget, QFileDialog
 
 from strata.analysis.area import AreaEvents, area_events, area_frame, write_area_csv
 from strata.analysis.errors import StrataError
 from strata.analysis.reportset import ReportSet
+from strata.app.context import AppContext
 from strata.app.event_lookup import focus_event
 from strata.app.stats_jobs import error_text
 from strata.viewer.events import EventRef, describe_event, event_ref
@@ -38,13 +39,13 @@ class EventsController(QObject):
 
     events_ready = Signal(object)
 
-    def __init__(self, window: QMainWindow, view: EventsView, dock: QDockWidget | None) -> None:
-        super().__init__(window)
-        self._window, self.view, self.dock = window, view, dock
-        self._timeline = window.timeline
-        self._state = window.timeline.state
+    def __init__(self, context: AppContext, view: EventsView, dock: QDockWidget | None) -> None:
+        super().__init__(context.window)
+        self._context, self.view, self.dock = context, view, dock
+        self._timeline = context.timeline
+        self._state = context.state
         self._state.selection_changed.connect(lambda _selection: self.refresh())
-        window.binding.layout_changed.connect(lambda *_args: self.refresh())
+        context.binding.layout_changed.connect(lambda *_args: self.refresh())
         self._timeline.event_clicked.connect(self._on_event_clicked)
         view.event_activated.connect(self.show_event)
         view.export_requested.connect(self._on_export_requested)
@@ -57,7 +58,7 @@ class EventsController(QObject):
         if self.dock is not None and not self.dock.isVisible():
             return  # nothing to show: no work
         selection = self._state.selection()
-        binding = self._window.binding
+        binding = self._context.binding
         if selection is None or not binding.tracks():
             self.view.set_events(None, (), hint=_HINT)
             return
@@ -67,25 +68,25 @@ class EventsController(QObject):
         def work(_progress, _cancel) -> AreaEvents:
             return area_events(reports, tracks, selection.t0_ns, selection.t1_ns, offsets)
 
-        job = self._window.runner.submit(work, channel="events_view")
+        job = self._context.runner.submit(work, channel="events_view")
         job.finished.connect(lambda events: self._on_events(events, selection, reports))
         job.failed.connect(
             lambda error: self.view.set_events(None, (), hint=f"Failed: {error_text(error)}")
         )
 
     def _on_events(self, events: AreaEvents, selection: TimelineSelection, reports) -> None:
-        if selection != self._state.selection() or reports is not self._window.binding.shown_set():
+        if selection != self._state.selection() or reports is not self._context.binding.shown_set():
             return
         labels = tuple(reports.labels)
         self.view.set_events(events, labels, lambda position: self._details(events, position))
-        selected = self._timeline.selected_event()
+        selected = self._state.selected_event()
         if selected is not None:
             self.view.follow(events.find(selected.report_index, selected.table, selected.index))
         self.events_ready.emit(events)
 
     def _ref(self, events: AreaEvents, position: int) -> EventRef:
         r = int(events.report_index[position])
-        tables = self._window.binding.shown_set().slice_tables(r)
+        tables = self._context.binding.shown_set().slice_tables(r)
         ref = event_ref(tables, r, events.tables[int(events.table_codes[position])],
                         int(events.index[position]))  # fmt: skip
         key = events.row_keys[int(events.row[position])]
@@ -94,7 +95,7 @@ class EventsController(QObject):
     def _details(self, events: AreaEvents, position: int) -> str:
         """The kind's own fields of one event (grid, block, bytes, launched by…)."""
         ref = self._ref(events, position)
-        binding = self._window.binding
+        binding = self._context.binding
         report = binding.shown_set()[ref.report_index]
         tables = binding.shown_set().slice_tables(ref.report_index)
         lines = describe_event(report, ref, "", 0, tables)
@@ -107,7 +108,7 @@ class EventsController(QObject):
         if events is None or not 0 <= position < len(events):
             return
         ref = self._ref(events, position)
-        binding = self._window.binding
+        binding = self._context.binding
         focus_event(self._timeline, binding.shown_set(), binding.offsets_ns(), ref, zoom=False)
         self._timeline.event_clicked.emit(ref)
 
@@ -120,7 +121,7 @@ class EventsController(QObject):
     def export_csv(self, path: str | Path) -> Path:
         """Write the rows the view lists (filtered, sorted) to ``path`` as CSV."""
         events = self.view.model.events()
-        labels = tuple(self._window.binding.shown_set().labels)
+        labels = tuple(self._context.binding.shown_set().labels)
         if events is None:
             return write_area_csv(
                 area_frame(area_events(ReportSet(), [], None, None, []), labels), path
@@ -146,19 +147,9 @@ def _area_tracks(state, selection: TimelineSelection) -> list:
             if (t.key in wanted if wanted else t.key not in hidden)]  # fmt: skip
 
 
-def install_events_view(window: QMainWindow) -> EventsController:
-    """Dock the Events view under the timeline of ``window`` and wire it; return the
-    controller (``window`` as :class:`MainWindow`: ``timeline``, ``runner``, ``binding``)."""
-    view = EventsView(window)
-    dock = QDockWidget("Events", window)
-    dock.setObjectName("eventsDock")
-    dock.setWidget(view)
-    window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
-    view_menu = getattr(window, "_view_menu", None)
-    if view_menu is not None:
-        view_menu.addAction(dock.toggleViewAction())
-    reports_dock = getattr(window, "reports_dock", None)
-    if reports_dock is not None:
-        window.tabifyDockWidget(reports_dock, dock)
-        dock.raise_()
-    return EventsController(window, view, dock)
+def install_events_view(context: AppContext) -> EventsController:
+    """Dock the Events view under the timeline (tabbed with the Reports panel) and wire it;
+    return the controller."""
+    view = EventsView(context.window)
+    dock = context.add_bottom_panel(view, "Events", "eventsDock")
+    return EventsController(context, view, dock)

@@ -1,4 +1,8 @@
-"""GUI entry point: ``python main.py [REPORT|DIR ...]``; with no argument, the demo reports."""
+"""GUI entry point: ``python main.py [REPORT|DIR ...]``; with no argument, the demo reports.
+
+The demo builder comes from the start-up (:mod:`strata.launch`), which knows both the
+application and its resources: app/ never imports resources/.
+"""
 
 from __future__ import annotations
 
@@ -10,10 +14,14 @@ import sys
 import traceback
 from collections.abc import Mapping
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from strata.app.argparsing import StrataArgumentParser
 
-__all__ = ["check_display", "install_excepthook", "parse_gui_args", "run_gui"]
+if TYPE_CHECKING:
+    from strata.app.context import DemoBuilder
+
+__all__ = ["check_display", "install_excepthook", "install_panels", "parse_gui_args", "run_gui"]
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +99,7 @@ def check_display(environ: Mapping[str, str], platform: str = sys.platform) -> N
         On Linux with neither ``DISPLAY`` nor ``WAYLAND_DISPLAY`` nor ``QT_QPA_PLATFORM``.
     """
     from strata.analysis.errors import StrataError
+    from strata.app.commands import SUBCOMMANDS
 
     if not platform.startswith("linux") or environ.get("QT_QPA_PLATFORM"):
         return
@@ -98,7 +107,7 @@ def check_display(environ: Mapping[str, str], platform: str = sys.platform) -> N
         return
     raise StrataError(
         "no display to open the window on (DISPLAY is not set); connect with 'ssh -X', or "
-        "use the headless commands: info, stats, recipe, render"
+        f"use the headless commands: {', '.join(SUBCOMMANDS)}"
     )
 
 
@@ -116,22 +125,28 @@ def _close_on_interrupt(window) -> None:
     timer.start(250)
 
 
-def _install_panels(window) -> None:
-    """Dock the side panels on ``window`` and put back their saved places."""
+def install_panels(window) -> None:
+    """Dock the panels on ``window`` (a :class:`~app.main_window.MainWindow`): statistics,
+    call tree, search and the Events view, each controller kept in ``window.context``; then
+    put back their saved places."""
     from strata.app.calltree_controller import install_call_tree
     from strata.app.events_controller import install_events_view
     from strata.app.search_controller import install_search
     from strata.app.stats_controller import install_stats_panel
 
-    window.stats_controller = install_stats_panel(window)
-    window.calltree_controller = install_call_tree(window)
-    window.search_controller = install_search(window)
-    window.events_controller = install_events_view(window)
+    context = window.context
+    context.stats = install_stats_panel(context)
+    context.calltree = install_call_tree(context)
+    context.search = install_search(context)
+    context.events = install_events_view(context)
     window.restore_dock_state()
 
 
-def run_gui(argv: list[str]) -> int:
-    """Open the main window on the reports named in ``argv`` (the demo when none); run Qt."""
+def run_gui(argv: list[str], build_demo: DemoBuilder | None = None) -> int:
+    """Open the main window on the reports named in ``argv`` (the demo when none); run Qt.
+
+    ``build_demo`` builds the demo reports (None: the window offers none).
+    """
     args = parse_gui_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
     from PySide6.QtWidgets import QApplication
@@ -151,8 +166,9 @@ def run_gui(argv: list[str]) -> int:
     ensure_usable_font(app)
     apply_theme(app)
     install_excepthook()
-    window = MainWindow(Settings(args.settings) if args.settings else Settings())
-    _install_panels(window)
+    settings = Settings(args.settings) if args.settings else Settings()
+    window = MainWindow(settings, build_demo=build_demo)
+    install_panels(window)
     window.theme_switcher.apply()  # the saved or the desktop's scheme, panels included
     window.show()
     previous_handler = signal.getsignal(signal.SIGINT)

@@ -21,12 +21,11 @@ from PySide6.QtCore import QObject, Signal
 
 from strata.analysis import Report, find_reports, open_report
 from strata.analysis.errors import StrataError
-from strata.analysis.progress import Progress
 from strata.analysis.recipes.output import is_recipe_output
 from strata.analysis.reportset import ReportSet
 from strata.app.jobs import Job, JobProgress, JobRunner
 
-__all__ = ["LOADED", "LOADING", "ReportEntry", "ReportList", "build_demo"]
+__all__ = ["LOADED", "LOADING", "ReportEntry", "ReportList"]
 
 log = logging.getLogger(__name__)
 
@@ -247,21 +246,3 @@ def _load(path: Path, use_cache: bool, progress: JobProgress, cancel: threading.
     return open_report(
         path, progress=progress, cancel=cancel, use_cache=use_cache, on_partial=progress.publish
     )
-
-
-def build_demo(progress: Progress, cancel: threading.Event) -> list[Path]:
-    """Build (or reuse) the built-in demo reports in the cache folder; return their paths.
-
-    Raises
-    ------
-    StrataError
-        The demo builder is not available in this installation.
-    """
-    from strata.analysis.cache import cache_root
-
-    try:
-        from strata.resources.demo import build_demo_reports
-    except ImportError as exc:
-        raise StrataError(f"the built-in demo is not available ({exc})") from exc
-    progress(0.0, "building the demo reports")
-    return build_demo_reports(cache_root() / "demo")

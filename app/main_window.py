@@ -1,5 +1,8 @@
 """The main window: menus, tool bars, drag-and-drop, the timeline, the reports panel."""
 
+# Over 600 lines: each menu action is one public method of the window (app/menus.py names
+# them); the panels' controllers live apart (app/context.py, app/gui.install_panels).
+
 from __future__ import annotations
 
 import logging
@@ -22,6 +25,7 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMessageBox,
     QStackedWidget,
+    QTabBar,
     QVBoxLayout,
     QWidget,
 )
@@ -33,6 +37,7 @@ from strata.analysis.dropped import DropPreview, preview_paths
 from strata.analysis.errors import ReportError, StrataError
 from strata.analysis.timefmt import format_count, format_range_ns, pluralize
 from strata.app.alignment_bar import AlignmentToolBar
+from strata.app.context import AppContext, DemoBuilder
 from strata.app.dialogs import PinByNameDialog, ShortcutsDialog, about_text
 from strata.app.drop_overlay import DropOverlay
 from strata.app.event_actions import EventActions
@@ -40,7 +45,7 @@ from strata.app.icon import make_app_icon
 from strata.app.image_export import copy_image, export_image, image_dialog_path
 from strata.app.jobs import JobRunner
 from strata.app.kernel_names import KernelNameChoice
-from strata.app.loading import LOADING, ReportEntry, ReportList, build_demo
+from strata.app.loading import LOADING, ReportEntry, ReportList
 from strata.app.menus import build_actions, build_menu_bar, build_tool_bar, fill_recent_menu
 from strata.app.message_area import MessageArea
 from strata.app.recipe_window import RecipeOutputOpener
@@ -49,6 +54,7 @@ from strata.app.settings import Settings
 from strata.app.theme import ThemeSwitcher
 from strata.app.timeline_binding import TimelineBinding, TimelineWidget
 from strata.app.timeline_keys import install_timeline_keys
+from strata.viewer.access import name_control
 from strata.viewer.events import EventRef
 from strata.viewer.state import DiffState
 
@@ -59,7 +65,7 @@ log = logging.getLogger(__name__)
 DEFAULT_SIZE = QSize(1600, 1000)
 _ZOOM_FACTOR = 2.0
 _EMPTY_TEXT = (
-    "<p style='font-size:15pt'>Drop Nsight Systems reports or folders here</p>"
+    "<p style='font-size:x-large'>Drop Nsight Systems reports or folders here</p>"
     "<p>.sqlite exports open directly; .nsys-rep files are converted with nsys.<br>"
     "File → Open (Ctrl+O), Open Folder (Ctrl+Shift+O), or File → Open Demo.</p>"
 )
@@ -73,9 +79,22 @@ class MainWindow(QMainWindow):
     settings
         Where to remember recent files, pins and the window layout (a fresh platform
         ``QSettings`` store when omitted).
+    build_demo
+        Builds the demo reports that File → Open Demo opens (None: the action says there is
+        no demo in this installation); :mod:`strata.launch` hands in the built-in one.
+
+    Attributes
+    ----------
+    context
+        The :class:`~app.context.AppContext` the panels' controllers receive.
     """
 
-    def __init__(self, settings: Settings | None = None, parent: QWidget | None = None):
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        parent: QWidget | None = None,
+        build_demo: DemoBuilder | None = None,
+    ):
         super().__init__(parent)
         self.settings = settings or Settings()
         self.runner = JobRunner(self)
@@ -86,15 +105,14 @@ class MainWindow(QMainWindow):
         self.binding = TimelineBinding(
             self.report_list, self.timeline, self.runner, self.settings, self
         )
+        self.context = AppContext(self, self.settings, self.runner, self.report_list,
+                                  self.timeline, self.binding, build_demo)  # fmt: skip
         self.messages = MessageArea(self)
         self.reports_panel = ReportsPanel(self.report_list, self)
         self.alignment_bar = AlignmentToolBar(self)
         self.recipe_outputs = RecipeOutputOpener(self.runner, self)
         self._pin_pattern = ""
         self._drop_preview: DropPreview | None = None
-        #: The user switched the collectives overlay from the View menu (it then no longer
-        #: follows the Collectives tab).
-        self.is_collective_overlay_chosen = False
         self.setWindowTitle("Strata")
         self.setWindowIcon(make_app_icon())
         self.setAcceptDrops(True)
@@ -106,15 +124,16 @@ class MainWindow(QMainWindow):
             self, self.actions_by_name, self.alignment_bar.mode_actions()
         )
         self._recent_menu.aboutToShow.connect(self._on_recent_menu_about_to_show)
-        self.theme_switcher = ThemeSwitcher(self)
+        self.context.view_menu = self._view_menu
+        self.theme_switcher = self.context.theme_switcher = ThemeSwitcher(self)
         self.theme_switcher.add_menu(self._view_menu)
-        self.kernel_names = KernelNameChoice(self.settings, self)
+        self.kernel_names = self.context.kernel_names = KernelNameChoice(self.settings, self)
         self.kernel_names.add_menu(self._view_menu)
         # The panels come last, together: the docks added later (add_side_panel, the
         # Events view) append their entries below these two.
         self._view_menu.addSeparator()
         self._view_menu.addAction(self.reports_dock.toggleViewAction())
-        self.event_actions = EventActions(self)
+        self.event_actions = EventActions(self.context)
         self._view_menu.addAction(self.event_actions.dock.toggleViewAction())
         self._view_menu.aboutToShow.connect(self._list_every_dock)
         self.addToolBar(build_tool_bar(self, self.actions_by_name))
@@ -152,21 +171,51 @@ class MainWindow(QMainWindow):
         self.reports_dock.setObjectName("reportsDock")
         self.reports_dock.setWidget(self.reports_panel)
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.reports_dock)
+        self.context.reports_dock = self.reports_dock
         self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
         self.resizeDocks([self.reports_dock], [175], Qt.Orientation.Vertical)
 
     def add_side_panel(self, widget: QWidget, title: str, object_name: str) -> QDockWidget:
-        """Dock ``widget`` on the right (the stats panel's place) and return its dock."""
-        dock = QDockWidget(title, self)
-        dock.setObjectName(object_name)
-        dock.setWidget(widget)
-        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
-        self._view_menu.addAction(dock.toggleViewAction())
-        return dock
+        """Dock ``widget`` on the right (the stats panel's place) and return its dock
+        (:meth:`AppContext.add_side_panel`; the stats panel's installer docks through here)."""
+        return self.context.add_side_panel(widget, title, object_name)
+
+    # The panels' controllers live in the context; these name them for scripts and tests.
+
+    @property
+    def stats_controller(self):
+        """The stats panel's controller (None until installed): ``context.stats``."""
+        return self.context.stats
+
+    @stats_controller.setter
+    def stats_controller(self, controller) -> None:
+        self.context.stats = controller
+
+    @property
+    def calltree_controller(self):
+        """The call-tree panel's controller (None until installed): ``context.calltree``."""
+        return self.context.calltree
+
+    @property
+    def search_controller(self):
+        """The search bar's controller (None until installed): ``context.search``."""
+        return self.context.search
+
+    @property
+    def events_controller(self):
+        """The Events view's controller (None until installed): ``context.events``."""
+        return self.context.events
+
+    def childEvent(self, event) -> None:  # Qt override
+        super().childEvent(event)
+        # Qt adds a tab bar of its own when docks are tabified: name it for screen readers.
+        child = event.child()
+        if event.polished() and isinstance(child, QTabBar) and not child.accessibleName():
+            child.setAccessibleName("Docked panels")
 
     def _build_status_bar(self) -> None:
-        self._summary_label = QLabel("No report", self)
-        self._range_label = QLabel("", self)
+        self._summary_label = name_control(QLabel("No report", self), "Reports shown")
+        self._range_label = name_control(QLabel("", self), "View range")
         self.statusBar().addPermanentWidget(self._range_label)
         self.statusBar().addPermanentWidget(self._summary_label)
 
@@ -197,7 +246,7 @@ class MainWindow(QMainWindow):
             lambda text: self.messages.set_message("alignment", text, "warning")
         )
         self.binding.alignment_restored.connect(self.alignment_bar.set_alignment)
-        self.timeline.view_range_changed.connect(self._on_view_range_changed)
+        state.view_range_changed.connect(self._on_view_range_changed)
         self.timeline.event_clicked.connect(self._on_event_clicked)
 
     def _restore_layout(self) -> None:
@@ -232,7 +281,7 @@ class MainWindow(QMainWindow):
     def open_demo(self) -> None:
         """Build the demo reports into the cache folder (on a worker), then open them."""
         self.statusBar().showMessage("Building the demo reports…")
-        job = self.runner.submit(build_demo, channel="demo")
+        job = self.runner.submit(self.context.demo_job(), channel="demo")
         job.finished.connect(self._on_demo_built)
         job.failed.connect(lambda exc: self._on_report_failed(Path("demo"), exc))
 
@@ -381,7 +430,7 @@ class MainWindow(QMainWindow):
 
     def fit(self) -> None:
         """Show where the activity is; pressed again, every event of every report."""
-        self.timeline.toggle_fit()
+        self.timeline.state.toggle_fit()
 
     def zoom_in(self) -> None:
         """Halve the visible time range around its middle."""
@@ -403,7 +452,7 @@ class MainWindow(QMainWindow):
         return self.pin_by_name(dialog.pattern_text())
 
     def pin_by_name(self, pattern: str) -> int:
-        """Pin every row that ``pattern`` names (:func:`viewer.rows.match_tracks`: a
+        """Pin every row that ``pattern`` names (:func:`viewer.state.rows.match_tracks`: a
         case-insensitive regular expression on the row's label as shown)."""
         self._pin_pattern = pattern
         count = self.timeline.state.pin_matching(pattern)
@@ -473,7 +522,7 @@ class MainWindow(QMainWindow):
             return
         if paths:
             state.compare_with_baseline(str(p) for p in paths)
-        stats = getattr(self, "stats_controller", None)
+        stats = self.context.stats
         if stats is not None and state.diff().is_ready:
             stats.panel.set_kind("diff")
             if stats.dock is not None:
@@ -499,7 +548,7 @@ class MainWindow(QMainWindow):
         """Draw the matched collectives over the timeline, or stop (the user's choice from
         now on: showing the Collectives tab no longer turns it on)."""
         state = self.timeline.state
-        self.is_collective_overlay_chosen = True
+        self.context.is_collective_overlay_chosen = True
         state.set_collectives_shown(not state.collectives_shown())
         if state.collectives_shown() and state.collectives() is None:
             text = "No collectives matched yet (the Statistics panel's Collectives tab)"

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QMainWindow, QMenu, QToolBar
 
 from strata.analysis.timefmt import pluralize
 from strata.app.settings import Settings
+from strata.viewer.access import name_control
 
 __all__ = [
     "ACTIONS",
@@ -138,6 +139,7 @@ def build_menu_bar(
     window: QMainWindow, actions: dict[str, QAction], alignment_actions: list[QAction]
 ) -> tuple[QMenu, QMenu]:
     """Fill ``window``'s menu bar; return the Open Recent menu and the View menu."""
+    name_control(window.menuBar(), "Menu bar")
     file_menu = window.menuBar().addMenu("&File")
     file_menu.addActions([actions["open"], actions["open_folder"], actions["open_recipe"]])
     file_menu.addAction(actions["open_demo"])

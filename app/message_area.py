@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from strata.analysis.timefmt import pluralize
+from strata.viewer.access import name_control
 from strata.viewer.labels import ElidedLabel
 
 __all__ = ["MessageArea"]
@@ -102,6 +103,7 @@ class _MessageRow(QFrame):
         close.setText("\u2715")
         close.setAutoRaise(True)
         close.setToolTip("Dismiss")
+        name_control(close, "Dismiss message")
         close.clicked.connect(lambda: self.dismissed.emit(self))
         layout.addWidget(icon)
         layout.addWidget(label, 1)
@@ -147,7 +149,7 @@ class MessageArea(QWidget):
         self._scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         bar = self._scroll.verticalScrollBar()
         bar.rangeChanged.connect(lambda _lo, hi: bar.setValue(hi))  # newest line in view
-        self._count_label = QLabel(self)
+        self._count_label = name_control(QLabel(self), "Message count")
         self._clear_button = QToolButton(self)
         self._clear_button.setText("Dismiss all")
         self._clear_button.setAutoRaise(True)

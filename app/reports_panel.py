@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 from strata.analysis.shortnames import distinct_short_labels
 from strata.analysis.timefmt import format_count, format_duration_ns, pluralize
 from strata.app.loading import LOADED, ReportEntry, ReportList
+from strata.viewer.access import fit_rows, name_control
 from strata.viewer.state import DiffState
 
 __all__ = ["ReportsPanel"]
@@ -62,7 +63,11 @@ class ReportsPanel(QWidget):
         self._list = report_list
         self._rows: dict[Path, int] = {}
         self._diff = DiffState()
-        self._table = QTableWidget(0, len(_COLUMNS), self)
+        self._table = name_control(
+            QTableWidget(0, len(_COLUMNS), self),
+            "Reports",
+            "The open reports: loading status, time shift, close",
+        )
         self._table.setHorizontalHeaderLabels(list(_COLUMNS))
         self._table.verticalHeader().setVisible(False)
         self._table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -76,7 +81,7 @@ class ReportsPanel(QWidget):
         # Names are shown cut around the part where they differ (distinct_short_labels), then
         # at the end when still too wide; the full path is in the tooltip.
         self._table.setTextElideMode(Qt.TextElideMode.ElideRight)
-        self._table.verticalHeader().setDefaultSectionSize(26)
+        fit_rows(self._table, 26)
         header = self._table.horizontalHeader()
         header.setSectionResizeMode(_COL_NAME, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(_COL_STATUS, QHeaderView.ResizeMode.Interactive)
@@ -186,6 +191,7 @@ class ReportsPanel(QWidget):
         bar.setRange(0, 1000)
         bar.setFormat(f"%p%  {entry.text}")
         bar.setTextVisible(True)
+        name_control(bar, f"Loading {entry.name}")
         self._table.setCellWidget(row, _COL_STATUS, bar)
         self._table.setCellWidget(row, _COL_MANUAL, self._make_offset_box(entry))
         self._table.setItem(row, _COL_SHIFT, _item("", entry.path))
@@ -193,11 +199,12 @@ class ReportsPanel(QWidget):
         close.setText("\u2715")
         close.setAutoRaise(True)
         close.setToolTip(f"Close {entry.name}")
+        name_control(close, f"Close {entry.name}")
         close.clicked.connect(lambda: self.close_requested.emit(entry.path))
         self._table.setCellWidget(row, _COL_CLOSE, close)
 
     def _make_offset_box(self, entry: ReportEntry) -> QDoubleSpinBox:
-        box = QDoubleSpinBox(self._table)
+        box = name_control(QDoubleSpinBox(self._table), f"Time shift of {entry.name}")
         box.setDecimals(3)
         box.setRange(-1e9, 1e9)
         box.setSuffix(" ms")

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
-from PySide6.QtWidgets import QMainWindow, QToolBar
+from PySide6.QtWidgets import QToolBar
 
 from strata.analysis.errors import AnalysisError
 from strata.analysis.search import SearchMatches, compile_search, search_events
+from strata.app.context import AppContext
 from strata.app.event_lookup import focus_event
 from strata.app.stats_jobs import error_text
+from strata.viewer.access import name_control
 from strata.viewer.events import EventRef, event_ref
 from strata.viewer.search_bar import SearchBar
 from strata.viewer.state import SearchState
@@ -37,18 +39,18 @@ class SearchController(QObject):
     matches_ready = Signal(object)
     cleared = Signal()
 
-    def __init__(self, window: QMainWindow, bar: SearchBar) -> None:
-        super().__init__(window)
-        self._window, self.bar = window, bar
-        self._timeline = window.timeline
-        self._state = window.timeline.state
+    def __init__(self, context: AppContext, bar: SearchBar) -> None:
+        super().__init__(context.window)
+        self._context, self.bar = context, bar
+        self._timeline = context.timeline
+        self._state = context.state
         self._matches: SearchMatches | None = None
         self._pending_step = 0
         bar.search_requested.connect(self.search)
         bar.step_requested.connect(self.step)
         bar.closed.connect(self.close)
         self._state.search_changed.connect(bar.show_state)
-        window.binding.layout_changed.connect(self._on_layout_changed)
+        context.binding.layout_changed.connect(self._on_layout_changed)
 
     def matches(self) -> SearchMatches | None:
         """Return the matches of the current text (None while searching or cleared)."""
@@ -72,7 +74,7 @@ class SearchController(QObject):
             self._run(text, is_regex)
 
     def _run(self, text: str, is_regex: bool) -> None:
-        binding = self._window.binding
+        binding = self._context.binding
         reports, offsets = binding.shown_set(), list(binding.offsets_ns())
         self._matches = None
         self._state.set_search(text, is_regex)
@@ -80,7 +82,7 @@ class SearchController(QObject):
         def work(_progress, _cancel) -> SearchMatches:
             return search_events(reports, text, is_regex, offsets)
 
-        job = self._window.runner.submit(work, channel="search")
+        job = self._context.runner.submit(work, channel="search")
         job.finished.connect(lambda matches: self._on_matches(matches, is_regex, reports))
         job.failed.connect(self._on_failed)
 
@@ -88,7 +90,7 @@ class SearchController(QObject):
         search = self._state.search()
         if (matches.pattern, is_regex) != (search.text, search.is_regex):
             return  # an older text's answer
-        if reports is not self._window.binding.shown_set():
+        if reports is not self._context.binding.shown_set():
             self._run(search.text, search.is_regex)  # the reports changed meanwhile
             return
         self._matches = matches
@@ -104,10 +106,10 @@ class SearchController(QObject):
         self._state.set_search_result(0, error_text(error))
 
     def _highlight(self, matches: SearchMatches) -> None:
-        reports = self._window.binding.shown_set()
+        reports = self._context.binding.shown_set()
         tables = [list(reports.slice_tables(r)) for r in range(len(reports))]
         rows = matches.rows(len(reports), tables)
-        self._timeline.set_highlights(rows, self._timeline.marks(), self._timeline.tints())
+        self._state.set_highlights(rows, self._state.marks(), self._state.tints())
 
     def step(self, direction: int) -> EventRef | None:
         """Centre and select the next (+1) or previous (-1) match; return it (None when
@@ -119,7 +121,7 @@ class SearchController(QObject):
         if position < 0:
             return None
         m = self._matches
-        binding = self._window.binding
+        binding = self._context.binding
         r, table = int(m.report_index[position]), m.tables[int(m.table_codes[position])]
         ref = event_ref(binding.shown_set().slice_tables(r), r, table, int(m.index[position]))
         focus_event(self._timeline, binding.shown_set(), binding.offsets_ns(), ref, zoom=False)
@@ -137,7 +139,7 @@ class SearchController(QObject):
         had = self._matches is not None
         self._matches, self._pending_step = None, 0
         if had:
-            self._timeline.set_highlights(None, self._timeline.marks(), self._timeline.tints())
+            self._state.set_highlights(None, self._state.marks(), self._state.tints())
             self.cleared.emit()
 
     def _on_layout_changed(self, *_args) -> None:
@@ -146,22 +148,24 @@ class SearchController(QObject):
             self._run(search.text, search.is_regex)  # new reports or offsets: match again
 
 
-def install_search(window: QMainWindow) -> SearchController:
-    """Put the search bar above the timeline of ``window`` (hidden until Ctrl+F) and wire it.
+def install_search(context: AppContext) -> SearchController:
+    """Put the search bar above the timeline of ``context.window`` (hidden until Ctrl+F) and
+    wire it; return its controller.
 
-    ``window`` must have ``timeline``, ``runner`` and ``binding``, as :class:`MainWindow`.
-    When it has a ``stats_controller``, the panel's highlighted name comes back once the
-    search ends.
+    When the stats panel is installed (``context.stats``), its highlighted name comes back
+    once the search ends.
     """
+    window = context.window
     bar = SearchBar(window)
     tool_bar = QToolBar("Search", window)
     tool_bar.setObjectName("searchToolBar")
     tool_bar.setMovable(False)
-    tool_bar.addWidget(bar)
+    tool_bar.addWidget(bar).setText("Search")
+    name_control(bar, "Search bar")
     window.addToolBarBreak()
     window.addToolBar(Qt.ToolBarArea.TopToolBarArea, tool_bar)
     tool_bar.hide()
-    controller = SearchController(window, bar)
+    controller = SearchController(context, bar)
     bar.closed.connect(tool_bar.hide)
 
     def open_search() -> None:
@@ -172,7 +176,7 @@ def install_search(window: QMainWindow) -> SearchController:
     shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
     shortcut.activated.connect(open_search)
     controller.open_search = open_search
-    stats = getattr(window, "stats_controller", None)
+    stats = context.stats
     if stats is not None:
         controller.cleared.connect(stats.highlighter.push_highlights)
     return controller

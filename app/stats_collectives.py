@@ -13,124 +13,76 @@ n-th collective needs every occurrence.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 import pandas as pd
-from PySide6.QtCore import QObject, Signal
 
 from strata.analysis.collectives import CollectiveMatch, anchored_instance, collectives
+from strata.analysis.reportset import ReportSet
 from strata.analysis.timefmt import format_duration_ns, pluralize
-from strata.app.event_lookup import scroll_track_into_view
-from strata.app.jobs import JobRunner
-from strata.app.stats_jobs import ShownReports, run_for_set
-from strata.viewer.collective_overlay import CollectiveOverlay
-from strata.viewer.collectives_view import collective_view_frame
-from strata.viewer.stats_panel import StatsPanel
-from strata.viewer.timeline import TimelineWidget
+from strata.app.stats_list import ListTab
+from strata.viewer.collectives_view import (
+    COLLECTIVE_VIEW_TITLES,
+    collective_view_frame,
+    collectives_columns,
+)
+from strata.viewer.state.collective_overlay import CollectiveOverlay
+from strata.viewer.stats_tabs import StatsTab, TabOption, TabScope
 
-__all__ = ["CollectiveList"]
+__all__ = ["COLLECTIVES", "COLLECTIVES_TAB", "CollectiveList"]
+
+COLLECTIVES_TAB = "collectives"
 
 
-class CollectiveList(QObject):
-    """Match and list the collectives of the shown reports.
+def _match(reports: ReportSet, scope: TabScope) -> CollectiveMatch:
+    return collectives(reports, scope.alignment, offsets_ns=scope.offsets_ns)
 
-    Signals
-    -------
-    collectives_ready(object)
-        :class:`~analysis.collectives.CollectiveMatch` of the shown reports is listed.
-    failed(str)
-        The collectives could not be matched (one line).
-    """
 
-    collectives_ready = Signal(object)
-    failed = Signal(str)
+class CollectiveList(ListTab):
+    """The Collectives tab: its match is also drawn over the timeline (the timeline state's
+    collectives), and showing the tab turns that overlay on unless the user chose."""
 
-    def __init__(
-        self,
-        panel: StatsPanel,
-        runner: JobRunner,
-        timeline: TimelineWidget,
-        anchor_rows: Callable[[], dict[int, tuple[str, int]]] = dict,
-    ):
-        super().__init__(panel)
-        self._panel, self._runner, self._timeline = panel, runner, timeline
-        #: Per report index, its anchor event (table, row) when aligned on anchors.
-        self._anchor_rows = anchor_rows
-        self._shown = ShownReports()
-        self._found: CollectiveMatch | None = None
-        self._status = ""  # the status line of the listed match
-        panel.collective_view_changed.connect(lambda _view: self._show())
+    _status = ""  # the status line of the listed match
 
     def found(self) -> CollectiveMatch | None:
-        return self._found
+        return self.result()
 
-    def set_shown(self, shown: ShownReports, is_new: bool) -> None:
-        """Follow the shown reports; new reports or offsets are matched again (on a worker)."""
-        moved = shown.offsets != self._shown.offsets
-        self._shown = shown
-        if is_new or moved:
-            self._found = None
-            self._match()
+    def cleared(self) -> None:
+        self.context.timeline.state.set_collectives(None)  # of other reports or offsets
 
-    def _match(self) -> None:
-        shown = self._shown
-        self._timeline.state.set_collectives(None)  # of other reports or offsets
-        if not len(shown.reports):
-            self._panel.show_collectives(pd.DataFrame())
-            return
-        self._panel.show_collectives(pd.DataFrame(), "Matching collectives across ranks…")
-        offsets, alignment = shown.offsets, shown.alignment
-        run_for_set(self._runner, shown,
-                    lambda rs: collectives(rs, alignment, offsets_ns=offsets),
-                    "collectives", lambda: self._shown, self._on_ready,
-                    self._on_failed)  # fmt: skip
-
-    def _on_failed(self, text: str) -> None:
-        self._panel.show_collectives(pd.DataFrame(), f"Collectives failed: {text}")
-        self.failed.emit(text)
-
-    def _on_ready(self, found: CollectiveMatch) -> None:
-        self._found = found
-        shown = self._shown
+    def finished(self, found: CollectiveMatch) -> None:
+        shown = self.shown
         overlay = CollectiveOverlay.from_match(found, shown.reports.reports, shown.offsets)
-        self._timeline.state.set_collectives(overlay)
+        self.context.timeline.state.set_collectives(overlay)
         status = _status(found)
-        anchors = self._anchor_rows()
+        anchors = self.context.app.binding.anchor_rows()
         if anchors:
             status = _residual_status(found, anchored_instance(found, anchors)) + " · " + status
         self._status = status
-        self._show()
-        self.collectives_ready.emit(found)
 
-    def _show(self) -> None:
-        """List the chosen view of the match."""
-        if self._found is not None:
-            frame = collective_view_frame(self._found, self._panel.collective_view())
-            self._panel.show_collectives(frame, self._status)
+    def rows(self, found: CollectiveMatch, scope: TabScope) -> tuple[pd.DataFrame, str]:
+        """The chosen view of the match."""
+        return collective_view_frame(found, scope.option), self._status
+
+    def became_current(self) -> None:
+        if not self.context.app.is_collective_overlay_chosen:
+            self.context.timeline.state.set_collectives_shown(True)
 
     def focus_collective(self, record: dict) -> None:
         """Centre the timeline on one matched collective (of a type: its worst) across every
         rank and select its span (first start to last end) over the rows of its ranks'
         collective events."""
-        found, row = self._found, record.get("instance_row")
+        found, row = self.result(), record.get("instance_row")
         if found is None or row is None or pd.isna(row):  # a rank's wait: nothing to centre
             return
         ranks = found.ranks[found.ranks["instance_row"] == int(row)]
         if ranks.empty:
             return
         start, end = int(ranks["start_ns"].min()), int(ranks["end_ns"].max())
-        pad = max((end - start) // 4, 1_000)
-        rows = self._rows_of(ranks)
-        state = self._timeline.state
-        state.set_view_range(start - pad, end + pad)
-        state.select(start, end, rows)
-        if rows:
-            scroll_track_into_view(self._timeline, rows[0])
+        self.select_span(start, end, self._rows_of(ranks), max((end - start) // 4, 1_000))
 
     def _rows_of(self, ranks: pd.DataFrame) -> list[str]:
         """Keys of the timeline rows holding each rank's collective event."""
-        reports = self._shown.reports
+        reports = self.shown.reports
         wanted = set()
         for index, table, row in zip(ranks["report_index"], ranks["table"], ranks["row"],
                                      strict=True):  # fmt: skip
@@ -138,10 +90,30 @@ class CollectiveList(QObject):
             if events is not None and "track_id" in events and 0 <= int(row) < len(events):
                 wanted.add((int(index), str(table), int(events["track_id"][int(row)])))
         keys = []
-        for track in self._timeline.state.tracks():
+        for track in self.context.timeline.state.tracks():
             if any((track.report_index, t, i) in wanted for t, i in track.parts):
                 keys.append(track.key)
         return keys
+
+
+COLLECTIVES = StatsTab(
+    COLLECTIVES_TAB,
+    "Collectives",
+    lambda frame, _labels, _short: collectives_columns(frame),
+    option=TabOption(
+        "Collectives view",
+        "Each matched collective, each type or each rank",
+        COLLECTIVE_VIEW_TITLES,
+    ),
+    time_scoped=False,
+    filter_key="collective",
+    compute=_match,
+    on_row=CollectiveList.focus_collective,
+    recompute_on=frozenset({"offsets"}),
+    follows=frozenset({"option"}),
+    loading="Matching collectives across ranks…",
+    lifecycle=CollectiveList,
+)
 
 
 def _status(found: CollectiveMatch) -> str:

@@ -1,5 +1,6 @@
-"""The stats panel's Expert tab: the ``nsys analyze`` rules' findings of the shown reports,
-found once per set of reports on a worker; choosing one shows the event or gap it names.
+"""The stats panel's Expert tab, all of it: the ``nsys analyze`` rules' findings of the shown
+reports, found once per set of reports on a worker and listed; choosing one shows the event
+or gap it names.
 
 The findings are those of the whole reports (nsys's default rules and options, as
 ``main.py analyze`` prints them), so the tab does not follow the panel's time scope: a
@@ -10,100 +11,48 @@ list other findings than the CLI does.
 from __future__ import annotations
 
 import pandas as pd
-from PySide6.QtCore import QObject, Signal
 
+from strata.analysis.reportset import ReportSet
 from strata.analysis.rules.findings import ExpertFindings, set_findings
 from strata.analysis.schema import pid_of
 from strata.analysis.timefmt import pluralize
-from strata.app.event_lookup import instance_refs, scroll_track_into_view
-from strata.app.jobs import JobRunner
-from strata.app.stats_highlight import NameHighlighter
-from strata.app.stats_jobs import ShownReports, run_for_set
-from strata.viewer.stats_panel import StatsPanel
-from strata.viewer.timeline import TimelineWidget
+from strata.app.stats_jobs import ShownReports
+from strata.app.stats_list import ListTab
+from strata.viewer.stats_tabs import StatsTab, TabScope
+from strata.viewer.table_model import Column
 
-__all__ = ["ExpertList"]
+__all__ = ["EXPERT", "EXPERT_TAB"]
+
+EXPERT_TAB = "expert"
+_COLUMNS = (
+    Column("rule", "Rule", "text", "The nsys analyze rule that found it (-r NAME)"),
+    Column("what", "What", "text"), Column("where", "Where", "text"),
+    Column("start_ns", "Start (ns)"), Column("report", "Report", "text"),
+)  # fmt: skip
 
 
-class ExpertList(QObject):
-    """Find and list the expert rules' findings of the shown reports.
+def _find(reports: ReportSet, _scope: TabScope) -> ExpertFindings:
+    return set_findings(reports)
 
-    Signals
-    -------
-    findings_ready(object)
-        :class:`~analysis.rules.findings.ExpertFindings` of the shown reports are listed.
-    failed(str)
-        The rules could not be run (one line).
-    """
 
-    findings_ready = Signal(object)
-    failed = Signal(str)
+def _rows(found: ExpertFindings, _scope: TabScope) -> tuple[pd.DataFrame, str]:
+    return found.frame, _status(found)
 
-    def __init__(
-        self,
-        panel: StatsPanel,
-        runner: JobRunner,
-        highlighter: NameHighlighter,
-        timeline: TimelineWidget,
-    ):
-        super().__init__(panel)
-        self._panel, self._runner, self._highlighter = panel, runner, highlighter
-        self._timeline = timeline
-        self._shown = ShownReports()
-        self._findings: ExpertFindings | None = None
 
-    def findings(self) -> ExpertFindings | None:
-        return self._findings
-
-    def set_shown(self, shown: ShownReports, is_new: bool) -> None:
-        """Follow the shown reports; a new set is analysed (on a worker)."""
-        self._shown = shown
-        if is_new:
-            self._findings = None
-            self._find()
-
-    def _find(self) -> None:
-        reports = self._shown.reports
-        if not len(reports):
-            self._panel.show_findings(pd.DataFrame())
-            return
-        self._panel.show_findings(pd.DataFrame(), "Running the expert rules…")
-        run_for_set(self._runner, self._shown, set_findings, "expert",
-                    lambda: self._shown, self._on_ready, self._on_failed)  # fmt: skip
-
-    def _on_failed(self, text: str) -> None:
-        self._panel.show_findings(pd.DataFrame(), f"Expert rules failed: {text}")
-        self.failed.emit(text)
-
-    def _on_ready(self, found: ExpertFindings) -> None:
-        self._findings = found
-        self._panel.show_findings(found.frame, _status(found))
-        self.findings_ready.emit(found)
-
-    def focus_finding(self, record: dict) -> None:
-        """Centre the timeline on a finding: its event, selected; or its gap, selected as a
-        time range over its GPU's row."""
-        report_index, start = int(record["report_index"]), int(record["start_ns"])
-        end = start + int(record["duration_ns"])
-        table, index = str(record["table"]), int(record["index"])
-        if table and index >= 0:
-            refs = instance_refs(self._shown.reports, report_index, table, [index], [start],
-                                 [end], [record["name"]])  # fmt: skip
-            if refs:
-                self._highlighter.focus(refs[0], zoom=True)
-                return
-        self._focus_span(report_index, start, end, int(record["pid"]), int(record["device"]))
-
-    def _focus_span(self, report_index: int, start: int, end: int, pid: int, device: int) -> None:
-        timeline = self._timeline
-        offsets = self._shown.offsets
-        offset = offsets[report_index] if report_index < len(offsets) else 0
-        pad = max((end - start) // 10, 200)
-        rows = _gpu_rows(self._shown, timeline.state.tracks(), report_index, pid, device)
-        timeline.state.set_view_range(start + offset - pad, end + offset + pad)
-        timeline.state.select(start + offset, end + offset, rows)
-        if rows:
-            scroll_track_into_view(timeline, rows[0])
+def _focus_finding(tab: ListTab, record: dict) -> None:
+    """Centre the timeline on a finding: its event, selected; or its gap, selected as a
+    time range over its GPU's row."""
+    report_index, start = int(record["report_index"]), int(record["start_ns"])
+    end = start + int(record["duration_ns"])
+    table, index = str(record["table"]), int(record["index"])
+    if table and index >= 0 and tab.focus_row(report_index, table, index, start, end,
+                                              record["name"]):  # fmt: skip
+        return
+    offsets = tab.shown.offsets
+    offset = offsets[report_index] if report_index < len(offsets) else 0
+    rows = _gpu_rows(tab.shown, tab.context.timeline.state.tracks(), report_index,
+                     int(record["pid"]), int(record["device"]))  # fmt: skip
+    tab.select_span(start + offset, end + offset, rows, max((end - start) // 10, 200))
 
 
 def _gpu_rows(shown: ShownReports, tracks, report_index: int, pid: int, device: int) -> list[str]:
@@ -141,3 +90,16 @@ def _status(found: ExpertFindings) -> str:
     if found.problems:
         text += f" · not run: {'; '.join(found.problems)}"
     return text + " (nsys analyze's default rules)"
+
+
+EXPERT = StatsTab(
+    EXPERT_TAB,
+    "Expert",
+    _COLUMNS,
+    filter_key="what",
+    compute=_find,
+    rows=_rows,
+    on_row=_focus_finding,
+    loading="Running the expert rules…",
+    failure="Expert rules",
+)

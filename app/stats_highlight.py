@@ -83,9 +83,11 @@ class NameHighlighter(QObject):
         self._shown = shown
         if is_new:
             self._marks, self._rows, self._instances = [], {}, pd.DataFrame()
+            self._position = -1
             self._tints = None
             self._state.set_highlight(None)
             self._panel.histogram.clear()
+            self._panel.set_instance_text("")  # it counted the instances of other reports
 
     def set_marks(self, marks: list[EventRef]) -> None:
         """Flag ``marks`` (outliers) on the timeline beside the highlighted instances."""
@@ -109,7 +111,7 @@ class NameHighlighter(QObject):
         tables = [reports.slice_tables(i) for i in range(len(reports))]
         rows = {k: v for k, v in self._rows.items() if k[1] in tables[k[0]]}
         try:
-            self._timeline.set_highlights(rows, self._marks, self._tints)
+            self._timeline.state.set_highlights(rows, self._marks, self._tints)
         except (IndexError, KeyError) as exc:  # the timeline shows another report set
             log.debug("highlights not applied: %s", exc)
 
@@ -262,7 +264,12 @@ class NameHighlighter(QObject):
         series = {labels[r]: values[report_index == r]
                   for r in np.unique(report_index).tolist() if r < len(labels)}  # fmt: skip
         unit = "B" if histogram.active.kind == "memcpy_bytes" else "ns"
-        title = f"{histogram.active.name}  ({pluralize(len(inst), 'instance')})"
+        # The count first and the name as the table shows it: a long demangled name, cut
+        # at the end, hid the count; the full name follows (whole in the tooltip).
+        name = histogram.active.name
+        shown = self._panel.shown_name(name)
+        title = f"{pluralize(len(inst), 'instance')} of {shown}"
+        title += f" · {name}" if shown != name else ""
         self._panel.histogram.set_data(title, series, histogram.median, histogram.threshold, unit)
 
     def histogram_instances(self) -> pd.DataFrame:

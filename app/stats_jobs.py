@@ -4,7 +4,7 @@ a request asks and a name's histogram.
 Runs on :mod:`app.jobs` workers, never on the GUI thread. An index sorts a report set's events
 by name and value once (:meth:`analysis.reportset.ReportSet.window_index`, which keeps it);
 every moving window is then answered without sorting again. Qt-free; the controllers that use
-it are :mod:`app.stats_table`, :mod:`app.stats_highlight` and :mod:`app.stats_outliers`.
+it are :mod:`app.stats_table`, :mod:`app.stats_highlight` and :mod:`app.stats_list`.
 """
 
 from __future__ import annotations
@@ -36,7 +36,6 @@ __all__ = [
     "error_text",
     "histogram_of",
     "name_groups",
-    "run_for_set",
     "stats_frame",
     "window_index",
 ]
@@ -60,7 +59,9 @@ class ShownReports:
 
     @property
     def key(self) -> tuple:
-        return tuple(id(r) for r in self.reports), tuple(self.offsets)
+        # The set's membership version, not id()s of its reports: a report closed and another
+        # loaded may get the same id, and a result for the old one would be taken.
+        return (self.reports.version,), tuple(self.offsets)
 
     def index(self, kind: str, build: bool = True, progress: Progress | None = None,
               cancel: threading.Event | None = None) -> WindowIndex | None:  # fmt: skip
@@ -171,24 +172,6 @@ def histogram_of(index: WindowIndex, active: NameHighlight, request: StatsReques
                                scope.report_index)  # fmt: skip
     median, threshold = robust_threshold(in_scope["value"].to_numpy(), DEFAULT_THRESHOLD)
     return Histogram(active, in_scope, median, threshold)
-
-
-def run_for_set(
-    runner,
-    shown: ShownReports,
-    compute: Callable[[ReportSet], object],
-    channel: str,
-    current: Callable[[], ShownReports],
-    ready: Callable[[object], None],
-    failed: Callable[[str], None],
-) -> None:
-    """Compute ``compute(reports)`` of ``shown`` on a worker (a :class:`app.jobs.JobRunner`);
-    ``ready(value)`` only if ``current()`` still shows the same reports (a later set wins),
-    ``failed(line)`` with :func:`error_text` of an error."""
-    reports, key = shown.reports, shown.key[0]
-    job = runner.submit(lambda _p, _c: compute(reports), channel=channel)
-    job.finished.connect(lambda value: ready(value) if current().key[0] == key else None)
-    job.failed.connect(lambda error: failed(error_text(error)))
 
 
 def error_text(error: Exception) -> str:

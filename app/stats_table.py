@@ -35,7 +35,7 @@ from strata.app.stats_jobs import (
     stats_frame,
 )
 from strata.viewer.state import Scope, TimelineSelection, TimelineState, scope_window
-from strata.viewer.stats_panel import OWN_TABS, StatsPanel
+from strata.viewer.stats_panel import StatsPanel
 
 __all__ = ["StatsTable"]
 
@@ -102,7 +102,7 @@ class StatsTable(QObject):
     def request_stats(self) -> None:
         """Recompute the current tab for the current scope (coalesced, on a worker)."""
         kind, shown = self._panel.kind(), self._shown
-        if kind in OWN_TABS or not shown.reports:
+        if not self._panel.current_tab().is_summary or not shown.reports:
             return
         if self._is_running:
             self._is_dirty = True

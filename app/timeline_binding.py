@@ -30,7 +30,7 @@ from strata.analysis.tracks import Track
 from strata.app.jobs import JobRunner
 from strata.app.loading import ReportList
 from strata.app.settings import Settings
-from strata.viewer.rows import match_tracks
+from strata.viewer.state.rows import match_tracks
 from strata.viewer.timeline import TimelineWidget
 
 __all__ = ["TimelineBinding", "TimelineWidget"]
@@ -258,16 +258,18 @@ class TimelineBinding(QObject):
             self._start_projection(layout.report_set)
 
     def _apply_layout(self, layout: _Layout, is_complete: bool) -> None:
-        previous_range = tuple(self._timeline.view_range()) if self._shown else None
+        previous_range = tuple(self._timeline.state.view_range()) if self._shown else None
         # More tables of the reports shown (a progressive open): the user's view stays.
         is_newer = bool(self._shown) and _paths(layout.reports) == _paths(self._shown)
         was_complete = self._is_shown_complete
         self._is_applying = True
         try:
             if is_newer:
-                self._timeline.replace_reports(layout.report_set, layout.tracks, layout.offsets_ns)
+                self._timeline.state.replace_reports(
+                    layout.report_set, layout.tracks, layout.offsets_ns
+                )
             else:
-                self._timeline.set_data(layout.report_set, layout.tracks, layout.offsets_ns)
+                self._timeline.state.set_data(layout.report_set, layout.tracks, layout.offsets_ns)
             self._shown, self._tracks = layout.reports, layout.tracks
             self._shown_set = layout.report_set
             self._is_shown_complete = is_complete
@@ -297,7 +299,7 @@ class TimelineBinding(QObject):
             return  # the reports changed meanwhile; a newer projection is on its way
         self._is_applying = True
         try:
-            self._timeline.set_tracks(tracks)  # keeps the view, pins and collapsed groups
+            self._timeline.state.set_tracks(tracks)  # keeps the view, pins and collapsed groups
             self._tracks = list(tracks)
         finally:
             self._is_applying = False
@@ -342,10 +344,10 @@ class TimelineBinding(QObject):
         # A report that finishes loading late must not undo the user's zoom; until the user
         # moves, each new layout shows everything.
         if previous_range is None or previous_range == self._fitted_range:
-            self._timeline.fit()
-            self._fitted_range = tuple(self._timeline.view_range())
+            self._timeline.state.fit()
+            self._fitted_range = tuple(self._timeline.state.view_range())
         else:
-            self._timeline.set_view_range(*previous_range)
+            self._timeline.state.set_view_range(*previous_range)
 
     # -- alignment ------------------------------------------------------------------------
 
@@ -369,7 +371,7 @@ class TimelineBinding(QObject):
             return  # a newer layout is on its way
         offsets_ns, error = aligned
         self._offsets_ns, self._shown_alignment = list(offsets_ns), alignment
-        self._timeline.set_offsets(self._offsets_ns)
+        self._timeline.state.set_offsets(self._offsets_ns)
         if all(r.complete for r in reports) and alignment == self.alignment():
             self._set_alignment_problem(error)
         self.layout_changed.emit(len(self._shown), len(self._tracks))

@@ -60,9 +60,9 @@ def main(argv: list[str] | None = None) -> int:
     widget.resize(2000, 1000)
     widget.show()
     app.processEvents()
-    widget.set_data(report_set, tracks, alignment_offsets(reports))
+    widget.state.set_data(report_set, tracks, alignment_offsets(reports))
     widget.state.set_collapsed_groups([])
-    widget.set_pinned_keys(counters)
+    widget.state.set_pinned_keys(counters)
     widget.set_pinned_fraction(0.85)
     print(f"peer: blit {_blit_ms(2000, 1000):.2f} ms/frame")
     print(f"{'view':>7} {'mode':>5} {'ours ms':>8} {'worst':>7} {'hidden ms':>10} {'ratio':>6}")
@@ -70,9 +70,9 @@ def main(argv: list[str] | None = None) -> int:
         for mode in ("pan", "zoom"):
             ours, peer = [], []
             for _ in range(args.repeats):
-                widget.set_hidden_keys([])
+                widget.state.set_hidden_keys([])
                 ours += _frames(widget, level, args.frames, mode)
-                widget.set_hidden_keys(counters)
+                widget.state.set_hidden_keys(counters)
                 peer += _frames(widget, level, args.frames, mode)
             ours_ms, peer_ms = statistics.median(ours), statistics.median(peer)
             print(

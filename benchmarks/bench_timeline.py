@@ -75,11 +75,11 @@ def _report_path(args: argparse.Namespace) -> Path:
 
 def _visible_events(widget: TimelineWidget) -> int:
     count = 0
-    t0, t1 = widget.view_range()
-    for track in widget.tracks():
+    t0, t1 = widget.state.view_range()
+    for track in widget.state.tracks():
         if track.kind == "gpu_all":
             continue
-        tables = widget._tables[track.report_index]
+        tables = widget.state.tables()[track.report_index]
         for name, track_id in track.parts:
             lo, hi = tables[name].window(track_id, t0, t1)
             count += hi - lo
@@ -120,18 +120,18 @@ def _naive_ms_per_rect(width: int, height: int, n: int = 50_000) -> float:
 
 
 def _frames(widget: TimelineWidget, level: float, frames: int, mode: str) -> list[float]:
-    lo, hi = widget.full_range()
+    lo, hi = widget.state.full_range()
     span = max(int((hi - lo) * level), 100)
     mid = (lo + hi) // 2
-    widget.set_view_range(mid - span // 2, mid + span // 2)
+    widget.state.set_view_range(mid - span // 2, mid + span // 2)
     widget.repaint()
     times = []
     for i in range(frames):
-        t0, t1 = widget.view_range()
+        t0, t1 = widget.state.view_range()
         t = time.perf_counter()
         if mode == "pan":
             step = int((t1 - t0) * 0.05) * (1 if (i // 10) % 2 == 0 else -1)
-            widget.set_view_range(t0 + step, t1 + step)
+            widget.state.set_view_range(t0 + step, t1 + step)
         else:
             widget.zoom(1.1 if (i // 10) % 2 == 0 else 1 / 1.1)
         widget.repaint()
@@ -184,13 +184,13 @@ def main(argv: list[str] | None = None) -> int:
     t = time.perf_counter()
     # One set for both: the projected NVTX slices it derives are the ones the widget draws.
     report_set = ReportSet(reports)
-    widget.set_data(report_set, report_set.tracks(include_projection=False), [0])
+    widget.state.set_data(report_set, report_set.tracks(include_projection=False), [0])
     widget.repaint()
     first_s = time.perf_counter() - t
     t = time.perf_counter()
     tracks = report_set.tracks()
     projection_s = time.perf_counter() - t
-    widget.set_data(report_set, tracks, alignment_offsets(reports))
+    widget.state.set_data(report_set, tracks, alignment_offsets(reports))
     widget.repaint()
     sampler.__exit__()
     mem["peak_anon"] = sampler.peak

@@ -2,8 +2,10 @@
 
 Opens the main window as ``main.py`` does (every panel docked, dark theme, settings in a
 temporary file so the user's layout plays no part), on the built-in demo, drives it as a user
-would (search, a selection, a click on an event, the Expert tab, the collectives overlay, a
-diff, the Ops tab) and saves the whole window, 1280×800, as PNG: ``search.png``,
+would (the overview: ranks aligned on ``train_step``, a stream pinned per rank, a kernel's
+histogram; search, a selection, a click on an event, the Expert tab, the collectives overlay, a
+diff, the Ops tab) and saves the whole window, 1280×800, as PNG: ``screenshot.png`` (the
+README's), ``search.png``,
 ``events.png``, ``details.png``, ``area.png``, ``expert.png``, ``collectives.png``,
 ``diff.png``, ``ops.png`` and, when the real reports of ``--real-dir`` are there,
 ``counters.png`` (GPU metric and memory rows), ``calltree.png`` and ``kernels.png`` (the
@@ -28,9 +30,12 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere: import the proje
 __all__ = ["SHOTS", "main", "take_screenshots"]
 
 #: The pictures, in the order they are taken.
-SHOTS = ("search", "events", "details", "area", "expert", "collectives", "diff", "ops",
-         "counters", "calltree", "kernels")  # fmt: skip
+SHOTS = ("screenshot", "search", "events", "details", "area", "expert", "collectives", "diff",
+         "ops", "counters", "calltree", "kernels")  # fmt: skip
 SIZE = (1280, 800)
+#: The overview's stream (the NCCL and GEMM stream of every demo rank) and its kernel.
+OVERVIEW_STREAM = "Stream 7"
+OVERVIEW_KERNEL = "ampere_sgemm_128x64_nt"
 #: A real report with GPU metric rows (vector_add on an A100), and the rows pinned.
 COUNTER_REPORT = "ayush-os__nsight-systems-deep-dive__vector_add_profile_v3.sqlite"
 COUNTER_ROWS = ("SM Active", "SM Issue", "DRAM Read Throughput", "DRAM Write Throughput",
@@ -82,18 +87,19 @@ def _make_window(settings_path: Path):
     from PySide6.QtCore import Qt
 
     from strata.app.fonts import ensure_usable_font
-    from strata.app.gui import _install_panels
+    from strata.app.gui import install_panels
     from strata.app.main_window import MainWindow
     from strata.app.settings import Settings
     from strata.app.theme import apply_theme
+    from strata.resources.demo import build_demo_reports
 
     app = _application()
     ensure_usable_font(app)
     apply_theme(app)
     settings = Settings(settings_path)
     settings.set_theme_choice("dark")  # the docs show the default look, whatever the desktop
-    window = MainWindow(settings)
-    _install_panels(window)
+    window = MainWindow(settings, build_demo=build_demo_reports)
+    install_panels(window)
     window.theme_switcher.apply()
     window.resize(*SIZE)
     window.show()
@@ -109,6 +115,33 @@ def _application():
     app = QApplication.instance() or QApplication([sys.argv[0]])
     app.setApplicationName("Strata")
     return app
+
+
+def _shoot_overview(app, window, out: Path) -> Path:
+    """screenshot.png (the README's): every rank aligned on its first ``train_step``, each
+    rank's Stream 7 pinned above the rest, the kernels table and one GEMM's histogram in
+    which the straggler rank stands apart."""
+    from strata.viewer.state import Scope
+
+    stats, state = window.stats_controller, window.timeline.state
+    window.alignment_bar.set_alignment("nvtx", "train_step")
+    _wait(app, lambda: _idle(window), "the alignment")
+    for track in state.tracks():
+        if track.kind == "gpu_stream" and track.label == OVERVIEW_STREAM:
+            state.pin(track.key)
+    state.set_view_range(*_middle_window(window, 0.1))
+    stats.panel.set_scope(Scope("all"))
+    stats.panel.set_kind("kernels")
+    _wait(app, lambda: stats.panel.model.rowCount() > 0 and _idle(window), "the kernels table")
+    stats.panel.select_name(OVERVIEW_KERNEL)
+    _wait(app, lambda: _idle(window), "the histogram")
+    window.event_actions.show_details(None)
+    window.reports_dock.raise_()
+    path = _save(app, window, out, "screenshot")
+    state.set_pinned_keys([])
+    window.alignment_bar.set_alignment("session")
+    _wait(app, lambda: _idle(window), "the session alignment")
+    return path
 
 
 def _shoot_search(app, window, out: Path):
@@ -176,7 +209,7 @@ def _shoot_details(app, window, out: Path, ref) -> Path:
     bottom = (window.reports_dock, window.events_controller.dock)
     for dock in bottom:
         dock.hide()
-    window.timeline.select_event(ref)
+    window.timeline.state.select_event(ref)
     window.event_actions.show_details(ref)
     path = _save(app, window, out, "details")
     for dock in bottom:
@@ -207,13 +240,13 @@ def _shoot_expert(app, window, out: Path) -> Path:
     stats.panel.set_scope(Scope("all"))
     window.timeline.state.select(None)
     stats.panel.set_kind("expert")
-    _wait(app, lambda: stats.expert_list.findings() is not None, "the expert rules")
+    _wait(app, lambda: stats.expert_list.result() is not None, "the expert rules")
     frame = stats.panel.current_frame()
     rows = frame.index[frame["rule"] == "cuda_api_sync"]
     if len(rows):
         index = stats.panel.proxy.mapFromSource(stats.panel.model.index(int(rows[0]), 0))
         stats.panel.table.selectRow(index.row())
-        stats.expert_list.focus_finding(frame.iloc[int(rows[0])].to_dict())
+        stats.expert_list.choose(frame.iloc[int(rows[0])].to_dict())
     return _save(app, window, out, "expert")
 
 
@@ -242,7 +275,7 @@ def _shoot_collectives(app, window, out: Path) -> Path:
     end = int(ranks["end_ns"].max())
     before = found.instances.iloc[late.step - 1]
     state.set_view_range(int(before["first_start_ns"]) - 2_000_000, end + 3_000_000)
-    window.timeline.select_event(None)
+    window.timeline.state.select_event(None)
     window.event_actions.show_details(None)
     window.statusBar().clearMessage()
     path = _save(app, window, out, "collectives")
@@ -263,7 +296,7 @@ def _shoot_diff(app, window, out: Path) -> Path:
     window.compare_with_baseline()
     _wait(app, lambda: stats.diff_list.frame() is not None, "the diff")
     window.toggle_diff_colors()
-    _wait(app, lambda: bool(window.timeline.tints()), "the diff colours")
+    _wait(app, lambda: bool(window.timeline.state.tints()), "the diff colours")
     for track in state.tracks():  # the two runs' GPU rows, one above the other
         if track.kind == "gpu_stream" and track.report_index in (0, STRAGGLER_RANK):
             state.pin(track.key)
@@ -376,8 +409,10 @@ def take_screenshots(out: Path, real_dir: Path | None) -> list[Path]:
         app, window = _make_window(Path(tmp) / "settings.ini")
         try:
             _open(app, window, build_demo_reports(Path(tmp) / "demo"))
+            overview = _shoot_overview(app, window, out)
             found = _shoot_search(app, window, out)
             written = [
+                overview,
                 out / "search.png",
                 _shoot_events(app, window, out),
                 _shoot_details(app, window, out, found),

@@ -19,6 +19,7 @@ __all__ = [
     "assert_same_output_in_every_mode",
     "mutate_sqlite",
     "run_cli",
+    "run_notebook",
     "run_cli_forked",
     "sql_rows",
 ]
@@ -106,6 +107,49 @@ def run_cli_forked(
     environ = env if env is not None else dict(os.environ)
     code, out, err = _forkserver.run(argv, environ, timeout_s)
     return subprocess.CompletedProcess(argv, code, out, err)
+
+
+def run_notebook(path: Path, cwd: Path | None = None) -> dict:
+    """Execute the code cells of the Jupyter notebook ``path`` in order, in one fresh
+    namespace, with matplotlib's Agg backend and ``cwd`` (default: the notebook's folder) as
+    the working directory, as Jupyter runs it; return the namespace.
+
+    Each cell's last expression is evaluated as Jupyter shows it (its value discarded).
+    Figures are closed afterwards; ``namespace["_figures"]`` counts those the cells drew.
+    """
+    import ast
+    import contextlib
+    import io
+    import json
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    notebook = json.loads(Path(path).read_text(encoding="utf-8"))
+    assert notebook["nbformat"] == 4
+    namespace: dict = {"__name__": "__main__"}
+    before = set(plt.get_fignums())
+    previous = Path.cwd()
+    os.chdir(cwd or Path(path).parent)
+    try:
+        for number, cell in enumerate(notebook["cells"]):
+            if cell["cell_type"] != "code":
+                continue
+            source = "".join(cell["source"])
+            tree = ast.parse(source, f"{Path(path).name} cell {number}")
+            last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+            name = f"{Path(path).name} cell {number}"
+            with contextlib.redirect_stdout(io.StringIO()):
+                exec(compile(tree, name, "exec"), namespace)  # noqa: S102 - the notebook's own
+                if last is not None:
+                    eval(compile(ast.Expression(last.value), name, "eval"), namespace)  # noqa: S307
+        namespace["_figures"] = len(set(plt.get_fignums()) - before)
+    finally:
+        os.chdir(previous)
+        plt.close("all")
+    return namespace
 
 
 def assert_same_output_in_every_mode(

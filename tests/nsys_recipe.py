@@ -26,7 +26,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-__all__ = ["nsys_recipe", "stage_parquet", "stage_reports"]
+__all__ = ["nsys_output_names", "nsys_recipe", "stage_parquet", "stage_reports"]
 
 _PACKAGE = Path("target-linux-x64/python/packages/nsys_recipe")
 
@@ -116,13 +116,14 @@ def stage_parquet(
     return folder
 
 
-def nsys_recipe(name: str, inputs: Path, output: Path, *args: str) -> Path:
-    """Run nsys's recipe ``name`` on the staged ``inputs`` folder; return its output folder."""
+def _package(where: Path) -> tuple[Path, dict[str, str]]:
+    """An untouched copy of nsys's ``nsys_recipe`` package under ``where``, and the
+    environment that runs it."""
     for module in ("psutil", "dask", "distributed", "pyarrow"):
         if importlib.util.find_spec(module) is None:
             pytest.skip(f"nsys recipe needs the {module} package")
     install = _install_dir()
-    package = output.parent / "nsys-recipe-package"
+    package = where / "nsys-recipe-package"
     if not package.exists():
         shutil.copytree(install / _PACKAGE, package / "nsys_recipe")
         (package / "nsys_recipe" / "third_party").mkdir()
@@ -132,6 +133,37 @@ def nsys_recipe(name: str, inputs: Path, output: Path, *args: str) -> Path:
         "PYTHONPATH": str(package),
         "PATH": f"{install / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
     }
+    return package, env
+
+
+def nsys_output_names(
+    patterns: Sequence[str], cwd: Path, environ: dict[str, str]
+) -> tuple[list[str], str]:
+    """What nsys's ``--output`` type (``nsys_recipe.lib.args.process_output``) makes of each
+    pattern, run in ``cwd`` with ``environ`` added: the names, and its log (one line per
+    warning or error, ``LEVEL: text``)."""
+    import json
+
+    _, env = _package(cwd.parent)
+    script = (
+        "import json, sys\n"
+        "from nsys_recipe import log\n"
+        "from nsys_recipe.lib.args import process_output\n"
+        "log.customize_logger('stderr', 'info')\n"
+        "print(json.dumps([process_output(p) for p in json.loads(sys.argv[1])]))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script, json.dumps(list(patterns))],
+        capture_output=True, text=True, env={**env, **environ}, cwd=cwd, timeout=60,
+        check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return json.loads(proc.stdout), proc.stderr
+
+
+def nsys_recipe(name: str, inputs: Path, output: Path, *args: str) -> Path:
+    """Run nsys's recipe ``name`` on the staged ``inputs`` folder; return its output folder."""
+    _, env = _package(output.parent)
     proc = subprocess.run(
         [sys.executable, "-m", "nsys_recipe", name, "--input", str(inputs),
          "--output", str(output), *args],

@@ -103,6 +103,44 @@ def test_a_plain_pip_install_loads_the_native_reader_from_the_package(tmp_path: 
     assert package.is_relative_to(tmp_path / "venv")
     assert found["LOADED"] == str(package / "libstrata_sqlread.so")
     assert found["LOGS"] == ""
+    _assert_one_namespace(python, tmp_path)
+
+
+def _assert_one_namespace(python: Path, tmp_path: Path) -> None:
+    """Everything is installed under ``strata``; a user's own ``analysis/`` folder (a notebook
+    folder, say) neither shadows Strata nor is shadowed, and ``python -m strata`` starts it."""
+    purelib = Path(
+        subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()  # fmt: skip
+    )
+    installed = {p.name for p in purelib.iterdir() if not p.name.endswith((".pth", "-info"))}
+    assert "strata" in installed
+    assert not installed & {"analysis", "app", "viewer", "resources"}, installed
+    notebook = tmp_path / "notebook"
+    (notebook / "analysis").mkdir(parents=True)
+    (notebook / "analysis" / "__init__.py").write_text("MINE = True\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    probe = (
+        "import analysis, strata.analysis; from strata.analysis import open_reports; "
+        "print(analysis.MINE, strata.analysis.__version__ == strata.__version__)"
+    )
+    done = subprocess.run(
+        [str(python), "-c", probe], capture_output=True, text=True, cwd=notebook, env=env,
+        timeout=120, check=True,
+    )  # fmt: skip
+    assert done.stdout.split() == ["True", "True"]
+    version = subprocess.run(
+        [str(python), "-m", "strata", "--version"], capture_output=True, text=True,
+        cwd=notebook, env=env, timeout=120, check=True,
+    )  # fmt: skip
+    assert version.stdout.split()[-1] == subprocess.run(
+        [str(python), "-c", "import strata; print(strata.__version__)"],
+        capture_output=True, text=True, cwd=notebook, env=env, check=True,
+    ).stdout.strip()  # fmt: skip
 
 
 @pytest.mark.slow

@@ -14,12 +14,12 @@ from tests.helpers import run_python
 
 FORBIDDEN_IN_VIEWER = {"sqlite3", "adbc_driver_sqlite", "adbc_driver_manager", "subprocess"}
 QT = {"PySide6", "shiboken6", "pyqtgraph"}
-#: viewer modules that hold state and NumPy logic the widgets render: tested without Qt.
-QT_FREE_VIEWER = (
-    "strata.viewer.state",
-    "strata.viewer.rows",
-    "strata.viewer.lod",
-    "strata.viewer.collective_overlay",
+#: The viewer's package of state and NumPy logic the widgets render, tested without Qt: every
+#: module in it (an import contract in pyproject.toml holds the package to it as well).
+QT_FREE_VIEWER_PACKAGE = "strata.viewer.state"
+QT_FREE_VIEWER = tuple(
+    f"{QT_FREE_VIEWER_PACKAGE}.{path.stem}" if path.stem != "__init__" else QT_FREE_VIEWER_PACKAGE
+    for path in sorted((ROOT / "viewer" / "state").glob("*.py"))
 )
 
 
@@ -27,14 +27,42 @@ def _modules(package: str) -> list[Path]:
     return sorted((ROOT / package).rglob("*.py"))
 
 
-def _imports(tree: ast.AST) -> set[str]:
-    names: set[str] = set()
+def _imported_modules(tree: ast.AST) -> list[str]:
+    """Every absolute module name ``tree`` imports (``a.b`` of ``from a.b import c``)."""
+    names: list[str] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            names |= {a.name.split(".")[0] for a in node.names}
+            names += [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module.split(".")[0])
+            names.append(node.module)
     return names
+
+
+def _imports(tree: ast.AST) -> set[str]:
+    """The top-level names ``tree`` imports, Strata's packages by their own names
+    (``strata.app.cli`` counts as ``app``)."""
+    return {name.removeprefix("strata.").split(".")[0] for name in _imported_modules(tree)}
+
+
+#: The four packages, installed and imported only as ``strata.<name>`` (issue #22).
+_OLD_TOP_LEVEL = {"analysis", "app", "viewer", "resources"}
+
+
+def test_no_code_imports_strata_packages_by_their_old_top_level_names() -> None:
+    """From the checkout root ``import analysis`` still finds the folder; a module imported
+    that way would be a second copy beside ``strata.analysis`` (its own caches, its own
+    classes), and it would fail once installed. Every import says ``strata.``."""
+    found = []
+    for folder in ("analysis", "app", "viewer", "resources", "tests", "benchmarks", "strata"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            for name in _imported_modules(ast.parse(path.read_text(encoding="utf-8"))):
+                if name.split(".")[0] in _OLD_TOP_LEVEL:
+                    found.append(f"{path.relative_to(ROOT)}: {name}")
+    for path in (ROOT / "main.py", ROOT / "setup.py"):
+        for name in _imported_modules(ast.parse(path.read_text(encoding="utf-8"))):
+            if name.split(".")[0] in _OLD_TOP_LEVEL:
+                found.append(f"{path.name}: {name}")
+    assert not found, "\n".join(found)
 
 
 @pytest.mark.parametrize("path", _modules("viewer"), ids=lambda p: p.name)
@@ -49,6 +77,25 @@ def test_viewer_opens_no_files_and_runs_no_sql(path: Path) -> None:
             assert name not in {"open", "read_text", "read_bytes", "write_text", "write_bytes"}, (
                 f"{path.name}:{node.lineno} calls {name}()"
             )
+
+
+def test_app_leaves_resources_to_the_start_up_and_resources_uses_app_s_public_names() -> None:
+    """app/ gets the demo builder from strata.launch (it imports nothing of resources/), and
+    resources/ (its screenshot script drives the window) imports only public app names: the
+    arrow between them runs one way (the cycle contract holds it for the packages)."""
+    found = []
+    for path in _modules("app"):
+        for name in _imported_modules(ast.parse(path.read_text(encoding="utf-8"))):
+            if name.startswith("strata.resources"):
+                found.append(f"{path.relative_to(ROOT)} imports {name}")
+    for path in _modules("resources"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("strata.app"):
+                private = [a.name for a in node.names if a.name.startswith("_")]
+                hidden = [p for p in node.module.split(".") if p.startswith("_")]
+                if private or hidden:
+                    found.append(f"{path.relative_to(ROOT)} imports {node.module}: {private}")
+    assert found == []
 
 
 @pytest.mark.parametrize("path", _modules("analysis"), ids=lambda p: p.name)

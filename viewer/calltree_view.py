@@ -24,12 +24,23 @@ from PySide6.QtWidgets import (
 
 from strata.analysis.calltree import CallTree
 from strata.analysis.escape import escape_text
+from strata.viewer.access import name_control
 from strata.viewer.style import name_argb
 
-__all__ = ["CallTreePanel", "FlameGraph", "MAX_ITEMS"]
+__all__ = ["CallTreePanel", "FlameGraph", "MAX_ITEMS", "NO_SYMBOL", "symbol_text"]
 
 #: Most tree items the panel lists (the busiest first in preorder; the rest are summed away).
 MAX_ITEMS = 20_000
+#: What a frame without a symbol reads (a blank row looked like a drawing fault).
+NO_SYMBOL = "(no symbol)"
+
+
+def symbol_text(symbol: object) -> str:
+    """Return a frame's symbol as shown: :data:`NO_SYMBOL` for an empty one."""
+    text = "" if symbol is None else str(symbol)
+    return text if text.strip() else NO_SYMBOL
+
+
 _ROW_PX = 16
 
 
@@ -78,7 +89,7 @@ class FlameGraph(QWidget):
         self._rects = self.boxes(self.width(), self.height())
         tree = self.tree
         for rect, node in self._rects:
-            name = str(tree.symbols[tree.frame[node]])
+            name = symbol_text(tree.symbols[tree.frame[node]])
             p.fillRect(rect, QColor.fromRgba(name_argb(name)))
             if rect.width() > 30:
                 p.setPen(Qt.GlobalColor.black)
@@ -103,7 +114,7 @@ class FlameGraph(QWidget):
             return
         share = 100.0 * tree.total_count[node] / max(tree.samples, 1)
         self.setToolTip(
-            f"{escape_text(str(tree.symbols[tree.frame[node]]))}\n"
+            f"{escape_text(symbol_text(tree.symbols[tree.frame[node]]))}\n"
             f"{escape_text(str(tree.modules[tree.frame[node]]))}\n"
             f"total {int(tree.total_count[node]):,} ({share:.1f}%), "
             f"self {int(tree.self_count[node]):,}"
@@ -124,19 +135,28 @@ class CallTreePanel(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.mode = QComboBox(self)
+        self.mode = name_control(QComboBox(self), "Call tree direction")
+        self.mode.setToolTip("Top-down: callers first; bottom-up: the functions samples end in")
         self.mode.addItems(["Top-down", "Bottom-up"])
         # Which report's samples: four programs' stacks merged into one tree read as one
         # program that calls all their functions.
-        self.report_combo = QComboBox(self)
+        self.report_combo = name_control(QComboBox(self), "Call tree report")
         self.report_combo.setToolTip("Whose CPU samples the tree holds")
         self.report_combo.addItem("All reports", None)
         self.report_combo.setVisible(False)
         self.status = QLabel("No CPU samples", self)
-        self.tree_view = QTreeWidget(self)
+        self.tree_view = name_control(
+            QTreeWidget(self),
+            "Call tree",
+            "CPU samples by call stack: self and total time per function",
+        )
         self.tree_view.setHeaderLabels(["Function", "Self", "Total", "Total %", "Module"])
         self.tree_view.setUniformRowHeights(True)
-        self.flame = FlameGraph(self)
+        self.flame = name_control(
+            FlameGraph(self),
+            "Flame graph",
+            "The call tree drawn as stacked boxes, wider for more samples",
+        )
         top = QHBoxLayout()
         top.addWidget(self.mode)
         top.addWidget(self.report_combo)
@@ -158,6 +178,22 @@ class CallTreePanel(QWidget):
         header.setMinimumSectionSize(48)
         self.tree_view.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.tree: CallTree | None = None
+
+    def resizeEvent(self, event) -> None:  # Qt override
+        super().resizeEvent(event)
+        self._fit_indentation()
+
+    def _fit_indentation(self) -> None:
+        """Step each level so that the deepest listed frame keeps half the Function column:
+        call chains run 20-30 frames deep, and the style's 20 px steps left the deepest
+        functions no room at all in a docked panel (a step of 4 px at the least)."""
+        levels = self.tree.level[:MAX_ITEMS] if self.tree is not None else np.zeros(0)
+        depth = (int(levels.max()) if len(levels) else 0) + 1
+        column = self.tree_view.header().sectionSize(0)
+        usual = self.tree_view.fontMetrics().averageCharWidth() * 2 + 4
+        step = max(4, min(usual, column // (2 * depth)))
+        if step != self.tree_view.indentation():
+            self.tree_view.setIndentation(step)
 
     def set_reports(self, labels: list[str], paths: list[str] | None = None) -> None:
         """Offer ``labels`` (one per shown report) beside "All reports"; keep the choice when
@@ -196,7 +232,7 @@ class CallTreePanel(QWidget):
             parent = int(tree.parent[node])
             frame = tree.frame[node]
             texts = [
-                escape_text(str(tree.symbols[frame])),
+                escape_text(symbol_text(tree.symbols[frame])),
                 f"{int(tree.self_count[node]):,}",
                 f"{int(tree.total_count[node]):,}",
                 f"{100.0 * tree.total_count[node] / total:.1f}",
@@ -212,6 +248,7 @@ class CallTreePanel(QWidget):
             items.append(item)
         roots = [items[n] for n in range(len(items)) if tree.parent[n] < 0]
         self.tree_view.addTopLevelItems(roots)
+        self._fit_indentation()
         for item in roots[:3]:
             item.setExpanded(True)
         for column in (1, 2, 3, 4):

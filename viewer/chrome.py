@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
-from PySide6.QtGui import QFontMetrics, QImage, QPaintEngine, QPainter, QPolygonF
+from PySide6.QtGui import QFont, QFontMetrics, QImage, QPaintEngine, QPainter, QPolygonF
 
 from strata.analysis.shortnames import distinct_short_labels
 from strata.analysis.timefmt import format_duration_ns
@@ -56,17 +56,26 @@ class ChromePainter:
     """Paints ruler, headers and scroll bar; caches the header column between pans."""
 
     def __init__(self) -> None:
-        self._label_font = ui_font(11)
-        self._header_font = ui_font(12)
-        self._group_font = ui_font(12, bold=True)
-        self._report_font = ui_font(13, bold=True)
         self._header_image: QImage | None = None
         self._header_key: tuple | None = None
-        self._header_refs: tuple = ()
+        self.set_font(None)
+
+    def set_font(self, base: QFont | None) -> None:
+        """Size the ruler and header text from ``base`` (None: the application's font)."""
+        self._label_font = ui_font(11 / 12, base=base)
+        self._header_font = ui_font(1.0, base=base)
+        self._group_font = ui_font(1.0, bold=True, base=base)
+        self._report_font = ui_font(13 / 12, bold=True, base=base)
+        self._header_image = None
 
     def reset(self) -> None:
         """Forget the cached header column."""
         self._header_image = None
+
+    @property
+    def header_image(self) -> QImage | None:
+        """Return the cached header column (device pixels, with its pixel ratio), or None."""
+        return self._header_image
 
     def paint(self, p: QPainter, frame: Frame, placed: list) -> None:
         """Paint headers, ruler and scroll bar over the rows."""
@@ -77,15 +86,22 @@ class ChromePainter:
     def _paint_cached_headers(self, p: QPainter, frame: Frame, placed: list) -> None:
         """Draw the row headers from a cached image: they change on scroll, not on pan/zoom."""
         key = (
-            id(frame.rows),
-            id(frame.pinned),
+            frame.layout_version,
             frame.scroll_px,
             frame.pinned_height_px,
             frame.height,
             frame.theme,
+            frame.pixel_ratio,
         )
+        ratio = frame.pixel_ratio
         if self._header_key != key or self._header_image is None:
-            image = QImage(frame.theme.header_width_px, frame.height, QImage.Format.Format_RGB32)
+            # In device pixels (the painter scales to them): text as sharp as the rest.
+            image = QImage(
+                max(1, round(frame.theme.header_width_px * ratio)),
+                max(1, round(frame.height * ratio)),
+                QImage.Format.Format_RGB32,
+            )
+            image.setDevicePixelRatio(ratio)
             image.fill(qcolor(frame.theme.header_bg))
             painter = QPainter(image)
             try:
@@ -93,10 +109,10 @@ class ChromePainter:
             finally:
                 painter.end()
             self._header_image, self._header_key = image, key
-            # Holding the keyed layouts keeps their ids from being reused by new ones.
-            self._header_refs = (frame.rows, frame.pinned)
         top = frame.pinned_y
-        source = QRectF(0, top, frame.theme.header_width_px, frame.height - top)
+        # A source rectangle is in the image's own (device) pixels.
+        source = QRectF(0, top * ratio, self._header_image.width(),
+                        self._header_image.height() - top * ratio)  # fmt: skip
         if p.paintEngine().type() == QPaintEngine.Type.SVG:
             # The SVG engine ignores a source rectangle (it would draw the whole column
             # shifted down by ``top``, Export Image's SVG): give it just that part.

@@ -33,11 +33,11 @@ def details_text(lines: list[tuple[str, str]]) -> str:
 
 def zoom_to_event(timeline: QWidget, ref: EventRef) -> None:
     """Show ``ref`` over the middle of the view (a zero-length event gets 1 µs around it)."""
-    offset = timeline.offsets()[ref.report_index]
+    offset = timeline.state.offsets_ns()[ref.report_index]
     start, end = ref.start_ns + offset, ref.end_ns + offset
     span = max(int((end - start) / _ZOOM_SHARE), 1_000)
     middle = (start + end) // 2
-    timeline.set_view_range(middle - span // 2, middle + span // 2)
+    timeline.state.set_view_range(middle - span // 2, middle + span // 2)
 
 
 def add_event_actions(menu: QMenu, timeline: QWidget, ref: EventRef) -> None:

@@ -27,6 +27,7 @@ __all__ = [
     "find_partner",
     "pick_event",
     "shown_name",
+    "spoken_event",
 ]
 
 
@@ -130,6 +131,23 @@ def find_partner(report: Report, tables: dict[str, SliceTable], event: EventRef)
     return _ref(event.report_index, table, tables[table], row, "")
 
 
+def _first_lines(
+    report: Report, event: EventRef, row_label: str, offset_ns: int
+) -> list[tuple[str, str]]:
+    return [
+        ("Name", shown_name(report, event) or "(unnamed)"),
+        ("Start", format_time_ns(event.start_ns + offset_ns)),
+        ("Duration", format_duration_ns(event.duration_ns)),
+        ("Row", row_label),
+    ]
+
+
+def spoken_event(report: Report, event: EventRef, row_label: str, offset_ns: int = 0) -> str:
+    """Return one line a screen reader says for ``event``: its name, duration, start, row."""
+    lines = dict(_first_lines(report, event, row_label, offset_ns))
+    return f"{lines['Name']}, {lines['Duration']} at {lines['Start']}, row {lines['Row']}"
+
+
 def describe_event(
     report: Report,
     event: EventRef,
@@ -155,12 +173,7 @@ def describe_event(
         :func:`analysis.projection.project_nvtx` of the report, when computed: an NVTX
         range then shows the time of the GPU work it launched.
     """
-    lines = [
-        ("Name", shown_name(report, event) or "(unnamed)"),
-        ("Start", format_time_ns(event.start_ns + offset_ns)),
-        ("Duration", format_duration_ns(event.duration_ns)),
-        ("Row", row_label),
-    ]
+    lines = _first_lines(report, event, row_label, offset_ns)
     row, fields = event.source_row, fields or {}
     if row < 0:
         return lines

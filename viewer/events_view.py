@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 from strata.analysis.area import AreaEvents
 from strata.analysis.search import compile_search, match_names
 from strata.analysis.timefmt import format_duration_ns, format_time_ns, pluralize
+from strata.viewer.access import fit_rows, name_control
 
 __all__ = ["COLUMNS", "EventsModel", "EventsView"]
 
@@ -190,6 +191,11 @@ class EventsView(QWidget):
         self.filter_field = QLineEdit(self)
         self.filter_field.setPlaceholderText("Filter by name, row or table")
         self.filter_field.setClearButtonEnabled(True)
+        name_control(
+            self.filter_field,
+            "Filter events",
+            "Show only the events whose name, row or table contains this text",
+        )
         # Wide enough for its placeholder: the count label beside it holds a long hint
         # ("Shift-drag on the timeline…") that squeezed the box to "Fi…".
         metrics = self.filter_field.fontMetrics()
@@ -198,7 +204,9 @@ class EventsView(QWidget):
         self.count_label = QLabel("", self)
         self.count_label.setWordWrap(True)  # on a line of its own, under the filter box
         self.export_button = QPushButton("Export CSV…", self)
-        self.table = QTableView(self)
+        self.table = name_control(
+            QTableView(self), "Events", "The events of the selected time range and rows"
+        )
         self.table.setModel(self.model)
         self.table.setSortingEnabled(True)
         self.table.sortByColumn(1, Qt.SortOrder.AscendingOrder)
@@ -206,7 +214,7 @@ class EventsView(QWidget):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().hide()
-        self.table.verticalHeader().setDefaultSectionSize(20)
+        fit_rows(self.table)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)

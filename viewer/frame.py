@@ -8,28 +8,13 @@ import numpy as np
 import numpy.typing as npt
 
 from strata.analysis.tracks import SliceTable
-from strata.viewer.collective_overlay import CollectiveOverlay
 from strata.viewer.events import EventRef
-from strata.viewer.rows import Row, RowLayout
+from strata.viewer.state.collective_overlay import CollectiveOverlay
+from strata.viewer.state.rows import Row, RowLayout
+from strata.viewer.state.values import EventTints
 from strata.viewer.style import Theme
 
-__all__ = ["EventTints", "Frame"]
-
-
-@dataclass(frozen=True)
-class EventTints:
-    """Colours chosen per event, over the events' own (a diff's slower / faster names).
-
-    ``codes[(report_index, table)]`` holds one ``uint8`` per event of that slice table: 0
-    dims the event (as a highlight dims the events it does not emphasise), ``k`` paints it
-    ``colors[k - 1]`` (0xAARRGGBB). Tables not named are drawn as usual.
-    """
-
-    codes: dict[tuple[int, str], npt.NDArray[np.uint8]] = field(default_factory=dict)
-    colors: tuple[int, ...] = ()
-
-    def __bool__(self) -> bool:
-        return bool(self.codes)
+__all__ = ["Frame"]
 
 
 @dataclass
@@ -63,6 +48,15 @@ class Frame:
     collectives: CollectiveOverlay | None = None
     #: How far the pinned rows are scrolled inside their area (px, a row's top).
     pinned_scroll_px: int = 0
+    #: Device pixels per logical pixel of the paint target (2.0 at 200 % scaling): the
+    #: row image is computed at this resolution so that it is as sharp as the text.
+    pixel_ratio: float = 1.0
+    #: Counters naming the versions of ``pinned``/``rows``, ``tables`` and the emphasis
+    #: (``highlights``, ``tints``): the painter's caches are keyed by them, never by ``id()``
+    #: (a freed object's id comes back for a new one).
+    layout_version: int = 0
+    data_version: int = 0
+    emphasis_version: int = 0
 
     @property
     def data_x(self) -> int:
@@ -84,6 +78,18 @@ class Frame:
         """Top of the scrolling rows (px)."""
         gap = 3 if self.pinned_height_px else 0
         return self.theme.ruler_height_px + self.pinned_height_px + gap
+
+    @property
+    def image_size(self) -> tuple[int, int]:
+        """(width, height) in device pixels of the row image (event area, below the ruler)."""
+        height = max(1, self.height - self.pinned_y)
+        return max(1, round(self.data_width * self.pixel_ratio)), max(
+            1, round(height * self.pixel_ratio)
+        )
+
+    def image_row(self, y: float) -> int:
+        """Return the row image's device row at widget y ``y`` (px)."""
+        return round((y - self.pinned_y) * self.pixel_ratio)
 
     @property
     def ns_per_px(self) -> float:

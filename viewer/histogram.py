@@ -19,6 +19,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from strata.analysis.timefmt import format_duration_ns
+from strata.viewer.access import name_control
 from strata.viewer.labels import ElidedLabel
 from strata.viewer.style import REPORT_COLORS
 
@@ -100,11 +101,17 @@ class DurationHistogramWidget(QWidget):
         self.plot = pg.PlotWidget(axisItems={"bottom": self._axis, "left": self._count_axis},
                                   background="#1e1f22")  # fmt: skip
         self.plot.setMenuEnabled(False)
+        name_control(
+            self.plot,
+            "Duration histogram",
+            "Instances per duration of the selected name, per report; the shaded "
+            "region selects instances",
+        )
         self.plot.setMouseEnabled(x=False, y=False)
         self.plot.hideButtons()
         self.plot.setLabel("left", "instances")
         # The legend is a line below the plot: drawn inside it hid the bars it names.
-        self.legend = QLabel(self)
+        self.legend = name_control(QLabel(self), "Histogram legend")
         self.legend.setWordWrap(True)
         self.legend.setTextFormat(Qt.TextFormat.RichText)
         self._title = ElidedLabel("Click a row to see its durations", self)

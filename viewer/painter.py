@@ -1,11 +1,12 @@
 """One paint pass for every visible row of the timeline.
 
 Per frame: one opaque ``QImage`` (a NumPy buffer) holds the row backgrounds and every row
-drawn by level of detail (per-pixel busy fraction and colour, :mod:`viewer.lod`); rows with
+drawn by level of detail (per-pixel busy fraction and colour, :mod:`viewer.state.lod`); rows with
 few visible events are drawn exactly, with ``drawRects`` batched per colour straight from a
 NumPy buffer (PySide ≥ 6.4.3 takes a pointer and a count, so no Python ``QRectF`` objects
-are built); then labels inside boxes wide enough, overlays, the ruler and the row headers.
-Work is proportional to visible events or rows × pixels, never to the report.
+are built); then labels inside boxes wide enough, the overlays (:mod:`viewer.overlays`),
+the ruler and the row headers (:mod:`viewer.chrome`). Work is proportional to visible
+events or rows × pixels, never to the report.
 """
 
 from __future__ import annotations
@@ -15,15 +16,15 @@ import math
 import numpy as np
 import shiboken6
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QFontMetrics, QImage, QPainter, QPen, QPolygonF
+from PySide6.QtGui import QFont, QFontMetrics, QImage, QPainter, QPen
 
 from strata.analysis.tracks import SliceTable
 from strata.viewer.chrome import ChromePainter
-from strata.viewer.collective_overlay import OverlayPlan, plan_overlay
-from strata.viewer.events import EventRef
 from strata.viewer.frame import Frame
-from strata.viewer.lod import RowStrip, counter_strip, merge_strips, row_strip, spaced_labels
-from strata.viewer.rows import Row
+from strata.viewer.overlays import MARK_CLUSTER_PX, OverlayPainter, cluster_marks
+from strata.viewer.state.collective_overlay import OverlayPlan
+from strata.viewer.state.lod import RowStrip, counter_strip, merge_strips, row_strip, spaced_labels
+from strata.viewer.state.rows import Row
 from strata.viewer.style import Palette, qcolor, ui_font
 
 __all__ = ["MARK_CLUSTER_PX", "TimelinePainter", "cluster_marks"]
@@ -38,9 +39,6 @@ _OUTLINE_MIN_PX = 5.0
 _MAX_LABELS = 1500
 #: Dense rows with at most this many visible events are scanned for boxes wide enough to label.
 _WIDE_SCAN_LIMIT = 200_000
-#: Outlier marks closer than this (px, a mark's width) on one row are one mark with a count:
-#: zoomed out, hundreds of them otherwise merge into one red bar.
-MARK_CLUSTER_PX = 9.0
 
 
 class TimelinePainter:
@@ -49,8 +47,6 @@ class TimelinePainter:
     def __init__(self) -> None:
         self._palettes: dict[tuple[int, str], Palette] = {}
         self._elided: dict[tuple[str, int], str] = {}
-        self._label_font = ui_font(11)
-        self._label_metrics = QFontMetrics(self._label_font)
         self._chrome = ChromePainter()
         self._buffer: np.ndarray | None = None
         self._data_key: tuple | None = None
@@ -58,12 +54,31 @@ class TimelinePainter:
         self._rect_jobs: list = []
         self._strip_memo: dict[tuple, RowStrip] = {}
         self._lod_cache: dict[tuple, tuple] = {}
-        self._count_font = ui_font(9, bold=True)
-        self._count_metrics = QFontMetrics(self._count_font)
-        #: The outlier marks of the last frame: ``(x, y, count)`` per drawn mark.
-        self.mark_clusters: list[tuple[float, float, int]] = []
-        #: What the last frame drew of the collectives (None: nothing to draw).
-        self.collective_plan: OverlayPlan | None = None
+        self._overlays = OverlayPainter()
+        self.set_font(None)
+
+    def set_font(self, base: QFont | None) -> None:
+        """Size the labels from ``base`` (the widget's font; None: the application's)."""
+        self._label_font = ui_font(11 / 12, base=base)
+        self._label_metrics = QFontMetrics(self._label_font)
+        self._elided.clear()
+        self._chrome.set_font(base)
+        self._overlays.set_font(base)
+
+    @property
+    def mark_clusters(self) -> list[tuple[float, float, int]]:
+        """The outlier marks of the last frame: ``(x, y, count)`` per drawn mark."""
+        return self._overlays.mark_clusters
+
+    @property
+    def collective_plan(self) -> OverlayPlan | None:
+        """What the last frame drew of the collectives (None: nothing to draw)."""
+        return self._overlays.collective_plan
+
+    @property
+    def label_font(self) -> QFont:
+        """Return the font of the labels inside event boxes."""
+        return self._label_font
 
     def reset(self) -> None:
         """Drop caches that depend on the data (call when the reports change)."""
@@ -106,45 +121,44 @@ class TimelinePainter:
         placed = frame.placed_rows()
         rect_jobs = self._paint_data(p, frame, placed)
         self._paint_rects(p, frame, rect_jobs)
-        self._paint_overlays(p, frame, placed)
+        self._overlays.paint(p, frame, placed)
         self._chrome.paint(p, frame, placed)
 
     def _paint_data(self, p: QPainter, frame: Frame, placed: list) -> list:
-        """Fill the row image (backgrounds + LOD rows); return the rows to draw exactly."""
+        """Fill the row image (backgrounds + LOD rows); return the rows to draw exactly.
+
+        The image has the target's device pixels (``frame.pixel_ratio`` per logical pixel):
+        at 200 % scaling a logical-size image would be stretched and blurred.
+        """
         theme = frame.theme
-        w = frame.data_width
-        top = frame.pinned_y
-        h = max(1, frame.height - top)
+        w, h = frame.image_size
+        row_of = frame.image_row
         key = (
             frame.t0_ns,
             frame.t1_ns,
             frame.width,
             frame.height,
-            id(frame.rows),
-            id(frame.pinned),
+            frame.layout_version,
             frame.scroll_px,
             frame.pinned_height_px,
-            id(frame.highlights),
-            id(frame.tints),
+            frame.emphasis_version,
             tuple(frame.offsets_ns),
-            id(frame.tables),
+            frame.data_version,
             frame.theme,
+            frame.pixel_ratio,
         )
         if key == self._data_key and self._buffer is not None:
             # Hover and selection repaints: the rows did not change, only the overlays.
-            p.drawImage(
-                frame.data_x,
-                top,
-                QImage(self._buffer.data, w, h, w * 4, QImage.Format.Format_RGB32),
-            )
+            self._draw_buffer(p, frame)
             return self._rect_jobs
         if self._buffer is None or self._buffer.shape != (h, w):
             self._buffer = np.empty((h, w), dtype=np.uint32)
         img = self._buffer
-        covered = top
-        # LOD columns sit on a grid fixed per zoom level (column c starts at c * ns_per_px), so a
-        # pan reuses the columns it keeps and reduces only the new ones (off by < 1 px).
-        grid = (frame.ns_per_px, math.floor(frame.t0_ns / frame.ns_per_px), w)
+        covered = 0
+        # LOD columns sit on a grid fixed per zoom level (column c starts at c * ns_per_col), so
+        # a pan reuses the columns it keeps and reduces only the new ones (off by < 1 px).
+        ns_per_col = frame.ns_per_px / frame.pixel_ratio
+        grid = (ns_per_col, math.floor(frame.t0_ns / ns_per_col), w)
         if len(self._lod_cache) > 1024:
             self._lod_cache.clear()
         candidates = []
@@ -156,10 +170,13 @@ class TimelinePainter:
             bg = {"report": theme.report_row, "group": theme.group_row}.get(row.kind)
             if bg is None:
                 bg = theme.row_odd if slot % 2 else theme.row_even
-            img[y0 - top : y1 - top] = bg
-            covered = max(covered, y1)
-            if y + row.height_px - 1 < y1:
-                img[y + row.height_px - 1 - top] = theme.separator
+            img[row_of(y0) : row_of(y1)] = bg
+            covered = max(covered, row_of(y1))
+            if y + row.height_px - 1 < y1:  # a one-pixel line: its device rows
+                bottom = y + row.height_px
+                img[row_of(bottom - 1) : max(row_of(bottom), row_of(bottom - 1) + 1)] = (
+                    theme.separator
+                )
             if row.track is None and not row.summary:
                 continue
             parts = self._visible_parts(frame, row)
@@ -172,10 +189,9 @@ class TimelinePainter:
                 continue
             count = sum(hi - lo for _n, _t, lo, hi in parts)
             candidates.append((count, row, y, y0, y1, parts))
-        gap_rows = frame.scroll_y - 3 - top
-        if frame.pinned_height_px and gap_rows >= 0:
-            img[gap_rows : gap_rows + 3] = theme.pin_area_edge
-        img[max(covered - top, 0) :] = theme.background
+        if frame.pinned_height_px and frame.scroll_y - 3 >= frame.pinned_y:
+            img[row_of(frame.scroll_y - 3) : row_of(frame.scroll_y)] = theme.pin_area_edge
+        img[max(covered, 0) :] = theme.background
         rect_jobs, budget = [], _RECT_BUDGET
         for count, row, y, y0, y1, parts in sorted(candidates, key=lambda c: c[0]):
             if count <= w / _MIN_PX_PER_RECT and count <= budget:
@@ -188,12 +204,28 @@ class TimelinePainter:
                 wide = self._wide_events(frame, row, parts)
                 if wide:
                     rect_jobs.append((row, y, y0, y1, wide))
-        qimage = QImage(img.data, w, h, w * 4, QImage.Format.Format_RGB32)
-        p.drawImage(frame.data_x, top, qimage)
+        self._draw_buffer(p, frame)
         self._data_key, self._rect_jobs = key, rect_jobs
         # Holding the keyed objects keeps their ids from being reused by new ones.
         self._data_refs = (frame.rows, frame.pinned, frame.highlights, frame.tints, frame.tables)
         return rect_jobs
+
+    def _draw_buffer(self, p: QPainter, frame: Frame) -> None:
+        """Draw the row image at the event area, one image pixel per device pixel."""
+        h, w = self._buffer.shape
+        image = QImage(self._buffer.data, w, h, w * 4, QImage.Format.Format_RGB32)
+        image.setDevicePixelRatio(frame.pixel_ratio)
+        p.drawImage(QPointF(frame.data_x, frame.pinned_y), image)
+
+    @property
+    def row_image(self) -> QImage | None:
+        """Return a copy of the last row image (device pixels, with its pixel ratio), or None."""
+        if self._buffer is None or self._data_key is None:
+            return None
+        h, w = self._buffer.shape
+        image = QImage(self._buffer.data, w, h, w * 4, QImage.Format.Format_RGB32).copy()
+        image.setDevicePixelRatio(self._data_key[-1])
+        return image
 
     def _wide_events(self, frame: Frame, row: Row, parts: list) -> list:
         """Events of a dense row wide enough for a label: drawn exactly over the strip."""
@@ -282,19 +314,20 @@ class TimelinePainter:
                 events = strip.event[sel]
                 argb = self.colors(report_index, name, table, events)
                 colors[sel] = _emphasis(frame, report_index, name, argb, events)
-        bg = img[y0 - frame.pinned_y, 0]
+        bg = img[frame.image_row(y0), 0]
         line = _blend(np.uint32(bg), colors, strip.alpha)
         inset = 2 if row.track is not None else 5
         inset_top, inset_bottom = y + inset, y + row.height_px - inset
         a, b = max(y0, inset_top), min(y1, inset_bottom)
         if b > a:
-            img[a - frame.pinned_y : b - frame.pinned_y] = line
+            img[frame.image_row(a) : frame.image_row(b)] = line
 
     def _fill_counter(self, frame, img, grid, row, y, y0, y1, part) -> None:
         """Draw a counter as an area chart: the mean per pixel solid, up to the peak dimmed.
 
         Scaled to the row by the track's ``scale`` (analysis.counters); the columns come
-        from strata.viewer.lod.counter_strip on the frame's grid (a pan reduces only new columns).
+        from :func:`viewer.state.lod.counter_strip` on the frame's grid (a pan reduces only
+        new columns).
         """
         name, table, lo, hi = part
         report_index = row.report_index
@@ -310,20 +343,22 @@ class TimelinePainter:
         key = ("counter", report_index, name, track_id)
         peak, mean = self._grid_columns(key, grid, frame.offsets_ns[report_index], reduce)
         inset = 2 if row.track is not None else 4
-        top, bottom = y + inset, y + row.height_px - inset
-        a, b = max(y0, top), min(y1, bottom)
+        # In the row image's device rows from here on.
+        row_of = frame.image_row
+        top, bottom = row_of(y + inset), row_of(y + row.height_px - inset)
+        a, b = max(row_of(y0), top), min(row_of(y1), bottom)
         if b <= a:
             return
         # Pixels filled from the bottom; any non-zero value shows at least one pixel.
-        height, scale = bottom - top, float(table._cache["scale"][track_id])
+        height, scale = bottom - top, float(table.scale[track_id])
         mean_px = np.ceil(np.clip(mean * (height / scale), 0.0, height)).astype(np.int16)
         peak_px = np.ceil(np.clip(peak * (height / scale), 0.0, height)).astype(np.int16)
         levels = (bottom - np.arange(a, b, dtype=np.int16))[:, None]
         code = (levels <= peak_px).view(np.uint8) + (levels <= mean_px).view(np.uint8)
         color = self.colors(report_index, name, table, np.array([lo]))[:1]
-        bg = np.uint32(img[y0 - frame.pinned_y, 0])
+        bg = np.uint32(img[row_of(y0), 0])
         palette = np.array([bg, _blend(bg, color, np.array([0.4], np.float32))[0], color[0]])
-        img[a - frame.pinned_y : b - frame.pinned_y] = palette[code]
+        img[a:b] = palette[code]
 
     def _paint_rects(self, p: QPainter, frame: Frame, jobs: list) -> None:
         if not jobs:
@@ -416,156 +451,6 @@ class TimelinePainter:
                 cached = ""
             self._elided[key] = cached
         return cached
-
-    # -- overlays, headers, ruler ---------------------------------------------------------
-
-    def _paint_overlays(self, p: QPainter, frame: Frame, placed: list) -> None:
-        theme = frame.theme
-        p.save()
-        p.setClipRect(frame.data_x, frame.pinned_y, frame.data_width, frame.height)
-        if frame.selection is not None:
-            a, b = sorted(frame.selection)
-            x0, x1 = frame.x_of(a), frame.x_of(b)
-            # An area selection shades its rows only; a time selection every row.
-            bands = [(frame.pinned_y, frame.height)] if not frame.selection_rows else [
-                (y, y + row.height_px) for row, y, _pinned in placed
-                if row.track is not None and row.track.key in frame.selection_rows
-            ]  # fmt: skip
-            p.setPen(QPen(qcolor(theme.selection_edge), 1.0))
-            for top, bottom in bands:
-                p.fillRect(QRectF(x0, top, max(x1 - x0, 1.0), bottom - top),
-                           qcolor(theme.selection_fill))  # fmt: skip
-                p.drawLine(QPointF(x0, top), QPointF(x0, bottom))
-                p.drawLine(QPointF(x1, top), QPointF(x1, bottom))
-        self._paint_collectives(p, frame, placed)
-        boxes = {}
-        for ref in (frame.selected, frame.partner):
-            if ref is not None:
-                box = self._event_box(frame, placed, ref)
-                if box is not None:
-                    boxes[id(ref)] = box
-                    p.setPen(QPen(qcolor(theme.highlight_edge), 2.0))
-                    p.setBrush(Qt.BrushStyle.NoBrush)
-                    p.drawRect(box)
-        if frame.selected is not None and frame.partner is not None and len(boxes) == 2:
-            a, b = boxes[id(frame.selected)], boxes[id(frame.partner)]
-            p.setPen(QPen(qcolor(theme.link_line), 1.5))
-            start = QPointF(a.left(), a.bottom() if a.top() < b.top() else a.top())
-            end = QPointF(b.left(), b.top() if a.top() < b.top() else b.bottom())
-            p.drawLine(start, end)
-        self._paint_marks(p, frame, placed)
-        if frame.hover_x is not None:
-            p.setPen(QPen(qcolor(theme.cursor_line), 1.0))
-            p.drawLine(QPointF(frame.hover_x, frame.pinned_y), QPointF(frame.hover_x, frame.height))
-        p.restore()
-        if frame.pinned_height_px:
-            p.fillRect(0, frame.scroll_y - 3, frame.width, 3, qcolor(theme.pin_area_edge))
-
-    def _paint_collectives(self, p: QPainter, frame: Frame, placed: list) -> None:
-        """Shade each rank's wait in the collectives in view and join their ranks
-        (:mod:`viewer.collective_overlay`; merged when many are in view)."""
-        overlay = frame.collectives
-        self.collective_plan = None
-        if overlay is None or not len(overlay):
-            return
-        if tuple(frame.offsets_ns[: len(overlay.offsets_ns)]) != overlay.offsets_ns:
-            return  # matched on other offsets: a new match is on its way
-        rows: dict[tuple[int, str, int], tuple[float, float, bool]] = {}
-        for row, y, pinned in placed:
-            track = row.track
-            if track is None:
-                continue
-            y0, y1 = frame.clip_row(y, row.height_px, pinned)
-            if y1 - y0 < 4:
-                continue
-            is_all = track.kind == "gpu_all"  # a stream row wins over "all streams"
-            for name, track_id in track.parts:
-                lane = (track.report_index, name, track_id)
-                if lane not in rows or (rows[lane][2] and not is_all):
-                    rows[lane] = (float(y), float(y + row.height_px), is_all)
-        lanes = {lane: (top, bottom) for lane, (top, bottom, _all) in rows.items()}
-        plan = plan_overlay(overlay, frame.t0_ns, frame.ns_per_px, frame.data_x,
-                            frame.data_width, lanes)  # fmt: skip
-        self.collective_plan = plan
-        theme = frame.theme
-        if len(plan.waits):
-            waits = np.ascontiguousarray(plan.waits, dtype=np.float64)
-            rects = shiboken6.wrapInstance(waits.ctypes.data, QRectF)
-            p.setPen(Qt.PenStyle.NoPen)  # the wait dimmed, then hatched: the rank idles
-            p.setBrush(qcolor(theme.collective_wait_dim))
-            p.drawRects(rects, len(waits))
-            p.setBrush(QBrush(qcolor(theme.collective_wait), Qt.BrushStyle.BDiagPattern))
-            p.drawRects(rects, len(waits))
-        if plan.links or plan.arrivals:
-            p.setBrush(Qt.BrushStyle.NoBrush)
-            p.setPen(QPen(qcolor(theme.collective_link), 1.0))
-            for points in plan.links:
-                p.drawPolyline(QPolygonF([QPointF(x, y) for x, y in points]))
-            dashed = QPen(qcolor(theme.collective_link), 1.0, Qt.PenStyle.DashLine)
-            p.setPen(dashed)
-            for x, top, bottom in plan.arrivals:
-                p.drawLine(QPointF(x, top), QPointF(x, bottom))
-
-    def _event_box(self, frame: Frame, placed: list, ref: EventRef) -> QRectF | None:
-        offset = frame.offsets_ns[ref.report_index]
-        candidates = []
-        for row, y, _pinned in placed:
-            track = row.track
-            if track is None or track.report_index != ref.report_index:
-                continue
-            table = frame.tables[ref.report_index].get(ref.table)
-            if table is None:
-                continue
-            for name, track_id in track.parts:
-                lo, hi = table.bounds(track_id) if name == ref.table else (0, 0)
-                if lo <= ref.index < hi:
-                    candidates.append((track.kind == "gpu_all", y, row.height_px))
-        if not candidates:
-            return None
-        _all, y, h = min(candidates)
-        x0 = frame.x_of(ref.start_ns + offset)
-        x1 = max(frame.x_of(ref.end_ns + offset), x0 + 2.0)
-        return QRectF(x0, y + 1, x1 - x0, h - 2)
-
-    def _paint_marks(self, p: QPainter, frame: Frame, placed: list) -> None:
-        self.mark_clusters = []
-        if not frame.marks:
-            return
-        points = []
-        for ref in frame.marks:
-            box = self._event_box(frame, placed, ref)
-            if box is not None:
-                points.append((box.left(), box.top() - 1))
-        self.mark_clusters = clusters = cluster_marks(points)
-        color = qcolor(frame.theme.outlier_mark)
-        p.setFont(self._count_font)
-        for x, y, count in clusters:
-            p.setPen(Qt.PenStyle.NoPen)
-            p.setBrush(color)
-            p.drawPolygon(QPolygonF([QPointF(x - 4, y), QPointF(x + 4, y), QPointF(x, y + 6)]))
-            if count > 1:  # a red pill with the count, readable over any event colour
-                text = f"{count:,}"
-                pill = QRectF(x + 5, y, self._count_metrics.horizontalAdvance(text) + 4, 11)
-                p.drawRoundedRect(pill, 3, 3)
-                p.setPen(qcolor(frame.theme.box_text))
-                p.drawText(pill, Qt.AlignmentFlag.AlignCenter, text)
-
-
-def cluster_marks(
-    points: list[tuple[float, float]], gap_px: float = MARK_CLUSTER_PX
-) -> list[tuple[float, float, int]]:
-    """Group mark positions ``(x, y)``: on one row (same ``y``), a mark less than ``gap_px``
-    right of the previous one joins its cluster. Return ``(x of the first, y, count)`` per
-    cluster, by row then x."""
-    clusters: list[list] = []
-    last_x = -math.inf
-    for x, y in sorted(points, key=lambda point: (point[1], point[0])):
-        if clusters and clusters[-1][1] == y and x - last_x < gap_px:
-            clusters[-1][2] += 1
-        else:
-            clusters.append([x, y, 1])
-        last_x = x
-    return [(x, y, count) for x, y, count in clusters]
 
 
 def _spaced(labels: list, frame: Frame) -> list:

@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
 )
 
 from strata.analysis.timefmt import pluralize
+from strata.viewer.access import fit_rows, name_control
 from strata.viewer.table_model import SORT_ROLE, Column, DataFrameModel
 
 __all__ = [
@@ -155,8 +156,9 @@ class _TablePage(QWidget):
         self.filter_edit = QLineEdit(self)
         self.filter_edit.setPlaceholderText("Filter rows (substring of any column)")
         self.filter_edit.setClearButtonEnabled(True)
-        self.count_label = QLabel(self)
-        self.view = QTableView(self)
+        name_control(self.filter_edit, "Filter rows")
+        self.count_label = name_control(QLabel(self), "Rows shown")
+        self.view = name_control(QTableView(self), "Recipe table")
         self.view.setModel(self.proxy)
         self.view.setSortingEnabled(True)
         self.view.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
@@ -166,7 +168,7 @@ class _TablePage(QWidget):
         self.view.setAlternatingRowColors(True)
         self.view.setWordWrap(False)
         self.view.verticalHeader().setVisible(False)
-        self.view.verticalHeader().setDefaultSectionSize(20)
+        fit_rows(self.view)
         self.view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self._fit_columns()
         top = QHBoxLayout()
@@ -235,6 +237,7 @@ class _PlotsPage(QScrollArea):
             label = QLabel(body)
             label.setAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
             label.setToolTip(name)
+            name_control(label, f"Plot: {name}")
             self._pixmaps.append(QPixmap.fromImage(image))
             self.labels.append(label)
             layout.addWidget(caption)
@@ -248,10 +251,13 @@ class _PlotsPage(QScrollArea):
         self._scale()
 
     def _scale(self) -> None:
-        width_px = max(self.viewport().width() - 24, 100)
+        # In device pixels: at 200 % a plot scaled to the logical width was stretched 2x.
+        ratio = self.devicePixelRatioF()
+        width_px = round(max(self.viewport().width() - 24, 100) * ratio)
         for label, pixmap in zip(self.labels, self._pixmaps, strict=True):
             if pixmap.width() > width_px:
                 scaled = pixmap.scaledToWidth(width_px, Qt.TransformationMode.SmoothTransformation)
+                scaled.setDevicePixelRatio(ratio)
                 label.setPixmap(scaled)
             else:
                 label.setPixmap(pixmap)
@@ -269,7 +275,9 @@ class RecipeOutputWidget(QWidget):
         self.problems_label = QLabel(self)
         self.problems_label.setWordWrap(True)
         self.problems_label.setStyleSheet("color: #f2b8b5")
-        self.tabs = QTabWidget(self)
+        self.tabs = name_control(
+            QTabWidget(self), "Recipe output", "The recipe's tables, its summary and its plots"
+        )
         self.tabs.setDocumentMode(True)
         self.tabs.setUsesScrollButtons(True)
         self._pages: dict[str, _TablePage] = {}
@@ -304,6 +312,7 @@ class RecipeOutputWidget(QWidget):
         self.summary_edit.setReadOnly(True)
         self.summary_edit.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.summary_edit.setStyleSheet("font-family: monospace")
+        name_control(self.summary_edit, "Recipe summary")
         self.tabs.addTab(self.summary_edit, SUMMARY_TAB)
         self.plots_page = _PlotsPage(content.plots, self.tabs)
         self.tabs.addTab(self.plots_page, PLOTS_TAB)

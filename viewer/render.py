@@ -78,11 +78,11 @@ def _sized(widget_or_data, size: tuple[int, int]) -> Iterator[TimelineWidget]:
         if tracks is None:
             tracks = reports.tracks()
         widget.resize(width, height)
-        widget.set_data(reports, list(tracks), list(offsets))
+        widget.state.set_data(reports, list(tracks), list(offsets))
     old_size = widget.size()
-    view = widget.view_range()
+    view = widget.state.view_range()
     widget.resize(width, height)
-    widget.set_view_range(*view)
+    widget.state.set_view_range(*view)
     try:
         yield widget
     finally:

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from strata.viewer.access import name_control
 from strata.viewer.state import SearchState
 
 __all__ = ["SearchBar"]
@@ -64,18 +65,22 @@ class SearchBar(QWidget):
         self.field = _SearchField(self)
         self.field.setPlaceholderText("Search events by name (Enter: next, Shift+Enter: back)")
         self.field.setClearButtonEnabled(True)
+        name_control(self.field, "Search events", "Find events by name in every report")
         self.regex_box = QCheckBox("Regex", self)
         self.regex_box.setToolTip("Treat the text as a regular expression")
-        self.count_label = QLabel("", self)
+        self.count_label = name_control(QLabel("", self), "Matches")
         self.count_label.setMinimumWidth(110)
         self.previous_button = QToolButton(self)
         self.previous_button.setText("▲")
+        name_control(self.previous_button, "Previous match")
         self.previous_button.setToolTip("Previous match (Shift+Enter)")
         self.next_button = QToolButton(self)
         self.next_button.setText("▼")
+        name_control(self.next_button, "Next match")
         self.next_button.setToolTip("Next match (Enter)")
         close = QToolButton(self)
         close.setText("✕")
+        name_control(close, "Close search")
         close.setToolTip("Close the search (Esc)")
         layout = QHBoxLayout(self)
         layout.setContentsMargins(4, 2, 4, 2)

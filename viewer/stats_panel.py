@@ -1,12 +1,13 @@
-"""The stats side panel: one tab per summary, a scope, a name filter, a sortable table, the
-duration histogram of the clicked name, the outliers list, the expert rules' findings and
-the diff of two reports (or two groups).
+"""The stats panel: one tab per summary or list, a scope, a name filter, a sortable table and
+the duration histogram of the clicked name.
 
-The panel computes nothing: :mod:`app.stats_controller` reads :meth:`StatsPanel.scope`,
-runs the aggregation on a worker and calls :meth:`StatsPanel.show_table` /
-:meth:`StatsPanel.show_outliers` / :meth:`StatsPanel.show_findings` /
-:meth:`StatsPanel.show_diff`. It writes no file
-either: *Export CSV…* emits :attr:`StatsPanel.export_requested` with the text.
+The panel shows the tabs it is given (:class:`viewer.stats_tabs.StatsTab`, registered by
+:mod:`app.stats_tabs`; on its own, :data:`DEFAULT_TABS`) and names none of them: each tab
+says its columns, its own option and which of the controls apply. It computes nothing: the
+app reads :meth:`StatsPanel.scope` and :meth:`StatsPanel.option`, runs the work on a worker
+and calls :meth:`StatsPanel.show_table` (a summary) or :meth:`StatsPanel.show_rows` (a list
+tab). It writes no file either: *Export CSV…* emits :attr:`StatsPanel.export_requested`
+with the text.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-import numpy as np
 import pandas as pd
 from PySide6.QtCore import (
     QItemSelectionModel,
@@ -40,64 +40,35 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from strata.analysis.diff import DIFF_KINDS
-from strata.analysis.outliers import Z_MAD
 from strata.analysis.shortnames import distinct_short_labels
-from strata.viewer.collectives_view import COLLECTIVE_VIEW_TITLES, collectives_columns
+from strata.viewer.access import fit_rows, name_control
 from strata.viewer.histogram import DurationHistogramWidget
 from strata.viewer.labels import ElidedLabel
-from strata.viewer.ops_view import OPS_VIEW_TITLES, ops_columns
+from strata.viewer.outliers_view import OUTLIERS_TAB, OUTLIERS_VIEW, with_mads
 from strata.viewer.state import Scope
-from strata.viewer.style import report_color
+from strata.viewer.stats_scope import StatsScopeWidget
+from strata.viewer.stats_tabs import SUMMARY_TABS, StatsTab
 from strata.viewer.table_model import SORT_ROLE, Column, DataFrameModel
 
 __all__ = [
-    "COLLECTIVES_TAB",
-    "DIFF_KIND_TITLES",
-    "DIFF_TAB",
-    "EXPERT_TAB",
-    "LIST_TABS",
-    "OPS_TAB",
+    "DEFAULT_TABS",
     "OUTLIERS_TAB",
     "OWN_TABS",
-    "RANGE_SCOPES",
     "TABS",
     "StatsPanel",
     "columns_for",
     "group_of",
 ]
 
-#: (kind, tab title): kinds as :data:`analysis.window_stats.WINDOW_KINDS`.
-TABS = (
-    ("kernels", "CUDA kernels"),
-    ("cuda_api", "CUDA API"),
-    ("memcpy", "MemOps time"),
-    ("memcpy_bytes", "MemOps size"),
-    ("nvtx", "NVTX ranges"),
-    ("nvtx_gpu", "NVTX → GPU"),
-    ("osrt", "OS runtime"),
-    ("outliers", "Outliers"),
-    ("expert", "Expert"),
-    ("collectives", "Collectives"),
-    ("ops", "Ops"),
-    ("diff", "Diff"),
-)
-OUTLIERS_TAB = "outliers"
-EXPERT_TAB = "expert"
-COLLECTIVES_TAB = "collectives"
-DIFF_TAB = "diff"
-OPS_TAB = "ops"  # a DLProf aggregation: app/stats_ops.py fills it
-#: Tabs that list instances (one row per event or gap), not statistics per name.
-LIST_TABS = (OUTLIERS_TAB, EXPERT_TAB, COLLECTIVES_TAB, OPS_TAB)
-#: Tabs their own controllers fill (not a summary of the scope).
-OWN_TABS = (*LIST_TABS, DIFF_TAB)
-#: (kind, title) the Diff tab compares, one at a time (:data:`analysis.diff.DIFF_KINDS`).
-DIFF_KIND_TITLES = tuple((kind, dict(TABS)[kind]) for kind in DIFF_KINDS)
+#: The tabs a panel shows when it is given none: the summaries and the outlier instances
+#: of their names (the window's panel shows :func:`app.stats_tabs.stats_tabs`).
+DEFAULT_TABS: tuple[StatsTab, ...] = (*SUMMARY_TABS, OUTLIERS_VIEW)
+#: (id, title) of :data:`DEFAULT_TABS`, in tab order.
+TABS = tuple((tab.id, tab.title) for tab in DEFAULT_TABS)
+#: The tabs of :data:`DEFAULT_TABS` with rows of their own (not a summary of the scope).
+OWN_TABS = tuple(tab.id for tab in DEFAULT_TABS if not tab.is_summary)
 _HISTOGRAM_MIN_PX = 140
 _HISTOGRAM_START_PX = 220
-#: Time scopes (:attr:`viewer.state.Scope.range_mode`): whole run, the visible range, the
-#: Shift-drag selection.
-RANGE_SCOPES = (("all", "Whole run"), ("visible", "Visible range"), ("selection", "Selection"))
 
 
 def columns_for(
@@ -106,84 +77,10 @@ def columns_for(
     report_labels: list[str],
     short_labels: Mapping[str, str] | None = None,
 ) -> list[Column]:
-    """Return the columns to show for a ``kind`` tab's ``frame`` (units in headers).
-
-    A by-report column group is headed by its report's ``short_labels`` entry (default: the
-    label without ``.sqlite``). In list tabs the report column follows the name and value
-    columns: the short label, a column that says what differs, not a wide lead column.
-    """
-    if kind == EXPERT_TAB:
-        return [
-            Column("rule", "Rule", "text", "The nsys analyze rule that found it (-r NAME)"),
-            Column("what", "What", "text"), Column("where", "Where", "text"),
-            Column("start_ns", "Start (ns)"), Column("report", "Report", "text"),
-        ]  # fmt: skip
-    if kind == COLLECTIVES_TAB:
-        return collectives_columns(frame)
-    if kind == DIFF_TAB:
-        return _DIFF_COLUMNS
-    if kind == OPS_TAB:
-        return ops_columns(frame)
-    if kind == OUTLIERS_TAB:
-        return [
-            Column("name", "Name", "text"),
-            Column("mads", "MADs off", "z", "How many median absolute deviations from the "
-                   "name's median duration (over every report)"),
-            Column("duration_ns", "Duration (ns)"),
-            Column("median_ns", "Median (ns)", "dec1", "The name's median over every report"),
-            Column("report", "Report", "text"),
-            Column("row", "Row", "text"), Column("start_ns", "Start (ns)"),
-            Column("kind", "Kind", "text"),
-            Column("robust_z", "Robust z", "z", f"{Z_MAD} × MADs off (Iglewicz–Hoaglin)"),
-        ]  # fmt: skip
-    unit = "B" if kind == "memcpy_bytes" else "ns"
-    head = [Column("name", "Name", "text"), Column("style", "Style", "text")]
-    if "slowest" in frame.columns:  # by-report view: the comparison first, then per report
-        cols = [*head,
-                Column("slowest", "Slowest", "text", "Report with the largest median"),
-                Column("spread", "Spread", "ratio", "Largest / smallest median over reports"),
-                Column("total_ns", f"Total ({unit})", "int", "Over every report")]  # fmt: skip
-        for i, label in enumerate(report_labels):
-            short = (short_labels or {}).get(label) or label.removesuffix(".sqlite")
-            color = report_color(i)  # as in the histogram
-            cols += [
-                Column(f"{label}|median_ns", f"{short} Med ({unit})", "dec1",
-                       f"{label}: median", color),
-                Column(f"{label}|count", f"{short} Count", "int", f"{label}: instances", color),
-                Column(f"{label}|total_ns", f"{short} Total ({unit})", "int",
-                       f"{label}: total", color),
-            ]  # fmt: skip
-        return cols
-    total = "Total" if unit == "B" else "Total Time"
-    # nsys's cuda_gpu_mem_size_sum has no share column; ours is of the bytes, not of time.
-    share = (
-        Column("time_pct", "Size (%)", "pct", "Share of the bytes moved by every name")
-        if unit == "B"
-        else Column("time_pct", "Time (%)", "pct")
-    )
-    return [
-        *head, share, Column("total_ns", f"{total} ({unit})"),
-        Column("count", "Count"), Column("mean_ns", f"Avg ({unit})", "dec1"),
-        Column("median_ns", f"Med ({unit})", "dec1"), Column("min_ns", f"Min ({unit})"),
-        Column("max_ns", f"Max ({unit})"), Column("std_ns", f"StdDev ({unit})", "dec1"),
-    ]  # fmt: skip
-
-
-_DIFF_COLUMNS = [
-    Column("change", "Change", "text", "slower / faster: the median moved beyond the noise "
-           "(interval and tolerance); noise: it did not; n=1: one instance on a side, slower / "
-           "faster by x1.2 and 1 µs, else too few instances; appeared / vanished: one side only"),
-    Column("name", "Name", "text"), Column("style", "Style", "text"),
-    Column("total_delta_ns", "Total Δ (ns)", "delta", "After - before, over each side's reports"),
-    Column("med_change_pct", "Med Δ (%)", "delta_pct", "Change of the median duration"),
-    Column("med_delta_ns", "Med Δ (ns)", "delta"),
-    Column("interval", "Med Δ interval (ns)", "text",
-           "Bootstrap interval of the median change (95 %)"),
-    Column("count_before", "Count before"), Column("count_after", "Count after"),
-    Column("med_before_ns", "Med before (ns)", "dec1"),
-    Column("med_after_ns", "Med after (ns)", "dec1"),
-    Column("total_before_ns", "Total before (ns)"), Column("total_after_ns", "Total after (ns)"),
-]  # fmt: skip
+    """Return the columns the tab ``kind`` of :data:`DEFAULT_TABS` shows for ``frame``
+    (:meth:`viewer.stats_tabs.StatsTab.columns_of`)."""
+    tab = next(t for t in DEFAULT_TABS if t.id == kind)
+    return tab.columns_of(frame, report_labels, short_labels)
 
 
 def group_of(record: dict) -> tuple[object, object]:
@@ -207,38 +104,30 @@ class _NameFilterProxy(QSortFilterProxyModel):
 
 
 class StatsPanel(QWidget):
-    """Summaries of the loaded reports for a scope, linked to the timeline by the controller.
+    """Summaries and lists of the loaded reports for a scope, linked to the timeline by the
+    controller; one tab per :class:`~viewer.stats_tabs.StatsTab` of ``tabs``.
 
     Signals
     -------
     scope_changed(Scope)
         The range, report or by-report toggle changed.
     kind_changed(str)
-        Another tab was chosen (a kind of :data:`TABS`).
+        Another tab was chosen (its id).
     name_activated(str, str, object)
-        A row was clicked: (name, kind, group): ``group`` is the row's ``(key, style)``,
+        A name row was clicked: (name, kind, group): ``group`` is the row's ``(key, style)``,
         which of the groups shown by that name it is (two CUDA API groups can show one
         name, two NVTX groups differ by style only); ``(name, None)`` when the table has no
         ``key`` column.
     name_double_clicked(str, str, object)
-        A row was double-clicked: as :attr:`name_activated`.
+        A name row was double-clicked: as :attr:`name_activated`.
     instance_step(int)
         Next (+1) or Previous (-1) instance of the active name.
-    diff_kind_changed(str)
-        The Diff tab is to compare another kind (of :data:`DIFF_KIND_TITLES`).
+    option_changed(str, str)
+        A tab's own option changed: (tab id, value).
+    row_chosen(str, object)
+        A row of a list tab was chosen: (tab id, a ``dict`` of its fields).
     outlier_selected(object)
-        An outlier row was chosen (a ``dict`` of its fields).
-    finding_selected(object)
-        A row of the Expert tab was chosen (a ``dict`` of its fields).
-    collective_selected(object)
-        A row of the Collectives tab was chosen (a ``dict`` of its fields).
-    op_selected(object)
-        A row of the Ops tab was chosen (a ``dict`` of its fields).
-    ops_view_changed(str)
-        The Ops tab is to show another view (of :data:`viewer.ops_view.OPS_VIEW_TITLES`).
-    collective_view_changed(str)
-        The Collectives tab is to show another view (of
-        :data:`viewer.collectives_view.COLLECTIVE_VIEW_TITLES`).
+        A row of the Outliers tab was chosen (as :attr:`row_chosen`, kept for its callers).
     export_requested(str, str)
         Export CSV…: (suggested file name, the CSV text of the rows shown).
     """
@@ -248,18 +137,20 @@ class StatsPanel(QWidget):
     name_activated = Signal(str, str, object)
     name_double_clicked = Signal(str, str, object)
     instance_step = Signal(int)
-    diff_kind_changed = Signal(str)
+    option_changed = Signal(str, str)
+    row_chosen = Signal(str, object)
     outlier_selected = Signal(object)
-    finding_selected = Signal(object)
-    collective_selected = Signal(object)
-    op_selected = Signal(object)
-    ops_view_changed = Signal(str)
-    collective_view_changed = Signal(str)
     export_requested = Signal(str, str)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, parent: QWidget | None = None, tabs: Sequence[StatsTab] | None = None
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("statsPanel")
+        self._tab_list = tuple(DEFAULT_TABS if tabs is None else tabs)
+        ids = [tab.id for tab in self._tab_list]
+        if not ids or len(set(ids)) != len(ids):
+            raise ValueError(f"a stats panel needs tabs of distinct ids, not {ids}")
         self._report_labels: list[str] = []
         self._report_short: dict[str, str] = {}  # label -> what report columns show
         self._report_tips: dict[str, str] = {}  # label -> its tooltip (the file)
@@ -269,6 +160,7 @@ class StatsPanel(QWidget):
         self._list_status: dict[str, str] = {}  # the status line of each list tab
         self._row_colors: dict[str, list] = {}  # per tab: the text colour of each row
         self.model = DataFrameModel(self)
+        self._name_content_px = 0  # the name column's text width, when last fitted
         self.proxy = _NameFilterProxy(self)
         self.proxy.setSourceModel(self.model)
         self._build()
@@ -281,43 +173,30 @@ class StatsPanel(QWidget):
     # -- construction ---------------------------------------------------------------------
 
     def _build(self) -> None:
-        self.tabs = QTabBar(self)
+        self.tabs = name_control(
+            QTabBar(self),
+            "Statistics views",
+            "What the table below lists: a summary, outliers, a diff…",
+        )
         self.tabs.setExpanding(False)
         self.tabs.setUsesScrollButtons(True)
-        for _kind, title in TABS:
-            self.tabs.addTab(title)
-        self.range_combo = QComboBox(self)
-        for key, text in RANGE_SCOPES:
-            self.range_combo.addItem(text, key)
-        self.report_combo = QComboBox(self)
-        self.report_combo.addItem("All reports", None)
-        # A long report name must not widen the panel: the combo sizes to a few characters.
-        self.report_combo.setSizeAdjustPolicy(
-            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
-        )
-        self.report_combo.setMinimumContentsLength(12)
-        self.by_report = QCheckBox("By report", self)
-        self.by_report.setToolTip("One column group per report, and the spread across them")
-        self.diff_kind_combo = QComboBox(self)
-        for key, text in DIFF_KIND_TITLES:
-            self.diff_kind_combo.addItem(text, key)
-        self.diff_kind_combo.setToolTip("What the diff compares")
-        self.diff_kind_combo.hide()
-        self.ops_view_combo = QComboBox(self)
-        for key, text in OPS_VIEW_TITLES:
-            self.ops_view_combo.addItem(text, key)
-        self.ops_view_combo.setToolTip("What the Ops tab aggregates by")
-        self.ops_view_combo.hide()
-        self.collective_view_combo = QComboBox(self)
-        for key, text in COLLECTIVE_VIEW_TITLES:
-            self.collective_view_combo.addItem(text, key)
-        self.collective_view_combo.setToolTip("Each matched collective, each type or each rank")
-        self.collective_view_combo.hide()
+        for tab in self._tab_list:
+            self.tabs.addTab(tab.title)
+        self.scope_row = StatsScopeWidget(self._tab_list, self)
+        self.range_combo = self.scope_row.range_combo
+        self.report_combo = self.scope_row.report_combo
+        self.by_report = self.scope_row.by_report
         self.filter_edit = QLineEdit(self)
         self.filter_edit.setPlaceholderText("Filter names (substring)")
         self.filter_edit.setClearButtonEnabled(True)
+        name_control(
+            self.filter_edit,
+            "Filter names",
+            "Show only the rows whose name contains this text (a pattern with Regex)",
+        )
         self.regex_box = QCheckBox("Regex", self)
-        self.table = QTableView(self)
+        self.regex_box.setToolTip("Filter names with a regular expression")
+        self.table = name_control(QTableView(self), "Statistics table")
         self.table.setModel(self.proxy)
         self.table.setSortingEnabled(True)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -328,26 +207,26 @@ class StatsPanel(QWidget):
         # instances cut in the middle read the same); the full name is in the tooltip.
         self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.table.verticalHeader().setVisible(False)
-        self.table.verticalHeader().setDefaultSectionSize(20)
+        fit_rows(self.table)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.horizontalHeader().setHighlightSections(False)
-        self.prev_button = QPushButton("◀ Previous", self)
-        self.next_button = QPushButton("Next ▶", self)
+        # The arrows are read aloud as "black left-pointing triangle": names without them.
+        self.prev_button = name_control(
+            QPushButton("◀ Previous", self),
+            "Previous instance",
+            "Show the previous instance on the timeline",
+        )
+        self.next_button = name_control(
+            QPushButton("Next ▶", self), "Next instance", "Show the next instance on the timeline"
+        )
         self.export_button = QPushButton("Export CSV…", self)
-        self.instance_label = ElidedLabel("", self)
-        self.status_label = ElidedLabel("", self)
+        self.instance_label = name_control(ElidedLabel("", self), "Instance")
+        self.status_label = name_control(ElidedLabel("", self), "Statistics status")
         self.status_label.setObjectName("statsStatus")
         self.histogram = DurationHistogramWidget(self)
         self._layout()
 
     def _layout(self) -> None:
-        scope_row = QHBoxLayout()
-        scope_row.addWidget(self.range_combo)
-        scope_row.addWidget(self.report_combo, 1)
-        scope_row.addWidget(self.by_report)
-        scope_row.addWidget(self.diff_kind_combo)
-        scope_row.addWidget(self.ops_view_combo)
-        scope_row.addWidget(self.collective_view_combo)
         filter_row = QHBoxLayout()
         filter_row.addWidget(self.filter_edit, 1)
         filter_row.addWidget(self.regex_box)
@@ -359,8 +238,8 @@ class StatsPanel(QWidget):
         top = QWidget(self)
         top_layout = QVBoxLayout(top)
         top_layout.setContentsMargins(0, 0, 0, 0)
-        for row in (scope_row, filter_row):
-            top_layout.addLayout(row)
+        top_layout.addWidget(self.scope_row)
+        top_layout.addLayout(filter_row)
         top_layout.addWidget(self.table, 1)
         top_layout.addLayout(step_row)
         top_layout.addWidget(self.status_label)
@@ -379,18 +258,8 @@ class StatsPanel(QWidget):
 
     def _connect(self) -> None:
         self.tabs.currentChanged.connect(self._on_tab_changed)
-        self.range_combo.currentIndexChanged.connect(self._emit_scope)
-        self.report_combo.currentIndexChanged.connect(self._emit_scope)
-        self.by_report.toggled.connect(self._emit_scope)
-        self.diff_kind_combo.currentIndexChanged.connect(
-            lambda _i: self.diff_kind_changed.emit(self.diff_kind())
-        )
-        self.ops_view_combo.currentIndexChanged.connect(
-            lambda _i: self.ops_view_changed.emit(self.ops_view())
-        )
-        self.collective_view_combo.currentIndexChanged.connect(
-            lambda _i: self.collective_view_changed.emit(self.collective_view())
-        )
+        self.scope_row.scope_changed.connect(self.scope_changed)
+        self.scope_row.option_changed.connect(self.option_changed)
         self.filter_edit.textChanged.connect(self._apply_filter)
         self.regex_box.toggled.connect(self._apply_filter)
         self.table.clicked.connect(self._on_clicked)
@@ -405,61 +274,60 @@ class StatsPanel(QWidget):
 
     # -- state ----------------------------------------------------------------------------
 
+    def stats_tabs(self) -> tuple[StatsTab, ...]:
+        """Return the panel's tabs, in tab order."""
+        return self._tab_list
+
+    def current_tab(self) -> StatsTab:
+        return self._tab_list[max(self.tabs.currentIndex(), 0)]
+
     def kind(self) -> str:
-        return TABS[max(self.tabs.currentIndex(), 0)][0]
+        """Return the current tab's id."""
+        return self.current_tab().id
 
     def set_kind(self, kind: str) -> None:
-        self.tabs.setCurrentIndex([k for k, _ in TABS].index(kind))
+        self.tabs.setCurrentIndex([tab.id for tab in self._tab_list].index(kind))
 
-    def diff_kind(self) -> str:
-        """Return the kind the Diff tab compares."""
-        return self.diff_kind_combo.currentData() or DIFF_KINDS[0]
+    def option(self, tab_id: str | None = None) -> str | None:
+        """Return the value of a tab's own option (the current tab's by default; None for a
+        tab without one)."""
+        return self.scope_row.option(self.kind() if tab_id is None else tab_id)
+
+    def set_option(self, tab_id: str, value: str) -> None:
+        """Choose ``value`` for the tab's own option (emits :attr:`option_changed`)."""
+        self.scope_row.set_option(tab_id, value)
+
+    def option_combo(self, tab_id: str) -> QComboBox | None:
+        return self.scope_row.option_combo(tab_id)
+
+    # The built-in tabs' options by the names their callers and tests knew them by.
+    def diff_kind(self) -> str | None:
+        return self.option("diff")
 
     def set_diff_kind(self, kind: str) -> None:
-        """Compare ``kind`` in the Diff tab (emits :attr:`diff_kind_changed` on a change)."""
-        self.diff_kind_combo.setCurrentIndex(max(self.diff_kind_combo.findData(kind), 0))
-
-    def ops_view(self) -> str:
-        """Return the view the Ops tab shows (``op``, ``op_type`` or ``group_node``)."""
-        return self.ops_view_combo.currentData() or OPS_VIEW_TITLES[0][0]
+        self.set_option("diff", kind)
 
     def set_ops_view(self, view: str) -> None:
-        """Show ``view`` in the Ops tab (emits :attr:`ops_view_changed` on a change)."""
-        self.ops_view_combo.setCurrentIndex(max(self.ops_view_combo.findData(view), 0))
+        self.set_option("ops", view)
 
-    def collective_view(self) -> str:
-        """Return the view the Collectives tab shows (``instance``, ``type`` or ``rank``)."""
-        return self.collective_view_combo.currentData() or COLLECTIVE_VIEW_TITLES[0][0]
+    @property
+    def ops_view_combo(self) -> QComboBox | None:
+        return self.option_combo("ops")
 
     def set_collective_view(self, view: str) -> None:
-        """Show ``view`` in the Collectives tab (emits :attr:`collective_view_changed`)."""
-        index = max(self.collective_view_combo.findData(view), 0)
-        self.collective_view_combo.setCurrentIndex(index)
+        self.set_option("collectives", view)
 
     def _row_kind(self) -> str:
-        """The kind of the current tab's rows (the compared kind on the Diff tab)."""
-        return self.diff_kind() if self.kind() == DIFF_TAB else self.kind()
+        """The kind of the current tab's name rows (a summary's own; the Diff's compared)."""
+        tab = self.current_tab()
+        return tab.name_kind(self.option(tab.id)) if tab.name_kind is not None else tab.id
 
     def scope(self) -> Scope:
-        return Scope(
-            self.range_combo.currentData() or "all",
-            self.report_combo.currentData(),
-            self.by_report.isChecked(),
-        )
+        return self.scope_row.scope()
 
     def set_scope(self, scope: Scope) -> None:
         """Set every scope control; emits :attr:`scope_changed` once."""
-        for widget in (self.range_combo, self.report_combo, self.by_report):
-            widget.blockSignals(True)
-        try:
-            self.range_combo.setCurrentIndex(max(self.range_combo.findData(scope.range_mode), 0))
-            index = 0 if scope.report_index is None else scope.report_index + 1
-            self.report_combo.setCurrentIndex(min(index, self.report_combo.count() - 1))
-            self.by_report.setChecked(scope.by_report)
-        finally:
-            for widget in (self.range_combo, self.report_combo, self.by_report):
-                widget.blockSignals(False)
-        self._emit_scope()
+        self.scope_row.set_scope(scope)
 
     def set_reports(self, labels: list[str], paths: Sequence[str] | None = None) -> None:
         """Offer ``labels`` in the report selector (keeps the choice when still valid).
@@ -467,25 +335,13 @@ class StatsPanel(QWidget):
         Report columns and the selector show each label cut around the part where the
         labels differ (:func:`analysis.shortnames.distinct_short_labels`); the tooltip
         says the full label, or ``paths`` (per report, its file) when given."""
-        current = self.report_combo.currentData()
         self._report_labels = list(labels)
         short = distinct_short_labels(self._report_labels)
         self._report_short = dict(zip(self._report_labels, short, strict=True))
         tips = list(paths) if paths is not None and len(paths) == len(labels) else labels
         self._report_tips = dict(zip(self._report_labels, map(str, tips), strict=True))
         self._apply_display_names()
-        self.report_combo.blockSignals(True)
-        self.report_combo.clear()
-        self.report_combo.addItem("All reports", None)
-        for i, label in enumerate(labels):
-            self.report_combo.addItem(short[i], i)
-            self.report_combo.setItemData(
-                i + 1, self._report_tips[label], Qt.ItemDataRole.ToolTipRole
-            )
-        if current is not None and current < len(labels):
-            self.report_combo.setCurrentIndex(current + 1)
-        self.report_combo.blockSignals(False)
-        self.by_report.setEnabled(len(labels) > 1)
+        self.scope_row.set_reports(short, [self._report_tips[label] for label in labels])
 
     def report_labels(self) -> list[str]:
         return list(self._report_labels)
@@ -500,6 +356,10 @@ class StatsPanel(QWidget):
         self._name_display = dict(names)
         self._apply_display_names()
 
+    def shown_name(self, name: str) -> str:
+        """Return how the ``name`` columns show ``name`` (:meth:`set_name_display`)."""
+        return self._name_display.get(name, name)
+
     def _apply_display_names(self) -> None:
         report = {k: v for k, v in self._report_short.items() if k != v}
         self.model.set_display_names(
@@ -512,15 +372,19 @@ class StatsPanel(QWidget):
         return self.model.frame()
 
     def selected_name(self) -> str | None:
-        """Return the name of the current row (None when no row is current)."""
+        """Return the name of the current row (None when no row is current or the tab's
+        rows are not names)."""
         index = self.table.currentIndex()
-        if not index.isValid() or self.kind() in LIST_TABS:
+        if not index.isValid() or self.current_tab().name_kind is None:
             return None
         row = self.proxy.mapToSource(index).row()
         value = self.model.frame()["name"].iloc[row]
         return None if value is None else str(value)
 
     # -- showing results ------------------------------------------------------------------
+
+    def _columns(self, tab: StatsTab, frame: pd.DataFrame) -> list[Column]:
+        return tab.columns_of(frame, self._report_labels, self._report_short)
 
     def show_table(self, kind: str, frame: pd.DataFrame, status: str = "") -> None:
         """Show ``frame`` (stats of ``kind``); ignored unless ``kind`` is the current tab."""
@@ -531,9 +395,7 @@ class StatsPanel(QWidget):
         name = self.selected_name()
         header = self.table.horizontalHeader()
         sort_key = self._sort_key()
-        self.model.set_frame(
-            frame, columns_for(kind, frame, self._report_labels, self._report_short)
-        )
+        self.model.set_frame(frame, self._columns(self.current_tab(), frame))
         self._restore_sort(sort_key, header.sortIndicatorOrder())
         self.status_label.setText(status)
         self._fit_columns()
@@ -548,34 +410,18 @@ class StatsPanel(QWidget):
         self._loading_text = text
         self.status_label.setText(text)
 
+    def show_rows(
+        self, tab_id: str, frame: pd.DataFrame, status: str = "", row_colors=None
+    ) -> None:
+        """Keep a list tab's rows and show them, in their own order, when it is the current
+        tab; ``row_colors``: per row, its text colour (``#RRGGBB``, None: the usual)."""
+        self._row_colors[tab_id] = list(row_colors) if row_colors is not None else []
+        self._show_list(tab_id, frame, status)
+
     def show_outliers(self, frame: pd.DataFrame, status: str = "") -> None:
-        """Show the outlier instances (worst first) in the Outliers tab."""
-        frame = frame.copy()
-        if "mad_ns" in frame and len(frame):
-            mad = frame["mad_ns"].to_numpy(float)
-            dev = frame["duration_ns"].to_numpy(float) - frame["median_ns"].to_numpy(float)
-            # MAD 0: the score used the mean absolute deviation; show it in MAD-like units.
-            by_z = frame["robust_z"].to_numpy(float) / Z_MAD
-            frame["mads"] = np.where(mad > 0, dev / np.where(mad > 0, mad, 1.0), by_z)
-        self._show_list(OUTLIERS_TAB, frame, status)
-
-    def show_findings(self, frame: pd.DataFrame, status: str = "") -> None:
-        """Show the expert rules' findings (:mod:`analysis.rules.findings`) in the Expert tab."""
-        self._show_list(EXPERT_TAB, frame, status)
-
-    def show_collectives(self, frame: pd.DataFrame, status: str = "") -> None:
-        """Show collectives matched across ranks (:mod:`analysis.collectives`)."""
-        self._show_list(COLLECTIVES_TAB, frame, status)
-
-    def show_ops(self, frame: pd.DataFrame, status: str = "") -> None:
-        """Show a DLProf view (:mod:`analysis.dlprof.views`) in the Ops tab, in its order."""
-        self._show_list(OPS_TAB, frame, status)
-
-    def show_diff(self, frame: pd.DataFrame, status: str = "", row_colors=None) -> None:
-        """Show a diff (one row per name, by impact, the app's columns) in the Diff tab;
-        ``row_colors``: per row, its text colour (``#RRGGBB``, None: the usual)."""
-        self._row_colors[DIFF_TAB] = list(row_colors) if row_colors is not None else []
-        self._show_list(DIFF_TAB, frame, status)
+        """Show outlier instances (worst first) in the Outliers tab, with how many MADs
+        each is off (:func:`viewer.outliers_view.with_mads`)."""
+        self.show_rows(OUTLIERS_TAB, with_mads(frame), status)
 
     def _show_list(self, kind: str, frame: pd.DataFrame, status: str) -> None:
         """Keep a list tab's rows; show them, in their own order, when it is the current tab."""
@@ -584,9 +430,7 @@ class StatsPanel(QWidget):
         self._loading_text = ""
         if self.kind() == kind:
             colors = self._row_colors.get(kind) or None
-            self.model.set_frame(
-                frame, columns_for(kind, frame, self._report_labels, self._report_short), colors
-            )
+            self.model.set_frame(frame, self._columns(self.current_tab(), frame), colors)
             self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
             self.proxy.sort(-1)
             self.status_label.setText(status)
@@ -634,56 +478,55 @@ class StatsPanel(QWidget):
         self.table.sortByColumn(column, order)
 
     def _fit_columns(self) -> None:
-        header = self.table.horizontalHeader()
         self.table.resizeColumnsToContents()
         name_col = self.model.column_of(self._filter_key())
-        if name_col >= 0:
-            widest = 220 if self.kind() == OUTLIERS_TAB else 320
-            header.resizeSection(name_col, min(max(header.sectionSize(name_col), 120), widest))
+        self._name_content_px = (
+            self.table.horizontalHeader().sectionSize(name_col) if name_col >= 0 else 0
+        )
+        self._fit_name_column()
+
+    def _fit_name_column(self) -> None:
+        """Give the name column its text's width, at most the room the other columns leave
+        (at least 220 px, 320 px for names, when they leave less: the others scroll)."""
+        header = self.table.horizontalHeader()
+        name_col = self.model.column_of(self._filter_key())
+        if name_col < 0 or not self._name_content_px:
+            return
+        others = sum(header.sectionSize(c) for c in range(header.count())
+                     if c != name_col and not header.isSectionHidden(c))  # fmt: skip
+        room = self.table.viewport().width() - others
+        widest = max(self.current_tab().name_min_px, room)
+        width = min(max(self._name_content_px, 120), widest)
+        if width != header.sectionSize(name_col):
+            header.resizeSection(name_col, width)
+
+    def resizeEvent(self, event) -> None:  # Qt override
+        super().resizeEvent(event)
+        self._fit_name_column()  # a wider panel gives the names the room
 
     # -- reactions ------------------------------------------------------------------------
 
-    def _on_tab_changed(self, _index: int) -> None:
-        kind = self.kind()
-        frame = self._frames.get(kind)
-        is_list = kind in LIST_TABS
-        for widget in (self.prev_button, self.next_button):  # an op's instances step too
-            widget.setEnabled(not is_list or kind == OPS_TAB)
+    def _on_tab_changed(self, index: int) -> None:
+        tab = self.current_tab()
+        frame = self._frames.get(tab.id)
+        # A screen reader names the table by what it lists now.
+        self.table.setAccessibleName(f"{self.tabs.tabText(index)} table")
+        for widget in (self.prev_button, self.next_button):
+            widget.setEnabled(tab.steps_instances)
         # The highlighted name's histogram and count belong to the summaries (and an op's
-        # instances): under Outliers, Expert, Diff and Collectives they described rows that
-        # tab does not show.
-        own_list = kind in OWN_TABS and kind != OPS_TAB
-        self.histogram.setVisible(not own_list)
-        self.instance_label.setVisible(not own_list)
-        is_diff = kind == DIFF_TAB  # the whole reports: the scope does not apply
-        # Diff, Ops and Collectives cover the whole reports: no time range to choose (and
-        # their own selector takes its place, so the panel keeps its width).
-        whole = is_diff or kind in (OPS_TAB, COLLECTIVES_TAB)
-        shown = {
-            self.diff_kind_combo: is_diff,
-            self.ops_view_combo: kind == OPS_TAB,
-            self.collective_view_combo: kind == COLLECTIVES_TAB,
-            self.range_combo: not whole,
-            self.by_report: not whole,
-            self.report_combo: not is_diff,
-        }
-        # Hide before showing: never both selectors at once, not even between two layouts.
-        for visible in (False, True):
-            for widget, wanted in shown.items():
-                if wanted is visible:
-                    widget.setVisible(visible)
-        if frame is not None and kind in OWN_TABS:
-            self._show_list(kind, frame, self._list_status.get(kind, ""))
+        # instances): under a list of other rows they described rows that tab does not show.
+        self.histogram.setVisible(tab.shows_histogram)
+        self.instance_label.setVisible(tab.shows_histogram)
+        self.scope_row.show_for(tab)
+        if frame is not None and not tab.is_summary:
+            self._show_list(tab.id, frame, self._list_status.get(tab.id, ""))
         elif frame is not None:
-            self.show_table(kind, frame, "")
+            self.show_table(tab.id, frame, "")
         else:
             self.model.set_frame(pd.DataFrame(), [])
             self.status_label.setText(self._loading_text)
         self._apply_filter()  # each kind filters its own column
-        self.kind_changed.emit(kind)
-
-    def _emit_scope(self) -> None:
-        self.scope_changed.emit(self.scope())
+        self.kind_changed.emit(tab.id)
 
     def _apply_filter(self) -> None:
         text = self.filter_edit.text()
@@ -703,8 +546,8 @@ class StatsPanel(QWidget):
         )
 
     def _filter_key(self) -> str:
-        """The column the filter matches: a finding's text, or the name."""
-        return {EXPERT_TAB: "what", COLLECTIVES_TAB: "collective"}.get(self.kind(), "name")
+        """The column the filter matches (a finding's text, a collective, the name)."""
+        return self.current_tab().filter_key
 
     def _row_record(self, index: QModelIndex) -> dict:
         row = self.proxy.mapToSource(index).row()
@@ -713,15 +556,11 @@ class StatsPanel(QWidget):
     def _on_clicked(self, index: QModelIndex) -> None:
         if not index.isValid():
             return
-        record = self._row_record(index)
-        if self.kind() == OUTLIERS_TAB:
-            self.outlier_selected.emit(record)
-        elif self.kind() == EXPERT_TAB:
-            self.finding_selected.emit(record)
-        elif self.kind() == COLLECTIVES_TAB:
-            self.collective_selected.emit(record)
-        elif self.kind() == OPS_TAB:
-            self.op_selected.emit(record)
+        record, tab = self._row_record(index), self.current_tab()
+        if tab.name_kind is None:
+            self.row_chosen.emit(tab.id, record)
+            if tab.id == OUTLIERS_TAB:
+                self.outlier_selected.emit(record)
         elif record.get("name") is not None:
             self.name_activated.emit(str(record["name"]), self._row_kind(), group_of(record))
 
@@ -731,7 +570,7 @@ class StatsPanel(QWidget):
             self._on_clicked(current)
 
     def _on_double_clicked(self, index: QModelIndex) -> None:
-        if not index.isValid() or self.kind() in LIST_TABS:
+        if not index.isValid() or self.current_tab().name_kind is None:
             return
         record = self._row_record(index)
         if record.get("name") is not None:
@@ -752,5 +591,5 @@ class StatsPanel(QWidget):
         QGuiApplication.clipboard().setText(self.visible_rows_text("\t", selected))
 
     def _on_export_clicked(self) -> None:
-        title = dict(TABS)[self.kind()].replace(" ", "_").replace("→", "to").lower()
+        title = self.current_tab().title.replace(" ", "_").replace("→", "to").lower()
         self.export_requested.emit(f"{title}.csv", self.visible_rows_text(","))

@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import colorsys
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
-from PySide6.QtGui import QColor, QFont
+from PySide6.QtGui import QColor, QFont, QFontInfo, QFontMetrics, QGuiApplication
 
 __all__ = [
     "DARK",
     "LIGHT",
+    "MEMCPY_COLORS",
     "REPORT_COLORS",
     "THEMES",
     "Palette",
     "Theme",
+    "fit_theme",
     "name_argb",
     "report_color",
     "ui_font",
@@ -45,6 +47,8 @@ class Theme:
     highlight_edge: int = 0xFFFFFFFF
     link_line: int = 0xFFFFD24A
     outlier_mark: int = 0xFFFF5C5C
+    #: The outlier mark's edge: dark, so it stands out from an event of any hue.
+    outlier_edge: int = 0xFF101215
     #: A rank's wait in a collective (shaded over its event) and the line joining the ranks.
     collective_wait: int = 0xE6FFE08A
     collective_wait_dim: int = 0x8C000000
@@ -59,7 +63,6 @@ class Theme:
     group_height_px: int = 22
     report_height_px: int = 26
     indent_px: int = 14
-    font_px: int = 11
 
 
 DARK = Theme()
@@ -105,15 +108,20 @@ def report_color(report_index: int) -> str:
     return REPORT_COLORS[report_index % len(REPORT_COLORS)]
 
 
-# Fixed colours for kinds whose name says what they are (nsys uses similar hues).
-_FIXED = {
-    "[CUDA memcpy Host-to-Device]": 0xFF3FB950,
-    "[CUDA memcpy Device-to-Host]": 0xFFE5534B,
-    "[CUDA memcpy Device-to-Device]": 0xFFD29922,
-    "[CUDA memcpy Peer-to-Peer]": 0xFFDB8A3A,
+#: Fixed colours for the copy directions, from Okabe & Ito's palette: host-to-device sky
+#: blue and device-to-host orange (nsys's green and red are the one pair deuteranopes and
+#: protanopes cannot tell apart), device-to-device yellow, peer-to-peer vermillion; every
+#: pair stays apart in a simulated deuteranopia and protanopia (tests/viewer/test_colour_vision.py).
+MEMCPY_COLORS = {
+    "[CUDA memcpy Host-to-Device]": 0xFF56B4E9,
+    "[CUDA memcpy Device-to-Host]": 0xFFE69F00,
+    "[CUDA memcpy Device-to-Device]": 0xFFF0E442,
+    "[CUDA memcpy Peer-to-Peer]": 0xFFD55E00,
     "[CUDA memset]": 0xFF8B949E,
-    "CPU sample": 0xFFB4BAC4,
 }
+
+# Fixed colours for kinds whose name says what they are.
+_FIXED = {**MEMCPY_COLORS, "CPU sample": 0xFFB4BAC4}
 
 
 def name_argb(name: str | None) -> int:
@@ -155,12 +163,34 @@ class Palette:
         return found
 
 
-def ui_font(pixel_size: int, bold: bool = False) -> QFont:
-    """Return the UI font at ``pixel_size`` (pixel sizes render alike on every DPI)."""
-    font = QFont()
-    font.setPixelSize(pixel_size)
+def ui_font(relative: float = 1.0, bold: bool = False, base: QFont | None = None) -> QFont:
+    """Return ``base`` (the application's font by default) scaled by ``relative``.
+
+    Sizes follow the user's font size and the screen's DPI: never fixed pixels. The timeline's
+    labels are ``relative`` 11/12 of the application font (11 px at Qt's usual 9 pt, 96 dpi).
+    """
+    font = QFont(base if base is not None else QGuiApplication.font())
+    # A base given in pixels (a style sheet's) has no point size: take the one it resolves to.
+    points = font.pointSizeF() if font.pointSizeF() > 0 else QFontInfo(font).pointSizeF()
+    font.setPointSizeF(points * relative)
     font.setBold(bold)
     return font
+
+
+def fit_theme(theme: Theme, base: QFont | None = None) -> Theme:
+    """Return ``theme`` with rows and ruler tall enough for the timeline's fonts at ``base``
+    (the application's font by default); never shorter than ``theme``'s own."""
+
+    def height(relative: float, bold: bool = False) -> int:
+        return QFontMetrics(ui_font(relative, bold, base)).height()
+
+    return replace(
+        theme,
+        row_height_px=max(theme.row_height_px, height(1.0) + 6),
+        group_height_px=max(theme.group_height_px, height(1.0, bold=True) + 8),
+        report_height_px=max(theme.report_height_px, height(13 / 12, bold=True) + 10),
+        ruler_height_px=max(theme.ruler_height_px, height(11 / 12) + 15),
+    )
 
 
 def qcolor(argb: int) -> QColor:

@@ -12,33 +12,44 @@ W/S zoom, A/D pan, F or double-click fits, Shift-drag selects a time range over 
 Perfetto's area selection), Esc clears; Shift+wheel, the scroll bar, a wheel over the row
 headers, the arrow and page keys scroll rows.
 
-What the timeline shows (rows, pins, hidden and collapsed rows, view range, selection) lives
-in a Qt-free :class:`~viewer.state.TimelineState`, :attr:`TimelineWidget.state`: the widget
-renders it, its input handlers change it, and its signals relay the state's notifications.
-The methods below that read or change that state are kept for app/ and delegate to it.
-(All painting lives in painter.py and chrome.py.)
+What the timeline shows (the reports, their offsets, rows, pins, hidden and collapsed rows,
+view range, selection, the picked event, emphasis, marks and tints) lives in a Qt-free
+:class:`~viewer.state.TimelineState`, :attr:`TimelineWidget.state` (napari's model / ``_qt``
+split): the widget renders it and follows its notifications, its input handlers change it,
+and app/ reads and changes it there, never through the widget. What stays here is what
+needs pixels: geometry, scrolling, hit tests, the label column, tooltips and the context
+menu. (All painting lives in painter.py and chrome.py.)
 """
+
+# Over 600 lines: one QWidget's input handlers, row geometry and hit tests (what it shows is
+# viewer/state/, how it paints is painter.py and chrome.py).
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 
 import numpy as np
-from PySide6.QtCore import QPoint, Qt, Signal
-from PySide6.QtGui import QKeyEvent, QMouseEvent, QPainter, QWheelEvent
+from PySide6.QtCore import QEvent, QPoint, Qt, Signal
+from PySide6.QtGui import (
+    QAccessible,
+    QAccessibleAnnouncementEvent,
+    QKeyEvent,
+    QMouseEvent,
+    QPainter,
+    QWheelEvent,
+)
 from PySide6.QtWidgets import QMenu, QToolTip, QWidget
 
 from strata.analysis.model import Report
-from strata.analysis.reportset import ReportSet
-from strata.analysis.tracks import SliceTable, Track
+from strata.viewer.access import describe_timeline
 from strata.viewer.event_menu import add_event_actions
-from strata.viewer.events import EventRef, describe_event, event_ref, find_partner, pick_event
-from strata.viewer.frame import EventTints, Frame
+from strata.viewer.events import EventRef, describe_event, pick_event, spoken_event
+from strata.viewer.frame import Frame
 from strata.viewer.painter import TimelinePainter
-from strata.viewer.rows import Row, RowLayout
-from strata.viewer.state import TimelineState, extents_span
-from strata.viewer.style import DARK, Theme
+from strata.viewer.state import TimelineState
+from strata.viewer.state.rows import Row, RowLayout
+from strata.viewer.style import DARK, Theme, fit_theme
 
 __all__ = ["TimelineWidget"]
 
@@ -57,6 +68,10 @@ _SCROLLBAR_PX = 10
 
 class TimelineWidget(QWidget):
     """Rows of CPU cores, threads, GPUs and streams of one or more reports on one axis.
+
+    ``state`` (:class:`~viewer.state.TimelineState`) is what it shows; app/ reads and
+    changes the timeline there. The signals below that repeat a notification of the state
+    are there for Qt code (``qtbot.waitSignal``); they are emitted once the widget followed.
 
     Signals
     -------
@@ -86,7 +101,7 @@ class TimelineWidget(QWidget):
     name_highlight_requested = Signal(object)
     show_in_stats_requested = Signal(object)
     show_in_events_requested = Signal(object)
-    #: The selected event changed (a click, or :meth:`select_event`): it, or ``None``.
+    #: The picked event changed (a click, or ``state.select_event``): it, or ``None``.
     event_selected = Signal(object)
     #: The event's context menu asked to make the event its report's alignment anchor.
     anchor_requested = Signal(object)
@@ -101,8 +116,10 @@ class TimelineWidget(QWidget):
         state: TimelineState | None = None,
     ) -> None:
         super().__init__(parent)
-        self.theme = theme
-        #: What the timeline shows; change it here or through the methods below.
+        self._base_theme = theme
+        #: The theme painted: ``theme`` with rows as tall as the fonts need (:func:`fit_theme`).
+        self.theme = fit_theme(theme, self.font())
+        #: What the timeline shows: read and change it there.
         self.state = state if state is not None else TimelineState()
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setMouseTracking(True)
@@ -110,6 +127,7 @@ class TimelineWidget(QWidget):
         self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
         self.setMinimumSize(400, 200)
         self._painter = TimelinePainter()
+        self._painter.set_font(self.font())
         # The scroll bar is painted, not a child QScrollBar: a child widget made every
         # repaint ~6 ms slower at 2000x1000 here (measured offscreen).
         self._scroll_px = 0
@@ -118,18 +136,11 @@ class TimelineWidget(QWidget):
         self._divider_drag = False
         self._label_drag = False
         self._label_width_px: int | None = None  # the user's width of the label column
-        self._set = ReportSet()
-        self._reports: list[Report] = []
-        self._tables: list[dict[str, SliceTable]] = []
-        self._offsets: list[int] = []
         self._pinned_layout = RowLayout((), np.zeros(0, np.int64))
         self._pinned_scroll_px = 0
         self._layout = RowLayout((), np.zeros(0, np.int64))
-        self._selected: EventRef | None = None
-        self._partner: EventRef | None = None
-        self._highlights: dict[tuple[int, str], np.ndarray] = {}
-        self._marks: list[EventRef] = []
-        self._tints = EventTints()
+        #: Counts the row layouts made: the painter's caches of them are keyed by it.
+        self._layout_version = 0
         self._press: tuple[QPoint, int, int, bool] | None = None
         self._dragged = False
         self._hover_x: float | None = None
@@ -140,123 +151,62 @@ class TimelineWidget(QWidget):
         self.event_fields: Callable[[Report, str, int], Mapping[str, object]] | None = None
         #: The last context menu shown (the tests trigger its actions).
         self.context_menu: QMenu | None = None
+        #: What a screen reader was told of the selected event ('' when none).
+        self.spoken_event = ""
+        # The painted rows say nothing to a screen reader: the widget says what it shows.
+        self.setAccessibleName("Timeline")
         self._connect_state()
+        self._describe_for_screen_readers()
 
     def _connect_state(self) -> None:
         state = self.state
+        state.data_changed.connect(self._on_data_changed)
+        state.offsets_changed.connect(lambda _offsets: self.update())
         state.rows_changed.connect(self._relayout)
         state.pins_changed.connect(self.pins_changed.emit)
         state.view_range_changed.connect(self._on_view_range_changed)
         state.selection_changed.connect(self._on_selection_changed)
+        state.event_selected.connect(self._on_event_selected)
+        state.emphasis_changed.connect(self.update)
         state.collectives_changed.connect(self.update)
+
+    def _on_data_changed(self) -> None:
+        self._painter.reset()  # its level-of-detail images are of the older tables
+        self._tooltips.clear()
+        self.update()
 
     def _on_view_range_changed(self, t0_ns: int, t1_ns: int) -> None:
         self.update()
+        self._describe_for_screen_readers()
         self.view_range_changed.emit(t0_ns, t1_ns)
 
     def _on_selection_changed(self, selection) -> None:
         self.update()
+        self._describe_for_screen_readers()
         self.selection_changed.emit(None if selection is None else selection.time_range)
 
-    # -- data ------------------------------------------------------------------------------
+    def _describe_for_screen_readers(self) -> None:
+        """Say what is shown in the accessible description (:func:`describe_timeline`)."""
+        rows = sum(r.track is not None for r in (*self._pinned_layout.rows, *self._layout.rows))
+        text = describe_timeline(len(self.state.report_set()), rows, self.state.view_range(),
+                                 self.state.time_selection(), self.spoken_event)  # fmt: skip
+        if text != self.accessibleDescription():
+            self.setAccessibleDescription(text)  # Qt sends DescriptionChanged
 
-    def set_data(
-        self,
-        reports: ReportSet | Sequence[Report],
-        tracks: Sequence[Track],
-        offsets_ns: Sequence[int],
-    ) -> None:
-        """Show ``tracks`` of ``reports`` shifted by ``offsets_ns``; fits the view.
-
-        ``reports``: a :class:`ReportSet` (its slice tables are drawn), or reports to put
-        in a new one.
-        """
-        self._take_data(reports, offsets_ns)
-        self.state.reset_tracks(tracks)  # lays the rows out
-        self._update_span()
-        self.fit()
-
-    def replace_reports(
-        self,
-        reports: ReportSet | Sequence[Report],
-        tracks: Sequence[Track],
-        offsets_ns: Sequence[int],
-    ) -> None:
-        """Show newer versions of the same reports (more tables read by a progressive open).
-
-        Keeps the view range, pins (also of rows still to come), hidden rows, collapsed
-        groups and the time selection; the picked event and the highlights are dropped, as
-        their rows belong to the older tables. The full range grows with what arrived.
-        """
-        self._take_data(reports, offsets_ns)
-        self.state.set_tracks(tracks)
-        self._update_span()
+    def _on_event_selected(self, event: EventRef | None) -> None:
+        """Say the picked event to a screen reader, draw it, and tell Qt code."""
+        self.spoken_event = ""
+        if event is not None:
+            report = self.state.report_set()[event.report_index]
+            track = self.state.track(event.track_key)
+            row = track.path if track is not None else report.name
+            offset = self.state.offsets_ns()[event.report_index]
+            self.spoken_event = spoken_event(report, event, row, offset)
+            # Read out now, whatever the screen reader is focused on (Qt 6.8+).
+            QAccessible.updateAccessibility(QAccessibleAnnouncementEvent(self, self.spoken_event))
+        self._describe_for_screen_readers()
         self.update()
-
-    def _take_data(self, reports: ReportSet | Sequence[Report], offsets_ns: Sequence[int]) -> None:
-        self._set = reports if isinstance(reports, ReportSet) else ReportSet(reports)
-        self._reports = list(self._set.reports)
-        self._tables = [self._set.slice_tables(i) for i in range(len(self._reports))]
-        self._offsets = [int(o) for o in offsets_ns] + [0] * (len(reports) - len(offsets_ns))
-        self._painter.reset()  # its level-of-detail images are of the older tables
-        self._tooltips.clear()
-        self._selected = self._partner = None
-        self._highlights, self._marks, self._tints = {}, [], EventTints()
-
-    def set_tracks(self, tracks: Sequence[Track]) -> None:
-        """Replace the rows of the same reports, keeping view, pins and collapsed groups.
-
-        For adding rows computed later, e.g. ``build_tracks(reports)`` with the NVTX
-        projection after a first ``build_tracks(reports, include_projection=False)``.
-        """
-        # Rows computed later draw tables derived meanwhile (the projected NVTX ranges).
-        self._tables = [self._set.slice_tables(i) for i in range(len(self._reports))]
-        self.state.set_tracks(tracks)
-
-    def tracks(self) -> list[Track]:
-        """Return every track given to :meth:`set_data`."""
-        return self.state.tracks()
-
-    def set_offsets(self, offsets_ns: Sequence[int]) -> None:
-        """Shift each report by ``offsets_ns`` (ns); keeps the view range."""
-        self._offsets = [int(o) for o in offsets_ns] + [0] * (len(self._reports) - len(offsets_ns))
-        self._update_span()
-        self.update()
-
-    def offsets(self) -> list[int]:
-        """Return the ns shift of each report on the shared axis."""
-        return list(self._offsets)
-
-    def _update_span(self) -> None:
-        spans = extents_span(
-            (table.extent_ns(), offset)
-            for tables, offset in zip(self._tables, self._offsets, strict=False)
-            for table in tables.values()
-        )
-        full, activity = spans if spans is not None else ((0, 1_000_000), None)
-        self.state.set_full_range(*full, activity=activity)
-
-    def full_range(self) -> tuple[int, int]:
-        """Return the span of every event of every report on the shared axis."""
-        return self.state.full_range()
-
-    # -- view range ------------------------------------------------------------------------
-
-    def view_range(self) -> tuple[int, int]:
-        """Return the visible time range ``(t0_ns, t1_ns)`` on the shared axis."""
-        return self.state.view_range()
-
-    def set_view_range(self, t0_ns: int, t1_ns: int) -> None:
-        """Show ``[t0_ns, t1_ns)``; the span is kept at least 50 ns."""
-        self.state.set_view_range(t0_ns, t1_ns)
-
-    def fit(self, everything: bool = False) -> None:
-        """Show where the activity is, or every event (:meth:`TimelineState.fit`)."""
-        self.state.fit(everything)
-
-    def toggle_fit(self) -> None:
-        """Fit the activity, or everything when it is shown already (the F key)."""
-        self.state.toggle_fit()
+        self.event_selected.emit(event)
 
     def zoom(self, factor: float, anchor_x: float | None = None) -> None:
         """Zoom by ``factor`` (> 1 zooms in) about ``anchor_x`` (widget px; centre if None)."""
@@ -267,136 +217,16 @@ class TimelineWidget(QWidget):
         )
         self.state.zoom(factor, fraction)
 
-    def pan(self, fraction: float) -> None:
-        """Move the view by ``fraction`` of its span (positive = later)."""
-        self.state.pan(fraction)
-
-    # -- selection -------------------------------------------------------------------------
-
-    def select_time_range(self, t0_ns: int | None, t1_ns: int | None = None) -> None:
-        """Select ``[t0_ns, t1_ns)`` (shared axis), or clear with ``None``."""
-        self.state.select(t0_ns, t1_ns)
-
-    def time_selection(self) -> tuple[int, int] | None:
-        """Return the selected time range ``(t0_ns, t1_ns)``, or None."""
-        return self.state.time_selection()
-
-    def selected_event(self) -> EventRef | None:
-        """Return the event picked last, or None."""
-        return self._selected
-
-    def partner_event(self) -> EventRef | None:
-        """Return the correlated partner of the picked event, or None."""
-        return self._partner
-
-    def select_event(self, event: EventRef | None) -> None:
-        """Select ``event`` and find its correlated partner (API call ↔ GPU work)."""
-        self._selected = event
-        self._partner = None
-        if event is not None:
-            report = self._reports[event.report_index]
-            self._partner = find_partner(report, self._tables[event.report_index], event)
-        self.update()
-        self.event_selected.emit(event)
-
-    # -- pins, hidden rows, groups ---------------------------------------------------------
-
-    def pinned_keys(self) -> list[str]:
-        """Return the pinned track keys, in the order pinned."""
-        return self.state.pinned_keys()
-
-    def set_pinned_keys(self, keys: Sequence[str]) -> None:
-        """Pin exactly ``keys`` (unknown keys are kept for when their report is loaded)."""
-        self.state.set_pinned_keys(keys)
-
-    def pin(self, key: str) -> None:
-        """Pin the track ``key`` below those already pinned."""
-        self.state.pin(key)
-
-    def unpin(self, key: str) -> None:
-        """Unpin the track ``key``."""
-        self.state.unpin(key)
-
-    def pin_matching(self, pattern: str) -> int:
-        """Pin every track that ``pattern`` names (see :func:`viewer.rows.match_tracks`).
-
-        Returns the number of newly pinned tracks. Raises ``re.error`` for a bad pattern.
-        """
-        return self.state.pin_matching(pattern)
-
-    def hidden_keys(self) -> list[str]:
-        """Return the keys of hidden tracks."""
-        return self.state.hidden_keys()
-
-    def set_hidden_keys(self, keys: Sequence[str]) -> None:
-        """Hide exactly the tracks ``keys``."""
-        self.state.set_hidden_keys(keys)
-
-    def collapsed_groups(self) -> list[tuple[str, ...]]:
-        """Return the group paths that are collapsed."""
-        return self.state.collapsed_groups()
-
-    def set_collapsed(self, path: tuple[str, ...], collapsed: bool) -> None:
-        """Collapse or expand the group at ``path``."""
-        self.state.set_collapsed(path, collapsed)
-
-    def set_highlights(
-        self,
-        rows: Mapping[tuple[int, str], Sequence[int] | np.ndarray] | None = None,
-        marks: Sequence[EventRef | tuple[int, str, int]] = (),
-        tints: EventTints | None = None,
-    ) -> None:
-        """Emphasise some events and dim the rest of their tables; mark outliers; tint.
-
-        Parameters
-        ----------
-        rows
-            ``(report_index, table) -> row indices`` into ``report.tables[table]`` (``kernels``,
-            ``cuda_api``, ``nvtx``...). Other events of those tables are dimmed; tables not
-            named are drawn as usual. ``None`` or empty clears.
-        marks
-            Events to flag with a marker (outliers): ``EventRef`` or
-            ``(report_index, table, row)``.
-        tints
-            Colours of some events (a diff's slower / faster names), under the emphasis;
-            ``None`` or empty: none. Tables not shown are left out.
-        """
-        self._highlights = {}
-        for (report_index, table), index in (rows or {}).items():
-            size = len(self._tables[report_index][table])
-            mask = np.zeros(size, dtype=bool)
-            mask[np.asarray(index, dtype=np.int64)] = True
-            self._highlights[(report_index, table)] = mask
-        self._marks = [
-            m if isinstance(m, EventRef) else event_ref(self._tables[m[0]], m[0], m[1], m[2])
-            for m in marks
-        ]
-        codes = {}
-        for (report_index, table), code in (tints.codes if tints else {}).items():
-            shown = (
-                self._tables[report_index].get(table) if report_index < len(self._tables) else None
-            )
-            if shown is not None and len(code) == len(shown):
-                codes[(report_index, table)] = code
-        self._tints = EventTints(codes, tints.colors) if codes else EventTints()
-        self.update()
-
-    def tints(self) -> EventTints:
-        """Return the tints applied (see :meth:`set_highlights`)."""
-        return self._tints
-
-    def marks(self) -> list[EventRef]:
-        """Return the events flagged with a marker (outliers)."""
-        return list(self._marks)
-
     # -- layout ----------------------------------------------------------------------------
 
     def _relayout(self) -> None:
         t = self.theme
         heights = (t.report_height_px, t.group_height_px, t.row_height_px)
         self._pinned_layout, self._layout = self.state.layout(heights)
+        self._layout_version += 1
         self._set_scroll(self._scroll_px)
         self.scroll_pinned(0)
+        self._describe_for_screen_readers()
         self.update()
 
     def _data_width(self) -> int:
@@ -453,7 +283,7 @@ class TimelineWidget(QWidget):
         """Make the label column ``width_px`` wide (at least 80 px, leaving 120 px of time)."""
         width_px = int(min(max(width_px, _MIN_LABEL_PX), max(self.width() - 120, _MIN_LABEL_PX)))
         self._label_width_px = width_px
-        self.set_theme(self.theme)
+        self.set_theme(self._base_theme)
 
     def _on_label_edge(self, x_px: float) -> bool:
         """Whether ``x_px`` is on the edge between the label column and the time area."""
@@ -570,7 +400,10 @@ class TimelineWidget(QWidget):
 
     def set_theme(self, theme: Theme) -> None:
         """Paint with ``theme`` from now on (the light or dark colour scheme); a label
-        column width the user chose (:meth:`set_label_width`) stays."""
+        column width the user chose (:meth:`set_label_width`) stays, and rows grow to the
+        widget's font (:func:`viewer.style.fit_theme`)."""
+        self._base_theme = theme
+        theme = fit_theme(theme, self.font())
         if self._label_width_px is not None:
             theme = dataclasses.replace(theme, header_width_px=self._label_width_px)
         if theme != self.theme:
@@ -581,7 +414,8 @@ class TimelineWidget(QWidget):
     # -- painting --------------------------------------------------------------------------
 
     def _frame(self) -> Frame:
-        t0, t1 = self.state.view_range()
+        state = self.state
+        t0, t1 = state.view_range()
         return Frame(
             width=self.width(),
             height=self.height(),
@@ -591,29 +425,45 @@ class TimelineWidget(QWidget):
             pinned=self._pinned_layout,
             rows=self._layout,
             scroll_px=self._scroll_px,
-            tables=self._tables,
-            offsets_ns=self._offsets,
+            tables=state.tables(),
+            offsets_ns=state.offsets_ns(),
             pinned_height_px=self._pinned_height(),
             pinned_scroll_px=self._pinned_scroll_px,
             scrollbar_px=_SCROLLBAR_PX,
             thumb=self._thumb() if self._max_scroll() else None,
-            selection=self.state.time_selection(),
-            selection_rows=frozenset(self.state.selection().rows if self.state.selection() else ()),
-            selected=self._selected,
-            partner=self._partner,
-            highlights=self._highlights,
-            marks=self._marks,
-            tints=self._tints,
+            selection=state.time_selection(),
+            selection_rows=frozenset(state.selection().rows if state.selection() else ()),
+            selected=state.selected_event(),
+            partner=state.partner_event(),
+            highlights=state.highlights(),
+            marks=state.marks(),
+            tints=state.tints(),
             hover_x=self._hover_x,
-            collectives=self.state.shown_collectives(),
+            collectives=state.shown_collectives(),
+            layout_version=self._layout_version,
+            data_version=state.data_version,
+            emphasis_version=state.emphasis_version,
         )
 
     def paintEvent(self, _event) -> None:  # Qt override
         painter = QPainter(self)
         try:
-            self._painter.paint(painter, self._frame())
+            frame = self._frame()
+            # The device painted on: the screen's (2.0 at 200 %), or the image render() fills.
+            frame.pixel_ratio = painter.paintEngine().paintDevice().devicePixelRatioF()
+            self._painter.paint(painter, frame)
         finally:
             painter.end()
+
+    def changeEvent(self, event: QEvent) -> None:  # Qt override
+        # The user's font size (the application's font, or one set on the widget) sizes the
+        # labels and the rows that hold them.
+        if event.type() == QEvent.Type.FontChange:
+            self._painter.set_font(self.font())
+            self._painter.reset()
+            self.set_theme(self._base_theme)
+            self.update()
+        super().changeEvent(event)
 
     def resizeEvent(self, event) -> None:  # Qt override
         super().resizeEvent(event)
@@ -637,17 +487,17 @@ class TimelineWidget(QWidget):
         elif key == Qt.Key.Key_S:
             self.zoom(1 / _ZOOM_STEP, anchor)
         elif key == Qt.Key.Key_A:
-            self.pan(-_PAN_FRACTION)
+            self.state.pan(-_PAN_FRACTION)
         elif key == Qt.Key.Key_D:
-            self.pan(_PAN_FRACTION)
+            self.state.pan(_PAN_FRACTION)
         elif key == Qt.Key.Key_F:
-            self.toggle_fit()
+            self.state.toggle_fit()
         elif key == Qt.Key.Key_Z:
             if self.state.selection() is not None:
-                self.set_view_range(*self.state.time_selection())
+                self.state.set_view_range(*self.state.time_selection())
         elif key == Qt.Key.Key_Escape:
-            self.select_time_range(None)
-            self.select_event(None)
+            self.state.select(None)
+            self.state.select_event(None)
         elif key in (Qt.Key.Key_Up, Qt.Key.Key_Down):
             step = self.theme.row_height_px
             self.scroll_rows(step if key == Qt.Key.Key_Down else -step)
@@ -671,7 +521,7 @@ class TimelineWidget(QWidget):
         elif shift or x < self.theme.header_width_px:
             self.scroll_rows(-delta.y() // 2 if delta.y() else -delta.x() // 2)
         elif abs(delta.x()) > abs(delta.y()):
-            self.pan(-delta.x() / 1200)
+            self.state.pan(-delta.x() / 1200)
         elif delta.y():
             self.zoom(_ZOOM_STEP ** (delta.y() / 120), x)
         event.accept()
@@ -729,13 +579,13 @@ class TimelineWidget(QWidget):
         if not self._dragged:
             return
         if mode == "time":
-            self.select_time_range(self.time_at(start.x()), self.time_at(pos.x()))
+            self.state.select(self.time_at(start.x()), self.time_at(pos.x()))
         elif mode == "area":
             rows = self.track_keys_between(start.y(), pos.y())
             self.state.select(self.time_at(start.x()), self.time_at(pos.x()), rows)
         else:
             shift_ns = int((start.x() - pos.x()) * (t1 - t0) / self._data_width())
-            self.set_view_range(t0 + shift_ns, t1 + shift_ns)
+            self.state.set_view_range(t0 + shift_ns, t1 + shift_ns)
             self.scroll_rows(start.y() - pos.y())
             self._press = (pos, *self.state.view_range(), mode)
 
@@ -761,14 +611,14 @@ class TimelineWidget(QWidget):
             return
         if self._press is not None and not self._dragged:
             event_ref = self.event_at(event.position().x(), event.position().y())
-            self.select_event(event_ref)
+            self.state.select_event(event_ref)
             self.event_clicked.emit(event_ref)
         self._press = None
         self._dragged = False
 
     def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:  # Qt override
         if event.position().x() >= self.theme.header_width_px:
-            self.fit()
+            self.state.fit()
 
     def leaveEvent(self, _event) -> None:  # Qt override
         self._hover_x = None
@@ -780,28 +630,30 @@ class TimelineWidget(QWidget):
         if hit is None or hit[0].track is None or x_px < self.theme.header_width_px:
             return None
         track = hit[0].track
-        offset = self._offsets[track.report_index]
+        offset = self.state.offsets_ns()[track.report_index]
         t0, t1 = self.state.view_range()
         ns_per_px = (t1 - t0) / self._data_width()
         t = self.time_at(x_px) - offset
-        return pick_event(self._tables[track.report_index], track, t, int(3 * ns_per_px))
+        tables = self.state.tables()[track.report_index]
+        return pick_event(tables, track, t, int(3 * ns_per_px))
 
     def describe(self, ref: EventRef, row_label: str | None = None) -> list[tuple[str, str]]:
         """Return the (field, value) lines of ``ref``: its hover text and details pane.
 
         ``row_label``: the row it is shown on (found from ``ref.track_key`` when omitted).
         """
-        i = ref.report_index
+        i, state = ref.report_index, self.state
+        reports, tables = state.report_set(), state.tables()[i]
         if row_label is None:
-            track = next((t for t in self.state.tracks() if t.key == ref.track_key), None)
-            row_label = track.path if track is not None else self._reports[i].name
-        report, tables = self._reports[i], self._tables[i]
+            track = state.track(ref.track_key)
+            row_label = track.path if track is not None else reports[i].name
         fields = {}
         if self.event_fields is not None and ref.source and ref.source_row >= 0:
-            fields = self.event_fields(report, ref.source, ref.source_row)
+            fields = self.event_fields(reports[i], ref.source, ref.source_row)
         # The projection is shown once computed (its rows are drawn), never computed here.
-        projection = self._set.projection(i) if "nvtx_gpu" in tables else None
-        return describe_event(report, ref, row_label, self._offsets[i], tables, fields, projection)
+        projection = reports.projection(i) if "nvtx_gpu" in tables else None
+        offset = state.offsets_ns()[i]
+        return describe_event(reports[i], ref, row_label, offset, tables, fields, projection)
 
     def _show_tooltip(self, event: QMouseEvent) -> None:
         pos = event.position()
@@ -813,7 +665,7 @@ class TimelineWidget(QWidget):
         if ref is None or hit is None:
             QToolTip.hideText()
             return
-        key = (ref, self._offsets[ref.report_index])
+        key = (ref, self.state.offsets_ns()[ref.report_index])
         html = self._tooltips.get(key)
         if html is None:
             # The partner lookup scans the correlation ids (~5 ms at 5 M kernels): once per event.
@@ -834,9 +686,10 @@ class TimelineWidget(QWidget):
         """Return a row header's tooltip: the full label (it may be drawn cut), and for a
         report's row the report's file."""
         if row.kind == "report":
-            labels = list(self._set.labels) if self._set is not None else []
+            reports = self.state.report_set()
+            labels = list(reports.labels)
             if row.label in labels:
-                return f"{row.label}\n{self._reports[labels.index(row.label)].path}"
+                return f"{row.label}\n{reports[labels.index(row.label)].path}"
         return row.label
 
     def _click_header(self, pos: QPoint) -> None:
@@ -845,7 +698,7 @@ class TimelineWidget(QWidget):
             return
         row = hit[0]
         if row.kind != "track":
-            self.set_collapsed(row.path, not row.is_collapsed)
+            self.state.set_collapsed(row.path, not row.is_collapsed)
 
     def _show_menu(self, pos: QPoint) -> None:
         hit = self.row_at(pos.y())
@@ -861,16 +714,18 @@ class TimelineWidget(QWidget):
             key = row.track.key
             # The row's actions, once: the event's part above has none of its own.
             if self.state.is_pinned(key):
-                menu.addAction("Unpin Row", lambda: self.unpin(key))
+                menu.addAction("Unpin Row", lambda: self.state.unpin(key))
             else:
-                menu.addAction("Pin Row", lambda: self.pin(key))
+                menu.addAction("Pin Row", lambda: self.state.pin(key))
             menu.addAction("Hide Row", lambda: self.state.hide(key))
         else:
             label = "Expand" if row.is_collapsed else "Collapse"
-            menu.addAction(label, lambda: self.set_collapsed(row.path, not row.is_collapsed))
+            menu.addAction(label, lambda: self.state.set_collapsed(row.path, not row.is_collapsed))
         hidden = self.state.hidden_keys()
         if hidden:
-            menu.addAction(f"Show {len(hidden)} hidden rows", lambda: self.set_hidden_keys([]))
+            menu.addAction(
+                f"Show {len(hidden)} hidden rows", lambda: self.state.set_hidden_keys([])
+            )
         self.context_menu = menu  # what the tests drive
         menu.popup(self.mapToGlobal(pos))
 

@@ -125,7 +125,7 @@ def _cpu_slices(report: Report) -> SliceTable:
         pid, tid = int(pid_of(gtid)), int(tid_of(gtid))
         name = names.get(gtid) or Path(str(process_names.get(pid, "") or "")).name or "thread"
         labels.append(f"{name} [{tid}]")
-    table = SliceTable(
+    return SliceTable(
         kind="cpu",
         start_ns=runs.start_ns,
         end_ns=runs.end_ns,
@@ -133,24 +133,22 @@ def _cpu_slices(report: Report) -> SliceTable:
         label_ids=freeze(inverse.astype(np.int32)),
         labels=np.array(labels, dtype=object),
         source="",
+        track_keys=pd.DataFrame({"cpu": runs.cores}),
     )
-    table._cache["cores"] = runs.cores
-    table._cache["global_tid"] = runs.global_tid
-    return table
 
 
 def _thread_state_slices(report: Report) -> SliceTable:
     """Per thread, the intervals it ran (SCHED_EVENTS), labelled by the core it ran on.
 
-    Tracks are threads: ``_cache["keys"]`` is their ``global_tid`` frame (the thread rows'
-    key), as a report table's ``track_keys`` is for the other thread kinds.
+    Tracks are threads: ``track_keys`` is their ``global_tid`` frame (the thread rows' key),
+    as a report table's ``track_keys`` is for the other thread kinds.
     """
     runs = thread_intervals(report)
     gtids = np.unique(runs.global_tid)
     offsets = np.searchsorted(runs.global_tid, np.append(gtids, np.iinfo(np.int64).max))
     offsets[-1] = len(runs)
     cores, label_ids = np.unique(runs.cpu, return_inverse=True)
-    table = SliceTable(
+    return SliceTable(
         kind="thread_state",
         start_ns=runs.start_ns,
         end_ns=runs.end_ns,
@@ -158,10 +156,8 @@ def _thread_state_slices(report: Report) -> SliceTable:
         label_ids=freeze(label_ids.reshape(-1).astype(np.int32)),
         labels=np.array([f"Running on core {c}" for c in cores.tolist()], dtype=object),
         source="",
+        track_keys=pd.DataFrame({"global_tid": gtids.astype(np.int64)}),
     )
-    table._cache["keys"] = pd.DataFrame({"global_tid": gtids.astype(np.int64)})
-    table._cache["cpu"] = runs.cpu
-    return table
 
 
 def _nvtx_gpu_slices(report: Report, frame: pd.DataFrame | None = None) -> SliceTable | None:
@@ -187,7 +183,7 @@ def _nvtx_gpu_slices(report: Report, frame: pd.DataFrame | None = None) -> Slice
     order = np.lexsort((start, track))
     names, label_ids = np.unique(frame["name"].astype(str).to_numpy(object), return_inverse=True)
     offsets = np.searchsorted(track[order], np.arange(len(keys) + 1))
-    table = SliceTable(
+    return SliceTable(
         kind="nvtx_gpu",
         start_ns=freeze(start[order]),
         end_ns=freeze(frame["end_ns"].to_numpy(np.int64)[order]),
@@ -197,11 +193,9 @@ def _nvtx_gpu_slices(report: Report, frame: pd.DataFrame | None = None) -> Slice
         source="",
         # Projected spans of sibling ranges overlap when the GPU runs behind the CPU.
         is_overlapping=True,
+        track_keys=keys,
+        projection_rows=freeze(drawn[order].astype(np.int64)),
     )
-    table._cache["keys"] = keys
-    # Per interval, its row of project_nvtx (what the stats panel's instances name).
-    table._cache["projection_rows"] = freeze(drawn[order].astype(np.int64))
-    return table
 
 
 def _default_device(report: Report) -> int:

@@ -9,7 +9,8 @@ rows loop over the registry; none of them names a table.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import difflib
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -24,6 +25,7 @@ from strata.analysis.slices import SliceTable
 
 __all__ = [
     "DURATION",
+    "KIND_ALIASES",
     "PLACES",
     "EventKind",
     "KindRows",
@@ -39,6 +41,8 @@ __all__ = [
     "panel_kinds",
     "panel_rows",
     "register",
+    "resolve_kind",
+    "resolve_kinds",
     "row_labels",
     "string_names",
     "table_rows",
@@ -219,6 +223,69 @@ def get_kind(name: str) -> EventKind:
     if kind is None:
         raise AnalysisError(f"unknown event kind {name!r}; use {', '.join(_KINDS)}")
     return kind
+
+
+#: Other spellings of kind names (after lower-casing, ``-`` and spaces as ``_``); a singular
+#: or plural of a name (``kernel``, ``memcpys``) is taken as that name as well.
+KIND_ALIASES = {
+    "api": "cuda_api",
+    "runtime": "cuda_api",
+    "cuda_runtime": "cuda_api",
+    "os_runtime": "osrt",
+    "nvtx_projected": "nvtx_gpu",
+    "projected": "nvtx_gpu",
+}
+
+
+def resolve_kind(name: str, allowed: Iterable[str] | None = None, context: str = "") -> str:
+    """Return the kind ``name`` stands for, one of ``allowed``: the one reading of kind names.
+
+    Every place that takes a kind name (``ReportSet.events``, ``window``, ``outliers``,
+    ``diff --kinds``, ``export --kinds``...) goes through it, so that ``kernel``,
+    ``kernels``, ``Kernels`` and ``cuda-api`` mean the same everywhere.
+
+    Parameters
+    ----------
+    name
+        A kind name, an alias (:data:`KIND_ALIASES`), or a singular/plural of a name.
+    allowed
+        The kind names the caller takes (default: every registered and panel kind).
+    context
+        Words after the name in the refusal (``" for chrome-trace"``).
+
+    Raises
+    ------
+    AnalysisError
+        ``name`` stands for none of ``allowed`` (one line naming them, and the nearest).
+    """
+    choices = tuple(allowed) if allowed is not None else (*_KINDS, *panel_kinds())
+    key = str(name).strip().lower().replace("-", "_").replace(" ", "_")
+    key = KIND_ALIASES.get(key, key)
+    for candidate in (key, f"{key}s", key.removesuffix("s")):
+        if candidate in choices:
+            return candidate
+    near = difflib.get_close_matches(key, choices, n=1, cutoff=0.6)
+    hint = f"; did you mean {near[0]!r}?" if near else ""
+    raise AnalysisError(f"unknown kind {name!r}{context}; use {', '.join(choices)}{hint}")
+
+
+def resolve_kinds(
+    names: str | Iterable[str], allowed: Iterable[str] | None = None, context: str = ""
+) -> tuple[str, ...]:
+    """Return the kinds of a comma list (``"kernel,nvtx"``) or of names, each once, in order.
+
+    Raises
+    ------
+    AnalysisError
+        A name stands for no kind of ``allowed`` (:func:`resolve_kind`), or none is given.
+    """
+    choices = tuple(allowed) if allowed is not None else None
+    parts = names.split(",") if isinstance(names, str) else list(names)
+    wanted = [p for p in (str(n).strip() for n in parts) if p]
+    if not wanted:
+        shown = ", ".join(choices) if choices is not None else ", ".join(_KINDS)
+        raise AnalysisError(f"no kind given{context}; use {shown}")
+    return tuple(dict.fromkeys(resolve_kind(n, choices, context) for n in wanted))
 
 
 def kinds_at(place: str) -> tuple[EventKind, ...]:

@@ -34,10 +34,18 @@ from strata.analysis.recipes.output import (
     load_output,
     write_output,
 )
-from strata.analysis.recipes.runner import MODES, RecipeRun, ReportFailure, run_recipe
+from strata.analysis.recipes.runner import (
+    MODE_ALIASES,
+    MODES,
+    RecipeRun,
+    ReportFailure,
+    mode_name,
+    run_recipe,
+)
 
 __all__ = [
     "MODES",
+    "MODE_ALIASES",
     "RECIPES",
     "FilePartial",
     "PlotSpec",
@@ -50,6 +58,7 @@ __all__ = [
     "is_recipe_output",
     "load_manifest",
     "load_output",
+    "mode_name",
     "recipe_names",
     "run_recipe",
     "write_output",
@@ -77,10 +86,7 @@ for _recipe in (
     gaps.GpuGaps(),
     gaps.GpuTimeUtil(),
     diff.Diff(),
-    rule_tables.CudaApiSync(),
-    rule_tables.CudaMemcpyAsync(),
-    rule_tables.CudaMemcpySync(),
-    rule_tables.CudaMemsetSync(),
+    *rule_tables.cuda_rule_recipes(),
     rule_tables.NvtxGpuProjTrace(),
     nccl_straggler.NcclStraggler(),
 ):

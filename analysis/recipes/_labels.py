@@ -26,15 +26,17 @@ def factorize_rows(frame: pd.DataFrame) -> tuple[npt.NDArray[np.int64], pd.DataF
     return codes, keys
 
 
-def kernel_groups(report: Report) -> tuple[npt.NDArray[np.int64], pd.DataFrame]:
+def kernel_groups(
+    report: Report, args: tuple[str, ...] = ()
+) -> tuple[npt.NDArray[np.int64], pd.DataFrame]:
     """Return (group code per kernel row, ``Name`` per code) for the report's kernels.
 
-    Names are those of ``main.py stats`` (:func:`analysis.stats.cuda.kernel_names`); kernels
-    group by the name's string (spec §3.2, 2023.4+).
+    Names are those of ``main.py stats`` (:func:`analysis.stats.cuda.kernel_names`; ``args``
+    its ``base``/``mangled``); kernels group by the name's string (spec §3.2, 2023.4+).
     """
     from strata.analysis.stats.cuda import kernel_names
 
-    codes, keys = factorize_rows(pd.DataFrame({"Name": kernel_names(report)}))
+    codes, keys = factorize_rows(pd.DataFrame({"Name": kernel_names(report, args)}))
     return codes, keys
 
 

@@ -19,18 +19,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from strata.analysis.errors import AnalysisError
+from strata.analysis.escape import escape_text
 
 __all__ = [
+    "NSYS_OPTIONS",
     "RECIPES",
     "FilePartial",
     "PlotSpec",
+    "RULE_FILTER",
     "Recipe",
     "RecipeOptions",
     "RecipeOutput",
+    "TIME_FILTER",
+    "files_table",
     "get_recipe",
+    "heatmap",
     "recipe_names",
     "register",
     "table_or_empty",
@@ -68,6 +75,20 @@ class RecipeOptions:
     cumulative
         The GPU time heatmaps: add up every kernel's share of a bin (may pass 100%) instead
         of the share of time in which some kernel ran.
+    nvtx
+        nsys's ``--nvtx RANGE[@DOMAIN][/INDEX]`` (the rule tables, ``gpu_gaps``,
+        ``gpu_time_util``, ``nvtx_gpu_proj_trace``): only what overlaps that NVTX range (its
+        first instance, or the INDEX-th) on its thread (push/pop) or process (start/end);
+        ``start_ns``/``end_ns`` replace the range's bounds where given. None: no range.
+    rows
+        nsys's ``--rows``: at most this many rows per report (the rule tables, ``gpu_gaps``,
+        ``gpu_time_util``); negative (default -1): all of them.
+    base, mangled
+        nsys's ``--base``/``--mangled`` (``cuda_gpu_kern_sum``): kernels named by their base
+        (short) name, or by their mangled name, instead of the demangled one.
+    csv
+        nsys's ``--csv`` ("additionally output data as CSV"): Strata writes every table as
+        CSV beside its Parquet file anyway, so this changes nothing.
     """
 
     use_cache: bool = True
@@ -81,6 +102,11 @@ class RecipeOptions:
     end_ns: int | None = None
     bins: int = 30
     cumulative: bool = False
+    nvtx: str | None = None
+    rows: int = -1
+    base: bool = False
+    mangled: bool = False
+    csv: bool = False
 
 
 @dataclass(frozen=True)
@@ -165,10 +191,23 @@ class Recipe:
     #: The event tables ``map`` reads (``"kernels"``, ``"nvtx"``, …); only they are loaded
     #: from a report without a cache entry (see :func:`analysis.open_report`). None: all.
     tables: tuple[str, ...] | None = None
+    #: Which of nsys's filter and naming options it takes (:data:`NSYS_OPTIONS`' fields of
+    #: :class:`RecipeOptions`): a run that sets another one is refused, as nsys's own
+    #: recipe refuses an option it does not know.
+    options_taken: frozenset[str] = frozenset()
+    #: The Jupyter notebook written beside the tables (nsys's name for the recipe's kind).
+    notebook: str = "analysis.ipynb"
 
     def map(self, report_path: Path, options: RecipeOptions) -> Any:
         """Load one report and return its small partial result, or ``None`` for no data."""
         raise NotImplementedError
+
+    def tables_for(self, options: RecipeOptions) -> tuple[str, ...] | None:
+        """The event tables ``map`` loads with ``options``: :attr:`tables`, and the NVTX
+        ranges where ``--nvtx`` names one (the filter finds its bounds there)."""
+        if self.tables is None or options.nvtx is None or "nvtx" in self.tables:
+            return self.tables
+        return (*self.tables, "nvtx")
 
     def reduce(self, partials: Sequence[FilePartial], options: RecipeOptions) -> RecipeOutput:
         """Combine the partials of every report that loaded (rank order) into the output."""
@@ -180,6 +219,57 @@ class Recipe:
     def check_inputs(self, paths: Sequence[Path]) -> None:
         """Raise :class:`AnalysisError` for an input list this recipe cannot run on."""
 
+    def output(
+        self,
+        partials: Sequence[FilePartial],
+        tables: dict[str, pd.DataFrame],
+        summary: str,
+        plots: dict[str, PlotSpec] | None = None,
+    ) -> RecipeOutput:
+        """Return this recipe's output over the reports of ``partials`` (rank order):
+        ``tables`` followed by their ``files`` table (:func:`files_table`), the plots and
+        the summary, the reports' labels as its files."""
+        tables = {**tables, "files": files_table(partials)}
+        return RecipeOutput(self.name, tables, plots or {}, summary, [p.file for p in partials])
+
+
+def heatmap(
+    table: pd.DataFrame, rows: pd.Series, column: str, value: str, title: str, ylabel: str,
+    xlabel: str = "bin start (ns, common clock)",
+) -> PlotSpec:  # fmt: skip
+    """Return the heatmap of ``table``'s ``value``: one row per label of ``rows`` (in order
+    of appearance), one column per value of ``column`` (the first value of each cell)."""
+    grid = table.assign(_row=rows).pivot_table(
+        index="_row", columns=column, values=value, aggfunc="first", sort=False
+    )
+    grid.index.name = None
+    return PlotSpec(kind="heatmap", title=title, xlabel=xlabel, ylabel=ylabel, data=grid)
+
+
+def files_table(partials: Sequence[FilePartial]) -> pd.DataFrame:
+    """Return the ``files`` table: ``Rank`` (int64), ``File`` (label), ``Path`` (str)."""
+    return pd.DataFrame(
+        {
+            "Rank": np.arange(len(partials), dtype=np.int64),
+            "File": [p.file for p in partials],
+            "Path": [escape_text(str(p.path)) for p in partials],  # text Parquet can hold
+        }
+    )
+
+
+#: nsys's recipe options a recipe may not take: :class:`RecipeOptions` field -> option.
+NSYS_OPTIONS = {
+    "start_ns": "--start",
+    "end_ns": "--end",
+    "nvtx": "--nvtx",
+    "rows": "--rows",
+    "base": "--base",
+    "mangled": "--mangled",
+}
+#: What a recipe with nsys's time filter takes.
+TIME_FILTER = frozenset({"start_ns", "end_ns"})
+#: What nsys's rule recipes take (``cuda_api_sync``, ``gpu_gaps``...).
+RULE_FILTER = TIME_FILTER | {"nvtx", "rows"}
 
 #: Recipe name -> recipe object; filled by the recipe modules as they are imported.
 RECIPES: dict[str, Recipe] = {}

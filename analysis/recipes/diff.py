@@ -195,6 +195,7 @@ class Diff(Recipe):
     name = "diff"
     description = "what got slower, faster, appeared or vanished between two runs"
     takes_reports = False
+    notebook = "diff.ipynb"
 
     def check_inputs(self, paths: Sequence[Path]) -> None:
         if len(paths) != 2:

@@ -7,7 +7,10 @@ process/device's [first op start, last op end] — an overhead on one thread cou
 device of its process.
 
 Each report's rule output is computed in its map step (it depends on that report only) and
-the reduce step concatenates them with a ``File`` column, as nsys's recipes do.
+the reduce step concatenates them with a ``File`` column, as nsys's recipes do. nsys's
+recipes hand ``--start``, ``--end``, ``--nvtx`` and ``--rows`` to the rule (the operations
+and overhead rows the filter keeps; at most ``--rows`` rows per report, default all), and
+take a report the filter SKIPs (its NVTX range missing) as no data.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import pandas as pd
 
 from strata.analysis.engine import sqlite_round
 from strata.analysis.errors import AnalysisError
+from strata.analysis.filters import FilterSkip
 from strata.analysis.gpu_idle import (
     GPU_OPS_TABLES,
     find_gaps,
@@ -30,15 +34,16 @@ from strata.analysis.gpu_idle import (
     time_utilization,
 )
 from strata.analysis.open import open_report
+from strata.analysis.recipes._filter import row_filter
 from strata.analysis.recipes.base import (
+    RULE_FILTER,
     FilePartial,
-    PlotSpec,
     Recipe,
     RecipeOptions,
     RecipeOutput,
+    heatmap,
     table_or_empty,
 )
-from strata.analysis.recipes.summaries import files_table
 from strata.analysis.timefmt import pluralize
 
 __all__ = ["GpuGaps", "GpuTimeUtil", "find_gaps", "gpu_ops", "time_utilization"]
@@ -60,23 +65,45 @@ def _concat_files(partials: Sequence[FilePartial], attr: str, columns: list[str]
     return table_or_empty(frames, [*columns, "File"])
 
 
-class GpuGaps(Recipe):
+def _limited(frame: pd.DataFrame, rows: int) -> pd.DataFrame:
+    """SQLite's ``LIMIT rows`` of the rule's query: negative is no limit."""
+    return frame if rows < 0 else frame.iloc[:rows]
+
+
+class _GpuIdleRule(Recipe):
+    """A GPU idle rule as a recipe: each report's rule output from its filtered GPU operations."""
+
+    tables = GPU_OPS_TABLES
+    options_taken = RULE_FILTER
+
+    def rule(self, ops: pd.DataFrame, options: RecipeOptions) -> _RulePartial:
+        """Return the rule's output for a report's GPU operations (at least one)."""
+        raise NotImplementedError
+
+    def map(self, report_path: Path, options: RecipeOptions) -> _RulePartial | None:
+        """The filter of ``options`` picks the operations (none, or a SKIP: no data)."""
+        tables = self.tables_for(options)
+        report = open_report(report_path, use_cache=options.use_cache, tables=tables)
+        try:
+            keep = row_filter(report, options)
+        except FilterSkip:
+            return None
+        ops = gpu_ops(report, keep)
+        return None if ops.empty else self.rule(ops, options)
+
+
+class GpuGaps(_GpuIdleRule):
     """``gpu_gaps``: stretches where a GPU of a process ran nothing, per report."""
 
     name = "gpu_gaps"
     description = "GPU idle gaps longer than --gap ms, per process and device"
-    tables = GPU_OPS_TABLES
 
     def check_options(self, options: RecipeOptions) -> None:
         if options.gap_ms < 0:
             raise AnalysisError(f"--gap must be >= 0 ms, not {options.gap_ms}")
 
-    def map(self, report_path: Path, options: RecipeOptions) -> _RulePartial | None:
-        report = open_report(report_path, use_cache=options.use_cache, tables=self.tables)
-        ops = gpu_ops(report)
-        if ops.empty:
-            return None
-        return _RulePartial(find_gaps(ops, round(options.gap_ms * 1e6)))
+    def rule(self, ops: pd.DataFrame, options: RecipeOptions) -> _RulePartial:
+        return _RulePartial(_limited(find_gaps(ops, round(options.gap_ms * 1e6)), options.rows))
 
     def reduce(self, partials: Sequence[FilePartial], options: RecipeOptions) -> RecipeOutput:
         table = _concat_files(partials, "analysis", _GAP_COLUMNS)
@@ -89,32 +116,25 @@ class GpuGaps(Recipe):
                 f"  {row['File']}: {int(row['Duration']):,d} ns idle from {int(row['Start']):,d}"
                 f" ns (PID {row['PID']}, device {row['Device ID']})"
             )
-        return RecipeOutput(
-            recipe=self.name,
-            tables={"analysis": table, "files": files_table(partials)},
-            summary="\n".join(lines),
-            files=[p.file for p in partials],
-        )
+        return self.output(partials, {"analysis": table}, "\n".join(lines))
 
 
-class GpuTimeUtil(Recipe):
+class GpuTimeUtil(_GpuIdleRule):
     """``gpu_time_util``: chunks of low GPU time utilisation, per report (spec §5.4)."""
 
     name = "gpu_time_util"
     description = "time regions with GPU utilisation below --threshold %"
-    tables = GPU_OPS_TABLES
 
     def check_options(self, options: RecipeOptions) -> None:
         if not 1 <= options.chunks <= 1000:
             raise AnalysisError(f"--chunks must be between 1 and 1000, not {options.chunks}")
 
-    def map(self, report_path: Path, options: RecipeOptions) -> _RulePartial | None:
-        report = open_report(report_path, use_cache=options.use_cache, tables=self.tables)
-        ops = gpu_ops(report)
-        if ops.empty:
-            return None
+    def rule(self, ops: pd.DataFrame, options: RecipeOptions) -> _RulePartial:
         chunks = time_utilization(ops, options.chunks)
-        return _RulePartial(low_utilization(chunks, options.threshold_pct), chunks)
+        # The rule's chunk query has the LIMIT (an aggregate: applied before the ranking).
+        limit = None if options.rows < 0 else options.rows
+        low = low_utilization(chunks, options.threshold_pct, limit=limit)
+        return _RulePartial(_limited(low, options.rows), chunks)
 
     def reduce(self, partials: Sequence[FilePartial], options: RecipeOptions) -> RecipeOutput:
         table = _concat_files(partials, "analysis", _UTIL_COLUMNS)
@@ -125,26 +145,12 @@ class GpuTimeUtil(Recipe):
         if len(chunks):
             rows = chunks["File"] + " pid " + chunks["PID"].astype(str)
             rows += " gpu " + chunks["Device ID"].astype(str)
-            grid = chunks.assign(_row=rows).pivot_table(
-                index="_row", columns="Chunk", values="In-Use", aggfunc="first", sort=False
-            )
-            grid.index.name = None
-            plots["heatmap"] = PlotSpec(
-                kind="heatmap",
-                title="GPU time utilisation (%) per chunk",
-                xlabel="chunk",
-                ylabel="report, process, device",
-                data=grid,
-            )
+            title = "GPU time utilisation (%) per chunk"
+            ylabel = "report, process, device"
+            plots["heatmap"] = heatmap(chunks, rows, "Chunk", "In-Use", title, ylabel, "chunk")
         summary = (
             f"gpu_time_util: {pluralize(len(table), 'region')} below {options.threshold_pct:g}% "
             f"in {pluralize(len(partials), 'report')}, "
             f"{pluralize(options.chunks, 'chunk')} per process and device"
         )
-        return RecipeOutput(
-            recipe=self.name,
-            tables={"analysis": table, "utilization": chunks, "files": files_table(partials)},
-            plots=plots,
-            summary=summary,
-            files=[p.file for p in partials],
-        )
+        return self.output(partials, {"analysis": table, "utilization": chunks}, summary, plots)

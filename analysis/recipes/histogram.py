@@ -19,15 +19,16 @@ import pandas as pd
 from strata.analysis.errors import AnalysisError
 from strata.analysis.open import open_report
 from strata.analysis.recipes._exact import checked_subtract, group_sums
+from strata.analysis.recipes._filter import filtered_report
 from strata.analysis.recipes._labels import kernel_groups
 from strata.analysis.recipes.base import (
+    TIME_FILTER,
     FilePartial,
     PlotSpec,
     Recipe,
     RecipeOptions,
     RecipeOutput,
 )
-from strata.analysis.recipes.summaries import files_table
 from strata.analysis.timefmt import pluralize
 
 __all__ = ["CudaGpuKernHist", "bin_edges", "duration_bins"]
@@ -80,6 +81,8 @@ class CudaGpuKernHist(Recipe):
     name = "cuda_gpu_kern_hist"
     description = "histogram of kernel durations per kernel name (logarithmic bins)"
     tables = ("kernels",)
+    options_taken = TIME_FILTER
+    notebook = "histogram.ipynb"
 
     def check_options(self, options: RecipeOptions) -> None:
         if not 1 <= options.bins_per_decade <= 1000:
@@ -89,7 +92,9 @@ class CudaGpuKernHist(Recipe):
 
     def map(self, report_path: Path, options: RecipeOptions) -> HistPartial | None:
         report = open_report(report_path, use_cache=options.use_cache, tables=self.tables)
-        if len(report.kernels) == 0:
+        # --start/--end as the summaries take them: the kernels overlapping the window.
+        report = filtered_report(report, options)
+        if report is None or len(report.kernels) == 0:
             return None
         codes, labels = kernel_groups(report)
         kernels = report.kernels
@@ -149,17 +154,8 @@ class CudaGpuKernHist(Recipe):
             f"{pluralize(int(merged['Count'].sum()), 'instance')} in "
             f"{pluralize(len(partials), 'report')}, {bpd} bins per decade"
         )
-        return RecipeOutput(
-            recipe=self.name,
-            tables={
-                "histogram": histogram,
-                "rank_histogram": rank_histogram,
-                "files": files_table(partials),
-            },
-            plots={"histogram": plot},
-            summary=summary,
-            files=[p.file for p in partials],
-        )
+        tables = {"histogram": histogram, "rank_histogram": rank_histogram}
+        return self.output(partials, tables, summary, {"histogram": plot})
 
     @staticmethod
     def _with_edges(

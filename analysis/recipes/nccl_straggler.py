@@ -21,7 +21,6 @@ from strata.analysis.collectives import find_collectives, match_collectives
 from strata.analysis.escape import escape_text
 from strata.analysis.open import open_report
 from strata.analysis.recipes.base import FilePartial, Recipe, RecipeOptions, RecipeOutput
-from strata.analysis.recipes.summaries import files_table
 from strata.analysis.timefmt import pluralize
 
 __all__ = ["NcclStraggler"]
@@ -58,7 +57,6 @@ class NcclStraggler(Recipe):
             "summary": found.summary,
             "rank_waits": found.rank_waits,
             "notes": pd.DataFrame({"Note": pd.Series(list(found.notes), dtype=object)}),
-            "files": files_table(partials),
         }
         lines = [f"nccl_straggler: {pluralize(len(found.instances), 'matched collective')} "
                  f"in {pluralize(len(files), 'report')}"]  # fmt: skip
@@ -70,4 +68,4 @@ class NcclStraggler(Recipe):
                 f"{int(row.straggler_count)}, others waited {int(row.caused_wait_ns):,} ns)"
             )
         lines += [escape_text(n) for n in found.notes]
-        return RecipeOutput(self.name, tables, {}, "\n".join(lines), files)
+        return self.output(partials, tables, "\n".join(lines))

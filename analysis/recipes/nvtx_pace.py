@@ -24,7 +24,7 @@ from strata.analysis.recipes._ranges import (
     projection_tables,
     range_text,
 )
-from strata.analysis.recipes._raw import filter_time_range, read_tables, strings_of
+from strata.analysis.recipes._raw import RawTables, filter_time_range, read_tables, strings_of
 from strata.analysis.recipes.base import RecipeOptions
 from strata.analysis.recipes.pace import PacePartial, PaceRecipe
 
@@ -49,47 +49,53 @@ def _named(nvtx: pd.DataFrame, strings: dict[int, str], name: str) -> pd.DataFra
     return named[(named["name"] == name).to_numpy(bool)]
 
 
-class NvtxPace(PaceRecipe):
+class _NvtxPaceRecipe(PaceRecipe):
+    """The NVTX pace recipes: the iterations are ranges named ``--name``, from the NVTX table."""
+
+    what = "NVTX range's"
+    #: The tables :meth:`ranges` reads beside the session start: table -> columns.
+    range_tables: dict[str, tuple[str, ...] | None] = {}
+
+    def ranges(self, raw: RawTables, options: RecipeOptions) -> pd.DataFrame | None:
+        """Return the iterations (``start``, ``end``), or None for none."""
+        raise NotImplementedError
+
+    def instances(self, report_path: Path, options: RecipeOptions) -> PacePartial | None:
+        raw = read_tables(
+            report_path,
+            options.use_cache,
+            {"TARGET_INFO_SESSION_START_TIME": None, **self.range_tables},
+        )
+        ranges = None if raw is None else self.ranges(raw, options)
+        if ranges is None:
+            return None
+        return _partial(ranges, raw.first_int("TARGET_INFO_SESSION_START_TIME", "utcEpochNs"))
+
+
+class NvtxPace(_NvtxPaceRecipe):
     """``nvtx_pace --name RANGE`` across reports."""
 
     name = "nvtx_pace"
     description = "progress of one NVTX range (--name) iteration by iteration"
-    what = "NVTX range's"
+    range_tables = {"StringIds": None, "NVTX_EVENTS": _NVTX}
 
-    def instances(self, report_path: Path, options: RecipeOptions) -> PacePartial | None:
-        raw = read_tables(
-            report_path,
-            options.use_cache,
-            {"TARGET_INFO_SESSION_START_TIME": None, "StringIds": None, "NVTX_EVENTS": _NVTX},
-        )
-        if raw is None:
-            return None
+    def ranges(self, raw: RawTables, options: RecipeOptions) -> pd.DataFrame | None:
         nvtx = filter_time_range(
             raw["NVTX_EVENTS"], options.start_ns, options.end_ns, ("start", "end")
         )
-        ranges = _named(nvtx, strings_of(raw), options.kernel_name or "")
-        return _partial(ranges, raw.first_int("TARGET_INFO_SESSION_START_TIME", "utcEpochNs"))
+        return _named(nvtx, strings_of(raw), options.kernel_name or "")
 
 
-class NvtxGpuProjPace(PaceRecipe):
+class NvtxGpuProjPace(_NvtxPaceRecipe):
     """``nvtx_gpu_proj_pace --name RANGE`` across reports."""
 
     name = "nvtx_gpu_proj_pace"
     description = "progress of one NVTX range (--name) projected onto the GPU"
-    what = "NVTX range's"
+    range_tables = projection_tables(_NVTX)
 
-    def instances(self, report_path: Path, options: RecipeOptions) -> PacePartial | None:
-        raw = read_tables(
-            report_path,
-            options.use_cache,
-            {"TARGET_INFO_SESSION_START_TIME": None, **projection_tables(_NVTX)},
-        )
-        if raw is None:
-            return None
+    def ranges(self, raw: RawTables, options: RecipeOptions) -> pd.DataFrame | None:
         cuda = gpu_calls(raw, options.start_ns, options.end_ns)
         nvtx = raw["NVTX_EVENTS"]
         if cuda.empty or nvtx.empty:
             return None
-        ranges = _named(nvtx, strings_of(raw), options.kernel_name or "")
-        projected = project_onto_gpu(ranges, cuda)
-        return _partial(projected, raw.first_int("TARGET_INFO_SESSION_START_TIME", "utcEpochNs"))
+        return project_onto_gpu(_named(nvtx, strings_of(raw), options.kernel_name or ""), cuda)

@@ -1,10 +1,13 @@
 """Write a recipe's output folder and read it back.
 
 A folder holds, per table, ``<table>.parquet`` and ``<table>.csv``; per plot ``<plot>.png``
-(matplotlib, Agg backend: no display needed); ``summary.txt``; and ``recipe.json``, a small
-manifest in the spirit of nsys's ``.nsys-analysis`` file (spec: nsys-sqlite.md §5.2): recipe
-name, inputs, mode, times, failures, options and the list of outputs. :func:`load_output`
-reads the tables back for the GUI, which opens a recipe output as a table.
+(matplotlib, Agg backend: no display needed) and ``plot_<plot>.parquet``, the numbers it
+draws; a Jupyter notebook that loads the tables and draws the plots again
+(:mod:`analysis.recipes.notebook`; nsys's name for the recipe, e.g. ``stats.ipynb``);
+``summary.txt``; and ``recipe.json``, a small manifest in the spirit of nsys's
+``.nsys-analysis`` file (spec: nsys-sqlite.md §5.2): recipe name, inputs, mode, times,
+failures, options and the list of outputs. :func:`load_output` reads the tables back for the
+GUI, which opens a recipe output as a table.
 """
 
 from __future__ import annotations
@@ -27,8 +30,10 @@ import pyarrow as pa
 
 from strata.analysis.errors import AnalysisError
 from strata.analysis.escape import escape_frame, escape_text
-from strata.analysis.outputs import real_path, staged_folder, write_failure
-from strata.analysis.recipes.base import PlotSpec, RecipeOutput
+from strata.analysis.outputs import real_path, staged_folder
+from strata.analysis.recipes.base import RECIPES, PlotSpec, RecipeOutput
+from strata.analysis.recipes.notebook import notebook_cells, notebook_text
+from strata.analysis.shortnames import distinct_short_labels
 from strata.analysis.timefmt import pluralize
 
 if TYPE_CHECKING:
@@ -37,6 +42,7 @@ if TYPE_CHECKING:
 __all__ = [
     "has_plotting",
     "MANIFEST_NAME",
+    "plot_frame",
     "check_replaceable",
     "is_recipe_output",
     "load_manifest",
@@ -51,6 +57,9 @@ MANIFEST_VERSION = "1"
 #: A manifest lists a few names per report; 10^5 reports take ~30 MB. Larger is not ours.
 _MAX_MANIFEST_BYTES = 64 << 20
 _MAX_LEGEND_LINES = 16
+#: Okabe & Ito's palette (black left out), the window's report colours (viewer.style):
+#: told apart with every common colour-vision deficiency.
+LINE_COLORS = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7")
 _MAX_TICK_LABELS = 40
 
 
@@ -103,10 +112,7 @@ def write_output(
         check_replaceable(existing)
 
     with staged_folder(folder, may_replace) as tmp:
-        try:
-            _write_files(output, tmp, run)
-        except OSError as exc:
-            raise write_failure(folder, exc) from exc
+        _write_files(output, tmp, run)
     return Path(folder) / MANIFEST_NAME
 
 
@@ -130,13 +136,32 @@ def _write_files(output: RecipeOutput, folder: Path, run: RecipeRun | None) -> N
         file = _unique(_safe_name(name), used, (".png",)) + ".png"
         draw_plot(spec, folder / file)
         plots[name] = file
+    plot_data = {}
+    for name, spec in output.plots.items():
+        file = _unique(f"plot_{_safe_name(name)}", used, (".parquet",)) + ".parquet"
+        plot_frame(spec).to_parquet(folder / file, index=False)
+        plot_data[name] = file
+    recipe = RECIPES.get(output.recipe)
+    notebook = _unique(
+        _safe_name((recipe.notebook if recipe else "analysis.ipynb").removesuffix(".ipynb")),
+        used,
+        (".ipynb",),
+    )
+    cells = notebook_cells(output, recipe.description if recipe else output.recipe, plot_data)
+    (folder / f"{notebook}.ipynb").write_text(notebook_text(cells), encoding="utf-8")
     summary = _summary_text(output, run)
     (folder / "summary.txt").write_text(summary + "\n", encoding="utf-8")
     manifest = {
         "StrataRecipeVersion": MANIFEST_VERSION,
         "RecipeName": output.recipe,
         "Files": output.files,
-        "Outputs": {"tables": tables, "plots": plots, "summary": "summary.txt"},
+        "Outputs": {
+            "tables": tables,
+            "plots": plots,
+            "plot_data": plot_data,
+            "notebook": f"{notebook}.ipynb",
+            "summary": "summary.txt",
+        },
     }
     if run is not None:
         manifest.update(
@@ -156,6 +181,20 @@ def _write_files(output: RecipeOutput, folder: Path, run: RecipeRun | None) -> N
     # ensure_ascii: a file name that is not valid UTF-8 (held as surrogates) stays writable.
     text = json.dumps(manifest, indent=2, ensure_ascii=True) + "\n"
     (folder / MANIFEST_NAME).write_text(text, encoding="utf-8")
+
+
+def plot_frame(spec: PlotSpec) -> pd.DataFrame:
+    """Return the numbers of a plot as a table Parquet can hold (``plot_<name>.parquet``).
+
+    A histogram's rows as they are; a heatmap's or lines' row labels (x values) as a first
+    column ``_index`` and its column names as text.
+    """
+    data = spec.data.reset_index(drop=True)
+    if spec.kind == "histogram":
+        return data
+    data.columns = [str(c) for c in spec.data.columns]
+    data.insert(0, "_index", spec.data.index.to_numpy())
+    return data
 
 
 def _unique(stem: str, used: set[str], suffixes: tuple[str, ...]) -> str:
@@ -292,8 +331,11 @@ def _check_manifest(folder: Path, manifest: Any) -> None:
             raise _bad(folder, f"table {escape_text(str(name))!r} is not {{parquet, csv, rows}}")
         _member(folder, entry.get("parquet"), f"table {escape_text(str(name))!r}")
         _member(folder, entry.get("csv"), f"table {escape_text(str(name))!r}")
-    for name, file in _typed(folder, outputs, "plots", dict).items():
-        _member(folder, file, f"plot {escape_text(str(name))!r}")
+    for key in ("plots", "plot_data"):
+        for name, file in _typed(folder, outputs, key, dict).items():
+            _member(folder, file, f"plot {escape_text(str(name))!r}")
+    if "notebook" in outputs:
+        _member(folder, outputs["notebook"], "notebook")
     _member(folder, outputs.get("summary", "summary.txt"), "summary")
 
 
@@ -315,6 +357,9 @@ def _listed_files(manifest: dict) -> set[str]:
     for entry in outputs.get("tables", {}).values():
         files.update((entry["parquet"], entry["csv"]))
     files.update(outputs.get("plots", {}).values())
+    files.update(outputs.get("plot_data", {}).values())
+    if "notebook" in outputs:
+        files.add(outputs["notebook"])
     return files
 
 
@@ -458,20 +503,38 @@ def _ticks(set_ticks, set_labels, labels: list[str], rotation: int = 0) -> None:
 
 
 def _draw_lines(fig, spec: PlotSpec) -> None:
+    from matplotlib.ticker import MaxNLocator
+
     ax = fig.subplots()
+    # One line per report in the window's report colours (matplotlib's own put a red and a
+    # green line side by side, which deuteranopes cannot tell apart).
+    ax.set_prop_cycle(color=LINE_COLORS)
     many = spec.data.shape[1] > _MAX_LEGEND_LINES
     marker = "o" if len(spec.data) <= 50 else None
-    for column in spec.data.columns:
+    x = spec.data.index.to_numpy()
+    # File names that share a long prefix: cut around the part that differs (profile1 vs
+    # profile16), as the window's report labels are.
+    labels = [_clip(label, 30) for label in distinct_short_labels([str(c) for c in spec.data])]
+    for column, label in zip(spec.data.columns, labels, strict=True):
         series = spec.data[column]
         ax.plot(
-            spec.data.index.to_numpy(),
+            x,
             series.to_numpy(dtype=np.float64),
             linewidth=0.8 if many else 1.2,
             alpha=0.5 if many else 1.0,
             marker=marker,
             markersize=3,
-            label=_clip(str(column), 30),
+            label=label,
         )
+    if np.issubdtype(x.dtype, np.integer):
+        # Whole instances: a tick at each of a few, else whole-number ticks (one instance
+        # per report had ticks at -0.04, -0.02, 0.00, ...).
+        if 0 < len(x) <= 12:
+            ax.set_xticks(x)
+            ax.set_xlim(float(x.min()) - 0.5, float(x.max()) + 0.5)
+        else:
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.ticklabel_format(axis="y", style="plain", useOffset=False)
     if not many and spec.data.shape[1] > 1:
         ax.legend(fontsize=7)
     ax.set_xlabel(spec.xlabel)

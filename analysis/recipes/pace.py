@@ -29,14 +29,14 @@ from strata.analysis.recipes._exact import (
     checked_subtract,
 )
 from strata.analysis.recipes.base import (
+    TIME_FILTER,
     FilePartial,
     PlotSpec,
     Recipe,
     RecipeOptions,
     RecipeOutput,
 )
-from strata.analysis.recipes.summaries import files_table
-from strata.analysis.timefmt import pluralize
+from strata.analysis.timefmt import duration_unit, pluralize
 
 __all__ = ["CudaGpuKernPace", "PacePartial", "PaceRecipe", "describe"]
 
@@ -157,6 +157,8 @@ class PaceRecipe(Recipe):
 
     #: What ``--name`` names, for messages and plot titles.
     what = "thing's"
+    options_taken = TIME_FILTER
+    notebook = "pace.ipynb"
 
     def check_options(self, options: RecipeOptions) -> None:
         if not options.kernel_name:
@@ -198,14 +200,16 @@ class PaceRecipe(Recipe):
         every = pd.DataFrame({"All": np.concatenate([s["duration"] for s in series])})
         tables["all_stats"] = describe(every, axis=0).reset_index(drop=True)
         tables["rank_stats"] = rank_stats
-        tables["files"] = files_table(partials)
+        duration = tables["pace_duration"].set_index("Iteration").astype(np.float64)
+        # In the unit of the durations (25-105 ms kernels read '1e8' over ns ticks).
+        scale, unit = duration_unit(duration.to_numpy())
         plots = {
             "pace": PlotSpec(
                 kind="lines",
                 title=f"{options.kernel_name}: duration per instance",
                 xlabel="instance",
-                ylabel="duration (ns)",
-                data=tables["pace_duration"].set_index("Iteration").astype(np.float64),
+                ylabel=f"duration ({unit})",
+                data=duration / scale,
             ),
             "pace_start": PlotSpec(
                 kind="lines",
@@ -222,7 +226,7 @@ class PaceRecipe(Recipe):
             f"mean {stats['Mean']:,.1f} ns, median "
             f"{stats['Median']:,.1f} ns, max {stats['Max']:,.0f} ns"
         )
-        return RecipeOutput(self.name, tables, plots, summary, files)
+        return self.output(partials, tables, summary, plots)
 
 
 class CudaGpuKernPace(PaceRecipe):

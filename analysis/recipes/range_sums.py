@@ -35,9 +35,14 @@ from strata.analysis.recipes._ranges import (
     range_text,
 )
 from strata.analysis.recipes._raw import RawTables, filter_time_range, read_tables, strings_of
-from strata.analysis.recipes.base import FilePartial, Recipe, RecipeOptions, RecipeOutput
+from strata.analysis.recipes.base import (
+    TIME_FILTER,
+    FilePartial,
+    Recipe,
+    RecipeOptions,
+    RecipeOutput,
+)
 from strata.analysis.recipes.pace import describe
-from strata.analysis.recipes.summaries import files_table
 from strata.analysis.timefmt import pluralize
 
 __all__ = ["MpiSum", "NcclGpuProjSum", "NcclSum", "RangeSum"]
@@ -70,9 +75,13 @@ def _durations(names: pd.Series, start: pd.Series, end: pd.Series) -> Durations 
     keep = duration > 0
     if not keep.any():
         return None
-    grouped = pd.Series(duration[keep]).groupby(frame["name"].to_numpy(object)[keep], sort=True)
-    keys = [str(k) for k in grouped.groups]
-    return Durations(tuple(keys), tuple(grouped.get_group(k).to_numpy(np.int64) for k in keys))
+    # Codes, not a pandas groupby: pandas takes a key array of one element for a list of one
+    # key, and its get_group then refused the name of a report's only event (KeyError).
+    codes, labels = pd.factorize(frame["name"].to_numpy(object)[keep], sort=True)
+    order = np.argsort(codes, kind="stable")
+    bounds = np.cumsum(np.bincount(codes, minlength=len(labels)))[:-1]
+    grouped = np.split(duration[keep][order], bounds)
+    return Durations(tuple(str(label) for label in labels), tuple(grouped))
 
 
 def _stats(names: Sequence[str], values: Sequence[np.ndarray]) -> pd.DataFrame:
@@ -89,12 +98,18 @@ class RangeSum(Recipe):
 
     #: What one event is, for the console summary.
     event = "event"
+    options_taken = TIME_FILTER
+    notebook = "stats.ipynb"
+    #: The tables :meth:`durations` reads: table -> columns (None: all).
+    raw_tables: dict[str, tuple[str, ...] | None] = {}
 
-    def durations(self, report_path: Path, options: RecipeOptions) -> Durations | None:
+    def durations(self, raw: RawTables, options: RecipeOptions) -> Durations | None:
+        """Return the report's durations per name, or None for none."""
         raise NotImplementedError
 
     def map(self, report_path: Path, options: RecipeOptions) -> Durations | None:
-        return self.durations(report_path, options)
+        raw = read_tables(report_path, options.use_cache, self.raw_tables)
+        return None if raw is None else self.durations(raw, options)
 
     def reduce(self, partials: Sequence[FilePartial], options: RecipeOptions) -> RecipeOutput:
         frames = []
@@ -118,16 +133,8 @@ class RangeSum(Recipe):
                 f"  {str(row['Text'])[:50]:50s}  total {row['Sum']:>17,.0f} ns"
                 f"  x{int(row['Count']):<8d}  mean {row['Mean']:>14,.1f} ns"
             )
-        return RecipeOutput(
-            recipe=self.name,
-            tables={
-                "all_stats": all_stats,
-                "rank_stats": rank_stats,
-                "files": files_table(partials),
-            },
-            summary="\n".join(lines),
-            files=files,
-        )
+        tables = {"all_stats": all_stats, "rank_stats": rank_stats}
+        return self.output(partials, tables, "\n".join(lines))
 
 
 class MpiSum(RangeSum):
@@ -136,15 +143,9 @@ class MpiSum(RangeSum):
     name = "mpi_sum"
     description = "MPI call durations per name, per report and across reports"
     event = "MPI call"
+    raw_tables = {"StringIds": None, **dict.fromkeys(_MPI_TABLES, ("start", "end", "textId"))}
 
-    def durations(self, report_path: Path, options: RecipeOptions) -> Durations | None:
-        raw = read_tables(
-            report_path,
-            options.use_cache,
-            {"StringIds": None, **dict.fromkeys(_MPI_TABLES, ("start", "end", "textId"))},
-        )
-        if raw is None:
-            return None
+    def durations(self, raw: RawTables, options: RecipeOptions) -> Durations | None:
         calls = pd.concat(
             [
                 filter_time_range(raw[t], options.start_ns, options.end_ns, ("start", "end"))
@@ -168,11 +169,9 @@ class NcclSum(RangeSum):
     name = "nccl_sum"
     description = "NCCL NVTX range durations per name, per report and across reports"
     event = "range"
+    raw_tables = {"StringIds": None, "NVTX_EVENTS": _NVTX}
 
-    def durations(self, report_path: Path, options: RecipeOptions) -> Durations | None:
-        raw = read_tables(report_path, options.use_cache, {"StringIds": None, "NVTX_EVENTS": _NVTX})
-        if raw is None:
-            return None
+    def durations(self, raw: RawTables, options: RecipeOptions) -> Durations | None:
         nccl = filter_time_range(_nccl(raw), options.start_ns, options.end_ns, ("start", "end"))
         if nccl.empty:
             return None
@@ -185,11 +184,9 @@ class NcclGpuProjSum(RangeSum):
     name = "nccl_gpu_proj_sum"
     description = "NCCL NVTX ranges projected onto the GPU, per name"
     event = "range"
+    raw_tables = projection_tables(_NVTX)
 
-    def durations(self, report_path: Path, options: RecipeOptions) -> Durations | None:
-        raw = read_tables(report_path, options.use_cache, projection_tables(_NVTX))
-        if raw is None:
-            return None
+    def durations(self, raw: RawTables, options: RecipeOptions) -> Durations | None:
         cuda = gpu_calls(raw, options.start_ns, options.end_ns)
         nccl = _nccl(raw)
         if nccl.empty or cuda.empty:

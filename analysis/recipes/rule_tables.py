@@ -3,8 +3,9 @@
 ``nvtx_gpu_proj_trace`` stats report.
 
 spec: nsys-sqlite.md §5.4 (rules as recipes). Each report's findings are those of
-``main.py analyze -r NAME`` (:func:`analysis.rules.run_rule`, nsys 2023.4's rules) without a
-row limit, as nsys's recipe runs them (``--rows`` defaults to -1 there); the hidden columns
+``main.py analyze -r NAME`` (:func:`analysis.rules.run_rule`, nsys 2023.4's rules) with the
+recipe's ``--rows`` (default -1: no row limit, as nsys's recipe runs them), ``--start``,
+``--end`` and ``--nvtx``, which nsys's recipe hands to the rule as they are; the hidden columns
 (``_Global ID``, …) are dropped. The reduce step concatenates them into one ``analysis``
 table (``trace`` for ``nvtx_gpu_proj_trace``) with a ``File`` column. A report the rule
 SKIPS (it lacks the tables, or is an export too old for the rule) or where it finds nothing
@@ -21,24 +22,19 @@ import pandas as pd
 
 from strata.analysis.model import Report
 from strata.analysis.open import open_report
+from strata.analysis.recipes._filter import filter_args
 from strata.analysis.recipes.base import (
+    RULE_FILTER,
+    TIME_FILTER,
     FilePartial,
     Recipe,
     RecipeOptions,
     RecipeOutput,
     table_or_empty,
 )
-from strata.analysis.recipes.summaries import files_table
 from strata.analysis.timefmt import pluralize
 
-__all__ = [
-    "CudaApiSync",
-    "CudaMemcpyAsync",
-    "CudaMemcpySync",
-    "CudaMemsetSync",
-    "NvtxGpuProjTrace",
-    "RuleRecipe",
-]
+__all__ = ["NvtxGpuProjTrace", "RuleRecipe", "cuda_rule_recipes"]
 
 
 @dataclass(frozen=True)
@@ -49,23 +45,39 @@ class RuleFindings:
 
 
 class RuleRecipe(Recipe):
-    """A recipe that runs one expert rule per report and lists every finding."""
+    """A recipe that runs one expert rule per report and lists every finding.
+
+    Parameters
+    ----------
+    name, description
+        The rule's name (the recipe's) and a line for the recipe list.
+    tables
+        The event tables the rule reads (:attr:`Recipe.tables`).
+    finding
+        What one finding is, for the console summary.
+    """
 
     #: What one finding is, for the console summary.
     finding: str = "finding"
     #: The output table's name (nsys's file name).
     table_name: str = "analysis"
+    options_taken = RULE_FILTER
 
-    def findings(self, report: Report) -> pd.DataFrame | None:
+    def __init__(self, name: str, description: str, tables: tuple[str, ...], finding: str) -> None:
+        self.name, self.description, self.tables, self.finding = name, description, tables, finding
+
+    def findings(self, report: Report, options: RecipeOptions) -> pd.DataFrame | None:
         """Return the report's rows (hidden ``_`` columns included), or None if SKIPPED."""
         from strata.analysis.rules import run_rule
 
-        result = run_rule(report, f"{self.name}:rows=-1")
+        spec = ":".join((self.name, f"rows={options.rows}", *filter_args(options)))
+        result = run_rule(report, spec)
         return None if result.skipped is not None else result.frame
 
     def map(self, report_path: Path, options: RecipeOptions) -> RuleFindings | None:
-        report = open_report(report_path, use_cache=options.use_cache, tables=self.tables)
-        frame = self.findings(report)
+        tables = self.tables_for(options)
+        report = open_report(report_path, use_cache=options.use_cache, tables=tables)
+        frame = self.findings(report, options)
         if frame is None or frame.empty:
             return None
         return RuleFindings(frame[[c for c in frame.columns if not c.startswith("_")]])
@@ -87,48 +99,27 @@ class RuleRecipe(Recipe):
                     f"  {row['File']}:{api} {int(row['Duration']):,d} ns at {int(row['Start']):,d}"
                     f" ns (PID {row['PID']})"
                 )
-        return RecipeOutput(
-            recipe=self.name,
-            tables={self.table_name: table, "files": files_table(partials)},
-            summary="\n".join(lines),
-            files=files,
-        )
+        return self.output(partials, {self.table_name: table}, "\n".join(lines))
 
 
-class CudaApiSync(RuleRecipe):
-    """``cuda_api_sync``: CUDA API calls that synchronise the host with the GPU."""
-
-    name = "cuda_api_sync"
-    description = "CUDA synchronization APIs that block the host, per report"
-    tables = ("cuda_api", "kernels", "memcpy", "memset", "sync")
-    finding = "synchronizing call"
-
-
-class CudaMemcpyAsync(RuleRecipe):
-    """``cuda_memcpy_async``: asynchronous memcpy calls with pageable host memory."""
-
-    name = "cuda_memcpy_async"
-    description = "asynchronous memcpys that use pageable memory (and so run synchronously)"
-    tables = ("cuda_api", "memcpy")
-    finding = "memcpy call"
+#: nsys's CUDA expert rules as recipes: name -> (description, tables read, what one finding is).
+_CUDA_RULES = {
+    "cuda_api_sync": ("CUDA synchronization APIs that block the host, per report",
+                      ("cuda_api", "kernels", "memcpy", "memset", "sync"), "synchronizing call"),
+    "cuda_memcpy_async": (
+        "asynchronous memcpys that use pageable memory (and so run synchronously)",
+        ("cuda_api", "memcpy"), "memcpy call"),
+    "cuda_memcpy_sync": ("synchronous memcpys that block the host", ("cuda_api", "memcpy"),
+                         "memcpy call"),
+    "cuda_memset_sync": ("synchronous memsets that block the host", ("cuda_api", "memset"),
+                         "memset call"),
+}  # fmt: skip
 
 
-class CudaMemcpySync(RuleRecipe):
-    """``cuda_memcpy_sync``: synchronous memcpy calls."""
-
-    name = "cuda_memcpy_sync"
-    description = "synchronous memcpys that block the host"
-    tables = ("cuda_api", "memcpy")
-    finding = "memcpy call"
-
-
-class CudaMemsetSync(RuleRecipe):
-    """``cuda_memset_sync``: synchronous memset calls."""
-
-    name = "cuda_memset_sync"
-    description = "synchronous memsets that block the host"
-    tables = ("cuda_api", "memset")
-    finding = "memset call"
+def cuda_rule_recipes() -> list[RuleRecipe]:
+    """Return the recipes of nsys's CUDA expert rules (``cuda_api_sync``, ``cuda_memcpy_async``,
+    ``cuda_memcpy_sync``, ``cuda_memset_sync``)."""
+    return [RuleRecipe(name, *row) for name, row in _CUDA_RULES.items()]
 
 
 class NvtxGpuProjTrace(RuleRecipe):
@@ -138,14 +129,20 @@ class NvtxGpuProjTrace(RuleRecipe):
     of the GPU work outside every range included), as nsys's recipe takes them.
     """
 
-    name = "nvtx_gpu_proj_trace"
-    description = "NVTX ranges projected onto the GPU, one row per range, per report"
-    tables = ("nvtx", "cuda_api", "kernels", "memcpy", "memset")
-    finding = "range"
     table_name = "trace"
+    options_taken = TIME_FILTER | {"nvtx"}  # nsys's recipe has no --rows
+    notebook = "trace.ipynb"
 
-    def findings(self, report: Report) -> pd.DataFrame | None:
+    def __init__(self) -> None:
+        super().__init__(
+            "nvtx_gpu_proj_trace",
+            "NVTX ranges projected onto the GPU, one row per range, per report",
+            ("nvtx", "cuda_api", "kernels", "memcpy", "memset"),
+            "range",
+        )
+
+    def findings(self, report: Report, options: RecipeOptions) -> pd.DataFrame | None:
         from strata.analysis.stats import run_report
 
-        result = run_report(report, self.name)
+        result = run_report(report, ":".join((self.name, *filter_args(options))))
         return None if result.skipped is not None else result.frame

@@ -7,77 +7,96 @@ order, so every mode gives identical output. A report that fails to load (any
 :class:`~analysis.errors.StrataError`) is recorded with its name and one-line reason and
 skipped; the run still finishes.
 
-Modes:
+Modes (nsys's names first; Strata's own stay as aliases, :data:`MODE_ALIASES`):
 
-``serial``
-    ``map`` in this process, one report after the other.
-``processes``
+``none`` (``serial``)
+    ``map`` in this process, one report after the other (nsys's ``ContextNone``).
+``concurrent`` (``processes``)
     :class:`concurrent.futures.ProcessPoolExecutor` with ``workers`` processes (default:
     the number of cores), forked from this process when it runs no other thread (the CLI),
     else started by ``forkserver`` (``spawn`` where that is missing) so that a caller with
-    threads (the GUI) is safe.
-``dask``
+    threads (the GUI) is safe (nsys's ``ContextConcurrent``: a ``ProcessPoolExecutor``).
+``dask-futures`` (``dask``)
     :mod:`dask.distributed`: a ``LocalCluster`` of ``workers`` single-threaded worker
     processes by default (see :mod:`analysis.recipes._cluster` for how they start), or an
-    existing scheduler by address or scheduler file. Reports must lie on a filesystem the
-    workers see; workers must be able to import ``analysis``.
+    existing scheduler by address or scheduler file (nsys's ``ContextDaskFutures``: a
+    ``distributed.Client``). Reports must lie on a filesystem the workers see; workers must
+    be able to import ``analysis``.
 
-Pool and Dask tasks carry a few reports each (:func:`_batches`), and a worker sharing the
-machine's cores reads SQLite on ``cores / workers`` threads instead of one per core.
+Pool and Dask tasks carry a few reports each (:mod:`analysis.recipes._tasks`), and a worker
+sharing the machine's cores reads SQLite on ``cores / workers`` threads instead of one per
+core. The inputs are expanded by :mod:`analysis.recipes._inputs`, the Dask mode lives in
+:mod:`analysis.recipes._dask`.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
 import logging
 import math
 import os
-import re
 import time
-import uuid
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
-from strata.analysis._sqlite import limit_read_threads, usable_cores
-from strata.analysis.discover import find_reports
-from strata.analysis.errors import AnalysisError, ReportError, StrataError
-from strata.analysis.escape import escape_text
+from strata.analysis._sqlite import usable_cores
+from strata.analysis.errors import AnalysisError
 from strata.analysis.progress import ItemProgress
+from strata.analysis.recipes._dask import map_dask
+from strata.analysis.recipes._inputs import ReportFailure, expand_inputs, file_labels, input_paths
 from strata.analysis.recipes._procs import pool_context
-from strata.analysis.recipes.base import FilePartial, RecipeOptions, RecipeOutput, get_recipe
+from strata.analysis.recipes._tasks import MapResult, died, map_report, map_reports, report_batches
+from strata.analysis.recipes.base import (
+    NSYS_OPTIONS,
+    FilePartial,
+    Recipe,
+    RecipeOptions,
+    RecipeOutput,
+    get_recipe,
+)
 
 __all__ = [
     "MODES",
+    "MODE_ALIASES",
     "MapResult",
     "NoReportError",
     "RecipeRun",
     "ReportFailure",
     "check_numbers",
+    "check_taken",
     "file_labels",
     "input_paths",
     "map_report",
     "map_reports",
+    "mode_name",
     "run_recipe",
 ]
 
 log = logging.getLogger(__name__)
 
+#: The modes, by Strata's own names (what a run records in its manifest and summary).
 MODES = ("serial", "processes", "dask")
+#: nsys's names of the modes (``nsys recipe --mode``, its ``recipe.Mode``) -> Strata's.
+MODE_ALIASES = {"none": "serial", "concurrent": "processes", "dask-futures": "dask"}
 
 
-@dataclass(frozen=True)
-class ReportFailure:
-    """A report that could not be used: its label, path and the one-line reason."""
+def mode_name(mode: str) -> str:
+    """Return Strata's name of ``mode``, given by its own name or by nsys's.
 
-    file: str
-    path: Path
-    reason: str
+    Raises
+    ------
+    AnalysisError
+        Neither an nsys nor a Strata mode name.
+    """
+    if mode in MODES:
+        return mode
+    if mode in MODE_ALIASES:
+        return MODE_ALIASES[mode]
+    names = ", ".join([*MODE_ALIASES, *MODES])
+    raise AnalysisError(f"unknown mode {mode!r}; choose one of: {names}")
 
 
 class NoReportError(AnalysisError):
@@ -90,14 +109,6 @@ class NoReportError(AnalysisError):
     def __init__(self, message: str, failures: Sequence[ReportFailure]) -> None:
         super().__init__(message)
         self.failures = tuple(failures)
-
-
-@dataclass(frozen=True)
-class MapResult:
-    """What a worker sends back for one report: the partial, or why there is none."""
-
-    partial: Any = None
-    error: str | None = None
 
 
 @dataclass
@@ -137,137 +148,6 @@ class RecipeRun:
     workers: int = 1
 
 
-def map_report(recipe_name: str, path: Path, options: RecipeOptions) -> MapResult:
-    """Run one recipe's map step on one report (this is what a worker executes).
-
-    A :class:`StrataError` (bad, corrupt, unsupported or unexportable report) becomes a
-    :class:`MapResult` with the one-line reason; anything else is a bug and propagates.
-    """
-    try:
-        return MapResult(partial=get_recipe(recipe_name).map(Path(path), options))
-    except StrataError as exc:
-        reason = exc.reason if isinstance(exc, ReportError) else str(exc)
-        return MapResult(error=reason)
-
-
-def map_reports(
-    recipe_name: str,
-    paths: Sequence[str | Path],
-    options: RecipeOptions,
-    read_threads: int | None = None,
-) -> list[MapResult]:
-    """Map several reports one after the other: one pool or Dask task (see :func:`_batches`).
-
-    ``read_threads`` caps this process's SQLite reader threads, so that workers sharing a
-    machine's cores do not each start one reader per core (None: leave the default).
-    """
-    if read_threads is not None:
-        limit_read_threads(read_threads)
-    return [map_report(recipe_name, Path(p), options) for p in paths]
-
-
-#: A task carries reports of at least this many bytes in all (or one larger report), so the
-#: fixed cost per task (a round trip to the worker, a result message) stays small next to
-#: the work; measured on 64 reports of 12 MB on a LocalCluster of 2 workers, 4 reports per
-#: task instead of 1 took 2.1-2.6 s instead of 2.4-3.3 s.
-_TASK_BYTES = 48 << 20
-#: ... but each worker gets at least this many tasks, so that one slow report at the end
-#: does not leave the other workers idle.
-_TASKS_PER_WORKER = 4
-
-
-def _batches(paths: Sequence[Path], workers: int) -> list[list[int]]:
-    """Split report indices, in order, into tasks of about :data:`_TASK_BYTES` each."""
-    most = max(1, -(-len(paths) // (workers * _TASKS_PER_WORKER)))
-    batches: list[list[int]] = []
-    size = 0
-    for index, path in enumerate(paths):
-        if not batches or len(batches[-1]) >= most or size >= _TASK_BYTES:
-            batches.append([])
-            size = 0
-        batches[-1].append(index)
-        try:
-            size += path.stat().st_size
-        except OSError:
-            size += _TASK_BYTES  # unreadable: its own task, it fails fast anyway
-    return batches
-
-
-def _natural_key(text: str) -> list[object]:
-    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text)]
-
-
-def file_labels(paths: Sequence[Path]) -> list[str]:
-    """Return a unique label per path: the file name, or more of the path where names clash.
-
-    A label is text every output can hold (:func:`analysis.escape.escape_text`): the bytes of
-    a name that is not UTF-8 are written ``\\xHH``, as ``main.py stats`` prints them; Parquet,
-    JSON and a UTF-8 summary.txt refused the lone surrogates Python holds them as.
-    """
-    labels = [escape_text(p.name) for p in paths]
-    depth = 1
-    while len(set(labels)) < len(labels) and depth < 64:
-        depth += 1
-        labels = [escape_text("/".join(p.parts[-depth:])) for p in paths]
-    return labels
-
-
-def _find_inputs(inputs: Iterable[str | Path]) -> tuple[list[Path], list[ReportFailure]]:
-    """Expand files and folders; ``DIR:n`` takes the first ``n`` reports of a folder (spec §5.1).
-
-    An input that is missing, or a folder without reports, is a failure of its own: the
-    other inputs still run.
-    """
-    paths: list[Path] = []
-    failures: list[ReportFailure] = []
-    for raw in inputs:
-        match = re.fullmatch(r"(.+):(\d+)", str(raw))
-        try:
-            if match and not Path(raw).exists():
-                folder = Path(match.group(1))
-                if not folder.is_dir():
-                    raise AnalysisError(
-                        f"{raw}: ':n' limits a folder's reports, {folder} is no folder"
-                    )
-                paths.extend(find_reports([folder])[: int(match.group(2))])
-            else:
-                paths.extend(find_reports([raw]))
-        except ReportError as exc:
-            failures.append(ReportFailure(str(raw), exc.path, exc.reason))
-        except OSError as exc:  # an unreadable folder
-            failures.append(ReportFailure(str(raw), Path(raw), exc.strerror or str(exc)))
-    return paths, failures
-
-
-def input_paths(inputs: Iterable[str | Path]) -> list[Path]:
-    """Every path ``inputs`` name: each as given (``DIR:n`` as ``DIR``) and the reports found.
-
-    What an output must stay clear of; inputs that do not exist or cannot be listed are
-    left out (they are skipped when the recipe runs).
-    """
-    named: list[Path] = []
-    for raw in inputs:
-        match = re.fullmatch(r"(.+):(\d+)", str(raw))
-        path = Path(match.group(1)) if match and not Path(raw).exists() else Path(raw)
-        named.append(path)
-        with contextlib.suppress(ReportError, OSError):
-            named.extend(find_reports([path]))
-    return named
-
-
-def _expand(
-    recipe_takes_reports: bool, inputs: Iterable[str | Path]
-) -> tuple[list[Path], list[ReportFailure]]:
-    if not recipe_takes_reports:
-        return [Path(p) for p in inputs], []
-    paths, failures = _find_inputs(inputs)
-    unique = list(dict.fromkeys(p.resolve() for p in paths))
-    labels = file_labels(unique)
-    # Rank order = file names in natural order (profile2 before profile16), spec §5.2.
-    order = sorted(range(len(unique)), key=lambda i: _natural_key(labels[i]))
-    return [unique[i] for i in order], failures
-
-
 def check_numbers(options: RecipeOptions) -> None:
     """Refuse options no recipe can run with: NaN, infinite or negative amounts.
 
@@ -294,6 +174,29 @@ def check_numbers(options: RecipeOptions) -> None:
         and options.start_ns > options.end_ns
     ):
         raise AnalysisError(f"--start {options.start_ns} is after --end {options.end_ns}")
+    if not isinstance(options.rows, int):
+        raise AnalysisError(f"--rows must be an integer, not {options.rows}")
+    if options.nvtx is not None and not options.nvtx.strip():
+        raise AnalysisError("--nvtx: the NVTX range name is empty")
+
+
+def check_taken(recipe: Recipe, options: RecipeOptions) -> None:
+    """Refuse nsys's options that ``recipe`` does not take (``--rows`` for ``nvtx_sum``),
+    as nsys's recipe refuses an option it does not know.
+
+    Raises
+    ------
+    AnalysisError
+        Naming the option and the recipe.
+    """
+    defaults = RecipeOptions()
+    for field, option in NSYS_OPTIONS.items():
+        if field not in recipe.options_taken and getattr(options, field) != getattr(
+            defaults, field
+        ):
+            taken = sorted(NSYS_OPTIONS[f] for f in recipe.options_taken)
+            also = f" (it takes {', '.join(taken)})" if taken else ""
+            raise AnalysisError(f"recipe {recipe.name} does not take {option}{also}")
 
 
 def run_recipe(
@@ -318,7 +221,8 @@ def run_recipe(
     options
         Recipe options; defaults when ``None``.
     mode
-        ``serial``, ``processes`` or ``dask``.
+        ``serial``, ``processes`` or ``dask``, or by nsys's names ``none``, ``concurrent``
+        or ``dask-futures`` (:data:`MODE_ALIASES`).
     workers
         Worker processes for ``processes`` and a new Dask ``LocalCluster``; default: cores.
     scheduler, scheduler_file
@@ -341,14 +245,14 @@ def run_recipe(
     recipe = get_recipe(name)
     options = options or RecipeOptions()
     check_numbers(options)
+    check_taken(recipe, options)
     recipe.check_options(options)
-    if mode not in MODES:
-        raise AnalysisError(f"unknown mode {mode!r}; choose one of: {', '.join(MODES)}")
+    mode = mode_name(mode)
     if workers is not None and workers < 1:
         raise AnalysisError(f"--workers must be 1 or more, not {workers}")
     if mode != "dask" and (scheduler is not None or scheduler_file is not None):
-        raise AnalysisError("--scheduler and --scheduler-file need --mode dask")
-    paths, missing = _expand(recipe.takes_reports, inputs)
+        raise AnalysisError("--scheduler and --scheduler-file need --mode dask-futures (dask)")
+    paths, missing = expand_inputs(recipe.takes_reports, inputs)
     recipe.check_inputs(paths)
     if not paths:
         if missing:
@@ -366,7 +270,7 @@ def run_recipe(
     elif mode == "processes":
         results = _map_processes(name, paths, options, workers, tick)
     else:
-        results = _map_dask(name, paths, options, workers, scheduler, scheduler_file, tick)
+        results = map_dask(name, paths, options, workers, scheduler, scheduler_file, tick)
     failures, no_data, partials = _sort_results(labels, paths, results)
     failures = missing + failures
     if not partials:
@@ -440,17 +344,6 @@ def _map_serial(
     return results
 
 
-_RETRY = "out of memory? try fewer --workers, or --mode serial"
-
-
-def _died(paths: Sequence[Path], batch: Sequence[int] | None, who: str) -> str:
-    """One line on workers that died (killed, out of memory?) while mapping ``batch``."""
-    if batch is None:
-        return f"{who} died while mapping reports; {_RETRY}"
-    names = ", ".join(paths[i].name for i in batch[:3]) + (" ..." if len(batch) > 3 else "")
-    return f"{who} died while mapping {names}; {_RETRY}"
-
-
 def _map_processes(
     name: str,
     paths: Sequence[Path],
@@ -463,7 +356,7 @@ def _map_processes(
     with ProcessPoolExecutor(workers, mp_context=pool_context()) as pool:
         try:
             futures = {}
-            for batch in _batches(paths, workers):
+            for batch in report_batches(paths, workers):
                 # A worker may die before the last task is queued: submit then raises the
                 # same BrokenProcessPool as a result would.
                 task = pool.submit(map_reports, name, [paths[i] for i in batch], options, threads)
@@ -475,127 +368,9 @@ def _map_processes(
         except BrokenProcessPool as exc:
             pool.shutdown(wait=False, cancel_futures=True)
             # Every queued future breaks with the pool: which report did it is unknown.
-            raise AnalysisError(_died(paths, None, "a worker process")) from exc
+            raise AnalysisError(died(paths, None, "a worker process")) from exc
         except BaseException:
             # A bug (not a bad report) or Ctrl-C: do not wait for the reports still queued.
             pool.shutdown(wait=False, cancel_futures=True)
             raise
-    return results  # type: ignore[return-value]
-
-
-def _map_dask(
-    name: str,
-    paths: Sequence[Path],
-    options: RecipeOptions,
-    workers: int,
-    scheduler: str | None,
-    scheduler_file: str | Path | None,
-    tick: Callable[[int], None],
-) -> list[MapResult]:
-    try:
-        from distributed import Client
-    except ImportError as exc:
-        raise AnalysisError(
-            "--mode dask needs dask.distributed: pip install 'dask[distributed]'"
-        ) from exc
-    cluster = None
-    threads = None  # an existing cluster's workers know their own cores
-    if scheduler is not None or scheduler_file is not None:
-        client = _connect(Client, scheduler, scheduler_file)
-    else:
-        from strata.analysis.recipes._cluster import local_cluster
-
-        cluster = local_cluster(workers)
-        client = Client(cluster)
-        threads = max(1, usable_cores() // workers)
-    try:
-        # Keys are unique per run: a shared scheduler may hold another run's results.
-        run_id = uuid.uuid4().hex[:12]
-        # Tasks are sized for the threads that will run them (an existing cluster's workers
-        # may run several each).
-        slots = sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values())
-        batches = _batches(paths, slots or workers)
-        futures = [
-            client.submit(
-                map_reports,
-                name,
-                [str(paths[i]) for i in batch],
-                options,
-                threads,
-                key=f"strata-{name}-{run_id}-{n}",
-            )
-            for n, batch in enumerate(batches)
-        ]
-        batch_of = {f.key: batch for f, batch in zip(futures, batches, strict=True)}
-        try:
-            return _collect_dask(futures, batch_of, paths, cluster, tick)
-        except BaseException:
-            # Do not leave the scheduler holding (or still running) this run's tasks.
-            with contextlib.suppress(Exception):
-                client.cancel(futures, force=True)
-            raise
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
-
-
-def _scheduler_address(scheduler_file: str | Path) -> str:
-    """The address in a Dask scheduler file (distributed waits without end for a missing one)."""
-    path = Path(scheduler_file)
-    try:
-        if not path.is_file() or path.stat().st_size > 1 << 20:
-            raise AnalysisError(f"--scheduler-file {path}: no such file")
-        info = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError) as exc:
-        raise AnalysisError(f"--scheduler-file {path}: not a Dask scheduler file") from exc
-    address = info.get("address") if isinstance(info, dict) else None
-    if not isinstance(address, str) or not address:
-        raise AnalysisError(f"--scheduler-file {path}: no scheduler address in it")
-    return address
-
-
-def _connect(client_class: Any, scheduler: str | None, scheduler_file: str | Path | None) -> Any:
-    """A client of an existing Dask scheduler; one line when it cannot be reached."""
-    address = scheduler if scheduler is not None else _scheduler_address(scheduler_file)
-    try:
-        return client_class(address)
-    except (OSError, TimeoutError, ValueError, TypeError) as exc:
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise AnalysisError(f"cannot reach the Dask scheduler at {address}: {reason}") from exc
-
-
-def _collect_dask(
-    futures: Sequence[Any],
-    batch_of: dict[str, list[int]],
-    paths: Sequence[Path],
-    cluster: Any,
-    tick: Callable[[int], None],
-) -> list[MapResult]:
-    """Gather the Dask results as they complete; stop once every own worker has died.
-
-    ``cluster`` is the run's own :class:`~analysis.recipes._cluster.RecipeCluster`, or None
-    for a cluster reached by address (its workers are someone else's to restart).
-    """
-    from distributed import KilledWorker
-    from distributed import as_completed as dask_completed
-
-    results: list[MapResult | None] = [None] * len(paths)
-    done = dask_completed(futures, with_results=True, raise_errors=False)
-    while not done.is_empty():
-        if not done.has_ready():
-            lost = cluster.lost_workers() if cluster is not None else None
-            if lost is not None:
-                raise AnalysisError(f"{lost}; {_RETRY}")
-            time.sleep(0.02)
-            continue
-        for future, mapped in done.next_batch(block=False):
-            batch = batch_of[future.key]
-            if future.status == "error":
-                if isinstance(mapped, KilledWorker):
-                    raise AnalysisError(_died(paths, batch, "Dask workers")) from mapped
-                raise mapped  # a bug: keep its traceback
-            for index, result in zip(batch, mapped, strict=True):
-                results[index] = result
-                tick(index)
     return results  # type: ignore[return-value]

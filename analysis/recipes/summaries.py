@@ -28,10 +28,13 @@ import pandas as pd
 
 from strata.analysis.engine import sqlite_round
 from strata.analysis.escape import escape_text
-from strata.analysis.model import DurationTable, Report
+from strata.analysis.model import DurationTable, EventTable, Report
+from strata.analysis.open import open_report
 from strata.analysis.recipes._exact import checked_subtract, group_sums
+from strata.analysis.recipes._filter import filtered_report, has_filter
 from strata.analysis.recipes._labels import factorize_rows, kernel_groups, nvtx_range_groups
 from strata.analysis.recipes.base import (
+    TIME_FILTER,
     FilePartial,
     PlotSpec,
     Recipe,
@@ -50,7 +53,6 @@ __all__ = [
     "NvtxSum",
     "OsrtSum",
     "StatsRecipe",
-    "files_table",
 ]
 
 #: Rows of the per-report heatmap (the names with the largest total).
@@ -63,17 +65,6 @@ class StatsPartial:
 
     groups: GroupPartial
     rank_stats: pd.DataFrame
-
-
-def files_table(partials: Sequence[FilePartial]) -> pd.DataFrame:
-    """Return the ``files`` table: ``Rank`` (int64), ``File`` (label), ``Path`` (str)."""
-    return pd.DataFrame(
-        {
-            "Rank": np.arange(len(partials), dtype=np.int64),
-            "File": [p.file for p in partials],
-            "Path": [escape_text(str(p.path)) for p in partials],  # text Parquet can hold
-        }
-    )
 
 
 class StatsRecipe(Recipe):
@@ -92,11 +83,17 @@ class StatsRecipe(Recipe):
     unit = "ns"
     #: Sort after the total (descending): extra (column, ascending) pairs.
     tie_break: tuple[tuple[str, bool], ...] = ()
+    options_taken = TIME_FILTER
+    notebook = "stats.ipynb"
 
     # -- what subclasses provide ------------------------------------------------------------
-    def groups_of(self, report: Report) -> GroupPartial:
-        """Return the report's exact group partial."""
+    def groups_of(self, report: Report, args: tuple[str, ...] = ()) -> GroupPartial:
+        """Return the report's exact group partial (``args``: :meth:`report_args`)."""
         raise NotImplementedError
+
+    def report_args(self, options: RecipeOptions) -> tuple[str, ...]:
+        """The arguments of the stats report this recipe runs per report (``base``...)."""
+        return ()
 
     def extra_columns(self, merged: MergedGroups) -> dict[str, np.ndarray]:
         """Return columns added after the standard statistics (e.g. GPU op counts)."""
@@ -116,15 +113,27 @@ class StatsRecipe(Recipe):
         # of its time on data no stats recipe looks at.
         from strata.analysis.stats.lean import open_for_stats
 
-        report = open_for_stats(
-            report_path, [self.name], use_cache=options.use_cache, tables=self.tables
-        )
-        groups = self.groups_of(report)
+        args = self.report_args(options)
+        if has_filter(options):
+            # nsys's recipe hands --start/--end to the stats report, whose filtered views
+            # need every column of the rows (analysis.recipes._filter).
+            full = open_report(report_path, use_cache=options.use_cache, tables=self.tables)
+            report = filtered_report(full, options)
+            if report is None:
+                return None
+        else:
+            spec = ":".join((self.name, *args))
+            report = open_for_stats(
+                report_path, [spec], use_cache=options.use_cache, tables=self.tables
+            )
+        groups = self.groups_of(report, args)
         if len(groups) == 0:
             return None
-        return StatsPartial(groups, self.rank_table(report, groups))
+        return StatsPartial(groups, self.rank_table(report, groups, args))
 
-    def rank_table(self, report: Report, groups: GroupPartial) -> pd.DataFrame:
+    def rank_table(
+        self, report: Report, groups: GroupPartial, args: tuple[str, ...] = ()
+    ) -> pd.DataFrame:
         """Return the report's own stats table: what ``main.py stats`` (and nsys) prints.
 
         The numbers come from :func:`analysis.stats.run_report`; the quartiles nsys hides
@@ -132,7 +141,7 @@ class StatsRecipe(Recipe):
         """
         from strata.analysis.stats import run_report
 
-        table = run_report(report, self.name, xp=np).frame
+        table = run_report(report, ":".join((self.name, *args)), xp=np).frame
         if not self.has_quartiles:
             return table.reset_index(drop=True)
         own = self.stats_table(
@@ -194,18 +203,8 @@ class StatsRecipe(Recipe):
         plots = {}
         if len(files) > 1 and len(by_file):
             plots["heatmap"] = self._heatmap(by_file, files)
-        return RecipeOutput(
-            recipe=self.name,
-            tables={
-                "all_stats": all_stats,
-                "rank_stats": rank_stats,
-                "by_file": by_file,
-                "files": files_table(partials),
-            },
-            plots=plots,
-            summary=self._summary(all_stats, by_file, files),
-            files=files,
-        )
+        tables = {"all_stats": all_stats, "rank_stats": rank_stats, "by_file": by_file}
+        return self.output(partials, tables, self._summary(all_stats, by_file, files), plots)
 
     def _rank_stats(self, partials: Sequence[FilePartial]) -> pd.DataFrame:
         frames = [p.partial.rank_stats for p in partials]
@@ -322,14 +321,15 @@ class CudaGpuKernSum(StatsRecipe):
     tables = ("kernels",)  # when the lean columns cannot serve (an .nsys-rep, say)
     key_columns = ("Name",)
     tie_break = (("Instances", True), ("Name", True))
+    options_taken = TIME_FILTER | {"base", "mangled"}
 
-    def groups_of(self, report: Report) -> GroupPartial:
-        codes, labels = kernel_groups(report)
-        kernels = report.kernels
-        if isinstance(kernels, DurationTable):  # the lean read: durations, checked already
-            durations = kernels.duration_ns
-        else:
-            durations = checked_subtract(kernels.end_ns, kernels.start_ns, "a kernel's duration")
+    def report_args(self, options: RecipeOptions) -> tuple[str, ...]:
+        # nsys's recipe hands --base/--mangled to cuda_gpu_kern_sum (its :base/:mangled).
+        return tuple(a for a, on in (("base", options.base), ("mangled", options.mangled)) if on)
+
+    def groups_of(self, report: Report, args: tuple[str, ...] = ()) -> GroupPartial:
+        codes, labels = kernel_groups(report, args)
+        durations = _durations(report.kernels, "a kernel's duration")
         return GroupPartial.from_codes(codes, labels, durations)
 
 
@@ -342,11 +342,10 @@ class NvtxSum(StatsRecipe):
     key_columns = ("Style", "Range")
     tie_break = (("Range", True), ("Style", True))
 
-    def groups_of(self, report: Report) -> GroupPartial:
+    def groups_of(self, report: Report, args: tuple[str, ...] = ()) -> GroupPartial:
         rows, codes, labels = nvtx_range_groups(report)
-        nvtx = report.nvtx
         # spec §3.4: duration = coalesce(end, M) - start; the loader ends open ranges at M.
-        durations = checked_subtract(nvtx.end_ns[rows], nvtx.start_ns[rows], "a range's duration")
+        durations = _durations(report.nvtx, "a range's duration", rows)
         return GroupPartial.from_codes(codes, labels, durations)
 
 
@@ -389,7 +388,7 @@ class NvtxGpuProjSum(StatsRecipe):
             "Avg Num Child",
         ]
 
-    def groups_of(self, report: Report) -> GroupPartial:
+    def groups_of(self, report: Report, args: tuple[str, ...] = ()) -> GroupPartial:
         from strata.analysis.projection import project_nvtx
 
         proj = project_nvtx(report)
@@ -429,6 +428,18 @@ class NvtxGpuProjSum(StatsRecipe):
         }
 
 
+def _durations(
+    table: EventTable | DurationTable, what: str, rows: np.ndarray | None = None
+) -> np.ndarray:
+    """Each row's duration (int64 ns): the lean read's, checked already, or end - start,
+    checked for overflow (``rows``: of these rows only; not for a lean read)."""
+    if isinstance(table, DurationTable):
+        return table.duration_ns
+    if rows is None:
+        return checked_subtract(table.end_ns, table.start_ns, what)
+    return checked_subtract(table.end_ns[rows], table.start_ns[rows], what)
+
+
 def _no_groups() -> GroupPartial:
     return GroupPartial.from_codes([], pd.DataFrame({"Name": []}), [])
 
@@ -440,53 +451,55 @@ def _skipped(report: Report, name: str) -> bool:
     return run_report(report, name, xp=np).skipped is not None
 
 
-class CudaApiSum(StatsRecipe):
+class _CallSum(StatsRecipe):
+    """A summary of calls by name (``cuda_api_sum``, ``osrt_sum``): each name's call durations."""
+
+    key_columns = ("Name",)
+    stat_names = ("Total Time", "Num Calls", "Avg", "Med", "Min", "Max", "StdDev")
+    tie_break = (("Name", True),)
+
+    def calls(self, report: Report) -> tuple[np.ndarray, np.ndarray]:
+        """Return the name (object) and the duration (int64 ns) of each call of ``report``."""
+        raise NotImplementedError
+
+    def groups_of(self, report: Report, args: tuple[str, ...] = ()) -> GroupPartial:
+        names, durations = self.calls(report)
+        if len(names) == 0:
+            return _no_groups()
+        codes, labels = factorize_rows(pd.DataFrame({"Name": names}))
+        return GroupPartial.from_codes(codes, labels, durations)
+
+
+class CudaApiSum(_CallSum):
     """``cuda_api_sum`` across reports: CUDA runtime/driver API calls (spec §3.3)."""
 
     name = "cuda_api_sum"
     description = "CUDA API call summary per report and across reports"
     tables = ("cuda_api",)
-    key_columns = ("Name",)
-    stat_names = ("Total Time", "Num Calls", "Avg", "Med", "Min", "Max", "StdDev")
-    tie_break = (("Name", True),)
 
-    def groups_of(self, report: Report) -> GroupPartial:
+    def calls(self, report: Report) -> tuple[np.ndarray, np.ndarray]:
         from strata.analysis.names import api_display_names
 
         api = report.cuda_api
-        if len(api) == 0:
-            return _no_groups()
         # nsys's recipe groups its per-report rows by the displayed name (suffix dropped).
         names = api_display_names(report.strings.lookup(api["name_id"]))
-        codes, labels = factorize_rows(pd.DataFrame({"Name": names}))
-        if isinstance(api, DurationTable):
-            durations = api.duration_ns
-        else:
-            durations = checked_subtract(api.end_ns, api.start_ns, "a call's duration")
-        return GroupPartial.from_codes(codes, labels, durations)
+        return names, _durations(api, "a call's duration")
 
 
-class OsrtSum(StatsRecipe):
+class OsrtSum(_CallSum):
     """``osrt_sum`` across reports: OS runtime library calls (spec §3.5)."""
 
     name = "osrt_sum"
     description = "OS runtime call summary per report and across reports"
     tables = ("osrt",)
-    key_columns = ("Name",)
-    stat_names = ("Total Time", "Num Calls", "Avg", "Med", "Min", "Max", "StdDev")
-    tie_break = (("Name", True),)
 
-    def groups_of(self, report: Report) -> GroupPartial:
+    def calls(self, report: Report) -> tuple[np.ndarray, np.ndarray]:
         from strata.analysis.schema import OSRT_CLASS_CALL
 
         osrt = report.osrt
         calls = np.flatnonzero(np.asarray(osrt["event_class"]) == OSRT_CLASS_CALL)
-        if len(calls) == 0:
-            return _no_groups()
         names = report.strings.lookup(osrt["name_id"][calls])
-        codes, labels = factorize_rows(pd.DataFrame({"Name": names}))
-        durations = checked_subtract(osrt.end_ns[calls], osrt.start_ns[calls], "a call's duration")
-        return GroupPartial.from_codes(codes, labels, durations)
+        return names, _durations(osrt, "a call's duration", calls)
 
 
 class _MemorySum(StatsRecipe):
@@ -498,7 +511,7 @@ class _MemorySum(StatsRecipe):
     #: Which value of :func:`analysis.stats.cuda.memory_op_names` is summarised.
     value_index = 1
 
-    def groups_of(self, report: Report) -> GroupPartial:
+    def groups_of(self, report: Report, args: tuple[str, ...] = ()) -> GroupPartial:
         from strata.analysis.stats.cuda import memory_op_names
 
         if _skipped(report, self.name):

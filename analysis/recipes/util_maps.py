@@ -44,8 +44,14 @@ from strata.analysis.recipes._ranges import (
     range_text,
 )
 from strata.analysis.recipes._raw import RawTables, filter_time_range, read_tables, strings_of
-from strata.analysis.recipes.base import FilePartial, PlotSpec, Recipe, RecipeOptions, RecipeOutput
-from strata.analysis.recipes.summaries import files_table
+from strata.analysis.recipes.base import (
+    TIME_FILTER,
+    FilePartial,
+    Recipe,
+    RecipeOptions,
+    RecipeOutput,
+    heatmap,
+)
 from strata.analysis.timefmt import pluralize
 
 __all__ = ["CudaGpuTimeUtilMap", "GpuMetricUtilMap", "NcclGpuTimeUtilMap", "bin_percentages"]
@@ -177,15 +183,19 @@ def _no_data(name: str, partials: Sequence[FilePartial]) -> AnalysisError:
     )
 
 
-class _TimeUtilMap(Recipe):
+class _UtilMap(Recipe):
+    """A heatmap recipe: ``--bins`` equal bins (checked, with every number, by
+    :func:`analysis.recipes.runner.check_numbers`) over the longest session."""
+
+    options_taken = TIME_FILTER
+    notebook = "heatmap.ipynb"
+
+
+class _TimeUtilMap(_UtilMap):
     """The GPU time heatmaps: per (process, device) and kind, percentages per bin."""
 
     #: The columns of kinds in the output, in order.
     kinds: tuple[str, ...] = ()
-
-    def check_options(self, options: RecipeOptions) -> None:
-        if options.bins < 1:
-            raise AnalysisError(f"--bins must be 1 or more, not {options.bins}")
 
     def reduce(self, partials: Sequence[FilePartial], options: RecipeOptions) -> RecipeOutput:
         if not any(p.partial.busy for p in partials):
@@ -220,32 +230,15 @@ class _TimeUtilMap(Recipe):
         first = self.kinds[0]
         rows = table["File"] + " pid " + table["PID"].astype(str)
         rows += " gpu " + table["Device ID"].astype(str)
-        grid = table.assign(_row=rows).pivot_table(
-            index="_row", columns="Duration", values=first, aggfunc="first", sort=False
-        )
-        grid.index.name = None
-        plots = {
-            "heatmap": PlotSpec(
-                kind="heatmap",
-                title=f"{self.name}: {first} GPU time (%) per bin of {clock.bin_size:,d} ns",
-                xlabel="bin start (ns, common clock)",
-                ylabel="report, process, device",
-                data=grid,
-            )
-        }
+        title = f"{self.name}: {first} GPU time (%) per bin of {clock.bin_size:,d} ns"
+        plot = heatmap(table, rows, "Duration", first, title, "report, process, device")
         mean = float(np.nanmean(table[first].to_numpy(np.float64))) if len(table) else math.nan
         summary = (
             f"{self.name}: {pluralize(len(frames), 'process and device', 'processes and devices')}"
             f" in {pluralize(len(partials), 'report')}, {pluralize(clock.bins, 'bin')} of "
             f"{clock.bin_size:,d} ns; mean {first} use {mean:.1f}%"
         )
-        return RecipeOutput(
-            recipe=self.name,
-            tables={"analysis": table, "files": files_table(partials)},
-            plots=plots,
-            summary=summary,
-            files=[p.file for p in partials],
-        )
+        return self.output(partials, {"analysis": table}, summary, {"heatmap": plot})
 
 
 _KERNEL_COLUMNS = ("correlationId", "globalPid", "start", "end", "deviceId")
@@ -339,15 +332,11 @@ class NcclGpuTimeUtilMap(_TimeUtilMap):
         return MapPartial(start, duration, tuple(busy))
 
 
-class GpuMetricUtilMap(Recipe):
+class GpuMetricUtilMap(_UtilMap):
     """``gpu_metric_util_map``: mean SM active, SM issue and tensor active per bin."""
 
     name = "gpu_metric_util_map"
     description = "heatmap of GPU metrics (SM active, SM issue, tensor active) per time bin"
-
-    def check_options(self, options: RecipeOptions) -> None:
-        if options.bins < 1:
-            raise AnalysisError(f"--bins must be 1 or more, not {options.bins}")
 
     def map(self, report_path: Path, options: RecipeOptions) -> MapPartial | None:
         raw = read_tables(
@@ -407,28 +396,11 @@ class GpuMetricUtilMap(Recipe):
             raise _no_data(self.name, partials)
         table = pd.concat(frames, ignore_index=True)
         rows = table["File"] + " gpu " + table["GPU"].astype(str)
-        grid = table.assign(_row=rows).pivot_table(
-            index="_row", columns="Duration", values="SM Active", aggfunc="first", sort=False
-        )
-        grid.index.name = None
-        plots = {
-            "heatmap": PlotSpec(
-                kind="heatmap",
-                title=f"gpu_metric_util_map: SM Active (%) per bin of {clock.bin_size:,d} ns",
-                xlabel="bin start (ns, common clock)",
-                ylabel="report, GPU",
-                data=grid,
-            )
-        }
+        title = f"gpu_metric_util_map: SM Active (%) per bin of {clock.bin_size:,d} ns"
+        plot = heatmap(table, rows, "Duration", "SM Active", title, "report, GPU")
         summary = (
             f"gpu_metric_util_map: {pluralize(len(table), 'GPU bin')} in "
             f"{pluralize(len(partials), 'report')}, {pluralize(clock.bins, 'bin')} of "
             f"{clock.bin_size:,d} ns; mean SM Active {table['SM Active'].mean():.1f}%"
         )
-        return RecipeOutput(
-            recipe=self.name,
-            tables={"analysis": table, "files": files_table(partials)},
-            plots=plots,
-            summary=summary,
-            files=[p.file for p in partials],
-        )
+        return self.output(partials, {"analysis": table}, summary, {"heatmap": plot})

@@ -16,6 +16,8 @@ import pandas as pd
 from strata.analysis.errors import AnalysisError
 from strata.analysis.filters import MAX_TIME, FilterSkip, RowFilter, resolve_filter
 from strata.analysis.model import Report
+from strata.analysis.specname import SpecName
+from strata.analysis.spelling import did_you_mean
 
 __all__ = [
     "DEFAULT_ROWS",
@@ -66,7 +68,7 @@ class Rule:
 
 
 @dataclass(frozen=True)
-class RuleResult:
+class RuleResult(SpecName):
     """One rule run on one report.
 
     Attributes
@@ -97,14 +99,6 @@ class RuleResult:
     rows: int = DEFAULT_ROWS
     skipped: str | None = None
 
-    @property
-    def base_name(self) -> str:
-        return self.name.split(":")[0]
-
-    @property
-    def args(self) -> tuple[str, ...]:
-        return tuple(self.name.split(":")[1:])
-
     def limit_message(self) -> str:
         """nsys's "Only the top N results are displayed" line, or '' (MessageRowLimit)."""
         count = len(self.frame)
@@ -134,14 +128,16 @@ def parse_rule_spec(spec: str) -> tuple[Rule, dict[str, object]]:
     name, *pieces = spec.strip().split(":")
     rule = REGISTRY.get(name)
     if rule is None:
-        raise AnalysisError(f"unknown rule '{name}'; choose from {', '.join(sorted(REGISTRY))}")
+        hint = did_you_mean(name, REGISTRY) or f"; choose from {', '.join(sorted(REGISTRY))}"
+        raise AnalysisError(f"unknown rule '{name}'{hint}")
     allowed = rule.all_options()
     args = _join_text_values(pieces, allowed)
     options = {key: default for key, (_type, default) in allowed.items()}
     for arg in args:
         key, sep, text = arg.removeprefix("--").partition("=")
         if key not in allowed:
-            raise AnalysisError(f"{name}: unknown option '{key}'; choose from {', '.join(allowed)}")
+            hint = did_you_mean(key, allowed) or f"; choose from {', '.join(allowed)}"
+            raise AnalysisError(f"{name}: unknown option '{key}'{hint}")
         if not sep:
             raise AnalysisError(f"{name}: option '{key}' needs a value ({key}=VALUE)")
         kind = allowed[key][0]

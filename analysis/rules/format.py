@@ -12,28 +12,39 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from strata.analysis.errors import AnalysisError
-from strata.analysis.escape import escape_text, escape_texts
+from strata.analysis.escape import escape_texts
 from strata.analysis.stats.format import column_strings
+from strata.analysis.stats.formatspec import FormatSpec, as_format_spec
 from strata.analysis.stats.layouts import (
     NSYS_FORMATS,
     boxed_table,
     column_table,
-    hdoc_page,
-    html_table,
     json_rows,
     tsv_rows,
 )
-from strata.analysis.stats.text import header_of
+from strata.analysis.stats.text import (
+    display_units_of,
+    header_of,
+    html_section,
+    sections,
+    written_section,
+)
+from strata.analysis.stats.units import DisplayUnits
 
-__all__ = ["RULE_FORMATS", "format_rule_results", "rule_cells"]
+__all__ = ["RULE_FORMATS", "format_rule_results", "rule_cells", "rule_file_section"]
 
 RULE_FORMATS = NSYS_FORMATS
 _WIDTH = 80
 
 
-def rule_cells(result, timeunit: str = "nsec") -> tuple[list[str], list[list[str]], list[bool]]:
-    """Return (headers, printed cells column by column, whether each column is numeric)."""
+def rule_cells(
+    result, timeunit: DisplayUnits | str | None = None
+) -> tuple[list[str], list[list[str]], list[bool]]:
+    """Return (headers, printed cells column by column, whether each column is numeric).
+
+    ``timeunit``: a ``--timeunit`` word or the :class:`~analysis.stats.units.DisplayUnits`
+    of a format's arguments.
+    """
     visible = [c for c in result.frame.columns if not str(c).startswith("_")]
     frame = result.frame[visible]
     headers = [header_of(c, result.units.get(c), timeunit) for c in visible]
@@ -67,56 +78,82 @@ def _csv_field(text: str) -> str:
     return text
 
 
-def _framed(result, fmt: str, cells_of) -> str:
+def _framed(result, spec: FormatSpec, cells_of) -> str:
     """The column/table sections: title, advice or no-result message, table, limit line."""
     title = f"\n ** {result.title} ({result.base_name}):\n\n"
     if result.frame.empty:
-        box = "+--+\n" if fmt == "table" else ""
+        box = "+--+\n" if spec.name == "table" else ""
         return f"{box}{title}{_wrap(result.noresult)}\n\n"
-    headers, cells, numeric = cells_of()
-    draw = boxed_table if fmt == "table" else column_table
-    text = f"{title}{_wrap(result.advice)}\n\n{draw(headers, cells, numeric)}\n\n"
+    headers, cells, _ = cells_of()
+    draw = boxed_table if spec.name == "table" else column_table
+    text = f"{title}{_wrap(result.advice)}\n\n{draw(headers, cells, spec.layout())}\n\n"
     limit = result.limit_message()
     return f"{text}{limit}\n\n\n" if limit else text
 
 
-def _bare(result, fmt: str, cells_of) -> str:
+def _bare(result, spec: FormatSpec, cells_of) -> str:
     """The csv/tsv/json/hdoc/htable sections: the rows alone."""
-    headers, cells, numeric = cells_of()
+    headers, cells, _ = cells_of()
     empty = result.frame.empty
+    fmt = spec.name
     if fmt == "csv":
         if empty:
             return ""
-        lines = [",".join(map(_csv_field, headers))]
+        lines = [] if spec.nohdr else [",".join(map(_csv_field, headers))]
         lines += [",".join(map(_csv_field, row)) for row in zip(*cells, strict=True)]
         return "\n".join(lines) + "\n\n"
     if fmt == "tsv":
-        return "" if empty else tsv_rows(headers, cells) + "\n\n"
+        return "" if empty else tsv_rows(headers, cells, header=not spec.nohdr) + "\n\n"
     if fmt == "json":
         return "[\n]\n" if empty else json_rows(headers, cells) + "\n\n"
-    table = html_table(headers, cells)
-    gap = "\n" if empty else "\n\n"  # nsys leaves no blank line after an empty table
-    if fmt == "htable":
-        return table + gap
-    return hdoc_page(f"{result.title} ({result.base_name})", table) + gap
+    return html_section(result, spec, headers, cells, empty)
 
 
-def _section(report_name: str, result, fmt: str, timeunit: str) -> str:
-    args = f"({':'.join(result.args)})" if result.args else ""
-    head = f"Processing [{escape_text(report_name)}] with [{result.base_name}.py]{args}... \n"
-    if result.skipped:
-        return f"{head}SKIPPED: {escape_text(result.skipped)}\n\n"
+def _body(result, spec: FormatSpec, units: DisplayUnits) -> str:
+    """A rule's text after its ``Processing`` line (not for a SKIPPED rule)."""
 
     def cells_of():
-        return rule_cells(result, timeunit)
+        return rule_cells(result, units)
 
-    if fmt in ("column", "table"):
-        return head + _framed(result, fmt, cells_of)
-    return head + _bare(result, fmt, cells_of)
+    if spec.name in ("column", "table"):
+        return _framed(result, spec, cells_of)
+    return _bare(result, spec, cells_of)
+
+
+def rule_file_section(
+    report_name: str,
+    result,
+    fmt: FormatSpec | str,
+    timeunit: DisplayUnits | str | None,
+    target: str,
+    quiet: bool = False,
+    exists: bool = False,
+) -> tuple[str, str | None]:
+    """One rule written to a file, as ``nsys analyze -o PREFIX`` writes it.
+
+    Returns
+    -------
+    tuple
+        (the console line naming the file, the file's text: empty for a SKIPPED rule, as
+        nsys leaves it; None for a file that ``exists`` and may not be replaced). As nsys, the
+        line ends with ``PROCESSED`` and a blank line, but stays open (the next rule's line
+        follows on it) for a rule that found nothing, whose file holds its text whole;
+        ``quiet`` (``-q``): no console line.
+    """
+    spec = as_format_spec(fmt)
+
+    def body() -> str:
+        return _body(result, spec, display_units_of(spec, timeunit))
+
+    has_rows = not result.frame.empty
+    return written_section(report_name, result, target, body, has_rows, quiet, exists)
 
 
 def format_rule_results(
-    results_by_report: Mapping[str, Sequence], fmt: str = "column", timeunit: str = "nsec"
+    results_by_report: Mapping[str, Sequence],
+    fmt: FormatSpec | str = "column",
+    timeunit: DisplayUnits | str | None = None,
+    quiet: bool = False,
 ) -> str:
     """Render rule results as ``nsys analyze`` prints them, a section per report and rule.
 
@@ -125,14 +162,19 @@ def format_rule_results(
     results_by_report
         Report file name -> its :class:`RuleResult` list, in printing order.
     fmt
-        One of :data:`RULE_FORMATS`.
+        One of :data:`RULE_FORMATS`, with its formatter's arguments if any (``csv:nohdr``,
+        ``column:dur=us``: :mod:`analysis.stats.formatspec`).
     timeunit
-        Unit of durations and timestamps (see :func:`analysis.stats.text.parse_timeunit`).
+        Unit of durations and timestamps (see :func:`analysis.stats.text.parse_timeunit`),
+        after the format's own units; None: nsys's default (ns).
+    quiet
+        nsys's ``-q``: the results alone, without ``Processing`` lines and SKIPPED rules.
+
+    Raises
+    ------
+    AnalysisError
+        Not a format of nsys, or a malformed formatter argument.
     """
-    if fmt not in RULE_FORMATS:
-        raise AnalysisError(f"unknown format '{fmt}'; choose one of {', '.join(RULE_FORMATS)}")
-    return "".join(
-        _section(name, result, fmt, timeunit)
-        for name, results in results_by_report.items()
-        for result in results
-    )
+    spec = as_format_spec(fmt)
+    units = display_units_of(spec, timeunit)
+    return sections(results_by_report, lambda result: _body(result, spec, units), quiet)

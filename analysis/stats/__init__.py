@@ -57,8 +57,11 @@ __all__ = [
 
 #: Names resolved on first use: they import NumPy and pandas, which the catalog, the
 #: formats and a stored answer (``main.py stats`` answering from its cache) never need.
-_LAZY = {"StatsResult": "strata.analysis.stats._base", "time_percent": "strata.analysis.stats._base",
-         "run_report": "strata.analysis.stats.run"}  # fmt: skip
+_LAZY = {
+    "StatsResult": "strata.analysis.stats._base",
+    "time_percent": "strata.analysis.stats._base",
+    "run_report": "strata.analysis.stats.run",
+}
 
 
 def __getattr__(name: str) -> object:

@@ -18,6 +18,7 @@ from strata.analysis.engine import GroupStats, group_stats
 from strata.analysis.model import DurationTable, EventTable, Report
 from strata.analysis.names import api_display_names, string_codes
 from strata.analysis.plainstats import PlainGroupStats
+from strata.analysis.specname import SpecName
 from strata.analysis.stats import plaintables
 from strata.analysis.stats.catalog import SUMMARIES
 from strata.analysis.stats.format import json_table, printed_cells
@@ -42,7 +43,7 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class StatsResult:
+class StatsResult(SpecName):
     """One nsys stats report computed for one Strata report.
 
     Attributes
@@ -66,15 +67,6 @@ class StatsResult:
     frame: pd.DataFrame
     units: Mapping[str, str | None] = field(default_factory=dict)
     skipped: str | None = None
-
-    @property
-    def base_name(self) -> str:
-        """The report name without its ``:args``."""
-        return self.name.split(":")[0]
-
-    @property
-    def args(self) -> tuple[str, ...]:
-        return tuple(self.name.split(":")[1:])
 
     @property
     def n_rows(self) -> int:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from strata.analysis.errors import AnalysisError
 from strata.analysis.filterspec import FILTER_OPTIONS, is_int64
+from strata.analysis.spelling import did_you_mean
 
 __all__ = ["REPORT_NAMES", "SUMMARIES", "SummaryInfo", "parse_spec", "summary_spec"]
 
@@ -108,8 +109,8 @@ def parse_spec(spec: str) -> tuple[SummaryInfo, tuple[str, ...]]:
     name, *pieces = spec.strip().split(":")
     info = SUMMARIES.get(name)
     if info is None:
-        names = ", ".join(REPORT_NAMES)
-        raise AnalysisError(f"unknown stats report '{name}'; choose one of {names}")
+        hint = did_you_mean(name, REPORT_NAMES) or f"; choose one of {', '.join(REPORT_NAMES)}"
+        raise AnalysisError(f"unknown stats report '{name}'{hint}")
     args: list[str] = []
     valued = info.value_options
     for piece in pieces:
@@ -128,8 +129,9 @@ def parse_spec(spec: str) -> tuple[SummaryInfo, tuple[str, ...]]:
             if not _is_int(value):
                 raise AnalysisError(f"report '{name}': {arg!r} is not an integer")
         elif arg not in info.args:
-            allowed = ", ".join((*info.args, "start=NS", "end=NS", "nvtx=RANGE"))
-            raise AnalysisError(f"report '{name}' has no option '{arg}' (options: {allowed})")
+            allowed = (*info.args, "start=NS", "end=NS", "nvtx=RANGE")
+            hint = did_you_mean(arg, allowed) or f" (options: {', '.join(allowed)})"
+            raise AnalysisError(f"report '{name}' has no option '{arg}'{hint}")
     return info, tuple(args)
 
 

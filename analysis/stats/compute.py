@@ -4,7 +4,7 @@ One place decides (:func:`choose_path`), per report:
 
 * a valid cache entry for the report: the column path (mapping the entry beats any query);
 * otherwise a report with at most :data:`SQL_MAX_ROWS` events in the tables the summaries
-  read, all of them in :data:`~analysis.stats.sql.SQL_REPORTS`: the SQL path
+  read, all of them served by :func:`~analysis.stats.sql.serves`: the SQL path
   (:mod:`analysis.stats.sql`), which writes no cache entry;
 * otherwise the column path, which reads what the summaries need and caches it.
 
@@ -24,7 +24,7 @@ from types import ModuleType
 from strata.analysis import cachedir
 from strata.analysis._sqlfile import _ro_uri, is_sqlite_file, quote_ident, usable_cores
 from strata.analysis.errors import AnalysisError, StrataError
-from strata.analysis.stats.sql import SQL_REPORTS, NotServed, normal_spec, sql_summaries
+from strata.analysis.stats.sql import NotServed, normal_spec, serves, sql_summaries
 from strata.analysis.stats.text import Printable
 
 __all__ = ["PATH_ENV", "SQL_MAX_BYTES", "SQL_MAX_ROWS", "choose_path", "summarize"]
@@ -135,7 +135,7 @@ def _sql_can_serve(path: Path, specs: Sequence[str]) -> bool:
     try:
         return (
             bool(specs)
-            and all(normal_spec(s) in SQL_REPORTS for s in specs)
+            and all(serves(normal_spec(s)) for s in specs)
             and path.is_file()
             and is_sqlite_file(path)
         )
@@ -145,7 +145,8 @@ def _sql_can_serve(path: Path, specs: Sequence[str]) -> bool:
 
 def _event_rows(path: Path, specs: Sequence[str]) -> int:
     """The rows of the tables ``specs`` read (largest rowids); past the limit when unsure."""
-    tables = {t for s in specs for t in _TABLES[normal_spec(s).split(":")[0]]}
+    # A report of data Strata does not load reads no event table (its checks are cheap).
+    tables = {t for s in specs for t in _TABLES.get(normal_spec(s).split(":")[0], ())}
     try:
         con = sqlite3.connect(_ro_uri(path), uri=True)
         try:

@@ -10,6 +10,7 @@ not the ``HtoD`` of 2022.4 and of 2024+.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from types import ModuleType
 
 import numpy as np
@@ -236,13 +237,28 @@ def memory_time_frame(labels: np.ndarray, stats: GroupStats):
 @register("cuda_gpu_mem_size_sum")
 def cuda_gpu_mem_size_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
     names, _, sizes, _ = memory_op_names(report)
-    return memory_size_frame(*grouped(names, sizes, xp))
+    labels, stats = grouped(names, sizes, xp)
+    return memory_size_frame(labels, stats, median_is_value(names, sizes, labels))
 
 
-def memory_size_frame(labels: np.ndarray, stats: GroupStats):
+def memory_size_frame(labels: np.ndarray, stats: GroupStats, one_value: list[bool] | None = None):
     """cuda_gpu_mem_size_sum's (frame, units) from one operation name per group
-    (:func:`analysis.stats.plaintables.memory_size_table`: no rounding, spec §3.7)."""
-    return table_frame(plaintables.memory_size_table(labels.tolist(), plain_group_stats(stats)))
+    (:func:`analysis.stats.plaintables.memory_size_table`: no rounding, spec §3.7);
+    ``one_value``: whether each group's median is one of its sizes."""
+    plain = replace(plain_group_stats(stats), median_is_value=one_value)
+    return table_frame(plaintables.memory_size_table(labels.tolist(), plain))
+
+
+def median_is_value(names: np.ndarray, values: np.ndarray, labels: np.ndarray) -> list[bool]:
+    """For each group of ``labels``, whether its median is one stored value: an odd count,
+    or two equal middle values (nsys's ``median()`` is then that integer, spec §3.1)."""
+    codes, uniques = pd.factorize(pd.Series(names, dtype=object), sort=False)
+    ordered = np.asarray(values)[np.lexsort((np.asarray(values), codes))]
+    counts = np.bincount(codes, minlength=len(uniques))
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    same = ordered[starts + (counts - 1) // 2] == ordered[starts + counts // 2]
+    by_name = dict(zip(uniques.tolist(), same.tolist(), strict=True))
+    return [by_name[label] for label in labels.tolist()]
 
 
 def _category_rows(report: Report, with_api: bool, args: tuple[str, ...]):

@@ -13,8 +13,9 @@ import numpy as np
 import pandas as pd
 
 from strata.analysis.escape import escape_texts
-from strata.analysis.stats.text import TIME_UNITS, header_of, is_numeric_text, number_text
+from strata.analysis.stats.text import header_of, is_numeric_text, number_text
 from strata.analysis.stats.text import json_value as plain_json_value
+from strata.analysis.stats.units import DisplayUnits, display_units
 
 __all__ = [
     "column_strings",
@@ -84,18 +85,13 @@ def _column_texts(series: pd.Series, unit: str | None, timeunit: str) -> list[st
     return [_number_text(v, unit, timeunit) for v in series.tolist()]
 
 
-def _scale(unit: str | None, timeunit: str) -> tuple[bool, float, int] | None:
+def _scale(unit: str | None, timeunit: DisplayUnits | str | None) -> tuple[bool, float, int] | None:
     """How a number of ``unit`` is printed: (divide?, by or times this, decimals); None: as is.
 
     The same operation as :func:`_number_text` (``v / 1e6`` for sizes, ``v * factor`` for
     times), so the digits are the same to the last rounding.
     """
-    if unit in ("mem", "thru"):
-        return True, 1e6, 3
-    if unit in ("dur", "ts") and timeunit != "nsec":
-        _, factor, decimals = TIME_UNITS[timeunit]
-        return False, factor, decimals
-    return None
+    return display_units(timeunit).scale(unit)
 
 
 def _scaled_texts(

@@ -1,10 +1,10 @@
 """The table layouts nsys 2023.4 prints, shared by ``stats`` and ``analyze``.
 
-Given printed cells (headers, cells column by column, whether each column is numeric):
-``column`` (one leading space, columns two spaces apart, headers centred, numbers
-right-aligned), ``table`` (the same inside ``+---+`` boxes), ``tsv``, nsys's ``json`` (a list
-of row objects, numbers bare, see :func:`json_rows`) and the HTML ones (``htable``,
-``hdoc``). Both commands print their sections with these, so their formats cannot drift
+Given printed cells (headers, cells column by column): ``column`` (one leading space,
+columns two spaces apart, headers centred, numbers right-aligned, sized and clipped as
+:class:`ColumnLayout` says), ``table`` (the same inside ``+---+`` boxes), ``tsv``, nsys's
+``json`` (a list of row objects, numbers bare, see :func:`json_rows`) and the HTML ones
+(``htable``, ``hdoc``). Both commands print their sections with these, so their formats cannot drift
 apart.
 """
 
@@ -14,6 +14,7 @@ import json
 import re
 import unicodedata
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 # html (html.entities) is imported where used: a small report's `stats` is mostly start-up
 # (benchmarks/bench_startup.py).
@@ -21,6 +22,7 @@ from collections.abc import Sequence
 __all__ = [
     "HDOC_HEAD",
     "NSYS_FORMATS",
+    "ColumnLayout",
     "boxed_table",
     "column_table",
     "format_extension",
@@ -47,13 +49,37 @@ HDOC_HEAD = (
     '<!DOCTYPE html>\n<html lang="en">\n<head>\n  <meta charset="UTF-8">\n'
     "  <title>Nsight Systems Stats Output</title>\n</head>\n<body>\n"
 )
+_HDOC_TITLE = "Nsight Systems Stats Output"
 
 Cells = Sequence[Sequence[str]]
 
 
+@dataclass(frozen=True)
+class ColumnLayout:
+    """How nsys's ``column`` and ``table`` layouts size their columns.
+
+    Attributes
+    ----------
+    header
+        Print the header (``nohdr``: no).
+    autolines
+        Rows, after the header, that size an automatic column (0: all of them).
+    colmax
+        Widest automatic column (0: no limit).
+    widths
+        The i-th column's width; None (or past the end): automatic; 0: hidden.
+    """
+
+    header: bool = True
+    autolines: int = 100
+    colmax: int = 100
+    widths: tuple[int | None, ...] = ()
+
+
 def format_extension(fmt: str) -> str:
-    """The extension (no dot) of a file nsys writes in format ``fmt``."""
-    return _EXTENSIONS.get(fmt, "txt")
+    """The extension (no dot) of a file nsys writes in format ``fmt`` (arguments and all:
+    ``csv:nohdr`` is a .csv)."""
+    return _EXTENSIONS.get(fmt.partition(":")[0], "txt")
 
 
 def _centred(text: str, width: int) -> str:
@@ -61,36 +87,93 @@ def _centred(text: str, width: int) -> str:
     return " " * (pad // 2) + text + " " * (pad - pad // 2)
 
 
-def _padded(headers: Sequence[str], cells: Cells, numeric: Sequence[bool]):
-    widths = [max([len(h)] + [len(t) for t in col]) for h, col in zip(headers, cells, strict=True)]
-    padded = [
-        [t.rjust(w) if num else t.ljust(w) for t in col]
+def _clip(texts: Sequence[str], width: int) -> list[str]:
+    """Texts wider than ``width`` cut to ``width - 1`` characters and ``…`` (nsys's mark)."""
+    if max(map(len, texts), default=0) <= width:
+        return list(texts)
+    return [t if len(t) <= width else t[: width - 1] + "…" for t in texts]
+
+
+def _right_aligned(sample: Sequence[str]) -> bool:
+    """Whether nsys right-aligns a column: the rows that size it hold at least one value,
+    and every value is a number (an empty sample is text, whatever comes after it)."""
+    values = [t for t in sample if t]
+    return bool(values) and all(_JSON_NUMBER.fullmatch(t) for t in values)
+
+
+def _sized(headers: Sequence[str], cells: Cells, layout: ColumnLayout):
+    """(headers, cells, right-aligned, widths) as nsys lays them out: each column's width
+    given or found from the header and the first ``autolines`` rows (at most ``colmax``),
+    wider text clipped; a column is numbers when those rows say so; hidden columns dropped,
+    one empty column at the end in their place."""
+    out_headers, out_cells, out_numeric, widths = [], [], [], []
+    hidden = False
+    for i, (header, texts) in enumerate(zip(headers, cells, strict=True)):
+        width = layout.widths[i] if i < len(layout.widths) else None
+        sample = texts if layout.autolines <= 0 else texts[: layout.autolines]
+        if width is None:
+            width = max(len(header), max(map(len, sample), default=0))
+            if layout.colmax > 0:
+                width = min(width, layout.colmax)
+        if width == 0:
+            hidden = True
+            continue
+        out_headers.append(_clip([header], width)[0])
+        out_cells.append(_clip(texts, width))
+        out_numeric.append(_right_aligned(sample))
+        widths.append(width)
+    if hidden:  # nsys 2023.4 leaves one empty column wherever columns were hidden
+        rows = len(cells[0]) if cells else 0
+        out_headers.append("")
+        out_cells.append([""] * rows)
+        out_numeric.append(False)
+        widths.append(0)
+    return out_headers, out_cells, out_numeric, widths
+
+
+def _padded(cells: Cells, numeric: Sequence[bool], widths: Sequence[int]) -> list[list[str]]:
+    return [
+        [t.rjust(w) for t in col] if num else [t.ljust(w) for t in col]
         for col, w, num in zip(cells, widths, numeric, strict=True)
     ]
-    return widths, padded
 
 
-def column_table(headers: Sequence[str], cells: Cells, numeric: Sequence[bool]) -> str:
+def column_table(
+    headers: Sequence[str],
+    cells: Cells,
+    layout: ColumnLayout = ColumnLayout(),  # noqa: B008 - frozen, shared default
+) -> str:
     """nsys's ``column`` layout (no trailing newline)."""
-    widths, padded = _padded(headers, cells, numeric)
-    head = " " + "  ".join(_centred(h, w) for h, w in zip(headers, widths, strict=True))
-    rule = " " + "  ".join("-" * w for w in widths)
-    return "\n".join([head, rule, *(" " + "  ".join(row) for row in zip(*padded, strict=True))])
+    headers, cells, numeric, widths = _sized(headers, cells, layout)
+    padded = _padded(cells, numeric, widths)
+    lines = [" " + "  ".join(row) for row in zip(*padded, strict=True)]
+    if layout.header:
+        head = " " + "  ".join(_centred(h, w) for h, w in zip(headers, widths, strict=True))
+        lines[:0] = [head, " " + "  ".join("-" * w for w in widths)]
+    return "\n".join(lines)
 
 
-def boxed_table(headers: Sequence[str], cells: Cells, numeric: Sequence[bool]) -> str:
+def boxed_table(
+    headers: Sequence[str],
+    cells: Cells,
+    layout: ColumnLayout = ColumnLayout(),  # noqa: B008 - frozen, shared default
+) -> str:
     """nsys's ``table`` layout (no trailing newline)."""
-    widths, padded = _padded(headers, cells, numeric)
+    headers, cells, numeric, widths = _sized(headers, cells, layout)
+    padded = _padded(cells, numeric, widths)
     rule = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
-    head = "| " + " | ".join(_centred(h, w) for h, w in zip(headers, widths, strict=True)) + " |"
     body = ["| " + " | ".join(row) + " |" for row in zip(*padded, strict=True)]
+    if not layout.header:
+        return "\n".join([rule, *body, rule])
+    head = "| " + " | ".join(_centred(h, w) for h, w in zip(headers, widths, strict=True)) + " |"
     return "\n".join([rule, head, rule, *body, rule])
 
 
-def tsv_rows(headers: Sequence[str], cells: Cells) -> str:
-    """Header and rows, tab-separated, as nsys prints them (nothing quoted; no newline)."""
-    lines = ["\t".join(headers)] + ["\t".join(row) for row in zip(*cells, strict=True)]
-    return "\n".join(lines)
+def tsv_rows(headers: Sequence[str], cells: Cells, header: bool = True) -> str:
+    """Header (unless not ``header``) and rows, tab-separated, as nsys prints them (nothing
+    quoted; no newline)."""
+    lines = ["\t".join(row) for row in zip(*cells, strict=True)]
+    return "\n".join(["\t".join(headers), *lines] if header else lines)
 
 
 def json_rows(headers: Sequence[str], cells: Cells) -> str:
@@ -141,15 +224,21 @@ def _json_escape(char: str) -> str:
     return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
-def html_table(headers: Sequence[str], cells: Cells) -> str:
-    """nsys's ``htable``: the rows as an HTML table (an empty one is a bare ``</tbody>``)."""
+def _html(text: str) -> str:
+    # nsys escapes &, < and > only: a quote stays a quote (``'``, not ``&#x27;``). html is
+    # imported here: a small report's `stats` is mostly start-up (bench_startup.py).
     import html
 
+    return html.escape(text, quote=False)
+
+
+def html_table(headers: Sequence[str], cells: Cells) -> str:
+    """nsys's ``htable``: the rows as an HTML table (an empty one is a bare ``</tbody>``)."""
     if not cells or not cells[0]:
         return "<table>\n  </tbody>\n</table>"
-    head = "".join(f"      <th>{html.escape(h)}</th>\n" for h in headers)
+    head = "".join(f"      <th>{_html(h)}</th>\n" for h in headers)
     body = "".join(
-        "    <tr>\n" + "".join(f"      <td>{html.escape(t)}</td>\n" for t in row) + "    </tr>\n"
+        "    <tr>\n" + "".join(f"      <td>{_html(t)}</td>\n" for t in row) + "    </tr>\n"
         for row in zip(*cells, strict=True)
     )
     return (
@@ -158,8 +247,17 @@ def html_table(headers: Sequence[str], cells: Cells) -> str:
     )
 
 
-def hdoc_page(heading: str, table: str) -> str:
-    """nsys's ``hdoc``: an HTML5 page with the heading and the table (no trailing newline)."""
-    import html
+def hdoc_page(heading: str, table: str, title: str | None = None, css: str | None = None) -> str:
+    """nsys's ``hdoc``: an HTML5 page with the heading and the table (no trailing newline).
 
-    return f"{HDOC_HEAD}<h1>{html.escape(heading)}</h1>\n{table}\n</body>\n</html>"
+    ``title`` and ``css`` (``hdoc:title=...:css=...``) go into the head as given, unescaped,
+    as nsys writes them.
+    """
+    head = HDOC_HEAD
+    if title is not None or css is not None:
+        link = "" if css is None else f'  <link rel="stylesheet" href="{css}">\n'
+        head = head.replace(
+            f"  <title>{_HDOC_TITLE}</title>\n",
+            f"  <title>{_HDOC_TITLE if title is None else title}</title>\n{link}",
+        )
+    return f"{head}<h1>{_html(heading)}</h1>\n{table}\n</body>\n</html>"

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from strata.analysis.escape import escape_texts
+from strata.analysis.specname import SpecName
 from strata.analysis.stats.text import header_of, is_numeric_text, json_value, number_text
 
 __all__ = ["PlainColumn", "PlainResult", "numeric_dtype"]
@@ -46,7 +47,7 @@ class PlainColumn:
 
 
 @dataclass(frozen=True)
-class PlainResult:
+class PlainResult(SpecName):
     """A summary's table as lists (see the module docstring); the attributes of
     :class:`~analysis.stats.StatsResult` but ``frame``."""
 
@@ -55,14 +56,6 @@ class PlainResult:
     columns: tuple[PlainColumn, ...]
     units: Mapping[str, str | None] = field(default_factory=dict)
     skipped: str | None = None
-
-    @property
-    def base_name(self) -> str:
-        return self.name.split(":")[0]
-
-    @property
-    def args(self) -> tuple[str, ...]:
-        return tuple(self.name.split(":")[1:])
 
     @property
     def n_rows(self) -> int:

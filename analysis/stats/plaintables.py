@@ -205,9 +205,17 @@ def memory_time_table(labels: list, stats: PlainGroupStats) -> Table:
 
 
 def memory_size_table(labels: list, stats: PlainGroupStats) -> Table:
-    """cuda_gpu_mem_size_sum's table: sizes, full doubles (spec §3.7: no rounding)."""
+    """cuda_gpu_mem_size_sum's table: sizes, full doubles (spec §3.7: no rounding).
+
+    A median that is one stored size (``stats.median_is_value``) is that integer, as nsys's
+    unrounded ``median()`` gives it (``Med (B)`` 8, not 8.0, under ``-f csv:mem=B``).
+    """
     block = stat_columns(stats, count_name="Count", total_name="Total", rounded=False,
                          labels=labels)  # fmt: skip
+    if stats.median_is_value is not None:
+        medians = zip(stats.median, stats.median_is_value, strict=True)
+        whole = [int(m) if one else float(m) for m, one in medians]
+        block = [("Med", _OBJECT, whole) if c[0] == "Med" else c for c in block]
     columns = [*block, ("Operation", _OBJECT, labels)]
     return _table(columns, [("Total", False), ("Operation", True)], mem=True)
 

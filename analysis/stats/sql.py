@@ -54,8 +54,14 @@ from strata.analysis.nametext import (
 from strata.analysis.plainstats import PlainGroupStats, group_stats
 from strata.analysis.schema import NVTX_RANGE_TYPES, NVTX_TYPE_DOMAIN_CREATE, OSRT_CLASS_CALL
 from strata.analysis.stats import plaintables
+from strata.analysis.stats.absent_specs import (
+    ABSENT_REPORTS,
+    UM_TOTAL_COLUMNS,
+    AbsentSkip,
+    absent_verdict,
+)
 from strata.analysis.stats.catalog import parse_spec
-from strata.analysis.stats.plain import PlainResult
+from strata.analysis.stats.plain import PlainColumn, PlainResult
 
 __all__ = ["SQL_REPORTS", "NotServed", "sql_summaries"]
 
@@ -281,12 +287,53 @@ _SUMMARIES: dict[str, Callable] = {
 }
 #: The summaries this path computes.
 SQL_REPORTS = frozenset(_SUMMARIES)
+_FILTERS = ("start=", "end=", "nvtx=")
 
 
 def normal_spec(spec: str) -> str:
     """``name[:arg...]`` as :func:`analysis.stats.run_report` names its result."""
     report_spec, args = parse_spec(spec)
     return ":".join((report_spec.name, *args))
+
+
+def serves(name: str) -> bool:
+    """Whether this path computes the summary ``name`` (a :func:`normal_spec`): one of
+    :data:`SQL_REPORTS`, or a report of data Strata does not load (nsys's SKIPPED line or
+    empty table, :mod:`analysis.stats.absent_specs`) without a filter."""
+    base, *args = name.split(":")
+    if name in _SUMMARIES:
+        return True
+    return base in ABSENT_REPORTS and not any(a.startswith(_FILTERS) for a in args)
+
+
+def _absent(ctx: _Db, name: str, title: str) -> PlainResult:
+    """A report of data Strata does not load, as :mod:`analysis.stats.absent` prints it."""
+
+    def has_rows(sources: list[str]) -> bool:
+        for source in sources:
+            query = (
+                source if source.startswith("SELECT") else f"SELECT 1 FROM {quote_ident(source)}"
+            )
+            if ctx.db.execute(f"{query} LIMIT 1"):
+                return True
+        return False
+
+    try:
+        verdict = absent_verdict(name.split(":")[0], ctx.name, ctx.db.tables, has_rows)
+    except AbsentSkip as skip:
+        return PlainResult(name, title, (), {}, str(skip))
+    except StrataError as exc:  # rows Strata does not summarise: the column path says so
+        raise NotServed(str(exc)) from exc
+    if verdict == "empty":
+        return PlainResult(name, title, ())
+    columns = tuple(
+        PlainColumn(c, "<i8", [0])
+        if c == "Total CPU Page Faults"
+        else PlainColumn(c, "object", [None])
+        for c in UM_TOTAL_COLUMNS
+    )
+    units = {"Total HtoD Migration Size": "mem", "Total DtoH Migration Size": "mem"}
+    return PlainResult(name, title, columns, units)
 
 
 def sql_summaries(path: str | Path, specs: Sequence[str]) -> tuple[str, list[PlainResult]]:
@@ -299,7 +346,7 @@ def sql_summaries(path: str | Path, specs: Sequence[str]) -> tuple[str, list[Pla
         checks refuse, see the module docstring).
     """
     names = [normal_spec(s) for s in specs]
-    if any(n not in _SUMMARIES for n in names):
+    if not all(map(serves, names)):
         raise NotServed("a summary this path does not compute")
     try:
         with SqliteReport(path) as db:
@@ -337,6 +384,8 @@ def _checked_strings(db: SqliteReport) -> PlainStrings:
 
 def _result(ctx: _Db, name: str) -> PlainResult:
     report_spec, args = parse_spec(name)
+    if name not in _SUMMARIES:
+        return _absent(ctx, name, report_spec.title)
     try:
         build, labels, stats = _SUMMARIES[name](ctx, args)
         return PlainResult(name, report_spec.title, *build(labels, stats))

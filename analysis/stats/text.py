@@ -24,11 +24,13 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Protocol
 
 from strata.analysis.errors import AnalysisError
-from strata.analysis.escape import escape_text
+from strata.analysis.escape import escape_text, escape_texts
+from strata.analysis.stats.formatspec import FormatSpec, as_format_spec
 from strata.analysis.stats.layouts import (
     NSYS_FORMATS,
     boxed_table,
@@ -38,37 +40,32 @@ from strata.analysis.stats.layouts import (
     json_rows,
     tsv_rows,
 )
+from strata.analysis.stats.units import DisplayUnits, display_units
 
 __all__ = [
     "FORMATS",
     "STRATA_JSON",
-    "TIME_UNITS",
+    "TIMEUNIT_WORDS",
     "Printable",
+    "display_units_of",
     "file_section",
     "format_results",
     "format_table",
     "header_of",
+    "html_section",
     "is_numeric_text",
     "json_value",
     "number_text",
     "parse_timeunit",
+    "processing_line",
+    "sections",
+    "written_section",
 ]
 
 #: ``strata-json``: one JSON list of every result with its columns' units, values native.
 STRATA_JSON = "strata-json"
 #: ``-f``: nsys's formats, then Strata's own JSON.
 FORMATS = (*NSYS_FORMATS, STRATA_JSON)
-_UNIT_LABEL = {"dur": "ns", "ts": "ns", "mem": "MB", "thru": "MB/s", "ratio": "%"}
-#: ``--timeunit`` name -> (header label, factor from ns, decimals), as nsys 2023.4 prints
-#: them (checked with its binary: it multiplies, so 50 ns is 0.0000 ms, 3000250000 ns is
-#: 3.0003 s; 1500000002.5 ns is 1500000.002 us).
-TIME_UNITS = {
-    "nsec": ("ns", 1.0, None),
-    "usec": ("us", 1e-3, 3),
-    "msec": ("ms", 1e-6, 4),
-    "seconds": ("sec", 1e-9, 4),
-}
-_COLUMN_MAX = 100
 _NO_DATA = "Report was successfully run, but no data was returned."
 
 
@@ -91,10 +88,11 @@ class Printable(Protocol):
     def n_rows(self) -> int: ...
 
     def printed(
-        self, timeunit: str = "nsec", escape: bool = True
+        self, timeunit: DisplayUnits | str | None = None, escape: bool = True
     ) -> tuple[list[str], list[list[str]], list[bool]]:
-        """(headers, printed cells column by column, whether each is numeric); text cells
-        escaped unless ``escape`` is False."""
+        """(headers, printed cells column by column, whether each is numeric) in
+        ``timeunit`` (a ``--timeunit`` word or :class:`~analysis.stats.units.DisplayUnits`);
+        text cells escaped unless ``escape`` is False."""
         ...
 
     def json_table(self) -> tuple[list[str], list[list[object]]]:
@@ -102,37 +100,67 @@ class Printable(Protocol):
         ...
 
 
+#: ``--timeunit``'s words, matched by prefix as nsys 2023.4 matches them (``nsys stats
+#: --help``), each with the unit it names.
+TIMEUNIT_WORDS = {
+    "nsec": "nsec",
+    "nanoseconds": "nsec",
+    "usec": "usec",
+    "microseconds": "usec",
+    "msec": "msec",
+    "milliseconds": "msec",
+    "seconds": "seconds",
+}
+
+
 def parse_timeunit(name: str) -> str:
-    """Return the time unit ``name`` abbreviates (nsys's prefix match: 'us' -> 'usec')."""
-    text = name.strip().lower()
-    for unit in TIME_UNITS:
-        if text and (unit.startswith(text) or text == TIME_UNITS[unit][0]):
-            return unit
-    raise AnalysisError(f"unknown time unit '{name}'; choose one of {', '.join(TIME_UNITS)}")
+    """Return the time unit ``name`` names, as nsys reads ``--timeunit``.
+
+    A prefix of exactly one of nsys's words (:data:`TIMEUNIT_WORDS`), case and all:
+    ``us``, ``micro``, ``milli``, ``nanoseconds``, ``s``. ``n`` and ``m`` are prefixes of two
+    words, so nsys refuses them, and so does Strata.
+
+    Raises
+    ------
+    AnalysisError
+        No word or more than one word starts with ``name``.
+    """
+    words = [word for word in TIMEUNIT_WORDS if word.startswith(name)]
+    if len(words) == 1:
+        return TIMEUNIT_WORDS[words[0]]
+    if len(words) > 1 and name:
+        raise AnalysisError(f"unknown time unit '{name}': ambiguous, it starts {', '.join(words)}")
+    lowered = [word for word in TIMEUNIT_WORDS if word.startswith(name.lower())]
+    hint = f"; did you mean '{lowered[0]}'?" if len(lowered) == 1 and name else ""
+    choices = ", ".join(TIMEUNIT_WORDS)
+    raise AnalysisError(f"unknown time unit '{name}'{hint or f' (choose one of {choices})'}")
 
 
-def header_of(column: str, unit: str | None, timeunit: str = "nsec") -> str:
-    """Return the printed header: ``Total Time (ns)``, ``Total (MB)``, ``Name``."""
-    label = _UNIT_LABEL.get(unit or "")
-    if unit in ("dur", "ts"):
-        label = TIME_UNITS[timeunit][0]
+def header_of(column: str, unit: str | None, timeunit: DisplayUnits | str | None = None) -> str:
+    """Return the printed header: ``Total Time (ns)``, ``Total (MB)``, ``Name``.
+
+    ``timeunit``: a ``--timeunit`` word (None: nsys's defaults) or the
+    :class:`~analysis.stats.units.DisplayUnits` of a format's arguments.
+    """
+    label = display_units(timeunit).label(unit)
     return f"{column} ({label})" if label else column
 
 
-def number_text(value: object, unit: str | None, timeunit: str = "nsec") -> str:
+def number_text(value: object, unit: str | None, timeunit: DisplayUnits | str | None = None) -> str:
     """One cell's printed text (a Python value: None, bool, int, float or str).
 
-    Sizes and throughputs are divided by 10^6 and times multiplied by their unit's factor
-    as floats, so a column converted as a whole (:mod:`analysis.stats.format`) gives the
-    same digits.
+    Sizes and throughputs are divided by their unit (10^6 for MB) and times multiplied by
+    their unit's factor as floats, so a column converted as a whole
+    (:mod:`analysis.stats.format`) gives the same digits; in the native unit (ns, B) a value
+    is printed as the report script prints it.
     """
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
-    if unit in ("mem", "thru"):
-        return f"{float(value) / 1e6:.3f}"
-    if unit in ("dur", "ts") and timeunit != "nsec":
-        _, factor, decimals = TIME_UNITS[timeunit]
-        return f"{float(value) * factor:.{decimals}f}"
+    scale = display_units(timeunit).scale(unit)
+    if scale is not None:
+        divide, operand, decimals = scale
+        scaled = float(value) / operand if divide else float(value) * operand
+        return f"{scaled:.{decimals}f}"
     if isinstance(value, bool):
         return str(int(value))
     if isinstance(value, int):
@@ -181,111 +209,191 @@ def _csv_column(texts: list[str]) -> list[str]:
     return texts
 
 
-def _clipped(cells: list[list[str]], numeric: list[bool]) -> list[list[str]]:
-    """Text wider than 100 characters cut to 99 plus an ellipsis (column and table)."""
-    return [
-        col
-        if numeric[i]
-        else [t if len(t) <= _COLUMN_MAX else t[: _COLUMN_MAX - 1] + "…" for t in col]
-        for i, col in enumerate(cells)
+def _format(fmt: FormatSpec | str) -> FormatSpec:
+    if isinstance(fmt, str) and fmt == STRATA_JSON:
+        raise AnalysisError(f"{STRATA_JSON} is printed whole, not table by table")
+    return as_format_spec(fmt)
+
+
+def _tsv_cells(result: Printable, units: DisplayUnits, esc: bool):
+    """(headers, cells, numeric) of a tsv table: a tab in a value becomes a space (``esc``:
+    the two characters ``\\t``), as nsys writes it, before the other control characters are
+    escaped."""
+    headers, cells, numeric = result.printed(units, escape=False)
+    tab = "\\t" if esc else " "
+    cells = [
+        col if num else escape_texts([t.replace("\t", tab) for t in col])
+        for col, num in zip(cells, numeric, strict=True)
     ]
+    return headers, cells, numeric
 
 
-def format_table(result: Printable, fmt: str = "column", timeunit: str = "nsec") -> str:
-    """Return one result's table (or its SKIPPED / no-data line), without the framing."""
+def format_table(
+    result: Printable, fmt: FormatSpec | str = "column", timeunit: DisplayUnits | str | None = None
+) -> str:
+    """Return one result's table (or its SKIPPED / no-data line), without the framing.
+
+    ``timeunit``: a ``--timeunit`` word, applied after the format's own units, or the
+    :class:`~analysis.stats.units.DisplayUnits` to print in.
+    """
+    spec = _format(fmt)
     if result.skipped:
         return f"SKIPPED: {escape_text(result.skipped)}"
-    # nsys's json escapes names itself (JSON escapes); every other format as escape_text.
-    headers, cells, numeric = result.printed(timeunit, escape=fmt != "json")
+    units = display_units_of(spec, timeunit)
+    if spec.name == "tsv":
+        headers, cells, numeric = _tsv_cells(result, units, spec.esc)
+    else:
+        # nsys's json escapes names itself (JSON escapes); every other format as escape_text.
+        headers, cells, numeric = result.printed(units, escape=spec.name != "json")
     if not result.n_rows or not cells:
-        return {"csv": "", "tsv": "", "json": "[\n]"}.get(fmt, _NO_DATA)
-    if fmt == "csv":
+        return {"csv": "", "tsv": "", "json": "[\n]"}.get(spec.name, _NO_DATA)
+    if spec.name == "csv":
         quoted = [_csv_column(col) for col in cells]
-        lines = map(",".join, zip(*quoted, strict=True))
-        return "\n".join([",".join(_csv_field(h) for h in headers), *lines])
-    if fmt == "tsv":
-        return tsv_rows(headers, cells)
-    if fmt == "json":
+        lines = [",".join(row) for row in zip(*quoted, strict=True)]
+        if not spec.nohdr:
+            lines.insert(0, ",".join(_csv_field(h) for h in headers))
+        return "\n".join(lines)
+    if spec.name == "tsv":
+        return tsv_rows(headers, cells, header=not spec.nohdr)
+    if spec.name == "json":
         return json_rows(headers, cells)
-    draw = boxed_table if fmt == "table" else column_table
-    return draw(headers, _clipped(cells, numeric), numeric)
+    draw = boxed_table if spec.name == "table" else column_table
+    return draw(headers, cells, spec.layout())
 
 
-def _head(report_name: str, result: Printable) -> str:
+def display_units_of(spec: FormatSpec, timeunit: DisplayUnits | str | None) -> DisplayUnits:
+    """Return the units to print in: ``timeunit`` itself, or the ``--timeunit`` word
+    ``timeunit`` applied after the format ``spec``'s own units."""
+    if isinstance(timeunit, DisplayUnits):
+        return timeunit
+    return spec.display_units(timeunit)
+
+
+def processing_line(report_name: str, result: Printable) -> str:
+    """Return nsys's ``Processing [FILE] with [NAME.py](ARGS)...`` line of a summary or rule."""
     # nsys prints the arguments as given: ``(base:mangled)``, ``(nvtx=aten::empty:base)``.
     args = f"({result.name.partition(':')[2]})" if result.args else ""
     return f"Processing [{escape_text(report_name)}] with [{result.base_name}.py]{args}..."
 
 
-def file_section(
-    report_name: str, result: Printable, fmt: str, timeunit: str, target: str, quiet: bool = False
+def written_section(
+    report_name: str,
+    result: Printable,
+    target: str,
+    body: Callable[[], str],
+    has_rows: bool,
+    quiet: bool = False,
+    exists: bool = False,
+    trim: bool = True,
 ) -> tuple[str, str | None]:
-    """One report written to a file, as ``nsys stats -o PREFIX`` writes it.
+    """One summary or rule written to a file, as ``nsys stats -o`` and ``nsys analyze -o``
+    write it: the console line naming the file, and the file's text.
+
+    ``exists``: the file is there and may not be replaced (no ``--force-overwrite``): nsys's
+    ``SKIPPED: output file ... exists.`` line, and None to write. A SKIPPED result: an empty
+    text, as nsys leaves the file. Otherwise the text is ``body()``; nsys ends the line with
+    ``PROCESSED`` and a blank line, but for a table without rows (``has_rows`` False) leaves
+    it open (the next section's line follows on it) and writes that table's text whole
+    (``trim``: a table's text without its last newline). ``quiet`` (``-q``): no console line.
+    """
+    head = f"{processing_line(report_name, result)[:-3]} to [{escape_text(target)}]..."
+    if exists:
+        return (
+            "" if quiet else f"{head} SKIPPED: output file {escape_text(target)} exists.\n\n",
+            None,
+        )
+    if result.skipped:  # nsys leaves the file, empty
+        return "" if quiet else f"{head} SKIPPED: {escape_text(result.skipped)}\n\n", ""
+    text = body()
+    if not has_rows:
+        return "" if quiet else f"{head} ", text
+    return "" if quiet else f"{head} PROCESSED\n\n", text.removesuffix("\n") if trim else text
+
+
+def file_section(
+    report_name: str,
+    result: Printable,
+    fmt: FormatSpec | str,
+    timeunit: DisplayUnits | str | None,
+    target: str,
+    quiet: bool = False,
+    exists: bool = False,
+) -> tuple[str, str | None]:
+    """One report written to a file, as ``nsys stats -o PREFIX`` writes it
+    (:func:`written_section`; the text is the section without its ``Processing`` line).
 
     Returns
     -------
     tuple
-        (the console line naming the file, the file's text: the section without its
-        ``Processing`` line; None for a SKIPPED report, which writes nothing). nsys ends the
-        line with ``PROCESSED`` and a blank line, but for a table without rows leaves it
-        open (the next section's line follows on it) and writes that table's text whole;
-        ``quiet`` (``-q``): no console line.
+        (the console line naming the file, the file's text; None when the file exists and
+        stays).
     """
-    head = f"{_head(report_name, result)[:-3]} to [{escape_text(target)}]..."
-    if result.skipped:
-        line = f"{head} SKIPPED: {escape_text(result.skipped)}\n\n"
-        return "" if quiet else line, None
     if fmt == STRATA_JSON:
-        line = "" if quiet else f"{head} PROCESSED\n\n"
-        return line, format_results({report_name: [result]}, fmt, timeunit)
-    body = _section(report_name, result, fmt, timeunit, quiet=True)
-    if not result.n_rows:
-        return "" if quiet else f"{head} ", body
-    return "" if quiet else f"{head} PROCESSED\n\n", body.removesuffix("\n")
+        body = partial(format_results, {report_name: [result]}, fmt, timeunit)
+        return written_section(report_name, result, target, body, True, quiet, exists, False)
+    body = partial(_section_of, result, fmt, timeunit)
+    return written_section(report_name, result, target, body, bool(result.n_rows), quiet, exists)
 
 
-def _section(
-    report_name: str, result: Printable, fmt: str, timeunit: str, quiet: bool = False
+def _section_of(
+    result: Printable, fmt: FormatSpec | str, timeunit: DisplayUnits | str | None
 ) -> str:
-    """One report's text as nsys prints it, blank line after (none after an empty csv).
+    return _body(result, _format(fmt), timeunit)
 
-    ``quiet`` (nsys's ``-q``): without the ``Processing`` line, and nothing for a SKIPPED
-    report.
-    """
-    if quiet:
-        if result.skipped:
-            return ""
-        head = ""
-    else:
-        head = _head(report_name, result) + " \n"
-    if result.skipped:
-        return f"{head}{format_table(result, fmt, timeunit)}\n\n"
-    if fmt in ("hdoc", "htable"):
-        return f"{head}{_html_section(result, fmt, timeunit)}"
-    body = format_table(result, fmt, timeunit)
-    if fmt in ("csv", "tsv"):
-        return f"{head}{body}\n\n" if body else head
-    if fmt == "json":  # nsys leaves no blank line after an empty list
-        return f"{head}{body}\n" if body == "[\n]" else f"{head}{body}\n\n"
+
+def sections(
+    results_by_report: Mapping[str, Sequence[Printable]],
+    body: Callable[[Printable], str],
+    quiet: bool = False,
+) -> str:
+    """Return each summary's or rule's section as nsys prints them: its ``Processing`` line,
+    then its ``SKIPPED`` line or its ``body``; ``quiet`` (nsys's ``-q``): the bodies alone,
+    nothing for a SKIPPED result."""
+    out = []
+    for report_name, results in results_by_report.items():
+        for result in results:
+            if quiet and result.skipped:
+                continue
+            head = "" if quiet else processing_line(report_name, result) + " \n"
+            if result.skipped:
+                out.append(f"{head}SKIPPED: {escape_text(result.skipped)}\n\n")
+            else:
+                out.append(head + body(result))
+    return "".join(out)
+
+
+def _body(result: Printable, spec: FormatSpec, timeunit: DisplayUnits | str | None) -> str:
+    """A report's text after its ``Processing`` line as nsys prints it, blank line after (none
+    after an empty csv); not for a SKIPPED report."""
+    if spec.name in ("hdoc", "htable"):
+        headers, cells, _ = result.printed(display_units_of(spec, timeunit))
+        return html_section(result, spec, headers, cells, not result.n_rows or not cells)
+    body = format_table(result, spec, timeunit)
+    if spec.name in ("csv", "tsv"):
+        return f"{body}\n\n" if body else ""
+    if spec.name == "json":  # nsys leaves no blank line after an empty list
+        return f"{body}\n" if body == "[\n]" else f"{body}\n\n"
     # nsys's table layout draws an empty box before the title of a table with no rows.
-    box = "+--+\n" if fmt == "table" and body == _NO_DATA else ""
-    return f"{head}{box}\n ** {result.title} ({result.base_name}):\n\n{body}\n\n"
+    box = "+--+\n" if spec.name == "table" and body == _NO_DATA else ""
+    return f"{box}\n ** {result.title} ({result.base_name}):\n\n{body}\n\n"
 
 
-def _html_section(result: Printable, fmt: str, timeunit: str) -> str:
-    headers, cells, _ = result.printed(timeunit)
-    empty = not result.n_rows or not cells
+def html_section(
+    result: Printable, spec: FormatSpec, headers: list[str], cells: list[list[str]], empty: bool
+) -> str:
+    """Return the ``hdoc``/``htable`` text of a summary or rule's printed ``cells``."""
     table = html_table(headers, cells)
     gap = "\n" if empty else "\n\n"  # nsys leaves no blank line after an empty table
-    if fmt == "htable":
+    if spec.name == "htable":
         return table + gap
-    return hdoc_page(f"{result.title} ({result.base_name})", table) + gap
+    heading = f"{result.title} ({result.base_name})"
+    return hdoc_page(heading, table, spec.title, spec.css) + gap
 
 
 def format_results(
     results_by_report: Mapping[str, Sequence[Printable]],
-    fmt: str = "column",
-    timeunit: str = "nsec",
+    fmt: FormatSpec | str = "column",
+    timeunit: DisplayUnits | str | None = None,
     quiet: bool = False,
 ) -> str:
     """Render results the way ``nsys stats`` prints them, one section per report and name.
@@ -298,15 +406,22 @@ def format_results(
         One of :data:`FORMATS`: 'column' (nsys's default console table), 'csv' (``-f csv``),
         'json' (nsys's: each result a list of row objects) ... or 'strata-json' (Strata's:
         one list of ``{report, name, title, skipped, columns, units, rows}`` objects,
-        values in native units).
+        values in native units). An nsys format may carry its formatter's arguments, as
+        ``-f`` takes them: ``csv:nohdr``, ``column:nolimit``, ``column:dur=us``
+        (:mod:`analysis.stats.formatspec`).
     timeunit
-        Display unit of durations and timestamps (``--timeunit``): 'nsec' (default), 'usec',
-        'msec' or 'seconds' (see :func:`parse_timeunit`); strata-json stays in ns.
+        Display unit of durations and timestamps (``--timeunit``): None (nsys's default,
+        ns, unless the format says otherwise), 'nsec', 'usec', 'msec' or 'seconds' (see
+        :func:`parse_timeunit`), applied after the format's own units; strata-json stays
+        in ns.
     quiet
         nsys's ``-q``: no ``Processing`` lines, no SKIPPED reports (strata-json: no change).
+
+    Raises
+    ------
+    AnalysisError
+        Not a format, or a malformed formatter argument.
     """
-    if fmt not in FORMATS:
-        raise AnalysisError(f"unknown format '{fmt}'; choose one of {', '.join(FORMATS)}")
     if fmt == STRATA_JSON:
         out = []
         for report_name, results in results_by_report.items():
@@ -318,8 +433,6 @@ def format_results(
                     "units": {c: res.units.get(c) for c in columns}, "rows": rows,
                 })  # fmt: skip
         return json.dumps(out, indent=1) + "\n"
-    return "".join(
-        _section(report_name, res, fmt, timeunit, quiet)
-        for report_name, results in results_by_report.items()
-        for res in results
-    )
+    spec = _format(fmt)
+    units = display_units_of(spec, timeunit)
+    return sections(results_by_report, lambda result: _body(result, spec, units), quiet)

@@ -12,33 +12,26 @@ its traceback. Every line printed has its control characters escaped
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import logging
 import os
+import re
 import sys
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from strata.analysis import __version__
 from strata.analysis.errors import StrataError
 from strata.analysis.escape import escape_text
 from strata.app.argparsing import StrataArgumentParser
+from strata.app.commands import SUBCOMMANDS
+
+if TYPE_CHECKING:  # the window's context imports Qt: the command line does not, at run time
+    from strata.app.context import DemoBuilder
 
 __all__ = ["EXIT_HELP", "SUBCOMMANDS", "build_parser", "main", "run"]
 
-#: sub-command -> module under app.cli
-SUBCOMMANDS = {
-    "info": "strata.app.cli.info",
-    "stats": "strata.app.cli.stats",
-    "outliers": "strata.app.cli.outliers",
-    "recipe": "strata.app.cli.recipe",
-    "render": "strata.app.cli.render",
-    "analyze": "strata.app.cli.analyze",
-    "export": "strata.app.cli.export",
-    "diff": "strata.app.cli.diff",
-    "dlprof": "strata.app.cli.dlprof",
-    "collectives": "strata.app.cli.collectives",
-    "calltree": "strata.app.cli.calltree",
-}
 
 #: What the exit status says; every sub-command's help ends with it.
 EXIT_HELP = (
@@ -124,19 +117,49 @@ def _commands_of(first: str) -> tuple[str, ...] | None:
     return () if first == "--version" else None
 
 
-def _run_gui(flags: list[str], rest: list[str]) -> int:
+#: What a mistyped sub-command looks like: a word, not a path (no dot, no slash).
+_COMMAND_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+
+
+def _check_command_word(first: str) -> None:
+    """Refuse a first argument that looks like a mistyped sub-command rather than a report.
+
+    The window takes report paths; a word that names no file or folder and has the shape of
+    a command (``stat``) would open it on a path that is not there.
+
+    Raises
+    ------
+    StrataError
+        ``first`` is a command-like word and not an existing path.
+    """
+    if not _COMMAND_WORD.fullmatch(first) or os.path.lexists(first):
+        return
+    near = difflib.get_close_matches(first.lower(), SUBCOMMANDS, n=1, cutoff=0.6)
+    if near:
+        raise StrataError(f"unknown command {first!r}; did you mean {near[0]!r}?")
+    raise StrataError(
+        f"unknown command {first!r}, and no file or folder of that name; "
+        f"commands: {', '.join(SUBCOMMANDS)} (or REPORT|DIR... to open the window)"
+    )
+
+
+def _run_gui(flags: list[str], rest: list[str], build_demo: DemoBuilder | None) -> int:
     from strata.app.gui import run_gui
 
     if any(f in _QUIET for f in flags):
         if any(f in _VERBOSE for f in flags):
             raise StrataError("strata: -v and -q exclude each other")
         _configure_logging(verbose=False, quiet=True)
-        return run_gui(rest)
-    return run_gui(["-v", *rest] if flags else rest)
+        return run_gui(rest, build_demo=build_demo)
+    return run_gui(["-v", *rest] if flags else rest, build_demo=build_demo)
 
 
-def main(argv: list[str]) -> int:
-    """Run the command line; return the exit status."""
+def main(argv: list[str], build_demo: DemoBuilder | None = None) -> int:
+    """Run the command line; return the exit status.
+
+    ``build_demo`` builds the demo reports the window opens without a report (None: none);
+    :mod:`strata.launch` passes the built-in one.
+    """
     # A name or path that is not valid UTF-8 is printed with escapes, never a traceback.
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):
@@ -144,7 +167,9 @@ def main(argv: list[str]) -> int:
     try:
         flags, rest = _split_verbosity(argv)
         if not rest or rest[0] not in SUBCOMMANDS and rest[0] not in _TOP_OPTIONS:
-            return _run_gui(flags, rest)
+            if rest:
+                _check_command_word(rest[0])
+            return _run_gui(flags, rest, build_demo)
         args = build_parser(_commands_of(rest[0])).parse_args(_joined_values(argv))
         _configure_logging(args.verbose, args.quiet)
         module = importlib.import_module(SUBCOMMANDS[args.command])
@@ -183,6 +208,6 @@ def _joined_values(argv: list[str]) -> list[str]:
     return out
 
 
-def run() -> None:
-    """Console entry point of the ``strata`` and ``strata-gui`` commands."""
-    sys.exit(main(sys.argv[1:]))
+def run(build_demo: DemoBuilder | None = None) -> None:
+    """Run the command line on ``sys.argv`` and exit with its status (see :func:`main`)."""
+    sys.exit(main(sys.argv[1:], build_demo))

@@ -30,7 +30,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     add_report_args(parser)
     parser.add_argument(
-        "--range", help="samples in START:END only (ns, or 1.5s, 200ms; the report's own time)"
+        "--range",
+        help="samples in START:END only, each with its unit (600ms:1.9s; the report's own time)",
     )
     parser.add_argument(
         "--thread", type=int, action="append", default=[], metavar="TID",
@@ -43,7 +44,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    window = parse_range(args.range) if args.range else (None, None)
+    window = parse_range(args.range, "calltree") if args.range else (None, None)
     if any(t < 0 for t in args.thread):
         raise AnalysisError("--thread takes a thread id (TID), not a negative number")
     skips = Skips()

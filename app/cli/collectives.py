@@ -85,6 +85,8 @@ def _table(frame: pd.DataFrame, fmt: str, title: str) -> str:
         return ",".join(frame.columns) if fmt == "csv" else "(none)"
     if fmt == "column":
         frame = frame.round({"mean_skew_ns": 0, "wait_share": 3})
+        # Columns as wide as their widest value, not nsys's first 100 rows (Strata's table).
+        fmt = "column:autolines=0"
     return format_table(StatsResult(name="collectives", title=title, frame=frame), fmt)
 
 

@@ -36,6 +36,7 @@ __all__ = [
     "Skips",
     "add_report_args",
     "check_output_file",
+    "draws_progress",
     "expand_reports",
     "open_all",
     "open_each",
@@ -126,6 +127,16 @@ def open_all(
     return [report for _path, report in opened]
 
 
+def draws_progress(args: argparse.Namespace) -> bool:
+    """Whether a command draws progress: only on a terminal (stderr), and not with ``-q``.
+
+    Every progress bar of the command line asks here, so that a pipe, a file or a CI log
+    never gets ``\\r`` frames, and what a command prints is the same with a bar and without.
+    """
+    isatty = getattr(sys.stderr, "isatty", None)
+    return not args.quiet and isatty is not None and bool(isatty())
+
+
 class LoadBar:
     """A one-line progress bar on stderr while a report loads, erased once it has loaded.
 
@@ -144,9 +155,8 @@ class LoadBar:
 
     @classmethod
     def for_args(cls, args: argparse.Namespace) -> LoadBar:
-        """The bar a command draws: on when stderr is a terminal and ``-q`` was not given."""
-        stream = sys.stderr
-        return cls(stream, enabled=not args.quiet and stream.isatty())
+        """The bar a command draws: on when :func:`draws_progress` says so."""
+        return cls(sys.stderr, enabled=draws_progress(args))
 
     @contextmanager
     def loading(self, path: str | Path) -> Iterator[Progress | None]:

@@ -20,6 +20,7 @@ from strata.analysis.diff import (
     diff_sets,
 )
 from strata.analysis.errors import AnalysisError
+from strata.analysis.kinds import resolve_kinds
 from strata.analysis.stats import StatsResult
 from strata.analysis.stats.format import json_records
 from strata.analysis.stats.text import format_table
@@ -84,11 +85,7 @@ def _sides(args: argparse.Namespace) -> tuple[list[str], list[str]]:
 
 
 def _options(args: argparse.Namespace) -> tuple[tuple[str, ...], DiffOptions]:
-    kinds = tuple(k.strip() for k in args.kinds.split(",") if k.strip())
-    bad = [k for k in kinds if k not in DIFF_KINDS]
-    if bad or not kinds:
-        raise AnalysisError(f"unknown kind {bad[0] if bad else '(none)'!r}; "
-                            f"choose among {', '.join(DIFF_KINDS)}")  # fmt: skip
+    kinds = resolve_kinds(args.kinds, DIFF_KINDS)
     if args.top is not None and args.top < 1:
         raise AnalysisError(f"--top must be 1 or more, not {args.top}")
     options = DiffOptions(args.confidence, args.tolerance, args.resamples, args.seed)

@@ -26,7 +26,6 @@ from strata.analysis.outputs import (
     check_output,
     is_stdout,
     staged_folder,
-    write_failure,
 )
 from strata.analysis.stats.format import json_records
 from strata.app.cli.common import (
@@ -133,13 +132,10 @@ def _may_replace(folder: str):
 
 def _write_folder(tables: dict[str, pd.DataFrame], fmt: str, folder: str) -> None:
     with staged_folder(folder, _may_replace(folder)) as tmp:
-        try:
-            for name, frame in tables.items():
-                text = _csv(frame) if fmt == "csv" else format_tables({name: frame}, fmt)
-                (tmp / f"dlprof_{name}.{fmt}").write_text(text, encoding="utf-8")
-            (tmp / _MARKER).write_text("written by strata dlprof\n", encoding="utf-8")
-        except OSError as exc:
-            raise write_failure(folder, exc) from exc
+        for name, frame in tables.items():
+            text = _csv(frame) if fmt == "csv" else format_tables({name: frame}, fmt)
+            (tmp / f"dlprof_{name}.{fmt}").write_text(text, encoding="utf-8")
+        (tmp / _MARKER).write_text("written by strata dlprof\n", encoding="utf-8")
 
 
 def run(args: argparse.Namespace) -> int:

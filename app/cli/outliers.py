@@ -18,6 +18,7 @@ import pandas as pd
 
 from strata.analysis.errors import AnalysisError
 from strata.analysis.filterspec import parse_duration_ns
+from strata.analysis.kinds import resolve_kinds
 from strata.analysis.outliers import (
     DEFAULT_MIN_DELTA_NS,
     DEFAULT_MIN_RATIO,
@@ -123,11 +124,7 @@ def format_outliers(
 
 def _check_args(args: argparse.Namespace) -> tuple[tuple[str, ...], int]:
     """The kinds and --min-delta ns asked for; a bad option value is refused."""
-    kinds = tuple(k.strip() for k in args.kinds.split(",") if k.strip())
-    bad = [k for k in kinds if k not in OUTLIER_KINDS]
-    if bad or not kinds:
-        raise AnalysisError(f"unknown kind {bad[0] if bad else '(none)'!r}; "
-                            f"choose among {', '.join(OUTLIER_KINDS)}")  # fmt: skip
+    kinds = resolve_kinds(args.kinds, OUTLIER_KINDS)
     if args.top < 1:
         raise AnalysisError(f"--top must be 1 or more, not {args.top}")
     if not math.isfinite(args.threshold) or args.threshold < 0:

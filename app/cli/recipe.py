@@ -1,14 +1,21 @@
 """``main.py recipe NAME --input DIR|FILES...``: multi-report analysis (spec §5).
 
 Runs a recipe of :mod:`analysis.recipes` over every report serially, in worker processes or
-on Dask, writes its tables (Parquet + CSV), plots (PNG), ``summary.txt`` and ``recipe.json``
-into the output folder, prints the summary, and lists the reports that were skipped. A text
-progress bar over reports updates in place on stderr.
+on Dask, writes its tables (Parquet + CSV), plots (PNG), a Jupyter notebook, ``summary.txt``
+and ``recipe.json`` into the output folder, prints the summary, and lists the reports that
+were skipped. On a terminal, a text progress bar over reports updates in place on stderr.
+
+nsys's spellings work as they are: ``--mode none|concurrent|dask-futures``, ``--output``
+with ``%q{ENV}``, ``%h``, ``%p``, ``%n`` and ``%%`` (:mod:`analysis.recipes.output_name`),
+``--csv``, ``--rows``, ``--nvtx``, ``--base``, ``--mangled``, and nsys's environment
+variables of its modes (``NSYS_CONCURRENT_MAX_WORKERS``; ``NSYS_DASK_ADDRESS``,
+``NSYS_DASK_SCHEDULER_FILE``, ``NSYS_DASK_N_WORKERS``), which the options override.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -19,17 +26,26 @@ from strata.analysis.errors import AnalysisError
 from strata.analysis.escape import escape_text
 from strata.analysis.outputs import STDOUT, check_folder_target, check_output
 from strata.analysis.recipes import (
+    MODE_ALIASES,
     MODES,
     RecipeOptions,
     get_recipe,
+    mode_name,
     recipe_names,
     run_recipe,
     write_output,
 )
 from strata.analysis.recipes.output import check_replaceable
-from strata.analysis.recipes.runner import NoReportError, RecipeRun, check_numbers, input_paths
+from strata.analysis.recipes.output_name import expand_output_name
+from strata.analysis.recipes.runner import (
+    NoReportError,
+    RecipeRun,
+    check_numbers,
+    check_taken,
+    input_paths,
+)
 from strata.analysis.timefmt import pluralize
-from strata.app.cli.common import Skips
+from strata.app.cli.common import Skips, draws_progress
 
 __all__ = ["ProgressBar", "add_parser", "run"]
 
@@ -53,14 +69,23 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--output",
         metavar="DIR",
-        help="output folder (default: ./NAME-N); never an input, inside one or around one",
+        help="output folder (default: ./NAME-N); never an input, inside one or around one. "
+        "As in nsys: %%q{VAR} is the environment variable VAR, %%h the host name, %%p the "
+        "process id, %%n the smallest positive number that makes a new name, %%%% a %%",
     )
     parser.add_argument(
         "--force-overwrite",
         action="store_true",
         help="replace an existing output folder, only if it is a recipe output Strata wrote",
     )
-    parser.add_argument("--mode", choices=MODES, default="processes", help="default: processes")
+    parser.add_argument(
+        "--mode",
+        choices=[*MODE_ALIASES, *MODES],
+        default="concurrent",
+        metavar="MODE",
+        help="none (serial: in this process), concurrent (processes: a local process pool; "
+        "the default) or dask-futures (dask: a Dask cluster); nsys's names, or Strata's",
+    )
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--scheduler", metavar="ADDRESS", help="dask: existing scheduler address")
     where.add_argument("--scheduler-file", metavar="FILE", help="dask: scheduler file")
@@ -95,6 +120,30 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--cumulative",
         action="store_true",
         help="cuda/nccl_gpu_time_util_map: add up every kernel's share (may pass 100%%)",
+    )
+    group.add_argument(
+        "--nvtx",
+        metavar="RANGE[@DOMAIN][/INDEX]",
+        help="rule tables, gpu_gaps, gpu_time_util, nvtx_gpu_proj_trace: only what overlaps "
+        "this NVTX range on its thread (push/pop) or process (start/end)",
+    )
+    group.add_argument(
+        "--rows",
+        type=int,
+        default=-1,
+        metavar="N",
+        help="rule tables, gpu_gaps, gpu_time_util: at most N rows per report (default: all)",
+    )
+    group.add_argument(
+        "--base", action="store_true", help="cuda_gpu_kern_sum: kernels by their base name"
+    )
+    group.add_argument(
+        "--mangled", action="store_true", help="cuda_gpu_kern_sum: kernels by their mangled name"
+    )
+    group.add_argument(
+        "--csv",
+        action="store_true",
+        help="accepted for nsys's scripts: every table is written as CSV beside its Parquet",
     )
 
 
@@ -137,12 +186,59 @@ def _options(args: argparse.Namespace) -> RecipeOptions:
         end_ns=args.end,
         bins=args.bins,
         cumulative=args.cumulative,
+        nvtx=args.nvtx,
+        rows=args.rows,
+        base=args.base,
+        mangled=args.mangled,
+        csv=args.csv,
     )
     check_numbers(options)
-    get_recipe(args.name).check_options(options)
+    recipe = get_recipe(args.name)
+    check_taken(recipe, options)
+    recipe.check_options(options)
     if args.workers is not None and args.workers < 1:
         raise AnalysisError(f"--workers must be 1 or more, not {args.workers}")
     return options
+
+
+#: nsys's environment variables of its modes (``Context.get_mode_argument_dict``) that a
+#: Strata run honours: variable -> (mode, the option it stands for).
+_MODE_ENVIRONMENT = {
+    "NSYS_CONCURRENT_MAX_WORKERS": ("processes", "workers"),
+    "NSYS_DASK_N_WORKERS": ("dask", "workers"),
+    "NSYS_DASK_ADDRESS": ("dask", "scheduler"),
+    "NSYS_DASK_SCHEDULER_FILE": ("dask", "scheduler_file"),
+}
+
+
+def _mode_settings(args: argparse.Namespace) -> dict[str, object]:
+    """``mode``, ``workers``, ``scheduler``, ``scheduler_file`` of the run: the options, else
+    nsys's environment variables of that mode (``NSYS_CONCURRENT_MAX_WORKERS=4``)."""
+    mode = mode_name(args.mode)
+    settings: dict[str, object] = {
+        "mode": mode,
+        "workers": args.workers,
+        "scheduler": args.scheduler,
+        "scheduler_file": args.scheduler_file,
+    }
+    given = args.scheduler is not None or args.scheduler_file is not None
+    for variable, (wanted, key) in _MODE_ENVIRONMENT.items():
+        value = os.environ.get(variable)
+        if value is None or wanted != mode or settings[key] is not None:
+            continue
+        if key in ("scheduler", "scheduler_file") and given:
+            continue
+        if key == "workers":
+            try:
+                settings[key] = int(value)
+            except ValueError:
+                raise AnalysisError(f"{variable}={value!r} is not a number of workers") from None
+            if settings[key] < 1:
+                raise AnalysisError(f"{variable} must be 1 or more, not {value}")
+        else:
+            settings[key] = value
+            given = True
+    return settings
 
 
 def _output_folder(args: argparse.Namespace) -> Path:
@@ -155,7 +251,11 @@ def _output_folder(args: argparse.Namespace) -> Path:
             n += 1
         folder = Path(f"{args.name}-{n}")
     else:
-        folder = Path(args.output)
+        name, warnings = expand_output_name(args.output)
+        if not args.quiet:
+            for line in warnings:  # nsys's words; nsys goes on with the name too
+                sys.stderr.write(f"WARNING: {escape_text(line)}\n")
+        folder = Path(name)
     option = "--output" if args.output is not None else "the default output (give --output)"
     check_output(folder, input_paths(args.input), option, cache=cache_root())
     check_folder_target(folder, option)
@@ -169,18 +269,9 @@ def _output_folder(args: argparse.Namespace) -> Path:
 
 
 def _run(args: argparse.Namespace, options: RecipeOptions, skips: Skips) -> RecipeRun:
-    bar = None if args.quiet else ProgressBar(sys.stderr, args.name)
+    bar = ProgressBar(sys.stderr, args.name) if draws_progress(args) else None
     try:
-        return run_recipe(
-            args.name,
-            args.input,
-            options,
-            mode=args.mode,
-            workers=args.workers,
-            scheduler=args.scheduler,
-            scheduler_file=args.scheduler_file,
-            progress=bar,
-        )
+        return run_recipe(args.name, args.input, options, progress=bar, **_mode_settings(args))
     except NoReportError as exc:
         if bar is not None:
             bar.close()

@@ -25,7 +25,7 @@ from strata.app.cli.common import (
     open_all,
     output_stream,
 )
-from strata.viewer.rows import pin_regex
+from strata.viewer.state.rows import pin_regex
 
 __all__ = [
     "add_parser",
@@ -79,17 +79,58 @@ def parse_time_ns(text: str) -> int:
     return int(ns)
 
 
-def parse_range(text: str) -> tuple[int, int]:
-    """Return ``START:END`` as (start_ns, end_ns)."""
+def parse_range(text: str, command: str = "render") -> tuple[int, int]:
+    """Return ``START:END`` as (start_ns, end_ns); each side needs its unit (``1.2s:1.5s``).
+
+    A bare number is refused (``0.5:0.8`` meant seconds more often than 0 to 1 ns), with the
+    range spelled with a unit in the message; only ``0`` may go without one.
+
+    Raises
+    ------
+    StrataError
+        Not ``START:END``, a side that is not a time or has no unit, or an empty range; the
+        message starts with ``command``.
+    """
     if ":" not in text:
-        raise StrataError(f"render: bad --range {text!r}; use START:END, e.g. 1.2s:1.5s")
-    start, end = text.split(":", 1)
-    t0, t1 = parse_time_ns(start), parse_time_ns(end)
+        raise StrataError(f"{command}: bad --range {text!r}; use START:END, e.g. 1.2s:1.5s")
+    sides = [side.strip() for side in text.split(":", 1)]
+    for side in sides:
+        if not _TIME.match(side):
+            raise StrataError(
+                f"{command}: bad time {side!r} in --range {text!r}; "
+                "use a number with a unit: 1.5s, 200ms, 40us, 100ns"
+            )
+    if any(_is_bare(side) for side in sides):
+        raise StrataError(
+            f"{command}: --range {text!r}: a time needs a unit; did you mean "
+            f"{_with_units(sides)}? (ns, us, ms or s)"
+        )
+    t0, t1 = parse_time_ns(sides[0]), parse_time_ns(sides[1])
     if t1 <= t0:
-        # '1:1.2' meant seconds, but a number without a unit is ns (1 ns to 1 ns).
-        hint = "" if re.search(r"[a-zµ]", text) else "; a number without a unit is ns, e.g. 1s:1.2s"
-        raise StrataError(f"render: --range {text!r} ends before it starts{hint}")
+        raise StrataError(f"{command}: --range {text!r} ends before it starts")
     return t0, t1
+
+
+def _is_bare(side: str) -> bool:
+    """Whether a time has no unit (zero needs none: it is 0 in every unit)."""
+    value, unit = _TIME.match(side).groups()
+    return unit is None and float(value) != 0
+
+
+def _with_units(sides: list[str]) -> str:
+    """The range with a unit on each bare side: the other side's, else s (ns for integers
+    of 1000 and more, which read as ns)."""
+    units = [_TIME.match(side).group(2) for side in sides]
+    given = next((u for u in units if u), None)
+    if given is None:
+        values = [_TIME.match(side).group(1) for side in sides]
+        is_ns = (
+            all(v.lstrip("-").isdigit() for v in values)
+            and max(abs(int(v)) for v in values) >= 1000
+        )
+        given = "ns" if is_ns else "s"
+    spelled = [side + given if _is_bare(side) else side for side in sides]
+    return ":".join(spelled)
 
 
 def parse_size(text: str) -> tuple[int, int]:
@@ -113,7 +154,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="image to write: .png, .jpg/.jpeg or .svg by its suffix ('-': PNG on stdout); "
         "never onto, into or around an input",
     )
-    parser.add_argument("--range", help="time range START:END (ns, or 1.5s, 200ms, 40us)")
+    parser.add_argument(
+        "--range", help="time range START:END, each with its unit (1.2s:1.5s, 200ms:1s, 40us)"
+    )
     parser.add_argument(
         "--pin",
         action="append",
@@ -149,7 +192,7 @@ def _check_pins(patterns: list[str]) -> None:
 def range_text(t0_ns: int, t1_ns: int) -> str:
     """Return ``[t0_ns, t1_ns]`` as a ``--range`` value that covers it (s to the µs, or ns)."""
     if t1_ns - t0_ns < 1_000_000:  # under a millisecond: whole ns say it exactly
-        return f"{t0_ns}:{t1_ns}"
+        return f"{t0_ns}ns:{t1_ns}ns"
     start_us, end_us = t0_ns // 1_000, -(-t1_ns // 1_000)  # rounded outwards: it covers all
     return f"{start_us / 1e6:.6f}s:{end_us / 1e6:.6f}s"
 
@@ -203,13 +246,13 @@ def run(args: argparse.Namespace) -> int:
         offsets = report_set.offsets_ns(TimeAlignment("nvtx", args.align_nvtx))
     else:
         offsets = report_set.offsets_ns(TimeAlignment(args.align))
-    widget.set_data(report_set, report_set.tracks(), offsets)
+    widget.state.set_data(report_set, report_set.tracks(), offsets)
     if view is not None:
-        view = clamp_view(view, widget.full_range(), args.range)
+        view = clamp_view(view, widget.state.full_range(), args.range)
     for pattern in args.pin:
-        widget.pin_matching(pattern)
+        widget.state.pin_matching(pattern)
     if view is not None:
-        widget.set_view_range(*view)
+        widget.state.set_view_range(*view)
     data = _encoded(widget, size, image_format_name)
     widget.deleteLater()
     with output_stream(args.output, binary=True) as out:  # whole (atomically), or stdout

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from strata.analysis import answers
 from strata.analysis.errors import AnalysisError
-from strata.analysis.filterspec import parse_filter_time
+from strata.analysis.escape import escape_text
+from strata.analysis.filterspec import with_filter
 from strata.analysis.stats.catalog import REPORT_NAMES, parse_spec
 from strata.analysis.stats.text import FORMATS, file_section, format_results, parse_timeunit
 from strata.analysis.xp import BACKENDS
@@ -25,12 +26,25 @@ from strata.app.cli.common import (
     open_each,
     output_stream,
 )
+from strata.app.cli.nsys_inputs import (
+    add_export_args,
+    add_overwrite_arg,
+    exported_inputs,
+    script_of,
+)
+from strata.app.cli.reports_help import HelpReports
 from strata.app.cli.stats_help import HelpFormats
-from strata.app.cli.stats_plan import HelpReports, SummaryJob, comma_list, output_file, plan
+from strata.app.cli.stats_plan import (
+    SummaryJob,
+    check_formats,
+    comma_list,
+    output_file,
+    plan,
+)
 
 __all__ = ["DEFAULT_REPORTS", "add_parser", "run"]
 
-#: What ``nsys stats`` runs without ``-r`` (the ones Strata implements, in nsys's order).
+#: What ``nsys stats`` 2023.4 runs without ``-r``, in its order (``nsys stats --help``).
 DEFAULT_REPORTS = (
     "nvtx_sum",
     "osrt_sum",
@@ -38,6 +52,19 @@ DEFAULT_REPORTS = (
     "cuda_gpu_kern_sum",
     "cuda_gpu_mem_time_sum",
     "cuda_gpu_mem_size_sum",
+    "openmp_sum",
+    "opengl_khr_range_sum",
+    "opengl_khr_gpu_range_sum",
+    "vulkan_marker_sum",
+    "vulkan_gpu_marker_sum",
+    "dx11_pix_sum",
+    "dx12_gpu_marker_sum",
+    "dx12_pix_sum",
+    "wddm_queue_sum",
+    "um_sum",
+    "um_total_sum",
+    "um_cpu_page_faults_sum",
+    "openacc_sum",
 )
 
 
@@ -62,10 +89,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--format",
         dest="formats",
         action="append",
-        metavar="FORMAT[,FORMAT...]",
+        metavar="FORMAT[:ARG...][,FORMAT...]",
         help=f"{', '.join(FORMATS)}, or '.' (column, csv into files); repeatable, the i-th "
-        "for the i-th summary as nsys pairs them; json is nsys's (a list of row objects per "
-        "summary), strata-json Strata's (one list of every summary, with units)",
+        "for the i-th summary as nsys pairs them; with nsys's formatter arguments "
+        "(column:nolimit, csv:nohdr, column:dur=us...: see --help-formats); json is nsys's "
+        "(a list of row objects per summary), strata-json Strata's (one list of every "
+        "summary, with units)",
     )
     parser.add_argument(
         "-o",
@@ -81,7 +110,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         nargs="?",
         action=HelpReports,
         metavar="NAME|ALL",
-        help="list the summaries and exit",
+        help="list the summaries (or describe one, or ALL) as nsys does, and exit",
     )
     parser.add_argument(
         "--help-formats",
@@ -92,8 +121,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--timeunit",
-        default="nsec",
-        help="durations and timestamps in nsec (default), usec, msec or seconds",
+        default=None,
+        help="durations and timestamps in nsec (default), usec, msec or seconds; a prefix of "
+        "nsec, nanoseconds, usec, microseconds, msec, milliseconds or seconds, as nsys takes it",
     )
     parser.add_argument(
         "--filter-time",
@@ -107,6 +137,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="only events overlapping this NVTX range (the first, or the INDEX-th) and on its "
         "thread (push/pop) or process (start/end); wins over --filter-time",
     )
+    add_overwrite_arg(parser)
+    parser.allow_dashed_values("-o", "--output")
+    add_export_args(parser)
+    parser.add_argument(
+        "--report-dir",
+        dest="report_dirs",
+        action="append",
+        metavar="DIR",
+        help="folders of nsys report scripts, as nsys searches them (then "
+        "$NSYS_STATS_REPORT_PATH): a -r NAME found there as NAME.py is refused, as Strata "
+        "runs only its own summaries",
+    )
     parser.add_argument(
         "--backend",
         choices=BACKENDS,
@@ -119,32 +161,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def _jobs(args: argparse.Namespace) -> list[SummaryJob]:
     specs = comma_list(args.report_names or [",".join(DEFAULT_REPORTS)], "-r")
     formats = comma_list(args.formats, "-f")
-    for fmt in formats:
-        if fmt not in (*FORMATS, "."):
-            raise AnalysisError(f"-f: invalid choice '{fmt}' (choose from {', '.join(FORMATS)})")
+    check_formats(formats, args.quiet)
     specs = with_filter(specs, args.filter_time, args.filter_nvtx)
     for spec in specs:
+        name = spec.strip().partition(":")[0]
+        script = script_of(name, args.report_dirs)
+        if script is not None:
+            raise AnalysisError(
+                f"-r {name}: {escape_text(str(script))} is an nsys report script, which only "
+                "nsys runs (nsys stats --report-dir); Strata runs its own summaries"
+            )
         parse_spec(spec)  # a bad name fails before any report is opened
     return plan(specs, formats, comma_list(args.outputs, "-o"), quiet=args.quiet)
-
-
-def with_filter(specs: list[str], filter_time: str | None, filter_nvtx: str | None) -> list[str]:
-    """Each spec with nsys's filter options first, as ``nsys stats`` passes them to each
-    report (``cuda_gpu_kern_sum:nvtx=NAME:base``); ``--filter-nvtx`` wins over the time."""
-    if filter_nvtx is not None:
-        if not filter_nvtx.strip():
-            raise AnalysisError("--filter-nvtx: the NVTX range name is empty")
-        prefix = f"nvtx={filter_nvtx}"
-    elif filter_time is not None:
-        start, end = parse_filter_time(filter_time)
-        prefix = f"start={start}:end={end}"
-    else:
-        return specs
-    filtered = []
-    for spec in specs:
-        name, _, rest = spec.strip().partition(":")
-        filtered.append(f"{name}:{prefix}:{rest}" if rest else f"{name}:{prefix}")
-    return filtered
 
 
 def _targets(jobs: list[SummaryJob], paths: list[Path]) -> dict[tuple[Path, int], Path]:
@@ -160,13 +188,13 @@ def _targets(jobs: list[SummaryJob], paths: list[Path]) -> dict[tuple[Path, int]
 def run(args: argparse.Namespace) -> int:
     jobs = _jobs(args)
     specs = [job.spec for job in jobs]
-    timeunit = parse_timeunit(args.timeunit)
+    timeunit = None if args.timeunit is None else parse_timeunit(args.timeunit)
     if args.backend is not None:
         from strata.analysis.xp import get_xp
 
         get_xp(args.backend)  # an unusable backend fails before any report is opened
     skips = Skips()
-    paths = expand_reports(args.reports, skips)
+    paths = exported_inputs(expand_reports(args.reports, skips), args, skips, args.quiet)
     targets = _targets(jobs, paths)
     for target in targets.values():
         check_output_file(str(target), args.reports, paths)
@@ -196,7 +224,8 @@ def run(args: argparse.Namespace) -> int:
         name = report_name if report_name not in results else str(path)
         results[name], sources[name] = tables, path
     if results:
-        _write(_texts(results, sources, jobs, targets, timeunit, args.quiet))
+        texts = _texts(results, sources, jobs, targets, timeunit, args.quiet, args.force_overwrite)
+        _write(texts)
     if computed and "strata.analysis.stats.lean" in sys.modules:  # cache entries being written
         from strata.analysis.stats.lean import wait_for_cache_writes
 
@@ -212,12 +241,20 @@ def compute_summaries(path, specs, xp, use_cache: bool):  # noqa: ANN001, ANN201
 
 
 def _texts(
-    results, sources, jobs: list[SummaryJob], targets, timeunit: str, quiet: bool = False
+    results,
+    sources,
+    jobs: list[SummaryJob],
+    targets,
+    timeunit: str | None,
+    quiet: bool = False,
+    overwrite: bool = False,
 ) -> dict[str | None, str]:
     """Destination (None: the console; else a file) -> its text, in printing order.
 
     ``quiet`` (``-q``, nsys's "only display errors"): no ``Processing`` lines, no SKIPPED
     reports, no lines naming the files written; the tables themselves are all printed.
+    A ``PREFIX_<summary>`` file that exists is SKIPPED, as nsys skips it, unless
+    ``overwrite`` (``--force-overwrite``).
     """
     fmts = {job.fmt for job in jobs}
     one_place = len({(job.output, job.whole) for job in jobs}) == 1
@@ -231,7 +268,8 @@ def _texts(
                 texts.setdefault(job.output, []).append(text)
                 continue
             target = targets[(sources[name], i)]
-            line, body = file_section(name, result, job.fmt, timeunit, str(target), quiet)
+            exists = not overwrite and (target.exists() or target.is_symlink())
+            line, body = file_section(name, result, job.fmt, timeunit, str(target), quiet, exists)
             texts.setdefault(None, []).append(line)
             if body is not None:
                 texts[str(target)] = [body]

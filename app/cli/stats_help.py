@@ -1,10 +1,10 @@
 """``stats --help-formats [NAME|ALL]``: nsys 2023.4's description of its formats, as it prints it.
 
 The texts are nsys's own (``nsys stats --help-formats``), so that a script or a reader
-finds the same words. Strata prints the formats they describe, but not the formatter
-arguments they list after a colon (``csv:nohdr``, ``column:dur=us``...): ``-f`` refuses
-those (see docs/nsys-coverage.md). Unlike nsys, which exits 1 after any help, Strata exits 0
-after a known name, 2 (one line) after an unknown one.
+finds the same words. Strata prints the formats they describe with the formatter arguments
+they list after a colon (``csv:nohdr``, ``column:dur=us``...; see
+:mod:`analysis.stats.formatspec` and docs/cli.md). Unlike nsys, which exits 1 after any
+help, Strata exits 0 after a known name, 2 (one line) after an unknown one.
 """
 
 from __future__ import annotations

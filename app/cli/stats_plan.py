@@ -14,7 +14,6 @@ printed for it, as the console would (nsys would write ``out.csv_<summary>.csv``
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -22,10 +21,11 @@ from pathlib import Path
 
 from strata.analysis.errors import AnalysisError
 from strata.analysis.escape import escape_text
-from strata.analysis.stats import REPORT_NAMES, summary_spec
+from strata.analysis.stats.formatspec import ignored_hint, parse_format
 from strata.analysis.stats.layouts import format_extension
+from strata.analysis.stats.text import STRATA_JSON
 
-__all__ = ["HelpReports", "SummaryJob", "comma_list", "output_file", "plan"]
+__all__ = ["SummaryJob", "check_formats", "comma_list", "output_file", "plan"]
 
 _WHOLE_SUFFIXES = (".txt", ".csv", ".tsv", ".json", ".html")
 
@@ -55,6 +55,29 @@ def comma_list(values: Sequence[str] | None, option: str) -> list[str]:
     if values and not items:
         raise AnalysisError(f"{option} {','.join(values)!r} names no summary or format")
     return items
+
+
+def check_formats(formats: list[str], quiet: bool) -> None:
+    """Refuse a format nsys does not have (or a malformed argument, ``colmax=abc``) before
+    any report is opened; name on stderr each argument nsys would ignore (unless ``quiet``).
+
+    Raises
+    ------
+    AnalysisError
+        Not a format, or a known argument with a malformed number.
+    """
+    for fmt in formats:
+        if fmt in (STRATA_JSON, "."):
+            continue
+        if fmt.partition(":")[0] == STRATA_JSON:
+            raise AnalysisError(f"-f {fmt}: {STRATA_JSON} takes no arguments")
+        spec = parse_format(fmt)
+        for arg in spec.ignored if not quiet else ():
+            sys.stderr.write(
+                f"WARNING: -f {escape_text(fmt)}: '{escape_text(arg)}' is no argument of "
+                f"nsys's {spec.name} formatter; ignored, as nsys ignores it"
+                f"{ignored_hint(arg)}\n"
+            )
 
 
 def plan(
@@ -110,21 +133,3 @@ def output_file(job: SummaryJob, report: Path, several: bool) -> Path:
     # A filter's NVTX range may hold a slash (``nvtx=loop/2``): kept in the file's name.
     name = job.spec.strip().replace(":", "_").replace("/", "_")
     return base.with_name(f"{base.name}_{name}.{format_extension(job.fmt)}")
-
-
-class HelpReports(argparse.Action):
-    """``--help-reports [NAME]``: list the summaries (or one) as nsys does, then exit."""
-
-    def __call__(self, parser, namespace, values, option_string=None) -> None:
-        names = REPORT_NAMES if not values or values == "ALL" else [values]
-        if any(summary_spec(n) is None for n in names):
-            parser.exit(2, f"strata: unknown report '{escape_text(values)}'; see --help-reports\n")
-        lines = ["", "The following built-in reports are available:", ""]
-        for name in names:
-            spec = summary_spec(name)
-            args = "".join(f"[:{a}]" for a in spec.args if a not in ("base", "mangled"))
-            if "base" in spec.args:
-                args += "[:base|:mangled]"
-            lines.append(f"  {name}{args} -- {spec.title}")
-        sys.stdout.write("\n".join(lines) + "\n\n")
-        parser.exit(0)

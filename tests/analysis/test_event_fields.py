@@ -7,9 +7,9 @@ import shutil
 from strata.analysis.event_fields import read_event_fields
 from strata.analysis.reportset import ReportSet
 from strata.analysis.timefmt import format_duration_ns, format_time_ns, pluralize
+from strata.viewer.events import describe_event, event_ref
 from tests.conftest import FIXTURES_DIR, REAL_DIR, fingerprint, requires_fixtures, requires_shared
 from tests.helpers import mutate_sqlite, sql_rows
-from strata.viewer.events import describe_event, event_ref
 
 NVTX_FIXTURE = FIXTURES_DIR / "real-2023.4-nvtx.sqlite"
 CUPY = REAL_DIR / "quasiben__nvtx-examples__cupy.sqlite"

@@ -16,9 +16,9 @@ from strata.analysis.selection import aggregate
 from strata.analysis.stats import run_report
 from strata.analysis.tracks import build_slice_tables
 from strata.analysis.window_stats import build_window_index
+from strata.viewer.events import EventRef, describe_event
 from tests.conftest import REAL_DIR, requires_shared
 from tests.helpers import sql_rows
-from strata.viewer.events import EventRef, describe_event
 
 #: Reports whose CUDA API names carry _vNNNN suffixes; the first two hold pairs such as
 #: cudaMalloc and cudaMalloc_v3020 (two cuda_api_sum rows, both printed cudaMalloc).

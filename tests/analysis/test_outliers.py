@@ -180,7 +180,7 @@ def test_kinds_select_what_is_scored(demo_reports) -> None:
     found = find_outliers(demo_reports[:1], kinds=("cuda_api",))
     assert set(found.instances["kind"]) <= {"cuda_api"}
     assert found.reports.empty  # one report: nothing to compare it with
-    with pytest.raises(AnalysisError, match="unknown outlier kind"):
+    with pytest.raises(AnalysisError, match="unknown kind 'frames' for outliers"):
         find_outliers(demo_reports, kinds=("kernels", "frames"))
     with pytest.raises(AnalysisError, match="threshold"):
         find_outliers(demo_reports, threshold=-1)

@@ -113,3 +113,30 @@ def test_plain_rounding_is_sqlite_round(value: float) -> None:
     want = engine.sqlite_round(np.array([value]))[0].item()
     got = plainstats.sqlite_round(value)
     assert _bits(got) == _bits(want) or (math.isnan(got) and math.isnan(want)), value
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 2**40), min_size=1, max_size=9), min_size=1, max_size=6))
+def test_a_median_is_a_stored_value_exactly_when_its_middles_agree(groups) -> None:
+    """Both ways (plain Python and the column path's NumPy) say when nsys's unrounded
+    ``median()`` is an integer: an odd count, or two equal middle values (spec §3.1)."""
+    import pandas as pd
+
+    from strata.analysis.stats.cuda import median_is_value
+
+    expected = [sorted(g)[(len(g) - 1) // 2] == sorted(g)[len(g) // 2] for g in groups]
+    assert plainstats.group_stats(groups).median_is_value == expected
+    names = np.array([f"g{i}" for i, g in enumerate(groups) for _ in g], dtype=object)
+    values = np.array([v for g in groups for v in g], dtype=np.int64)
+    labels = pd.unique(names)[::-1]
+    assert median_is_value(names, values, labels) == expected[::-1]
+
+
+def test_the_size_summary_prints_a_stored_median_as_an_integer() -> None:
+    from strata.analysis.stats.plaintables import memory_size_table
+
+    stats = plainstats.group_stats([[8, 48, 8, 8, 1, 8], [8, 48]])
+    columns, _ = memory_size_table(["a", "b"], stats)
+    medians = next(c.values for c in columns if c.name == "Med")
+    assert medians == [8, 28.0]
+    assert [type(m) for m in medians] == [int, float]

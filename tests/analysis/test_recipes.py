@@ -417,6 +417,18 @@ def test_pace_follows_one_kernel_on_a_common_clock(tmp_path: Path) -> None:
     assert set(out.plots) == {"pace", "pace_start"}
 
 
+@requires_shared
+def test_pace_plots_durations_in_the_unit_that_suits_them() -> None:
+    # test2 runs once per report, 25 to 414 ms (issue 21: the plot read '1e8' over ns ticks).
+    out = run_recipe("cuda_gpu_kern_pace", CONCURRENT, RecipeOptions(kernel_name="test2")).output
+    durations = out.tables["pace_duration"].set_index("Iteration").astype(float)
+    plot = out.plots["pace"]
+    assert len(durations) == 1
+    assert durations.min().min() >= 1e6  # milliseconds, by the data
+    assert plot.ylabel == "duration (ms)"
+    assert np.allclose(plot.data.to_numpy() * 1e6, durations.to_numpy())
+
+
 def test_pace_needs_a_kernel_name() -> None:
     with pytest.raises(AnalysisError, match="--name"):
         run_recipe("cuda_gpu_kern_pace", [])

@@ -150,6 +150,26 @@ def test_a_snapshot_keeps_its_values_of_a_report_that_left_the_live_set(demo) ->
     assert live.slice_tables(0)["kernels"] is not tables["kernels"]
 
 
+def test_a_membership_version_names_the_reports_not_their_ids(demo) -> None:
+    """What a panel result is keyed by (app/stats_jobs.py): a new number whenever the
+    reports change, the same one for a snapshot, none shared between two memberships."""
+    first, second = demo
+    live = ReportSet([first])
+    assert ReportSet().version == 0
+    before = live.version
+    assert before > 0
+    assert live.snapshot().version == before
+    live.add(second)
+    grown = live.version
+    assert grown not in (0, before)
+    live.remove(second)
+    assert live.version not in (0, before, grown)  # the same reports again: a new membership
+    assert ReportSet([first]).version != live.version
+    assert live.subset([0]).version not in (0, live.version)
+    live.set_reports([])
+    assert live.version == 0
+
+
 def test_no_module_keeps_derived_data_in_a_global() -> None:
     """Guard: no module-level dict/cache keyed by report identity is left in analysis/,
     viewer/ or app/ (ReportSet owns derived data), and no code writes into report.tables."""

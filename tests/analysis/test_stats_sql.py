@@ -17,6 +17,7 @@ from strata.analysis.stats.compute import PATH_ENV, choose_path, summarize
 from strata.analysis.stats.lean import open_for_stats
 from strata.analysis.stats.plain import PlainResult
 from strata.analysis.stats.sql import SQL_REPORTS, NotServed, sql_summaries
+from strata.app.cli.stats import DEFAULT_REPORTS
 from tests.conftest import fixture_reports, real_reports, requires_shared
 from tests.fuzz.cases import REPORT_CLASSES
 from tests.fuzz.checks import NotApplicable, prepare
@@ -27,6 +28,16 @@ from tests.helpers import mutate_sqlite, run_cli
 SPEC_SETS = (
     ("cuda_gpu_kern_sum", "cuda_gpu_kern_sum:base", "cuda_gpu_kern_sum:mangled", "cuda_api_sum"),
     tuple(sorted(SQL_REPORTS)),
+    # nsys's default set: 13 of its 19 summaries are of data Strata does not load, which
+    # the SQL path answers too (SKIPPED, empty, um_total_sum's row of empty totals).
+    (
+        *DEFAULT_REPORTS,
+        "um_sum:rows=3",
+        "network_congestion",
+        "vulkan_api_trace",
+        "mpi_event_trace",
+        "nvvideo_api_sum",
+    ),
 )
 
 
@@ -50,7 +61,7 @@ def _outcome(run) -> tuple:
 
 
 @requires_shared
-@pytest.mark.parametrize("specs", SPEC_SETS, ids=["lean", "all"])
+@pytest.mark.parametrize("specs", SPEC_SETS, ids=["lean", "all", "default"])
 @pytest.mark.parametrize("path", real_reports() + fixture_reports(), ids=lambda p: p.name)
 def test_sql_path_prints_the_column_paths_bytes(path: Path, specs) -> None:
     want = _outcome(lambda: _columns(path, specs))

@@ -8,10 +8,10 @@ import pytest
 
 from strata.analysis.reportset import ReportSet
 from strata.analysis.schema import tid_of
+from strata.viewer.state import TimelineState
+from strata.viewer.state.rows import match_tracks
 from tests.conftest import REAL_DIR, requires_shared
 from tests.helpers import sql_rows
-from strata.viewer.rows import match_tracks
-from strata.viewer.state import TimelineState
 
 SAXPY = REAL_DIR / "hpcgroup__pipit__saxpy-mpi-cuda_nsys_perlmutter0.sqlite"
 ICON_CPU = REAL_DIR / "NTHU-SC__ISC25-ICON-C__cpu.sqlite"
@@ -45,7 +45,7 @@ def test_thread_state_rows_are_the_sched_intervals(load_report, path) -> None:
     assert len(tracks) == len(by_thread)
     for track in tracks:
         ((part, track_id),) = track.parts
-        gtid = int(table._cache["keys"]["global_tid"].iloc[track_id])
+        gtid = int(table.track_keys["global_tid"].iloc[track_id])
         assert track.group[-1].endswith(f"[{int(tid_of(gtid))}]")
         lo, hi = table.bounds(track_id)
         want = by_thread[gtid]

@@ -34,11 +34,13 @@ def settings(tmp_path: Path):
 def make_window(qtbot, settings) -> Iterator[Callable[..., object]]:
     """Factory of main windows that are shown, and closed (jobs waited for) at teardown."""
     from strata.app.main_window import MainWindow
+    from strata.launch import build_demo
 
     windows = []
 
     def _make(settings_override=None) -> MainWindow:
-        window = MainWindow(settings_override or settings)
+        # As the application starts it: the demo builder handed in (File → Open Demo).
+        window = MainWindow(settings_override or settings, build_demo=build_demo)
         qtbot.addWidget(window)
         with qtbot.waitExposed(window):  # a context manager: a bare call waits for nothing
             window.show()

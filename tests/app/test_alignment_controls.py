@@ -41,14 +41,14 @@ def two_runs(qtbot, make_window):
 
 
 def _wait_offsets(qtbot, window, predicate) -> list[int]:
-    qtbot.waitUntil(lambda: predicate(window.timeline.offsets()), timeout=20_000)
-    return window.timeline.offsets()
+    qtbot.waitUntil(lambda: predicate(window.timeline.state.offsets_ns()), timeout=20_000)
+    return window.timeline.state.offsets_ns()
 
 
 @requires_shared
 def test_session_alignment_is_the_default(two_runs) -> None:
     assert two_runs.alignment_bar.mode() == "session"
-    assert two_runs.timeline.offsets() == [0, 0]
+    assert two_runs.timeline.state.offsets_ns() == [0, 0]
 
 
 @requires_shared
@@ -79,7 +79,7 @@ def test_an_nvtx_name_no_report_has_is_explained(qtbot, two_runs) -> None:
     two_runs.alignment_bar.set_alignment("nvtx", "no such range anywhere")
     qtbot.waitUntil(lambda: bool(two_runs.messages.messages()), timeout=20_000)
     assert "no such range anywhere" in two_runs.messages.messages()[-1]
-    assert two_runs.timeline.offsets() == [0, 0]
+    assert two_runs.timeline.state.offsets_ns() == [0, 0]
 
 
 @requires_shared

@@ -52,7 +52,7 @@ def test_an_impossible_alignment_is_one_message_whatever_happens_next(qtbot, two
     assert MISSING in lines[0]
     assert len(window.messages.messages()) == 1
     # The manual shift applies on the session start meanwhile.
-    qtbot.waitUntil(lambda: window.timeline.offsets()[1] == 5_000, timeout=20_000)
+    qtbot.waitUntil(lambda: window.timeline.state.offsets_ns()[1] == 5_000, timeout=20_000)
 
 
 @requires_shared
@@ -75,7 +75,7 @@ def test_an_alignment_stays_with_its_reports(qtbot, make_window, settings) -> No
     runs = [small_real(0), small_real(1)]
     _open(qtbot, window, runs)
     window.alignment_bar.set_alignment("nvtx", "main")
-    qtbot.waitUntil(lambda: window.timeline.offsets() != [0, 0], timeout=20_000)
+    qtbot.waitUntil(lambda: window.timeline.state.offsets_ns() != [0, 0], timeout=20_000)
     _close_all(qtbot, window)
     # An unrelated report opened next starts from the session start, with no warning.
     _open(qtbot, window, [small_real(2)])
@@ -85,13 +85,13 @@ def test_an_alignment_stays_with_its_reports(qtbot, make_window, settings) -> No
     _close_all(qtbot, window)
     # The two runs get their alignment back, in this window and in the next one.
     _open(qtbot, window, runs)
-    qtbot.waitUntil(lambda: window.timeline.offsets() != [0, 0], timeout=20_000)
+    qtbot.waitUntil(lambda: window.timeline.state.offsets_ns() != [0, 0], timeout=20_000)
     assert (window.alignment_bar.mode(), window.alignment_bar.nvtx_name()) == ("nvtx", "main")
     window.close()
     again = make_window()
     assert again.alignment_bar.mode() == "session"
     _open(qtbot, again, runs)
-    qtbot.waitUntil(lambda: again.timeline.offsets() != [0, 0], timeout=20_000)
+    qtbot.waitUntil(lambda: again.timeline.state.offsets_ns() != [0, 0], timeout=20_000)
     assert again.alignment_bar.mode() == "nvtx"
 
 
@@ -99,7 +99,7 @@ def test_an_alignment_stays_with_its_reports(qtbot, make_window, settings) -> No
 def test_a_report_added_to_an_aligned_set_keeps_the_alignment(qtbot, two_runs) -> None:
     window = two_runs
     window.alignment_bar.set_alignment("wallclock")
-    qtbot.waitUntil(lambda: window.timeline.offsets() != [0, 0], timeout=20_000)
+    qtbot.waitUntil(lambda: window.timeline.state.offsets_ns() != [0, 0], timeout=20_000)
     _open(qtbot, window, [small_real(0), small_real(1), small_real(2)])
     assert window.alignment_bar.mode() == "wallclock"
     assert window.binding.alignment().mode == "wallclock"

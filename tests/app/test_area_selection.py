@@ -19,7 +19,7 @@ def demo(qtbot, make_window, demo_reports):
     from strata.app.stats_controller import install_stats_panel
 
     window = make_window()
-    controller = install_stats_panel(window)
+    controller = install_stats_panel(window.context)
     with qtbot.waitSignal(controller.outliers_ready, timeout=LOAD_TIMEOUT_MS):
         window.open_paths(demo_reports[:2])
     wait_idle(qtbot, window)

@@ -11,10 +11,10 @@ import pytest
 from strata.analysis import open_report
 from strata.analysis.event_fields import backtrace_lines
 from strata.analysis.tracks import build_slice_tables
-from tests.conftest import REAL_DIR, requires_shared
-from tests.helpers import sql_rows
 from strata.viewer.details_pane import EventDetailsPane
 from strata.viewer.events import describe_event, event_ref
+from tests.conftest import REAL_DIR, requires_shared
+from tests.helpers import sql_rows
 
 EX_GPU = REAL_DIR / "extra-p__extrap__ex-gpu.s10.sqlite"
 SAXPY = REAL_DIR / "hpcgroup__pipit__saxpy-mpi-cuda_nsys_perlmutter0.sqlite"

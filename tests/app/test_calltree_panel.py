@@ -19,7 +19,7 @@ def saxpy(qtbot, make_window):
     from strata.app.calltree_controller import install_call_tree
 
     window = make_window()
-    controller = install_call_tree(window)
+    controller = install_call_tree(window.context)
     window.open_paths([SAXPY])
     wait_idle(qtbot, window)
     qtbot.waitUntil(lambda: controller.panel.tree_view.topLevelItemCount() > 0,
@@ -90,7 +90,7 @@ def test_a_report_selector_scopes_the_tree_to_one_report(qtbot, make_window) -> 
     from strata.app.calltree_controller import install_call_tree
 
     window = make_window()
-    controller = install_call_tree(window)
+    controller = install_call_tree(window.context)
     window.open_paths([SAXPY, ICON_CPU])
     wait_idle(qtbot, window)
     panel = controller.panel
@@ -113,3 +113,31 @@ def test_a_report_selector_scopes_the_tree_to_one_report(qtbot, make_window) -> 
     # The names get the room: the Function column is the widest.
     header = panel.tree_view.header()
     assert header.sectionSize(0) == max(header.sectionSize(c) for c in range(header.count()))
+
+
+@requires_shared
+def test_the_deepest_frames_keep_room_for_their_names(qtbot, make_window) -> None:
+    # ICON's OpenMP threads: chains ~30 frames deep; at the style's 20 px a level, the
+    # Function column of a docked panel had no room left for their names.
+    from strata.app.calltree_controller import install_call_tree
+
+    window = make_window()
+    controller = install_call_tree(window.context)
+    window.open_paths([ICON_CPU])
+    wait_idle(qtbot, window)
+    panel = controller.panel
+    qtbot.waitUntil(lambda: panel.tree is not None and panel.tree.samples > 0,
+                    timeout=LOAD_TIMEOUT_MS)  # fmt: skip
+    panel.resize(640, 500)
+    view = panel.tree_view
+    depth, stack = 0, [(view.topLevelItem(i), 0) for i in range(view.topLevelItemCount())]
+    blank = 0
+    while stack:  # the deepest frame listed
+        item, level = stack.pop()
+        depth = max(depth, level)
+        blank += not item.text(0).strip()
+        stack += [(item.child(i), level + 1) for i in range(item.childCount())]
+    assert depth >= 15
+    assert blank == 0  # a frame without a symbol says so, not a blank row
+    room = view.header().sectionSize(0) - depth * view.indentation()
+    assert room >= view.fontMetrics().horizontalAdvance("x" * 12)

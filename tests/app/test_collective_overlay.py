@@ -19,7 +19,7 @@ def window(qtbot, make_window, demo_reports):
     from strata.app.stats_controller import install_stats_panel
 
     window = make_window()
-    window.stats_controller = controller = install_stats_panel(window)
+    window.stats_controller = controller = install_stats_panel(window.context)
     with qtbot.waitSignal(controller.collectives_ready, timeout=LOAD_TIMEOUT_MS):
         window.open_paths(demo_reports)
     wait_idle(qtbot, window)
@@ -54,7 +54,7 @@ def _show_late_step(window, late) -> int:
     span = max(late.starts_ns) - min(late.starts_ns) + 5_000_000
     ns_per_px = -(-span // (width * 10_000)) * 10_000
     t0 = min(late.starts_ns) - 10 * ns_per_px
-    timeline.set_view_range(t0, t0 + width * ns_per_px)
+    timeline.state.set_view_range(t0, t0 + width * ns_per_px)
     timeline.repaint()
     return ns_per_px
 
@@ -66,7 +66,7 @@ def _menu_action(qtbot, window, rank: int, row: int, text: str):
     kernels = window.binding.shown_reports()[rank].tables["kernels"]
     y, h = timeline.row_rect(_nccl_rows(window)[rank])
     middle = (int(kernels["start_ns"][row]) + int(kernels["end_ns"][row])) // 2
-    point = QPoint(int(timeline.x_of(middle + timeline.offsets()[rank])), y + h // 2)
+    point = QPoint(int(timeline.x_of(middle + timeline.state.offsets_ns()[rank])), y + h // 2)
     qtbot.mouseClick(timeline, Qt.MouseButton.RightButton, pos=point)
     timeline.context_menu.hide()
     return next(a for a in timeline.context_menu.actions() if a.text() == text)
@@ -126,7 +126,7 @@ def test_fitted_out_the_collectives_are_merged_per_row(qtbot, window) -> None:
     window.stats_controller.panel.set_kind("collectives")
     timeline = window.timeline
     lo, hi = timeline.state.activity_range()
-    timeline.set_view_range(lo - (hi - lo), hi + (hi - lo))  # 40 steps in a third of it
+    timeline.state.set_view_range(lo - (hi - lo), hi + (hi - lo))  # 40 steps in a third of it
     timeline.repaint()
     plan = timeline._painter.collective_plan
     truth = demo.demo_truth()

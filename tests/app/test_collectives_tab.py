@@ -15,7 +15,7 @@ def tab(qtbot, make_window, demo_reports):
     from strata.app.stats_controller import install_stats_panel
 
     window = make_window()
-    controller = install_stats_panel(window)
+    controller = install_stats_panel(window.context)
     with qtbot.waitSignal(controller.collectives_ready, timeout=LOAD_TIMEOUT_MS):
         window.open_paths(demo_reports)
     wait_idle(qtbot, window)
@@ -59,7 +59,7 @@ def test_clicking_a_collective_centres_it_across_every_rank(qtbot, tab) -> None:
               zip(kernels, ranks["row"], ranks["report_index"], strict=True)]  # fmt: skip
     ends = [int(k.end_ns[r]) + offsets[int(i)] for k, r, i in
             zip(kernels, ranks["row"], ranks["report_index"], strict=True)]  # fmt: skip
-    t0, t1 = window.timeline.view_range()
+    t0, t1 = window.timeline.state.view_range()
     assert t0 <= min(starts)
     assert max(ends) <= t1
     assert t1 - t0 < 2 * (max(ends) - min(starts))
@@ -90,7 +90,7 @@ def test_the_by_type_view_sums_each_type_and_centres_its_worst_instance(qtbot, t
     ranks = fresh.ranks[fresh.ranks["instance_row"] == worst]
     selection = window.timeline.state.selection()
     assert (selection.t0_ns, selection.t1_ns) == (ranks["start_ns"].min(), ranks["end_ns"].max())
-    t0, t1 = window.timeline.view_range()
+    t0, t1 = window.timeline.state.view_range()
     assert t0 <= selection.t0_ns
     assert selection.t1_ns <= t1
 
@@ -103,9 +103,9 @@ def test_the_by_rank_view_shares_the_wait_out_over_every_rank(qtbot, tab) -> Non
     assert sorted(listed["report"]) == [f"rank{r}.sqlite" for r in range(truth.ranks)]
     assert listed["wait_share"].sum() == pytest.approx(100.0)
     assert (listed["instances"] == truth.steps).all()
-    before = window.timeline.view_range()
+    before = window.timeline.state.view_range()
     _click_row(qtbot, panel, 0)  # a rank's wait: nothing to centre
-    assert window.timeline.view_range() == before
+    assert window.timeline.state.view_range() == before
     panel.set_collective_view("instance")
     assert len(panel.current_frame()) == truth.steps
 

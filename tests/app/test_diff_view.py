@@ -51,7 +51,7 @@ def _window(qtbot, make_window, paths: list[Path]):
     from strata.app.stats_controller import install_stats_panel
 
     window = make_window()
-    window.stats_controller = controller = install_stats_panel(window)
+    window.stats_controller = controller = install_stats_panel(window.context)
     window.open_paths(paths)
     wait_idle(qtbot, window)
     qtbot.waitUntil(
@@ -145,7 +145,7 @@ def test_diff_colours_paint_the_regressed_kernel(qtbot, pair) -> None:
     for i, report in enumerate(window.binding.shown_reports()):
         names = report.strings.lookup(report.kernels["name_id"]).astype(str)
         is_planted = np.char.find(names, PLANTED) >= 0
-        codes = window.timeline.tints().codes[(i, "kernels")]
+        codes = window.timeline.state.tints().codes[(i, "kernels")]
         # Code 1 (slower) on exactly the planted kernel's events, 0 (dimmed) elsewhere.
         np.testing.assert_array_equal(codes == 1, is_planted)
         assert codes is tints.codes[(i, "kernels")]
@@ -159,7 +159,7 @@ def test_diff_colours_paint_the_regressed_kernel(qtbot, pair) -> None:
     qtbot.keyClick(window.timeline, Qt.Key.Key_D, Qt.KeyboardModifier.ControlModifier)  # off
     assert state.view_range() == view  # the shortcut, not D's pan
     assert not state.diff().is_colored
-    assert not window.timeline.tints()
+    assert not window.timeline.state.tints()
     assert _slower_pixels(window) == 0
 
 
@@ -168,17 +168,17 @@ def test_clearing_the_baseline_leaves_diff_mode(qtbot, pair) -> None:
     state = window.timeline.state
     with qtbot.waitSignal(controller.diff_list.tints_ready, timeout=LOAD_TIMEOUT_MS):
         window.toggle_diff_colors()
-    assert window.timeline.tints()
+    assert window.timeline.state.tints()
     window.clear_diff()
     assert not state.diff().is_ready
     assert not state.diff().is_colored
-    assert not window.timeline.tints()
+    assert not window.timeline.state.tints()
     assert not window.actions_by_name["diff_colors"].isChecked()
     assert controller.panel.current_frame().empty
     assert controller.panel.status_label.text() == HINT
     assert controller.diff_list.frame() is None
     wait_idle(qtbot, window)
-    assert not window.timeline.tints()  # no late job brought them back
+    assert not window.timeline.state.tints()  # no late job brought them back
 
 
 def test_closing_a_compared_report_clears_the_tab(qtbot, pair, runs) -> None:
@@ -197,7 +197,7 @@ def test_closing_a_compared_report_clears_the_tab(qtbot, pair, runs) -> None:
     assert not state.diff().is_colored
     assert controller.panel.current_frame().empty
     assert "Baseline: before.sqlite" in controller.panel.status_label.text()
-    assert not window.timeline.tints()
+    assert not window.timeline.state.tints()
     assert failures == []
 
 

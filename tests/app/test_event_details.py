@@ -32,9 +32,9 @@ def _zoom_to(window, row) -> QPoint:
     """Zoom to the kernel ``row`` and return the point over it (after any layout change)."""
     start, end, stream = row[0], row[1], row[8]
     timeline = window.timeline
-    key = next(t.key for t in timeline.tracks() if t.label == f"Stream {stream}")
-    offset = timeline.offsets()[0]
-    timeline.set_view_range(start + offset - (end - start), end + offset + (end - start))
+    key = next(t.key for t in timeline.state.tracks() if t.label == f"Stream {stream}")
+    offset = timeline.state.offsets_ns()[0]
+    timeline.state.set_view_range(start + offset - (end - start), end + offset + (end - start))
     timeline.scroll_to_track(key)
     y, h = timeline.row_rect(key)
     return QPoint(int(timeline.x_of((start + end) // 2 + offset)), y + h // 2)
@@ -93,12 +93,12 @@ def test_context_menu_zooms_pins_and_copies(qtbot, kernel_window) -> None:
     window, point, row = kernel_window
     timeline = window.timeline
     start, end = row[0], row[1]
-    offset = timeline.offsets()[0]
+    offset = timeline.state.offsets_ns()[0]
     ref = timeline.event_at(point.x(), point.y())
     _right_click(qtbot, timeline, point)
-    timeline.set_view_range(*timeline.full_range())
+    timeline.state.set_view_range(*timeline.state.full_range())
     _menu_action(timeline, "Zoom to Event").trigger()
-    t0, t1 = timeline.view_range()
+    t0, t1 = timeline.state.view_range()
     assert t0 <= start + offset
     assert end + offset <= t1
     assert (end - start) / (t1 - t0) > 0.5
@@ -108,14 +108,14 @@ def test_context_menu_zooms_pins_and_copies(qtbot, kernel_window) -> None:
     copied = QGuiApplication.clipboard().text()
     assert f"Grid: {row[2]}×{row[3]}×{row[4]}" in copied.splitlines()
     _menu_action(timeline, "Pin Row").trigger()
-    assert timeline.pinned_keys() == [ref.track_key]
+    assert timeline.state.pinned_keys() == [ref.track_key]
 
 
 def test_context_menu_highlights_the_name_and_shows_it_in_stats(qtbot, kernel_window) -> None:
     from strata.app.stats_controller import install_stats_panel
 
     window, _point, row = kernel_window
-    controller = install_stats_panel(window)
+    controller = install_stats_panel(window.context)
     window.stats_controller = controller
     wait_idle(qtbot, window)
     point = _zoom_to(window, row)  # the docked panel narrowed the timeline
@@ -205,9 +205,9 @@ def _click_at(qtbot, window, start: int, end: int, key: str) -> dict[str, str]:
     """Zoom to [start, end] (report time) on row ``key``, click its middle as a user does,
     and return the details pane's lines."""
     timeline = window.timeline
-    offset = timeline.offsets()[0]
+    offset = timeline.state.offsets_ns()[0]
     span = max(end - start, 1_000)
-    timeline.set_view_range(start + offset - span, end + offset + span)
+    timeline.state.set_view_range(start + offset - span, end + offset + span)
     timeline.scroll_to_track(key)
     y, h = timeline.row_rect(key)
     point = QPoint(int(timeline.x_of((start + end) // 2 + offset)), y + h // 2)
@@ -238,7 +238,7 @@ def test_the_pane_lists_a_kernels_resources_and_its_launch(qtbot, kernel_window)
         start,
         end,
     )[0]
-    key = next(t.key for t in window.timeline.tracks() if t.label == f"Stream {row[8]}")
+    key = next(t.key for t in window.timeline.state.tracks() if t.label == f"Stream {row[8]}")
     lines = _click_at(qtbot, window, start, end, key)
     assert lines["Registers/thread"] == str(regs)
     assert lines["Shared memory"] == f"{static:,} B static, {dynamic:,} B dynamic"
@@ -255,7 +255,7 @@ def test_the_pane_lists_a_copys_kinds_bytes_and_throughput(qtbot, kernel_window)
         "SELECT start, end, bytes, copyKind, srcKind, dstKind, streamId, correlationId "
         "FROM CUPTI_ACTIVITY_KIND_MEMCPY ORDER BY bytes DESC, start LIMIT 1",
     )[0]
-    key = next(t.key for t in window.timeline.tracks() if t.label == f"Stream {stream}")
+    key = next(t.key for t in window.timeline.state.tracks() if t.label == f"Stream {stream}")
     lines = _click_at(qtbot, window, start, end, key)
     # CUDA's enums (nsys-sqlite.md: ENUM_CUDA_MEMCPY_OPER, ENUM_CUDA_MEM_KIND).
     assert lines["Kind"] == {1: "Host-to-Device", 2: "Device-to-Host"}[copy_kind]
@@ -283,9 +283,9 @@ def test_the_pane_lists_an_nvtx_ranges_colour_and_gpu_projection(qtbot, make_win
     )[0]
     report = window.binding.shown_reports()[0]
     level = int(report.nvtx["level"][(report.nvtx["row_id"] == rowid).nonzero()[0][0]])
-    key = next(t.key for t in window.timeline.tracks() if t.key.endswith(f"/nvtx/L{level}"))
+    key = next(t.key for t in window.timeline.state.tracks() if t.key.endswith(f"/nvtx/L{level}"))
     lines = _click_at(qtbot, window, start, end, key)
-    assert window.timeline.selected_event().source_row >= 0
+    assert window.timeline.state.selected_event().source_row >= 0
     assert lines["Domain"] == "(default)"
     assert lines["Colour"] == f"#{color & 0xFFFFFF:06X}"
     assert lines["Thread"] == f"tid {tid}" or lines["Thread"].endswith(f"(tid {tid})")
@@ -294,7 +294,7 @@ def test_the_pane_lists_an_nvtx_ranges_colour_and_gpu_projection(qtbot, make_win
     mine = projection[projection["range_id"] == rowid].iloc[0]
     gpu_start, gpu_end = int(mine["start_ns"]), int(mine["end_ns"])
     assert gpu_start >= start
-    offset = window.timeline.offsets()[0]
+    offset = window.timeline.state.offsets_ns()[0]
     assert lines["GPU projection"].startswith(
         f"{format_time_ns(gpu_start + offset)}, {format_duration_ns(gpu_end - gpu_start)} ("
     )

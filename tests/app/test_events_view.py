@@ -19,7 +19,7 @@ def listing(qtbot, make_window, demo_reports):
 
     window = make_window()
     open_shown(qtbot, window, demo_reports[:2])
-    controller = install_events_view(window)
+    controller = install_events_view(window.context)
     controller.dock.show()
     return window, controller
 
@@ -27,7 +27,7 @@ def listing(qtbot, make_window, demo_reports):
 def _select_stream(qtbot, window, controller):
     """Select one GPU stream row over the middle third of the run; return its track."""
     track = next(t for t in window.binding.tracks() if t.kind == "gpu_stream")
-    lo, hi = window.timeline.full_range()
+    lo, hi = window.timeline.state.full_range()
     t0, t1 = lo + (hi - lo) // 3, lo + (hi - lo) * 2 // 3
     with qtbot.waitSignal(controller.events_ready, timeout=JOB_TIMEOUT_MS):
         window.timeline.state.select(t0, t1, [track.key])
@@ -55,13 +55,13 @@ def test_the_view_lists_the_area_and_a_click_centres_the_event(qtbot, listing) -
     view.table.scrollTo(view.model.index(row, 0))
     rect = view.table.visualRect(view.model.index(row, 0))
     qtbot.mouseClick(view.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
-    selected = window.timeline.selected_event()
+    selected = window.timeline.state.selected_event()
     position = int(view.model.positions()[row])
     events = view.model.events()
     assert selected.index == int(events.index[position])
     assert selected.table == events.tables[int(events.table_codes[position])]
     middle = (selected.start_ns + selected.end_ns) // 2 + off
-    v0, v1 = window.timeline.view_range()
+    v0, v1 = window.timeline.state.view_range()
     assert abs((v0 + v1) // 2 - middle) <= 1
 
 
@@ -71,7 +71,7 @@ def test_a_pick_on_the_timeline_selects_its_row(qtbot, listing) -> None:
     events = controller.view.model.events()
     position = len(events) // 2
     ref = controller._ref(events, position)
-    window.timeline.select_event(ref)
+    window.timeline.state.select_event(ref)
     window.timeline.event_clicked.emit(ref)
     current = controller.view.table.currentIndex()
     assert int(controller.view.model.positions()[current.row()]) == position

@@ -18,7 +18,7 @@ def expert(qtbot, make_window, demo_reports):
     from strata.app.stats_controller import install_stats_panel
 
     window = make_window()
-    controller = install_stats_panel(window)
+    controller = install_stats_panel(window.context)
     with qtbot.waitSignal(controller.findings_ready, timeout=LOAD_TIMEOUT_MS):
         window.open_paths(demo_reports)
     wait_idle(qtbot, window)
@@ -71,11 +71,11 @@ def test_clicking_a_finding_centres_and_selects_its_event(qtbot, expert) -> None
         offset = window.binding.offsets_ns()[report_index]
         start = int(record["start_ns"]) + offset
         end = start + int(record["duration_ns"])
-        t0, t1 = window.timeline.view_range()
+        t0, t1 = window.timeline.state.view_range()
         assert t0 <= start
         assert end <= t1
         assert t1 - t0 < 10 * max(end - start, 200)
-        picked = window.timeline.selected_event()
+        picked = window.timeline.state.selected_event()
         assert picked is not None
         assert (picked.report_index, picked.table) == (report_index, record["table"])
         assert (picked.start_ns, picked.end_ns) == (int(record["start_ns"]), end - offset)
@@ -98,7 +98,7 @@ def test_clicking_a_gap_selects_it_on_its_gpu_row(qtbot, expert) -> None:
     assert selection.time_range == (start, end)
     assert selection.rows
     assert all(k.startswith(f"{record['report']}/gpu") for k in selection.rows)
-    t0, t1 = window.timeline.view_range()
+    t0, t1 = window.timeline.state.view_range()
     assert t0 <= start
     assert end <= t1
     assert selection.rows[0] in window.timeline.visible_track_keys()

@@ -99,3 +99,17 @@ def test_manual_offsets_follow_the_loaded_reports(qtbot, report_list) -> None:
     with qtbot.waitSignal(report_list.offsets_changed):
         report_list.set_manual_offset(FIXTURES_DIR / "syn.sqlite", 2_500_000)
     assert report_list.manual_offsets_ns() == [2_500_000]
+
+
+def test_a_folder_adds_its_reports_in_natural_order(qtbot, report_list, tmp_path: Path) -> None:
+    from tests.cli.conftest import plant
+
+    folder = tmp_path / "sweep"
+    folder.mkdir()
+    names = ["s1.sqlite", "s2.sqlite", "s4.sqlite", "s8.sqlite", "s16.sqlite"]
+    for name in reversed(names):
+        plant(folder / name)
+    added = report_list.add_paths([folder])
+    assert [e.path.name for e in added] == names  # not s1, s16, s2, s4, s8
+    _wait_loaded(qtbot, report_list)
+    assert [r.name for r in report_list.reports()] == names

@@ -158,12 +158,12 @@ def test_pins_hidden_rows_and_collapsed_groups_survive_reopening_the_same_report
     wait_idle(qtbot, first)
     keys = [t.key for t in first.binding.tracks() if t.report_index == 1][:2]
     for key in keys:
-        first.timeline.pin(key)
-    assert set(first.timeline.pinned_keys()) >= set(keys)
+        first.timeline.state.pin(key)
+    assert set(first.timeline.state.pinned_keys()) >= set(keys)
     hidden = next(t.key for t in first.binding.tracks() if t.report_index == 0)
-    first.timeline.set_hidden_keys([hidden])
+    first.timeline.state.set_hidden_keys([hidden])
     group = next(t.group[:2] for t in first.binding.tracks() if t.report_index == 1)
-    first.timeline.set_collapsed(group, True)
+    first.timeline.state.set_collapsed(group, True)
     first.close()
 
     # The same file names from another folder, in the other order: the same set of reports.
@@ -176,13 +176,13 @@ def test_pins_hidden_rows_and_collapsed_groups_survive_reopening_the_same_report
     wait_idle(qtbot, second)
     assert _names(second) == [small_real(1).name, small_real(0).name]
     shown_keys = {t.key for t in second.binding.tracks()}
-    restored = set(second.timeline.pinned_keys())
+    restored = set(second.timeline.state.pinned_keys())
     assert restored, "pins were not restored"
     assert restored <= shown_keys
     assert len(restored) == len(keys)
-    assert len(second.timeline.hidden_keys()) == 1
-    assert second.timeline.hidden_keys()[0] in shown_keys
-    assert second.timeline.collapsed_groups() == [group]
+    assert len(second.timeline.state.hidden_keys()) == 1
+    assert second.timeline.state.hidden_keys()[0] in shown_keys
+    assert second.timeline.state.collapsed_groups() == [group]
 
 
 @requires_shared
@@ -195,7 +195,7 @@ def test_pin_by_name_pins_matching_rows_across_reports(qtbot, make_window) -> No
     expected = [t.key for t in window.binding.tracks() if t.label == label]
     assert len(expected) >= 2
     assert window.pin_by_name(re.escape(label)) == len(expected)
-    assert sorted(window.timeline.pinned_keys()) == sorted(expected)
+    assert sorted(window.timeline.state.pinned_keys()) == sorted(expected)
 
 
 @requires_shared
@@ -208,15 +208,15 @@ def test_shortcuts_fit_zoom_and_close(qtbot, make_window) -> None:
     window.timeline.setFocus()
     window.timeline.zoom(3.0)  # moved: F fits the activity (a second F would fit everything)
     qtbot.keyClick(window.timeline, Qt.Key.Key_F)
-    t0, t1 = window.timeline.view_range()
+    t0, t1 = window.timeline.state.view_range()
     qtbot.keyClick(window.timeline, Qt.Key.Key_Plus)
-    z0, z1 = window.timeline.view_range()
+    z0, z1 = window.timeline.state.view_range()
     assert (z1 - z0) == pytest.approx((t1 - t0) / 2, rel=0.01)
     qtbot.keyClick(window.timeline, Qt.Key.Key_Minus)
-    z0, z1 = window.timeline.view_range()
+    z0, z1 = window.timeline.state.view_range()
     assert (z1 - z0) == pytest.approx(t1 - t0, rel=0.01)
     qtbot.keyClick(window.timeline, Qt.Key.Key_F)
-    assert window.timeline.view_range() == (t0, t1)
+    assert window.timeline.state.view_range() == (t0, t1)
     qtbot.keyClick(window.timeline, Qt.Key.Key_W, Qt.KeyboardModifier.ControlModifier)
     wait_idle(qtbot, window)
     assert _names(window) == [small_real(0).name]
@@ -253,11 +253,11 @@ def test_collapse_all_folds_each_report_to_its_sections(qtbot, make_window) -> N
     window.open_paths([small_real(0)])
     wait_idle(qtbot, window)
     window.actions_by_name["collapse_all"].trigger()
-    collapsed = window.timeline.collapsed_groups()
+    collapsed = window.timeline.state.collapsed_groups()
     assert collapsed
     assert all(len(path) == 2 for path in collapsed)
     window.actions_by_name["expand_all"].trigger()
-    assert window.timeline.collapsed_groups() == []
+    assert window.timeline.state.collapsed_groups() == []
 
 
 @requires_shared
@@ -327,13 +327,13 @@ def test_projected_nvtx_rows_arrive_later_and_their_pins_persist(qtbot, make_win
     wait_idle(qtbot, first)
     projected = [t.key for t in first.binding.tracks() if t.kind == "nvtx_gpu"]
     assert projected, "the NVTX → GPU rows were not added"
-    assert {t.key for t in first.timeline.tracks()} >= set(projected)
-    first.timeline.pin(projected[0])
+    assert {t.key for t in first.timeline.state.tracks()} >= set(projected)
+    first.timeline.state.pin(projected[0])
     first.close()
     second = make_window()
     second.open_paths([small_real(0)])
     wait_idle(qtbot, second)
-    assert second.timeline.pinned_keys() == [projected[0]]
+    assert second.timeline.state.pinned_keys() == [projected[0]]
 
 
 @requires_shared
@@ -343,12 +343,12 @@ def test_pins_persist_when_a_file_of_the_set_failed(qtbot, make_window, tmp_path
     first.open_paths([small_real(0), bad])
     wait_idle(qtbot, first)
     key = first.binding.tracks()[0].key
-    first.timeline.pin(key)
+    first.timeline.state.pin(key)
     first.close()
     second = make_window()
     second.open_paths([small_real(0)])
     wait_idle(qtbot, second)
-    assert second.timeline.pinned_keys() == [key]
+    assert second.timeline.state.pinned_keys() == [key]
 
 
 @requires_shared
@@ -395,9 +395,9 @@ def test_the_pinned_area_size_the_user_dragged_is_remembered(qtbot, make_window)
     wait_idle(qtbot, first)
     timeline = first.timeline
     for track in first.binding.tracks()[:3]:
-        timeline.pin(track.key)
+        timeline.state.pin(track.key)
     ruler = timeline.theme.ruler_height_px
-    pinned_h = timeline.row_rect(timeline.pinned_keys()[-1])
+    pinned_h = timeline.row_rect(timeline.state.pinned_keys()[-1])
     assert pinned_h is not None
     y = pinned_h[0] + pinned_h[1] + 1  # the divider right below the last pinned row
     x = timeline.theme.header_width_px + 50
@@ -420,7 +420,7 @@ def test_an_oversized_saved_window_is_restored_within_the_screen(qtbot, make_win
     from strata.app.stats_controller import install_stats_panel
 
     first = make_window()
-    install_stats_panel(first)
+    install_stats_panel(first.context)
     first.resize(3896, 2400)
     first.resizeDocks(
         [first.findChild(QDockWidget, "statsDock")], [3400], Qt.Orientation.Horizontal
@@ -428,7 +428,7 @@ def test_an_oversized_saved_window_is_restored_within_the_screen(qtbot, make_win
     QApplication.processEvents()
     first.close()
     second = make_window()
-    install_stats_panel(second)
+    install_stats_panel(second.context)
     QApplication.processEvents()
     screen = second.screen().availableGeometry()
     smallest = second.minimumSizeHint()  # the offscreen screen (800 px) is narrower than it

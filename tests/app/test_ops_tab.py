@@ -39,7 +39,7 @@ def _ops_tab(qtbot, make_window, paths):
     from strata.app.stats_controller import install_stats_panel
 
     window = make_window()
-    controller = install_stats_panel(window)
+    controller = install_stats_panel(window.context)
     open_shown(qtbot, window, paths)
     with qtbot.waitSignal(controller.ops_list.ops_ready, timeout=LOAD_TIMEOUT_MS):
         controller.panel.set_kind("ops")  # aggregated when first shown
@@ -85,7 +85,7 @@ def _click_op(qtbot, controller, **fields) -> None:
 
 def _highlighted(window, table: str, report_index: int = 0) -> list[tuple[int, int]]:
     """(start, end) of the events of ``table`` the timeline emphasises, in time order."""
-    mask = window.timeline._highlights.get((report_index, table))
+    mask = window.timeline.state.highlights().get((report_index, table))
     assert mask is not None, f"{table} is not highlighted (nor dimmed)"
     events = window.binding.shown_reports()[report_index].tables[table]
     rows = np.flatnonzero(mask)
@@ -130,15 +130,15 @@ def test_clicking_an_op_highlights_exactly_its_ranges_and_kernels(
     assert _highlighted(window, "kernels") == [(t + 5_000, t + 9_000) for t in _STEPS]
     assert _highlighted(window, "cuda_api") == []  # its launches dim with every other call
     # The longest instance (they tie: the first) is centred and selected.
-    picked = window.timeline.selected_event()
+    picked = window.timeline.state.selected_event()
     assert (picked.table, picked.start_ns, picked.end_ns) == ("nvtx", 101_000, 110_000)
-    t0, t1 = window.timeline.view_range()
+    t0, t1 = window.timeline.state.view_range()
     assert t0 <= 101_000
     assert t1 >= 110_000
     assert window.timeline.state.highlight() is None  # no name: the op's own events
     assert len(controller.highlighter.instances()) == 2
     controller.panel.next_button.click()  # the next instance: the second step's
-    assert window.timeline.selected_event().start_ns == 201_000
+    assert window.timeline.state.selected_event().start_ns == 201_000
 
     controller.panel.set_ops_view("op_type")
     _click_op(qtbot, controller, name="conv2d")
@@ -183,7 +183,7 @@ def test_the_tab_follows_the_report_filter_and_removal(
     wait_idle(qtbot, window)
     assert len(window.binding.shown_reports()) == 1
     assert set(panel.current_frame()["report_index"]) == {0}
-    assert all(not mask.any() for mask in window.timeline._highlights.values())
+    assert all(not mask.any() for mask in window.timeline.state.highlights().values())
     window.report_list.remove(planted)
     qtbot.waitUntil(lambda: not window.binding.shown_reports(), timeout=LOAD_TIMEOUT_MS)
     wait_idle(qtbot, window)
@@ -218,5 +218,5 @@ def test_the_real_dlprof_run_lists_its_ops_and_shows_their_events(qtbot, make_wi
     for table, expected in launched.items():
         assert _highlighted(window, table) == [tuple(r) for r in expected]
     assert len(launched["kernels"]) > 0
-    picked = window.timeline.selected_event()
+    picked = window.timeline.state.selected_event()
     assert (picked.table, picked.start_ns, picked.end_ns) == ("nvtx", start, end)

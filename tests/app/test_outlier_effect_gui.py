@@ -18,7 +18,7 @@ def test_the_window_flags_no_vector_add_instance_for_a_two_ns_spread(qtbot, make
     from strata.app.stats_controller import install_stats_panel
 
     window = make_window()
-    controller = install_stats_panel(window)
+    controller = install_stats_panel(window.context)
     with qtbot.waitSignal(controller.outliers_ready, timeout=LOAD_TIMEOUT_MS):
         window.open_paths(PAIR)
     wait_idle(qtbot, window)

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from strata.resources.demo import STRAGGLER_RANK
-from tests.app.test_panel import _open, demo_paths  # noqa: F401 (a fixture)
 from strata.viewer.state import Scope
+from tests.app.test_panel import _open, demo_paths  # noqa: F401 (a fixture)
 
 WAIT_MS = 10_000
 
@@ -40,7 +40,7 @@ def test_the_report_filter_lists_that_report_only(qtbot, outliers_tab) -> None:
     assert set(listed["report"]) == {f"rank{STRAGGLER_RANK}.sqlite"}
     assert len(listed) == int((everything["report_index"] == STRAGGLER_RANK).sum())
     assert f"of rank{STRAGGLER_RANK}.sqlite" in controller.panel.status_label.text()
-    marked = {m.report_index for m in window.timeline._marks}
+    marked = {m.report_index for m in window.timeline.state.marks()}
     assert marked == {STRAGGLER_RANK}
     # The scores are those of the whole run: a row keeps its score under any filter.
     row = listed.iloc[0]
@@ -52,16 +52,16 @@ def test_the_report_filter_lists_that_report_only(qtbot, outliers_tab) -> None:
 def test_the_visible_range_lists_what_is_in_view_and_follows_it(qtbot, outliers_tab) -> None:
     window, controller = outliers_tab
     total = len(controller.outliers().instances)
-    lo, hi = window.timeline.full_range()
-    window.timeline.set_view_range(lo, lo + (hi - lo) // 3)
+    lo, hi = window.timeline.state.full_range()
+    window.timeline.state.set_view_range(lo, lo + (hi - lo) // 3)
     controller.panel.set_scope(Scope("visible"))
     qtbot.waitUntil(lambda: 0 < len(_listed(controller)) < total, timeout=WAIT_MS)
     first = _listed(controller)
     start, end = _shared_spans(window, first)
-    t0, t1 = window.timeline.view_range()
+    t0, t1 = window.timeline.state.view_range()
     assert np.all((start < t1) & (end > t0))
     late = hi - (hi - lo) // 3
-    window.timeline.set_view_range(late, hi)  # the list follows the view
+    window.timeline.state.set_view_range(late, hi)  # the list follows the view
     qtbot.waitUntil(
         lambda: bool(np.all(_shared_spans(window, _listed(controller))[1] > late)),
         timeout=WAIT_MS,
@@ -79,7 +79,7 @@ def test_the_selection_lists_what_is_selected(qtbot, outliers_tab) -> None:
     start, end = _shared_spans(window, _listed_all)
     worst = int(np.argmax(np.abs(everything["robust_z"].to_numpy())))
     t0, t1 = int(start[worst]) - 10, int(end[worst]) + 10
-    window.timeline.select_time_range(t0, t1)
+    window.timeline.state.select(t0, t1)
     qtbot.waitUntil(lambda: len(_listed(controller)) > 0, timeout=WAIT_MS)
     s, e = _shared_spans(window, _listed(controller))
     assert np.all((s < t1) & (e > t0))

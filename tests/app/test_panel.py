@@ -22,7 +22,7 @@ def _open(qtbot, make_window, paths):
     from strata.app.stats_controller import install_stats_panel
 
     window = make_window()
-    controller = install_stats_panel(window)
+    controller = install_stats_panel(window.context)
     with qtbot.waitSignal(controller.outliers_ready, timeout=LOAD_TIMEOUT_MS):
         window.open_paths(paths)
     wait_idle(qtbot, window)
@@ -83,10 +83,10 @@ def test_whole_run_table_equals_nsys_summary(qtbot, make_window, kind, spec, cou
 
 def test_selection_table_equals_numpy_groupby(qtbot, demo):
     window, controller = demo
-    lo, hi = window.timeline.full_range()
+    lo, hi = window.timeline.state.full_range()
     t0, t1 = lo + (hi - lo) // 3, lo + (hi - lo) // 2
     with qtbot.waitSignal(controller.table_ready, timeout=JOB_TIMEOUT_MS):
-        window.timeline.select_time_range(t0, t1)
+        window.timeline.state.select(t0, t1)
     assert controller.panel.scope().range_mode == "selection"
     kernels = _kernel_frame(window)
     inside = kernels[(kernels["start_ns"] < t1) & (kernels["end_ns"] > t0)]
@@ -103,13 +103,13 @@ def test_selection_table_equals_numpy_groupby(qtbot, demo):
 def test_click_highlights_exactly_that_names_instances(qtbot, demo, monkeypatch):
     window, controller = demo
     calls = []
-    original = window.timeline.set_highlights
+    original = window.timeline.state.set_highlights
 
     def spy(rows=None, marks=(), tints=None):
         calls.append(rows)
         original(rows, marks, tints)
 
-    monkeypatch.setattr(window.timeline, "set_highlights", spy)
+    monkeypatch.setattr(window.timeline.state, "set_highlights", spy)
     name = controller.panel.current_frame()["name"].iloc[3]
     with qtbot.waitSignal(controller.instances_changed, timeout=JOB_TIMEOUT_MS):
         assert controller.panel.select_name(name)
@@ -130,8 +130,8 @@ def test_next_previous_step_through_instances_in_time_order(qtbot, demo):
     starts = []
     for _ in range(3):
         controller.panel.next_button.click()
-        t0, t1 = window.timeline.view_range()
-        selected = window.timeline.selected_event()
+        t0, t1 = window.timeline.state.view_range()
+        selected = window.timeline.state.selected_event()
         start = selected.start_ns + window.binding.offsets_ns()[selected.report_index]
         assert t0 <= start < t1
         starts.append(start)
@@ -140,14 +140,32 @@ def test_next_previous_step_through_instances_in_time_order(qtbot, demo):
     assert controller.highlighter.position() == 1
 
 
+def test_other_reports_drop_the_instance_count_of_the_last_ones(qtbot, demo, demo_paths):
+    # The kernels tab of a newly opened report read '35 / 40': an op of the reports closed.
+    window, controller = demo
+    name = controller.panel.current_frame()["name"].iloc[0]
+    with qtbot.waitSignal(controller.instances_changed, timeout=JOB_TIMEOUT_MS):
+        controller.panel.select_name(name)
+    controller.panel.next_button.click()
+    assert controller.panel.instance_label.text().startswith("1 / ")
+    window.close_all_reports()
+    wait_idle(qtbot, window)
+    window.open_paths(demo_paths[:1])
+    wait_idle(qtbot, window)
+    qtbot.waitUntil(lambda: bool(window.binding.tracks()), timeout=LOAD_TIMEOUT_MS)
+    assert controller.panel.instance_label.text() == ""
+    assert controller.highlighter.position() == -1
+    assert controller.highlighter.instances().empty
+
+
 def test_double_click_zooms_to_the_longest_instance(qtbot, demo):
     window, controller = demo
     with qtbot.waitSignal(controller.instances_changed, timeout=JOB_TIMEOUT_MS):
         controller.highlighter.zoom_to_longest(SLOW_KERNEL_NAME, "kernels")
     kernels = _kernel_frame(window)
     longest = kernels[kernels["name"] == SLOW_KERNEL_NAME]["duration_ns"].max()
-    assert window.timeline.selected_event().duration_ns == longest
-    t0, t1 = window.timeline.view_range()
+    assert window.timeline.state.selected_event().duration_ns == longest
+    t0, t1 = window.timeline.state.view_range()
     assert t1 - t0 < 5 * longest
 
 
@@ -163,7 +181,7 @@ def test_outliers_tab_starts_with_the_planted_kernels_then_the_straggler(qtbot, 
     after = frame.iloc[len(planted) : len(planted) + 20]
     assert set(after["report"]) == {f"rank{STRAGGLER_RANK}.sqlite"}
     # Marks are on the timeline for the worst instances.
-    marked = {(m.report_index, m.start_ns) for m in window.timeline._marks}
+    marked = {(m.report_index, m.start_ns) for m in window.timeline.state.marks()}
     assert {(int(r[4]), s) for r, s in planted} <= marked
 
 
@@ -177,7 +195,7 @@ def test_selecting_an_outlier_shows_it_with_its_row(qtbot, demo):
         controller.focus_outlier(record)
         offset = window.binding.offsets_ns()[int(record["report_index"])]
         start = int(record["start_ns"]) + offset
-        t0, t1 = window.timeline.view_range()
+        t0, t1 = window.timeline.state.view_range()
         assert t0 <= start
         assert start + int(record["duration_ns"]) <= t1
         assert t1 - t0 < 10 * int(record["duration_ns"])
@@ -257,10 +275,10 @@ def test_a_burst_of_selections_ends_on_the_last_one(qtbot, demo, monkeypatch):
         return submit(func, channel)
 
     monkeypatch.setattr(window.runner, "submit", counting_submit)
-    lo, hi = window.timeline.full_range()
+    lo, hi = window.timeline.state.full_range()
     step = (hi - lo) // 40
     for i in range(12):  # as a drag: each move supersedes the previous request
-        window.timeline.select_time_range(lo + i * step, lo + (i + 10) * step)
+        window.timeline.state.select(lo + i * step, lo + (i + 10) * step)
     t0, t1 = lo + 11 * step, lo + 21 * step
     qtbot.waitUntil(
         lambda: (
@@ -289,11 +307,11 @@ def test_histogram_follows_the_table_as_the_selection_moves(qtbot, demo):
     name = "ampere_sgemm_128x64_nt"
     with qtbot.waitSignal(controller.instances_changed, timeout=JOB_TIMEOUT_MS):
         controller.highlighter.activate_name(name, "kernels")
-    lo, hi = window.timeline.full_range()
+    lo, hi = window.timeline.state.full_range()
     for t0, t1 in [(lo + (hi - lo) // 3, lo + 3 * (hi - lo) // 4),
                    (lo + (hi - lo) // 3, lo + (hi - lo) // 2)]:  # fmt: skip
         with qtbot.waitSignal(controller.table_ready, timeout=JOB_TIMEOUT_MS):
-            window.timeline.select_time_range(t0, t1)
+            window.timeline.state.select(t0, t1)
         qtbot.waitUntil(lambda: not controller.table.is_running(), timeout=JOB_TIMEOUT_MS)
         row = controller.panel.current_frame().set_index("name").loc[name]
         kernels = _kernel_frame(window)
@@ -302,7 +320,7 @@ def test_histogram_follows_the_table_as_the_selection_moves(qtbot, demo):
         assert row["count"] == len(inside)
         assert _histogram_count(controller) == len(inside)
         title = controller.panel.histogram._title.text()
-        assert f"({len(inside):,} instances)" in title
+        assert title.startswith(f"{len(inside):,} instances of ")
 
 
 @requires_shared
@@ -365,7 +383,7 @@ def test_the_count_beside_next_follows_a_selected_range_as_the_histogram_does(qt
 
 
 def test_the_histogram_and_its_count_leave_with_the_summaries(qtbot, demo):
-    from strata.viewer.stats_panel import COLLECTIVES_TAB, DIFF_TAB, EXPERT_TAB, OUTLIERS_TAB
+    from strata.app.stats_tabs import COLLECTIVES_TAB, DIFF_TAB, EXPERT_TAB, OUTLIERS_TAB
 
     window, controller = demo
     panel = controller.panel

@@ -59,7 +59,7 @@ def _open_gated(qtbot, make_window, demo_paths, monkeypatch):
 
     gate = _Gate(monkeypatch)
     window = make_window()
-    controller = install_stats_panel(window)
+    controller = install_stats_panel(window.context)
     ticks = _ticking(qtbot, controller)
     window.open_paths(demo_paths)
     status = controller.panel.status_label
@@ -82,9 +82,9 @@ def test_the_one_shot_answer_comes_first_then_the_index_gives_the_same(
     unindexed = controller.panel.current_frame().copy()
     assert unindexed["count"].sum() == sum(len(r.kernels) for r in window.binding.shown_reports())
     # A selection is answered at once too, while the index still waits.
-    lo, hi = window.timeline.full_range()
+    lo, hi = window.timeline.state.full_range()
     t0, t1 = lo + (hi - lo) // 3, lo + (hi - lo) // 2
-    window.timeline.select_time_range(t0, t1)
+    window.timeline.state.select(t0, t1)
     qtbot.waitUntil(lambda: not controller.table.is_running() and "unindexed" in status.text()
                     and controller.panel.scope().range_mode == "selection",
                     timeout=JOB_TIMEOUT_MS)  # fmt: skip

@@ -17,7 +17,7 @@ def _render_pins(monkeypatch: pytest.MonkeyPatch, tmp_path, paths, pattern: str)
     seen: list[list[str]] = []
 
     def _encoded(widget, _size, _format) -> bytes:
-        seen.append(widget.pinned_keys())
+        seen.append(widget.state.pinned_keys())
         return b""
 
     monkeypatch.setattr(render_cli, "_encoded", _encoded)
@@ -37,7 +37,7 @@ def test_gui_and_render_pin_the_same_rows(
     window.open_paths(VECTOR_ADD)
     wait_idle(qtbot, window)
     assert window.pin_by_name(pattern) > 0
-    gui = window.timeline.pinned_keys()
+    gui = window.timeline.state.pinned_keys()
     assert sorted(_render_pins(monkeypatch, tmp_path, VECTOR_ADD, pattern)) == sorted(gui)
     # Only rows whose own label matches: no row pinned for its thread's or GPU's name.
     labels = {t.key: t.label for t in window.binding.tracks()}

@@ -73,7 +73,7 @@ def test_kernel_rows_are_drawn_before_the_load_ends_and_the_view_survives(
     api_row = next(t.key for t in whole.tracks() if t.kind == "cuda_api")
     settings.set_pinned_keys([report.resolve()], [api_row])
     window = make_window()
-    controller = install_stats_panel(window)
+    controller = install_stats_panel(window.context)
     ticks = []
     timer = QTimer()
     timer.timeout.connect(lambda: ticks.append(1))
@@ -103,20 +103,20 @@ def test_kernel_rows_are_drawn_before_the_load_ends_and_the_view_survives(
     # The user pans, zooms, pins and selects while the rest streams in.
     timeline = window.timeline
     kernel_row = next(t.key for t in window.binding.tracks() if t.kind == "gpu_stream")
-    timeline.pin(kernel_row)
-    lo, hi = timeline.full_range()
+    timeline.state.pin(kernel_row)
+    lo, hi = timeline.state.full_range()
     view = (lo + (hi - lo) // 4, lo + (hi - lo) // 2)
-    timeline.set_view_range(*view)
-    timeline.select_time_range(view[0], view[0] + (view[1] - view[0]) // 2)
-    selection = timeline.time_selection()
+    timeline.state.set_view_range(*view)
+    timeline.state.select(view[0], view[0] + (view[1] - view[0]) // 2)
+    selection = timeline.state.time_selection()
 
     held_cuda_api.set()
     qtbot.waitUntil(lambda: entry.state == LOADED, timeout=LOAD_TIMEOUT_MS)
     wait_idle(qtbot, window)
     assert entry.report.complete
-    assert timeline.pinned_keys() == [api_row, kernel_row]
-    assert tuple(timeline.view_range()) == view
-    assert timeline.time_selection() == selection
+    assert timeline.state.pinned_keys() == [api_row, kernel_row]
+    assert tuple(timeline.state.view_range()) == view
+    assert timeline.state.time_selection() == selection
 
     # The same rows and slice tables as a report loaded whole.
     assert [t.key for t in window.binding.tracks()] == [t.key for t in whole.tracks()]
@@ -160,10 +160,10 @@ def test_the_first_kernels_are_drawn_while_their_table_is_read(
     qtbot.wait(100)
     assert len(ticks) > before
     timeline = window.timeline
-    lo, hi = timeline.full_range()
-    timeline.set_view_range(lo, lo + (hi - lo) // 3)
+    lo, hi = timeline.state.full_range()
+    timeline.state.set_view_range(lo, lo + (hi - lo) // 3)
     timeline.grab()  # paints the partial rows
-    assert tuple(timeline.view_range()) == (lo, lo + (hi - lo) // 3)
+    assert tuple(timeline.state.view_range()) == (lo, lo + (hi - lo) // 3)
     assert entry.state == LOADING
 
     held_kernels.set()
@@ -172,7 +172,7 @@ def test_the_first_kernels_are_drawn_while_their_table_is_read(
     timer.stop()
     kernels = len(entry.report.tables["kernels"])
     assert _kernel_events_drawn(window, ("kernels",)) == kernels > SMALL_LEAD_ROWS
-    assert tuple(timeline.view_range()) == (lo, lo + (hi - lo) // 3)
+    assert tuple(timeline.state.view_range()) == (lo, lo + (hi - lo) // 3)
 
 
 @requires_shared

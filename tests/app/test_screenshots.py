@@ -11,7 +11,17 @@ def test_the_script_saves_each_view_of_the_demo(qapp, tmp_path) -> None:
     written = take_screenshots(tmp_path, real_dir=None)
     assert [p.name for p in written] == [
         f"{n}.png"
-        for n in ("search", "events", "details", "area", "expert", "collectives", "diff", "ops")
+        for n in (
+            "screenshot",
+            "search",
+            "events",
+            "details",
+            "area",
+            "expert",
+            "collectives",
+            "diff",
+            "ops",
+        )
     ]
     for path in written:
         image = QImage(str(path))

@@ -18,7 +18,7 @@ def searching(qtbot, make_window, demo_reports):
 
     window = make_window()
     open_shown(qtbot, window, demo_reports)
-    controller = install_search(window)
+    controller = install_search(window.context)
     return window, controller
 
 
@@ -51,21 +51,21 @@ def test_ctrl_f_opens_the_bar_and_enter_steps_through_matches(qtbot, searching) 
     assert controller.bar.count_label.text() == f"{len(expected):,} matches"
 
     qtbot.keyClick(controller.bar.field, Qt.Key.Key_Return)
-    selected = window.timeline.selected_event()
+    selected = window.timeline.state.selected_event()
     offset = window.binding.offsets_ns()[selected.report_index]
     assert selected.table == "kernels"
     assert selected.start_ns + offset == expected[0]
-    t0, t1 = window.timeline.view_range()
+    t0, t1 = window.timeline.state.view_range()
     assert t0 < expected[0] < t1
     assert abs((t0 + t1) // 2 - (selected.start_ns + selected.end_ns) // 2 - offset) <= 1
     assert controller.bar.count_label.text() == f"1 / {len(expected):,}"
 
     qtbot.keyClick(controller.bar.field, Qt.Key.Key_Return)
-    second = window.timeline.selected_event()
+    second = window.timeline.state.selected_event()
     assert second.start_ns + window.binding.offsets_ns()[second.report_index] == expected[1]
     qtbot.keyClick(controller.bar.field, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
     qtbot.keyClick(controller.bar.field, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
-    last = window.timeline.selected_event()
+    last = window.timeline.state.selected_event()
     assert last.start_ns + window.binding.offsets_ns()[last.report_index] == expected[-1]
     assert window.timeline.state.search().current == len(expected) - 1
 
@@ -74,7 +74,7 @@ def test_matches_stand_out_and_others_are_dimmed(qtbot, searching) -> None:
     window, controller = searching
     controller.open_search()
     _type(qtbot, controller, SLOW_KERNEL_SHORT_NAME)
-    highlights = window.timeline._highlights
+    highlights = window.timeline.state.highlights()
     kernels = highlights[(0, "kernels")]
     report = window.binding.shown_reports()[0]
     names = report.strings.lookup(report.kernels["short_name_id"]).astype(str)
@@ -83,7 +83,7 @@ def test_matches_stand_out_and_others_are_dimmed(qtbot, searching) -> None:
     )
     assert not highlights[(0, "cuda_api")].any()  # no API call has that name: all dimmed
     controller.close()
-    assert window.timeline._highlights == {}
+    assert window.timeline.state.highlights() == {}
     assert not controller.bar.isVisible()
 
 

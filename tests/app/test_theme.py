@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.app.conftest import small_real, wait_idle
-from tests.conftest import requires_shared
 from strata.viewer.render import render_to_image
 from strata.viewer.style import DARK, LIGHT, REPORT_COLORS
+from tests.app.conftest import small_real, wait_idle
+from tests.conftest import requires_shared
 
 
 @pytest.fixture

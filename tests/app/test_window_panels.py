@@ -17,17 +17,17 @@ from tests.helpers import sql_rows
 pytestmark = requires_shared
 
 CTRL_SHIFT = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
-#: Every dock of the window: the main window's own two and the four _install_panels adds.
+#: Every dock of the window: the main window's own two and the four install_panels adds.
 PANELS = {"Reports", "Event Details", "Statistics", "Call tree", "Events"}
 
 
 @pytest.fixture
 def window(qtbot, make_window):
     """The application's window (app.gui's panels) on a small real report, active."""
-    from strata.app.gui import _install_panels
+    from strata.app.gui import install_panels
 
     window = make_window()
-    _install_panels(window)
+    install_panels(window)
     window.open_paths([small_real(0)])
     wait_idle(qtbot, window)
     qtbot.waitUntil(lambda: bool(window.binding.tracks()), timeout=LOAD_TIMEOUT_MS)
@@ -46,14 +46,14 @@ def _kernel_in_context(window, context: int = 4):
     )
     start, end, stream = row[:3]
     timeline = window.timeline
-    key = next(t.key for t in timeline.tracks() if t.label == f"Stream {stream}")
-    offset = timeline.offsets()[0]
+    key = next(t.key for t in timeline.state.tracks() if t.label == f"Stream {stream}")
+    offset = timeline.state.offsets_ns()[0]
     span = end - start
-    timeline.set_view_range(start + offset - context * span, end + offset + context * span)
+    timeline.state.set_view_range(start + offset - context * span, end + offset + context * span)
     timeline.scroll_to_track(key)
     y, h = timeline.row_rect(key)
     point = QPoint(int(timeline.x_of((start + end) // 2 + offset)), y + h // 2)
-    v0, v1 = timeline.view_range()
+    v0, v1 = timeline.state.view_range()
     return point, row, (v0 - offset, v1 - offset)
 
 
@@ -113,7 +113,7 @@ def test_show_in_events_view_lists_the_row_around_the_event(qtbot, window) -> No
     expected = _stream_events(stream, v0, v1)
     assert controller.view.model.rowCount() == expected > 1
     assert _listed_event(controller) == ("kernels", ref.index)
-    assert timeline.selected_event() == ref
+    assert timeline.state.selected_event() == ref
 
 
 def test_the_events_view_and_the_timeline_follow_each_other(qtbot, window, tmp_path, monkeypatch):
@@ -128,13 +128,13 @@ def test_the_events_view_and_the_timeline_follow_each_other(qtbot, window, tmp_p
             qtbot.mouseMove(timeline, QPoint(x, point.y()))
         qtbot.mouseRelease(timeline, Qt.MouseButton.LeftButton, CTRL_SHIFT, QPoint(x1, point.y()))
     selection = timeline.state.selection()
-    offset = timeline.offsets()[0]
+    offset = timeline.state.offsets_ns()[0]
     expected = _stream_events(stream, selection.t0_ns - offset, selection.t1_ns - offset)
     view = controller.view
     assert view.model.rowCount() == expected > 1
     # A click on the kernel on the timeline: the table moves to its line, which has its grid.
     qtbot.mouseClick(timeline, Qt.MouseButton.LeftButton, pos=point)
-    ref = timeline.selected_event()
+    ref = timeline.state.selected_event()
     assert (ref.table, ref.start_ns) == ("kernels", start)
     assert _listed_event(controller) == ("kernels", ref.index)
     details = view.table.currentIndex().siblingAtColumn(6).data()
@@ -145,9 +145,9 @@ def test_the_events_view_and_the_timeline_follow_each_other(qtbot, window, tmp_p
     view.table.scrollTo(index)
     qtbot.mouseClick(view.table.viewport(), Qt.MouseButton.LeftButton,
                      pos=view.table.visualRect(index).center())  # fmt: skip
-    picked = timeline.selected_event()
+    picked = timeline.state.selected_event()
     assert (picked.table, picked.index) == _listed_event(controller) != ("kernels", ref.index)
-    t0, t1 = timeline.view_range()
+    t0, t1 = timeline.state.view_range()
     assert abs((t0 + t1) // 2 - ((picked.start_ns + picked.end_ns) // 2 + offset)) <= 1
     # Export CSV… writes the lines listed, in the table's order.
     target = tmp_path / "events.csv"
@@ -180,12 +180,12 @@ def test_timeline_keys_and_ctrl_f_work_whichever_panel_has_the_focus(qtbot, wind
         dock.show()
         dock.raise_()
         _focus(qtbot, widget)
-        t0, t1 = timeline.view_range()
+        t0, t1 = timeline.state.view_range()
         qtbot.keyClick(widget, Qt.Key.Key_W)
-        z0, z1 = timeline.view_range()
+        z0, z1 = timeline.state.view_range()
         assert z1 - z0 < t1 - t0, name
         qtbot.keyClick(widget, Qt.Key.Key_A)
-        assert timeline.view_range()[0] < z0, name
+        assert timeline.state.view_range()[0] < z0, name
         assert widget.hasFocus(), name
     # Ctrl+F from a table opens the search with the cursor in its field.
     bar = window.search_controller.bar
@@ -211,7 +211,7 @@ def test_collapse_all_and_expand_all_from_the_keyboard(qtbot, window) -> None:
     qtbot.keyClick(table, Qt.Key.Key_C, CTRL_SHIFT)
     folded = _rows(timeline)
     # The report folds down to its sections: its title and one header per section.
-    sections = {t.group[:2] for t in timeline.tracks() if len(t.group) >= 2}
+    sections = {t.group[:2] for t in timeline.state.tracks() if len(t.group) >= 2}
     assert [kind for kind, _label, _path in folded] == ["report"] + ["group"] * len(sections)
     assert {path for kind, _label, path in folded if kind == "group"} == sections
     qtbot.keyClick(table, Qt.Key.Key_E, CTRL_SHIFT)
@@ -267,7 +267,7 @@ def test_help_lists_every_shortcut_and_about_names_the_version(qtbot, window, mo
 def test_every_tab_keeps_the_panel_width_and_the_histogram_follows_the_theme(
     qtbot, window, qapp
 ) -> None:
-    from strata.viewer.stats_panel import TABS
+    from strata.app.stats_tabs import TABS
 
     palette, sheet = qapp.palette(), qapp.styleSheet()
     stats = window.stats_controller

@@ -20,7 +20,7 @@ CASES = {
     "outliers top negative": ("outliers {R} --top -3", "--top must be 1 or more"),
     "outliers top text": ("outliers {R} --top many", "invalid int value"),
     "outliers kinds": ("outliers {R} --kinds frames", "unknown kind"),
-    "outliers kinds empty": ("outliers {R} --kinds ,", "unknown kind"),
+    "outliers kinds empty": ("outliers {R} --kinds ,", "no kind given"),
     "stats timeunit": ("stats {R} --timeunit parsec", "unknown time unit"),
     "stats timeunit empty": ("stats {R} --timeunit ''", "unknown time unit"),
     "stats unknown summary": ("stats {R} -r cuda_gpu_kern_summ", "unknown stats report"),
@@ -150,9 +150,28 @@ def test_render_cuts_a_range_partly_past_the_trace_with_a_note(
     assert out.read_bytes()[:4] == b"\x89PNG"
 
 
-def test_render_range_without_units_says_they_are_ns(capsys) -> None:
-    assert main(["render", "x.sqlite", "-o", "x.png", "--range", "1:1.2"]) == 2
-    assert "a number without a unit is ns" in one_line(capsys.readouterr().err)
+@pytest.mark.parametrize(
+    ("command", "given", "meant"),
+    [
+        ("render", "0.5:0.8", "0.5s:0.8s"),
+        ("render", "1.2:1.5s", "1.2s:1.5s"),
+        ("render", "0:250ms", None),  # zero needs no unit
+        ("calltree", "100:300ms", "100ms:300ms"),
+        ("calltree", "1000000:2000000", "1000000ns:2000000ns"),
+    ],
+)
+def test_a_range_without_units_is_refused_with_them_added(command, given, meant, capsys) -> None:
+    out = ["-o", "x.png"] if command == "render" else []
+    status = main([command, "missing.sqlite", *out, "--range", given])
+    line = one_line(capsys.readouterr().err)
+    if meant is None:  # refused for the missing report, not for the range
+        assert "a time needs a unit" not in line
+        return
+    assert status == 2
+    assert line == (
+        f"strata: {command}: --range '{given}': a time needs a unit; did you mean {meant}? "
+        "(ns, us, ms or s)"
+    )
 
 
 @pytest.mark.parametrize("command", ["info", "stats", "outliers", "recipe", "render"])

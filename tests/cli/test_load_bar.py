@@ -90,3 +90,14 @@ def test_pipe_gets_the_result_only(report: Path) -> None:
     assert proc.stdout.startswith("r.sqlite\n  path:")
     assert "\r" not in proc.stdout
     assert "\x1b" not in proc.stdout
+
+
+def test_recipe_draws_its_bar_on_a_terminal_only(report: Path, tmp_path: Path) -> None:
+    argv = ["recipe", "nvtx_sum", "--mode", "serial", "--input", str(report)]
+    status, text = _run_on_terminal(*argv, "--output", str(tmp_path / "tty"))
+    assert status == 0, text
+    assert "\rnvtx_sum [" in text
+    proc = run_cli(*argv, "--output", str(tmp_path / "pipe"), timeout_s=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "\r" not in proc.stderr  # a log gets no frames
+    assert "nvtx_sum [" not in proc.stderr

@@ -162,7 +162,7 @@ def test_verbose_before_a_sub_command_runs_it(inputs: Path) -> None:
 )
 def test_verbosity_before_report_paths_opens_the_gui(argv, gui_argv, monkeypatch) -> None:
     seen = []
-    monkeypatch.setattr(strata.app.gui, "run_gui", lambda args: seen.append(args) or 0)
+    monkeypatch.setattr(strata.app.gui, "run_gui", lambda args, **_options: seen.append(args) or 0)
     assert main(argv) == 0
     assert seen == [gui_argv]
 

@@ -40,8 +40,7 @@ def test_recipe_writes_tables_plots_summary_and_names_the_skipped_file(
     captured = capsys.readouterr()
     assert "cuda_gpu_kern_sum: 2 names over 3 reports" in captured.out
     assert f"output in {out}" in captured.out
-    assert "4/4" in captured.err  # the progress bar reached the end
-    assert "\r" in captured.err
+    assert "\r" not in captured.err  # not a terminal: no progress bar
     assert f"strata: {ranks / 'rank3.sqlite'}: truncated" in captured.err
     all_stats = pd.read_parquet(out / "all_stats.parquet").set_index("Name")
     assert all_stats.loc["k", "Total Time"] == 100 + 200 + 300
@@ -117,7 +116,7 @@ def test_dask_mode_from_the_cli_matches_serial_and_keeps_dask_quiet(
     """The CLI's own case: a fresh single-threaded driver, workers forked, Dask's INFO silent."""
     pytest.importorskip("distributed", reason="needs dask.distributed")
     outs = {}
-    for mode in ("serial", "dask"):
+    for mode in ("serial", "dask-futures"):  # nsys's name of the Dask mode
         outs[mode] = tmp_path / mode
         proc = run_cli(
             "recipe", "cuda_gpu_kern_sum", "--input", str(ranks), "--output", str(outs[mode]),
@@ -129,7 +128,7 @@ def test_dask_mode_from_the_cli_matches_serial_and_keeps_dask_quiet(
         assert len(lines) == 1, lines
         assert lines[0].startswith(f"strata: {ranks / 'rank3.sqlite'}: ")
     pd.testing.assert_frame_equal(
-        pd.read_parquet(outs["dask"] / "all_stats.parquet"),
+        pd.read_parquet(outs["dask-futures"] / "all_stats.parquet"),
         pd.read_parquet(outs["serial"] / "all_stats.parquet"),
     )
 
@@ -161,3 +160,103 @@ def test_file_names_that_are_not_utf8_reach_every_output_escaped(tmp_path, recip
     assert manifest["Files"] == ["r\\xff\\xfe.sqlite"]
     files = pd.read_parquet(out / "files.parquet")
     assert files["File"].tolist() == ["r\\xff\\xfe.sqlite"]
+
+
+# -- nsys's spellings ------------------------------------------------------------------------------
+
+
+def test_nsys_mode_names_run_as_strata_modes(
+    ranks: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    done = {}
+    for mode, own in (("none", "serial"), ("concurrent", "processes")):
+        out = tmp_path / mode
+        argv = ["recipe", "cuda_gpu_kern_sum", "--input", str(ranks), "--output", str(out)]
+        assert main([*argv, "--mode", mode, "--workers", "2", "--quiet"]) == 1
+        assert json.loads((out / "recipe.json").read_text())["Mode"] == own
+        done[mode] = pd.read_parquet(out / "all_stats.parquet")
+    pd.testing.assert_frame_equal(done["none"], done["concurrent"])
+    capsys.readouterr()
+
+
+def test_nsys_concurrent_environment_sets_the_workers(
+    ranks: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # nsys passes NSYS_CONCURRENT_* to its ProcessPoolExecutor (max_workers); --workers wins.
+    monkeypatch.setenv("NSYS_CONCURRENT_MAX_WORKERS", "2")
+    base = ["recipe", "nvtx_sum", "--input", str(ranks), "--quiet", "--mode", "concurrent"]
+    assert main([*base, "--output", str(tmp_path / "env")]) == 1
+    assert json.loads((tmp_path / "env" / "recipe.json").read_text())["Workers"] == 2
+    assert main([*base, "--output", str(tmp_path / "opt"), "--workers", "3"]) == 1
+    assert json.loads((tmp_path / "opt" / "recipe.json").read_text())["Workers"] == 3
+    monkeypatch.setenv("NSYS_CONCURRENT_MAX_WORKERS", "zero")
+    assert main([*base, "--output", str(tmp_path / "bad")]) == 2
+
+
+def test_nsys_dask_environment_names_the_cluster(monkeypatch: pytest.MonkeyPatch) -> None:
+    import argparse
+
+    from strata.app.cli.recipe import _mode_settings
+
+    def settings(**given):
+        args = {"mode": "dask-futures", "workers": None, "scheduler": None}
+        return _mode_settings(argparse.Namespace(**{**args, "scheduler_file": None, **given}))
+
+    monkeypatch.setenv("NSYS_DASK_ADDRESS", "tcp://head:8786")
+    monkeypatch.setenv("NSYS_DASK_N_WORKERS", "3")
+    monkeypatch.setenv("NSYS_CONCURRENT_MAX_WORKERS", "5")  # another mode's: not read
+    got = settings()
+    assert (got["mode"], got["scheduler"], got["workers"]) == ("dask", "tcp://head:8786", 3)
+    # An option wins, and a scheduler file given leaves the address out.
+    assert settings(scheduler_file="s.json")["scheduler"] is None
+    assert settings(workers=1)["workers"] == 1
+    monkeypatch.delenv("NSYS_DASK_ADDRESS")
+    monkeypatch.setenv("NSYS_DASK_SCHEDULER_FILE", "/tmp/sched.json")
+    assert settings()["scheduler_file"] == "/tmp/sched.json"
+    assert settings(mode="none")["workers"] is None
+
+
+def test_output_name_substitutions(
+    ranks: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    import socket
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("STRATA_TEST_USER", "ada")
+    monkeypatch.delenv("STRATA_TEST_UNSET", raising=False)
+    base = ["recipe", "nvtx_sum", "--input", str(ranks / "rank0.sqlite"), "--mode", "none"]
+    assert main([*base, "--output", "out_%q{STRATA_TEST_USER}_%h"]) == 0
+    assert (tmp_path / f"out_ada_{socket.gethostname()}" / "recipe.json").is_file()
+    capsys.readouterr()
+    for _ in range(2):  # %n: the first free number
+        assert main([*base, "--output", "run_%n_%q{STRATA_TEST_UNSET}", "--quiet"]) == 0
+    assert (tmp_path / "run_1_%q{STRATA_TEST_UNSET}").is_dir()
+    assert (tmp_path / "run_2_%q{STRATA_TEST_UNSET}").is_dir()
+    assert main([*base, "--output", "x_%q{STRATA_TEST_UNSET}"]) == 0
+    err = capsys.readouterr().err
+    assert "WARNING: Environment variable 'STRATA_TEST_UNSET' is not set." in err
+    assert main([*base, "--output", "100%"]) == 2
+    assert "lone '%'" in capsys.readouterr().err
+    assert not (tmp_path / "100%").exists()
+
+
+def test_nsys_recipe_options_are_taken_or_refused_in_one_line(
+    ranks: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = ["--input", str(ranks / "rank0.sqlite"), "--mode", "none", "--quiet"]
+    out = tmp_path / "kern"
+    argv = ["recipe", "cuda_gpu_kern_sum", *base, "--csv", "--base", "--start", "0"]
+    assert main([*argv, "--end", "15000", "--output", str(out)]) == 0
+    assert (out / "all_stats.csv").is_file()
+    assert (out / "stats.ipynb").is_file()
+    capsys.readouterr()
+    for args, option in (
+        (["nvtx_sum", "--rows", "5"], "--rows"),
+        (["nvtx_sum", "--nvtx", "step"], "--nvtx"),
+        (["cuda_api_sum", "--mangled"], "--mangled"),
+    ):
+        assert main(["recipe", args[0], *base, *args[1:], "--output", str(tmp_path / "x")]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1
+        assert f"does not take {option}" in err[0]
+    assert not (tmp_path / "x").exists()

@@ -14,10 +14,10 @@ from strata.analysis.errors import StrataError
 from strata.analysis.schema import tid_of
 from strata.app.cli import main
 from strata.app.cli.render import parse_range, parse_size, parse_time_ns
+from strata.viewer.style import DARK, name_argb
 from tests.cli.conftest import plant
 from tests.conftest import REAL_DIR, ROOT, fingerprint, requires_shared
 from tests.helpers import sql_rows
-from strata.viewer.style import DARK, name_argb
 
 CONCURRENT = REAL_DIR / "extra-p__extrap__concurrent.s1__profile1.sqlite"
 SAXPY_MPI = REAL_DIR / "hpcgroup__pipit__saxpy-mpi-cuda_nsys_perlmutter0.sqlite"
@@ -42,7 +42,7 @@ def test_times_accept_units(text, ns) -> None:
 def test_range_and_size_parse_or_refuse() -> None:
     assert parse_range("1s:1.5s") == (1_000_000_000, 1_500_000_000)
     assert parse_size("800x600") == (800, 600)
-    for bad in ("1s", "2s:1s", "a:b"):
+    for bad in ("1s", "2s:1s", "a:b", "1:2", "0.5:0.8"):
         with pytest.raises(StrataError):
             parse_range(bad)
     for bad in ("800", "10x10", "axb"):
@@ -83,7 +83,7 @@ def test_render_pins_a_stream_and_shows_its_kernel(tmp_path, qapp) -> None:
             "--size",
             "1000x500",
             "--range",
-            f"{start - quarter}:{end + quarter}",
+            f"{start - quarter}ns:{end + quarter}ns",
             "--pin",
             f"Stream {stream}$",
         ]
@@ -133,7 +133,7 @@ def test_render_pins_the_thread_state_row(tmp_path, qapp) -> None:
     before = fingerprint(SAXPY_MPI)
     quarter = (end - start) // 4
     status = main(["render", str(SAXPY_MPI), "-o", str(out), "--size", "1000x400", "--range",
-                   f"{start + quarter}:{end - quarter}", "--pin",
+                   f"{start + quarter}ns:{end - quarter}ns", "--pin",
                    rf"\[{tid}\] / Thread state"])  # fmt: skip
     assert status == 0
     assert fingerprint(SAXPY_MPI) == before

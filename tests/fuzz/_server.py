@@ -1,7 +1,7 @@
 """The fuzz suite's fork server: imports Strata once, runs each job in a forked child.
 
 Started by :mod:`tests.fuzz.harness` as ``python -m tests.fuzz._server`` (``-m``, so that the
-repository root, not the installed package, is what ``import analysis`` finds). It reads one
+repository root, not the installed package, is what ``import strata.analysis`` finds). It reads one
 JSON job per line on stdin, forks, and answers one JSON line on stdout when the child has
 ended. The child calls ``app.cli.main(argv)`` for each step of the job, in process, with
 stdout and stderr captured, and appends one JSON line per step to the job's result file.

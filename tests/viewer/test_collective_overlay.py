@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from strata.analysis.collectives import OP_COLUMNS, match_collectives
-from strata.viewer.collective_overlay import DETAIL_MAX, CollectiveOverlay, plan_overlay
+from strata.viewer.state.collective_overlay import DETAIL_MAX, CollectiveOverlay, plan_overlay
 
 #: Rank 0's collectives run on track 17, rank 1's on track 23.
 TRACKS = (17, 23)

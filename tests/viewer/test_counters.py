@@ -11,13 +11,13 @@ from strata.analysis.counters import counter_value_at
 from strata.analysis.reportset import ReportSet
 from strata.analysis.slices import SliceTable
 from strata.analysis.tracks import METRICS_GROUP
-from tests.conftest import REAL_DIR, requires_shared
-from tests.helpers import run_cli
 from strata.viewer.events import describe_event
-from strata.viewer.lod import counter_strip, pixel_edges_ns
 from strata.viewer.render import render_to_image
 from strata.viewer.state import TimelineState
+from strata.viewer.state.lod import counter_strip, pixel_edges_ns
 from strata.viewer.timeline import TimelineWidget
+from tests.conftest import REAL_DIR, requires_shared
+from tests.helpers import run_cli
 
 METRICS = REAL_DIR / "ayush-os__nsight-systems-deep-dive__vector_add_profile_v3.sqlite"
 MEMORY = REAL_DIR / "extra-p__extrap__concurrent.s1__profile1.sqlite"
@@ -84,7 +84,7 @@ def _widget(qtbot, reports, size) -> TimelineWidget:
     widget = TimelineWidget()
     qtbot.addWidget(widget)
     widget.resize(*size)
-    widget.set_data(reports, reports.tracks(), alignment_offsets(list(reports)))
+    widget.state.set_data(reports, reports.tracks(), alignment_offsets(list(reports)))
     return widget
 
 
@@ -103,9 +103,9 @@ def _row_colors(image: QImage, widget: TimelineWidget, key: str) -> set[int]:
 def test_render_draws_metric_rows_and_their_folded_group(qtbot, load_report) -> None:
     reports = ReportSet([load_report(METRICS)])
     widget = _widget(qtbot, reports, (1400, 900))
-    widget.pin_matching("GR Active")
+    widget.state.pin_matching("GR Active")
     image = render_to_image(widget, (1400, 900))
-    (gr,) = [t for t in widget.tracks() if t.label == "GR Active"]
+    (gr,) = [t for t in widget.state.tracks() if t.label == "GR Active"]
     assert len(_row_colors(image, widget, gr.key)) > 2  # background and an area chart
     folded = [r for r in widget._layout.rows if r.kind == "group" and r.label == METRICS_GROUP]
     assert len(folded) == 1
@@ -117,11 +117,13 @@ def test_render_draws_metric_rows_and_their_folded_group(qtbot, load_report) -> 
 def test_render_draws_the_memory_row_and_its_tooltip_lists_the_event(qtbot, load_report) -> None:
     reports = ReportSet([load_report(MEMORY)])
     widget = _widget(qtbot, reports, (1400, 700))
-    (memory,) = [t for t in widget.tracks() if t.kind == "memory_usage"]
-    widget.pin(memory.key)
+    (memory,) = [t for t in widget.state.tracks() if t.kind == "memory_usage"]
+    widget.state.pin(memory.key)
     table = reports.slice_tables(0)["memory_usage"]
     peak = int(np.argmax(table.values))
-    widget.set_view_range(int(table.start_ns[0]) - 1_000_000, int(table.end_ns[peak]) + 1_000_000)
+    widget.state.set_view_range(
+        int(table.start_ns[0]) - 1_000_000, int(table.end_ns[peak]) + 1_000_000
+    )
     image = render_to_image(widget, (1400, 700))
     assert len(_row_colors(image, widget, memory.key)) > 2
     y, h = widget.row_rect(memory.key)
@@ -151,16 +153,16 @@ def test_panned_counter_rows_equal_a_fresh_paint(qtbot, load_report) -> None:
     def shown():
         reports = ReportSet([load_report(METRICS), load_report(MEMORY)])
         widget = _widget(qtbot, reports, (1200, 700))
-        widget.pin_matching("SM Active|GR Active|DRAM.*|Memory usage")
+        widget.state.pin_matching("SM Active|GR Active|DRAM.*|Memory usage")
         return widget
 
     first = shown()
-    lo, hi = first.full_range()
-    first.set_view_range(lo, lo + (hi - lo) // 3)
+    lo, hi = first.state.full_range()
+    first.state.set_view_range(lo, lo + (hi - lo) // 3)
     render_to_image(first, (1200, 700))
     for step in (0.05, 0.07, -0.11):
-        first.pan(step)
+        first.state.pan(step)
         render_to_image(first, (1200, 700))
     fresh = shown()
-    fresh.set_view_range(*first.view_range())
+    fresh.state.set_view_range(*first.state.view_range())
     assert render_to_image(first, (1200, 700)) == render_to_image(fresh, (1200, 700))

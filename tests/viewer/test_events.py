@@ -7,8 +7,8 @@ import sqlite3
 from strata.analysis.reportset import ReportSet
 from strata.analysis.timefmt import format_duration_ns
 from strata.analysis.tracks import build_slice_tables
-from tests.conftest import REAL_DIR, requires_shared
 from strata.viewer.events import describe_event, find_partner, pick_event
+from tests.conftest import REAL_DIR, requires_shared
 
 CONCURRENT = REAL_DIR / "extra-p__extrap__concurrent.s1__profile1.sqlite"
 

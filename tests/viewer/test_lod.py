@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from strata.analysis.tracks import SliceTable
-from strata.viewer.lod import PEAK_MIN_ALPHA, merge_strips, pixel_edges_ns, row_strip
+from strata.viewer.state.lod import PEAK_MIN_ALPHA, merge_strips, pixel_edges_ns, row_strip
 
 
 def _table(starts, ends, overlapping=False) -> SliceTable:
@@ -80,10 +80,10 @@ def test_lod_and_rows_import_no_qt() -> None:
     import ast
     from pathlib import Path
 
-    import strata.viewer.lod
-    import strata.viewer.rows
+    import strata.viewer.state.lod
+    import strata.viewer.state.rows
 
-    for module in (strata.viewer.lod, strata.viewer.rows):
+    for module in (strata.viewer.state.lod, strata.viewer.state.rows):
         tree = ast.parse(Path(module.__file__).read_text())
         names = {
             (n.module or "").split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
@@ -111,12 +111,12 @@ def test_compact_busy_prefix_is_the_int64_prefix(n: int, longest: int) -> None:
     assert table.busy_before(rows).dtype == np.int64
     np.testing.assert_array_equal(table.busy_before(rows), table.busy_prefix_ns())
     assert all(int(table.busy_before(k)) == int(table.busy_prefix_ns()[k]) for k in (0, n // 2, n))
-    base, offset = table._cache["busy_packed"]
+    base, offset = table.busy_blocks()
     assert (offset is None) == (longest >= 1 << 30)
 
 
 def test_spaced_labels_never_keep_two_that_overlap() -> None:
-    from strata.viewer.lod import spaced_labels
+    from strata.viewer.state.lod import spaced_labels
 
     rng = np.random.default_rng(3)
     x0 = rng.uniform(0, 1000, 400)

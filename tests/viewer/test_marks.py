@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from tests.conftest import requires_shared
-from tests.viewer.test_timeline import CONCURRENT, make_timeline  # noqa: F401 (a fixture)
 from strata.viewer.painter import MARK_CLUSTER_PX, cluster_marks
 from strata.viewer.render import render_to_image
+from tests.conftest import requires_shared
+from tests.viewer.test_timeline import CONCURRENT, make_timeline  # noqa: F401 (a fixture)
 
 
 def test_cluster_marks_groups_close_marks_of_one_row() -> None:
@@ -24,8 +24,8 @@ def test_many_outliers_on_a_thread_zoomed_out_are_a_few_counted_marks(
     widget = make_timeline(CONCURRENT)
     calls = load_report(CONCURRENT).tables["cuda_api"]  # 184 calls on one thread
     rows = np.arange(len(calls))
-    widget.fit(everything=True)
-    widget.set_highlights(None, marks=[(0, "cuda_api", int(r)) for r in rows])
+    widget.state.fit(everything=True)
+    widget.state.set_highlights(None, marks=[(0, "cuda_api", int(r)) for r in rows])
     image = render_to_image(widget, (1200, 700))
     clusters = widget._painter.mark_clusters
     assert sum(count for _x, _y, count in clusters) == len(rows)  # every mark is counted

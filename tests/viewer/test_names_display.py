@@ -12,10 +12,10 @@ import strata.viewer.chrome as chrome
 from strata.analysis.names import kernel_display_names
 from strata.analysis.reportset import ReportSet
 from strata.analysis.tracks import alignment_offsets
-from tests.conftest import REAL_DIR, requires_shared
 from strata.viewer.render import render_to_image
 from strata.viewer.stats_panel import OUTLIERS_TAB, StatsPanel, columns_for
 from strata.viewer.timeline import TimelineWidget
+from tests.conftest import REAL_DIR, requires_shared
 
 V3 = REAL_DIR / "ayush-os__nsight-systems-deep-dive__vector_add_profile_v3.sqlite"
 V4 = REAL_DIR / "ayush-os__nsight-systems-deep-dive__vector_add_profile_v4.sqlite"
@@ -101,7 +101,7 @@ def timeline(qtbot, load_report):
     widget = TimelineWidget()
     qtbot.addWidget(widget)
     widget.resize(1000, 500)
-    widget.set_data(reports, ReportSet(reports).tracks(), alignment_offsets(reports))
+    widget.state.set_data(reports, ReportSet(reports).tracks(), alignment_offsets(reports))
     with qtbot.waitExposed(widget):
         widget.show()
     return widget
@@ -127,7 +127,7 @@ def test_same_prefix_report_rows_are_told_apart_and_cut_at_the_end(timeline, mon
     monkeypatch.setattr(chrome, "QFontMetrics", Spy)
     timeline.set_label_width(140)  # narrow: the full names do not fit
     first, _y = _report_row(timeline, V3.name)
-    timeline.set_collapsed(first.path, True)  # both report rows on screen
+    timeline.state.set_collapsed(first.path, True)  # both report rows on screen
     render_to_image(timeline, (1000, 500))
     assert drawn
     assert {mode for _, mode in drawn if mode != Qt.TextElideMode.ElideLeft} == {
@@ -151,7 +151,7 @@ def test_label_column_can_be_dragged_wider(timeline, qtbot):
         qtbot.mouseRelease(timeline, Qt.MouseButton.LeftButton, pos=QPoint(start + 100, y))
     assert timeline.label_width() == start + 100
     assert signal.args == [start + 100]
-    assert timeline.time_at(start + 100) == timeline.view_range()[0]  # the time area moved
+    assert timeline.time_at(start + 100) == timeline.state.view_range()[0]  # the time area moved
 
 
 @requires_shared
@@ -169,3 +169,17 @@ def test_event_menu_cuts_a_long_name_at_the_end(timeline, monkeypatch):
     assert shown.endswith("…")
     assert FULL.startswith(shown.removesuffix("…"))
     menu.deleteLater()
+
+
+def test_the_name_column_takes_the_room_the_other_columns_leave(qtbot, panel) -> None:
+    frame = pd.DataFrame({"name": [FULL * 3, "k"], "total_ns": [5, 6], "count": [1, 2]})
+    panel.show_table("kernels", frame)
+    header = panel.table.horizontalHeader()
+    column = panel.model.column_of("name")
+    others = sum(header.sectionSize(c) for c in range(header.count()) if c != column)
+    narrow = header.sectionSize(column)
+    assert narrow < panel.table.fontMetrics().horizontalAdvance(FULL * 3)  # cut: too long
+    panel.resize(2000, 600)
+    # Wider: the name takes what the others leave (all of it here), never more than it needs.
+    qtbot.waitUntil(lambda: header.sectionSize(column) > narrow)
+    assert header.sectionSize(column) + others <= panel.table.viewport().width()

@@ -11,7 +11,6 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QGuiApplication, QImage
 
-from tests.conftest import REAL_DIR, requires_shared
 from strata.viewer.recipe_view import (
     PLOTS_TAB,
     SUMMARY_TAB,
@@ -19,6 +18,7 @@ from strata.viewer.recipe_view import (
     RecipeOutputWidget,
 )
 from strata.viewer.table_model import SORT_ROLE
+from tests.conftest import REAL_DIR, requires_shared
 
 #: The extra-p strong-scaling sweep: small reports, the same kernels at 1, 2 and 4 ranks.
 SWEEP = [REAL_DIR / f"extra-p__extrap__concurrent.s{s}__profile{s}.sqlite" for s in (1, 2, 4)]

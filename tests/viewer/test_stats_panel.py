@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QLabel
 
 from strata.viewer.state import Scope
 from strata.viewer.stats_panel import OWN_TABS, TABS, StatsPanel, columns_for
@@ -213,3 +213,29 @@ def test_a_2000_character_name_does_not_widen_the_dock(qtbot):
     index = panel.proxy.index(row, panel.model.column_of("name"))
     assert index.data(Qt.ItemDataRole.ToolTipRole) == long_name
     assert long_name in panel.histogram.title_text()
+
+
+def test_a_cut_status_line_never_shows_part_of_a_number(qtbot) -> None:
+    from strata.viewer.labels import ElidedLabel, elide_words
+
+    status = ("78 ops · 40 iterations (all aggregated), GPU utilization 91.4 %, "
+              "Tensor Core utilization 0.0 %, 1 piece of advice")  # fmt: skip
+    label = ElidedLabel(status)
+    qtbot.addWidget(label)
+    metrics = label.fontMetrics()
+    words = status.split()
+    for width in range(40, metrics.horizontalAdvance(status) + 20, 7):
+        shown = elide_words(status, metrics, width)
+        assert metrics.horizontalAdvance(shown) <= max(width, metrics.horizontalAdvance("…"))
+        if shown == status:
+            continue
+        # What is left reads as the status's first words, whole ('91.4', never '1.4' or '9').
+        kept = shown.removesuffix("…").split()
+        if len(kept) > 1:  # (a first word alone may be cut: it has nothing to fall back to)
+            whole = words[: len(kept)]
+            assert kept[:-1] == whole[:-1], (width, shown)
+            assert kept[-1].rstrip(",;:·") == whole[-1].rstrip(",;:·"), (width, shown)
+    label.resize(metrics.horizontalAdvance(status) // 2, 20)
+    label.show()
+    assert QLabel.text(label).endswith("…")
+    assert label.toolTip() == status

@@ -8,11 +8,11 @@ from PySide6.QtCore import QPoint, Qt
 
 from strata.analysis.reportset import ReportSet
 from strata.analysis.tracks import alignment_offsets
-from tests.conftest import REAL_DIR, real_reports, requires_shared
-from tests.helpers import sql_rows
 from strata.viewer.render import render_to_image
 from strata.viewer.style import name_argb
 from strata.viewer.timeline import TimelineWidget
+from tests.conftest import REAL_DIR, real_reports, requires_shared
+from tests.helpers import sql_rows
 
 CONCURRENT = REAL_DIR / "extra-p__extrap__concurrent.s1__profile1.sqlite"
 SERIAL = REAL_DIR / "ayush-os__nsight-systems-deep-dive__vector_add_profile_serial.sqlite"
@@ -27,7 +27,7 @@ def make_timeline(qtbot, load_report):
         widget = TimelineWidget()
         qtbot.addWidget(widget)
         widget.resize(*size)
-        widget.set_data(reports, ReportSet(reports).tracks(), alignment_offsets(reports))
+        widget.state.set_data(reports, ReportSet(reports).tracks(), alignment_offsets(reports))
         with qtbot.waitExposed(widget):
             widget.show()
         return widget
@@ -37,7 +37,7 @@ def make_timeline(qtbot, load_report):
 
 def test_row_tree_has_streams_levels_and_cores(make_timeline) -> None:
     widget = make_timeline(CONCURRENT, SERIAL)
-    tracks = widget.tracks()
+    tracks = widget.state.tracks()
     kinds = {t.kind for t in tracks}
     assert {"cpu", "cuda_api", "nvtx", "osrt", "samples", "gpu_all", "gpu_stream"} <= kinds
     streams = sql_rows(CONCURRENT, "SELECT DISTINCT streamId FROM CUPTI_ACTIVITY_KIND_KERNEL")
@@ -48,62 +48,62 @@ def test_row_tree_has_streams_levels_and_cores(make_timeline) -> None:
 
 def test_pinned_row_stays_visible_after_scrolling(make_timeline, qtbot) -> None:
     widget = make_timeline(CONCURRENT, SERIAL, size=(1000, 400))
-    last_stream = [t for t in widget.tracks() if t.kind == "gpu_stream"][-1]
-    first_core = next(t for t in widget.tracks() if t.kind == "cpu")
+    last_stream = [t for t in widget.state.tracks() if t.kind == "gpu_stream"][-1]
+    first_core = next(t for t in widget.state.tracks() if t.kind == "cpu")
     with qtbot.waitSignal(widget.pins_changed):
-        widget.pin(last_stream.key)
-    assert widget.pinned_keys() == [last_stream.key]
+        widget.state.pin(last_stream.key)
+    assert widget.state.pinned_keys() == [last_stream.key]
     widget.scroll_rows(10_000)
     assert widget.scroll_offset() > 0
     assert last_stream.key in widget.visible_track_keys()
     assert widget.row_rect(last_stream.key)[0] < widget.height() // 2
     widget.scroll_rows(-10_000)
-    widget.unpin(last_stream.key)
-    assert widget.pinned_keys() == []
-    assert first_core.key not in widget.pinned_keys()
+    widget.state.unpin(last_stream.key)
+    assert widget.state.pinned_keys() == []
+    assert first_core.key not in widget.state.pinned_keys()
 
 
 def test_pin_by_name_pins_that_stream_of_every_report(make_timeline) -> None:
     widget = make_timeline(CONCURRENT, REAL_DIR / "extra-p__extrap__concurrent.s2__profile2.sqlite")
-    assert widget.pin_matching("Stream 14") == 2
-    pinned = widget.pinned_keys()
+    assert widget.state.pin_matching("Stream 14") == 2
+    pinned = widget.state.pinned_keys()
     assert all(k.endswith("/stream14") for k in pinned)
     assert {k.split("/")[0] for k in pinned} == {
         "extra-p__extrap__concurrent.s1__profile1.sqlite",
         "extra-p__extrap__concurrent.s2__profile2.sqlite",
     }
-    assert widget.pin_matching("Stream 14") == 0
+    assert widget.state.pin_matching("Stream 14") == 0
 
 
 def test_hide_and_collapse_remove_rows(make_timeline) -> None:
     widget = make_timeline(SERIAL)
-    core = next(t for t in widget.tracks() if t.kind == "cpu")
+    core = next(t for t in widget.state.tracks() if t.kind == "cpu")
     assert widget.row_rect(core.key) is not None
-    widget.set_hidden_keys([core.key])
+    widget.state.set_hidden_keys([core.key])
     assert widget.row_rect(core.key) is None
-    widget.set_hidden_keys([])
-    widget.set_collapsed(core.group, True)
+    widget.state.set_hidden_keys([])
+    widget.state.set_collapsed(core.group, True)
     assert widget.row_rect(core.key) is None
-    widget.set_collapsed(core.group, False)
+    widget.state.set_collapsed(core.group, False)
     assert widget.row_rect(core.key) is not None
 
 
 def test_keys_zoom_pan_fit_and_select(make_timeline, qtbot) -> None:
     widget = make_timeline(SERIAL)
-    t0, t1 = widget.view_range()
+    t0, t1 = widget.state.view_range()
     qtbot.keyClick(widget, Qt.Key.Key_W)
-    z0, z1 = widget.view_range()
+    z0, z1 = widget.state.view_range()
     assert z1 - z0 < t1 - t0
     qtbot.keyClick(widget, Qt.Key.Key_D)
-    d0, d1 = widget.view_range()
+    d0, d1 = widget.state.view_range()
     assert d0 > z0
     assert d1 - d0 == z1 - z0
     qtbot.keyClick(widget, Qt.Key.Key_A)
-    assert widget.view_range()[0] < d0
+    assert widget.state.view_range()[0] < d0
     qtbot.keyClick(widget, Qt.Key.Key_S)
-    assert widget.view_range()[1] - widget.view_range()[0] > z1 - z0
+    assert widget.state.view_range()[1] - widget.state.view_range()[0] > z1 - z0
     qtbot.keyClick(widget, Qt.Key.Key_F)
-    assert widget.view_range() == (t0, t1)
+    assert widget.state.view_range() == (t0, t1)
     x0, x1 = widget.theme.header_width_px + 100, widget.theme.header_width_px + 300
     with qtbot.waitSignal(widget.selection_changed):
         qtbot.mousePress(
@@ -113,13 +113,13 @@ def test_keys_zoom_pan_fit_and_select(make_timeline, qtbot) -> None:
         qtbot.mouseRelease(
             widget, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.ShiftModifier, QPoint(x1, 200)
         )
-    selection = widget.time_selection()
+    selection = widget.state.time_selection()
     assert selection is not None
     assert selection[0] < selection[1]
     qtbot.keyClick(widget, Qt.Key.Key_Z)
-    assert widget.view_range() == selection
+    assert widget.state.view_range() == selection
     qtbot.keyClick(widget, Qt.Key.Key_Escape)
-    assert widget.time_selection() is None
+    assert widget.state.time_selection() is None
 
 
 def _longest_kernel(path):
@@ -135,9 +135,9 @@ def _longest_kernel(path):
 def test_kernel_pixel_has_its_colour_and_gaps_are_background(make_timeline) -> None:
     widget = make_timeline(CONCURRENT)
     start, end, name, stream = _longest_kernel(CONCURRENT)
-    key = next(t.key for t in widget.tracks() if t.label == f"Stream {stream}")
+    key = next(t.key for t in widget.state.tracks() if t.label == f"Stream {stream}")
     duration = end - start
-    widget.set_view_range(start - duration, end + duration)
+    widget.state.set_view_range(start - duration, end + duration)
     image = render_to_image(widget, (1200, 700))
     y, h = widget.row_rect(key)
     x_mid = int(widget.x_of((start + end) // 2))
@@ -157,8 +157,8 @@ def test_kernel_pixel_has_its_colour_and_gaps_are_background(make_timeline) -> N
 def test_click_selects_kernel_and_its_launch_call(make_timeline, qtbot) -> None:
     widget = make_timeline(CONCURRENT)
     start, end, name, stream = _longest_kernel(CONCURRENT)
-    key = next(t.key for t in widget.tracks() if t.label == f"Stream {stream}")
-    widget.set_view_range(start - (end - start), end + (end - start))
+    key = next(t.key for t in widget.state.tracks() if t.label == f"Stream {stream}")
+    widget.state.set_view_range(start - (end - start), end + (end - start))
     y, h = widget.row_rect(key)
     with qtbot.waitSignal(widget.event_clicked) as blocker:
         qtbot.mouseClick(
@@ -170,7 +170,7 @@ def test_click_selects_kernel_and_its_launch_call(make_timeline, qtbot) -> None:
     assert event is not None
     assert event.source == "kernels"
     assert event.name == name
-    partner = widget.partner_event()
+    partner = widget.state.partner_event()
     corr = sql_rows(
         CONCURRENT,
         "SELECT correlationId FROM CUPTI_ACTIVITY_KIND_KERNEL "
@@ -189,19 +189,21 @@ def test_paint_soak_hundreds_of_random_frames(make_timeline) -> None:
     # every 7): 2000 cost 15 s of a suite that must stay under 10 minutes.
     widget = make_timeline(SERIAL, CONCURRENT, size=(900, 500))
     rng = np.random.default_rng(7)
-    lo, hi = widget.full_range()
-    widget.pin_matching("Stream")
+    lo, hi = widget.state.full_range()
+    widget.state.pin_matching("Stream")
     painted = []
     paint = widget._painter.paint
     widget._painter.paint = lambda p, frame: (painted.append(frame.t0_ns), paint(p, frame))
     for i in range(600):
         span = int((hi - lo) * 10 ** rng.uniform(-6, 0.1))
         t0 = int(lo + rng.uniform(-0.1, 1.0) * (hi - lo))
-        widget.set_view_range(t0, t0 + span)
+        widget.state.set_view_range(t0, t0 + span)
         if i % 20 == 0:
             widget.scroll_rows(int(rng.integers(-300, 300)))
         if i % 7 == 0:
-            widget.set_collapsed(widget.tracks()[i % len(widget.tracks())].group[:2], i % 2 == 0)
+            widget.state.set_collapsed(
+                widget.state.tracks()[i % len(widget.state.tracks())].group[:2], i % 2 == 0
+            )
         widget.repaint()
     assert widget.isVisible()
     assert len(painted) >= 600
@@ -211,18 +213,18 @@ def test_highlights_dim_other_events_of_the_table(make_timeline, load_report) ->
     widget = make_timeline(CONCURRENT)
     report = load_report(CONCURRENT)
     start, end, name, stream = _longest_kernel(CONCURRENT)
-    key = next(t.key for t in widget.tracks() if t.label == f"Stream {stream}")
+    key = next(t.key for t in widget.state.tracks() if t.label == f"Stream {stream}")
     duration = end - start
-    widget.set_view_range(start - duration, end + duration)
+    widget.state.set_view_range(start - duration, end + duration)
     kernels = report.tables["kernels"]
     row = int(((kernels["start_ns"] == start) & (kernels["end_ns"] == end)).nonzero()[0][0])
     y, h = widget.row_rect(key)
     x_mid = int(widget.x_of((start + end) // 2))
-    widget.set_highlights({(0, "kernels"): [row]})
+    widget.state.set_highlights({(0, "kernels"): [row]})
     kept = render_to_image(widget, (1200, 700)).pixel(x_mid, y + h // 2) & 0xFFFFFF
-    widget.set_highlights({(0, "kernels"): [row + 1 if row == 0 else row - 1]})
+    widget.state.set_highlights({(0, "kernels"): [row + 1 if row == 0 else row - 1]})
     dimmed = render_to_image(widget, (1200, 700)).pixel(x_mid, y + h // 2) & 0xFFFFFF
-    widget.set_highlights(None)
+    widget.state.set_highlights(None)
     plain = render_to_image(widget, (1200, 700)).pixel(x_mid, y + h // 2) & 0xFFFFFF
     assert kept == plain == name_argb(name) & 0xFFFFFF
     assert dimmed != plain
@@ -235,9 +237,9 @@ def test_collapsed_report_row_summarises_its_gpu(make_timeline) -> None:
     widget = make_timeline(CONCURRENT)
     start, end, _name, _stream = _longest_kernel(CONCURRENT)
     duration = end - start
-    widget.set_view_range(start - duration, end + duration)
-    report_name = widget.tracks()[0].group[0]
-    widget.set_collapsed((report_name,), True)
+    widget.state.set_view_range(start - duration, end + duration)
+    report_name = widget.state.tracks()[0].group[0]
+    widget.state.set_collapsed((report_name,), True)
     assert widget.visible_track_keys() == []
     image = render_to_image(widget, (1200, 700))
     y = widget.theme.ruler_height_px + widget.theme.report_height_px // 2
@@ -249,14 +251,14 @@ def test_outlier_marks_flag_an_event(make_timeline, load_report) -> None:
     widget = make_timeline(CONCURRENT)
     report = load_report(CONCURRENT)
     start, end, _name, stream = _longest_kernel(CONCURRENT)
-    key = next(t.key for t in widget.tracks() if t.label == f"Stream {stream}")
-    widget.set_view_range(start - (end - start), end + (end - start))
+    key = next(t.key for t in widget.state.tracks() if t.label == f"Stream {stream}")
+    widget.state.set_view_range(start - (end - start), end + (end - start))
     kernels = report.tables["kernels"]
     row = int(((kernels["start_ns"] == start) & (kernels["end_ns"] == end)).nonzero()[0][0])
     y, _h = widget.row_rect(key)
     x = int(round(widget.x_of(start)))
     before = render_to_image(widget, (1200, 700)).pixel(x, y + 2) & 0xFFFFFF
-    widget.set_highlights(None, marks=[(0, "kernels", row)])
+    widget.state.set_highlights(None, marks=[(0, "kernels", row)])
     after = render_to_image(widget, (1200, 700)).pixel(x, y + 2) & 0xFFFFFF
     assert after == widget.theme.outlier_mark & 0xFFFFFF
     assert before != after
@@ -269,8 +271,8 @@ def test_hover_shows_a_tooltip_with_name_and_duration(make_timeline, qtbot) -> N
 
     widget = make_timeline(CONCURRENT)
     start, end, name, stream = _longest_kernel(CONCURRENT)
-    key = next(t.key for t in widget.tracks() if t.label == f"Stream {stream}")
-    widget.set_view_range(start - (end - start), end + (end - start))
+    key = next(t.key for t in widget.state.tracks() if t.label == f"Stream {stream}")
+    widget.state.set_view_range(start - (end - start), end + (end - start))
     y, h = widget.row_rect(key)
     qtbot.mouseMove(widget, QPoint(int(widget.x_of((start + end) // 2)), y + h // 2))
     qtbot.waitUntil(lambda: name in QToolTip.text(), timeout=2000)
@@ -295,7 +297,7 @@ def test_wheel_zooms_about_the_cursor_and_drag_pans(make_timeline, qtbot) -> Non
     from PySide6.QtWidgets import QApplication
 
     widget = make_timeline(SERIAL)
-    t0, t1 = widget.view_range()
+    t0, t1 = widget.state.view_range()
     x = widget.theme.header_width_px + 200
     anchor = widget.time_at(x)
     event = QWheelEvent(
@@ -309,13 +311,13 @@ def test_wheel_zooms_about_the_cursor_and_drag_pans(make_timeline, qtbot) -> Non
         False,
     )
     QApplication.sendEvent(widget, event)
-    z0, z1 = widget.view_range()
+    z0, z1 = widget.state.view_range()
     assert z1 - z0 < t1 - t0
     assert abs(widget.time_at(x) - anchor) <= (z1 - z0) / widget.width()
     qtbot.mousePress(widget, Qt.MouseButton.LeftButton, pos=QPoint(x, 300))
     qtbot.mouseMove(widget, QPoint(x - 100, 300))
     qtbot.mouseRelease(widget, Qt.MouseButton.LeftButton, pos=QPoint(x - 100, 300))
-    p0, p1 = widget.view_range()
+    p0, p1 = widget.state.view_range()
     assert p0 > z0
     assert p1 - p0 == z1 - z0
 
@@ -323,12 +325,12 @@ def test_wheel_zooms_about_the_cursor_and_drag_pans(make_timeline, qtbot) -> Non
 def test_offsets_shift_a_report_on_the_shared_axis(make_timeline) -> None:
     widget = make_timeline(CONCURRENT)
     start, end, name, stream = _longest_kernel(CONCURRENT)
-    key = next(t.key for t in widget.tracks() if t.label == f"Stream {stream}")
+    key = next(t.key for t in widget.state.tracks() if t.label == f"Stream {stream}")
     duration = end - start
     shift = 3 * duration
-    widget.set_view_range(start - duration, end + 4 * duration)
-    widget.set_offsets([shift])
-    assert widget.offsets() == [shift]
+    widget.state.set_view_range(start - duration, end + 4 * duration)
+    widget.state.set_offsets([shift])
+    assert widget.state.offsets_ns() == [shift]
     image = render_to_image(widget, (1200, 700))
     y, h = widget.row_rect(key)
     moved = image.pixel(int(widget.x_of((start + end) // 2 + shift)), y + h // 2) & 0xFFFFFF
@@ -349,24 +351,24 @@ def test_arrow_and_page_keys_scroll_rows(make_timeline, qtbot) -> None:
 def test_panned_frame_equals_a_fresh_one(make_timeline) -> None:
     # LOD columns kept across a pan must be the ones a fresh paint computes.
     first = make_timeline(SERIAL, CONCURRENT)
-    lo, hi = first.full_range()
-    first.set_view_range(lo, lo + (hi - lo) // 3)
+    lo, hi = first.state.full_range()
+    first.state.set_view_range(lo, lo + (hi - lo) // 3)
     render_to_image(first, (1200, 700))
-    t0, t1 = first.view_range()
+    t0, t1 = first.state.view_range()
     for step in (0.05, 0.07, -0.11):
-        first.pan(step)
+        first.state.pan(step)
         render_to_image(first, (1200, 700))
     panned = render_to_image(first, (1200, 700))
     fresh = make_timeline(SERIAL, CONCURRENT)
-    fresh.set_view_range(*first.view_range())
+    fresh.state.set_view_range(*first.state.view_range())
     assert panned == render_to_image(fresh, (1200, 700))
-    assert first.view_range() != (t0, t1)
+    assert first.state.view_range() != (t0, t1)
 
 
 def test_scroll_to_track_brings_a_far_row_on_screen(make_timeline) -> None:
     widget = make_timeline(CONCURRENT, SERIAL, size=(1200, 300))
-    folded = set(widget.collapsed_groups())  # the GPU metrics start folded
-    last = [t for t in widget.tracks() if t.group not in folded][-1].key
+    folded = set(widget.state.collapsed_groups())  # the GPU metrics start folded
+    last = [t for t in widget.state.tracks() if t.group not in folded][-1].key
     assert widget.row_rect(last) is None  # far below a 300 px view
     assert widget.scroll_to_track(last)
     assert widget.row_rect(last) is not None
@@ -375,15 +377,15 @@ def test_scroll_to_track_brings_a_far_row_on_screen(make_timeline) -> None:
 
 def test_dragging_the_divider_gives_pinned_rows_more_room(make_timeline, qtbot) -> None:
     widget = make_timeline(CONCURRENT, SERIAL, size=(1000, 400))
-    widget.pin_matching("Stream")
-    pinned = widget.pinned_keys()
+    widget.state.pin_matching("Stream")
+    pinned = widget.state.pinned_keys()
 
     def shown() -> list[str]:
         return [k for k in widget.visible_track_keys() if k in pinned]
 
     before = shown()
     assert 0 < len(before) < len(pinned)  # the pinned area stops at 45 % of the height
-    view = widget.view_range()
+    view = widget.state.view_range()
     ruler = widget.theme.ruler_height_px
     y = ruler + widget._frame().pinned_height_px + 1  # the divider, below the last whole row
     x = widget.theme.header_width_px + 300
@@ -392,7 +394,7 @@ def test_dragging_the_divider_gives_pinned_rows_more_room(make_timeline, qtbot) 
     qtbot.mouseRelease(widget, Qt.MouseButton.LeftButton, pos=QPoint(x, y + 120))
     assert widget.pinned_fraction() > 0.6
     assert len(shown()) > len(before)
-    assert widget.view_range() == view  # the drag moved the divider, not the view
+    assert widget.state.view_range() == view  # the drag moved the divider, not the view
     widget.set_pinned_fraction(5.0)
     assert widget.pinned_fraction() == 0.85  # the scrolling rows keep some room
 
@@ -403,7 +405,7 @@ def test_many_wheel_and_key_zoom_outs_stay_within_the_data(make_timeline, qtbot)
     from PySide6.QtWidgets import QApplication
 
     widget = make_timeline(SERIAL)
-    lo, hi = widget.full_range()
+    lo, hi = widget.state.full_range()
     margin = (hi - lo) // 20  # fit-everything's margin is a 50th each side
     x = widget.theme.header_width_px + 40  # off-centre: the anchor would push the view left
     for _ in range(30):
@@ -418,30 +420,30 @@ def test_many_wheel_and_key_zoom_outs_stay_within_the_data(make_timeline, qtbot)
             False,
         )
         QApplication.sendEvent(widget, event)
-        t0, t1 = widget.view_range()
+        t0, t1 = widget.state.view_range()
         assert lo - margin <= t0 < t1 <= hi + margin
     for _ in range(30):
         qtbot.keyClick(widget, Qt.Key.Key_S)
         widget.zoom(0.5, widget.width() - 5)
-        t0, t1 = widget.view_range()
+        t0, t1 = widget.state.view_range()
         assert lo - margin <= t0 < t1 <= hi + margin
 
 
 def test_labels_of_concurrent_events_never_overprint(make_timeline) -> None:
     # All streams and NVTX (GPU) rows hold overlapping intervals: one label per screen span.
     widget = make_timeline(CONCURRENT, size=(1400, 900))
-    widget.pin_matching("All streams|NVTX \\(GPU\\)")
+    widget.state.pin_matching("All streams|NVTX \\(GPU\\)")
     jobs: list = []
     paint_labels = widget._painter._paint_labels
     widget._painter._paint_labels = lambda p, frame, labels: (
         jobs.append((frame, labels)),
         paint_labels(p, frame, labels),
     )
-    lo, hi = widget.full_range()
+    lo, hi = widget.state.full_range()
     drawn = 0
     for k in range(1, 40):
         t0 = lo + (hi - lo) * k // 41
-        widget.set_view_range(t0, t0 + (hi - lo) // (2 + k))
+        widget.state.set_view_range(t0, t0 + (hi - lo) // (2 + k))
         widget.repaint()
     for frame, labels in jobs:
         rows: dict[tuple, list] = {}
@@ -460,12 +462,12 @@ def test_labels_of_concurrent_events_never_overprint(make_timeline) -> None:
 
 def test_pinned_rows_are_whole_and_never_overlap_the_scrolling_rows(make_timeline) -> None:
     widget = make_timeline(CONCURRENT, SERIAL, size=(1000, 400))
-    keys = [t.key for t in widget.tracks()][:30]
+    keys = [t.key for t in widget.state.tracks()][:30]
     for fraction in (0.45, 0.23, 0.1):
         widget.set_pinned_fraction(fraction)
-        widget.set_pinned_keys([])
+        widget.state.set_pinned_keys([])
         for key in keys:  # pin one more row each time, past the point where the area is full
-            widget.pin(key)
+            widget.state.pin(key)
             frame = widget._frame()
             placed = frame.placed_rows()
             pinned = [(y, y + r.height_px) for r, y, is_pinned in placed if is_pinned]
@@ -485,8 +487,8 @@ def test_pinned_rows_past_their_area_scroll_into_it(make_timeline) -> None:
     from PySide6.QtWidgets import QApplication
 
     widget = make_timeline(CONCURRENT, SERIAL, size=(1000, 400))
-    keys = [t.key for t in widget.tracks()][:30]
-    widget.set_pinned_keys(keys)
+    keys = [t.key for t in widget.state.tracks()][:30]
+    widget.state.set_pinned_keys(keys)
     assert keys[-1] not in widget.visible_track_keys()  # the area is full
     x, y = 40, widget.theme.ruler_height_px + 10  # over the pinned rows' names
     for _ in range(len(keys)):

@@ -1,188 +1,68 @@
-"""The timeline's state without Qt: rows, pins, hidden and collapsed rows, view range,
-selection, highlighted name, the diff (before / after reports, colours on or off), the
-collectives overlay and the alignment anchors, with listeners told of each change.
+"""The timeline's state without Qt: the reports shown (their slice tables and time offsets),
+rows, pins, hidden and collapsed rows, view range, selection, the picked event, highlighted
+name and emphasised events, the diff (before / after reports, colours on or off), the
+collectives overlay, the alignment anchors and the search, with listeners told of each change.
 
-The widgets render a :class:`TimelineState` and change it through its methods; the Qt side
-connects its signals to the state's :class:`Notifier` attributes. Tests drive it with no
-``QApplication`` (``tests/test_layering.py`` keeps this module free of Qt).
+The widgets render a :class:`TimelineState` and change it through its methods, and so does
+app/: the Qt side connects to the state's :class:`~viewer.state.notifier.Notifier` attributes
+(napari's model / ``_qt`` split). Tests drive it with no ``QApplication``
+(``tests/test_layering.py`` and an import contract keep this package free of Qt).
 """
+
+# Over 600 lines: one model class, every field of it a documented setter and notifier (its
+# helpers are emphasis.py, spans.py and values.py).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 
 import numpy as np
 
-from strata.analysis.slices import Extent, interval_extent
-from strata.analysis.tracks import Track
-from strata.viewer.collective_overlay import CollectiveOverlay
-from strata.viewer.rows import RowLayout, default_collapsed, layout_rows, match_tracks
+from strata.analysis.model import Report
+from strata.analysis.reportset import ReportSet
+from strata.analysis.tracks import SliceTable, Track
+from strata.viewer.events import EventRef, find_partner
+from strata.viewer.state.collective_overlay import CollectiveOverlay
+from strata.viewer.state.emphasis import emphasis_masks, marked_events, padded_offsets, shown_tints
+from strata.viewer.state.notifier import Notifier
+from strata.viewer.state.rows import RowLayout, default_collapsed, layout_rows, match_tracks
+from strata.viewer.state.spans import extents_span, inside_limit, nonempty_span
+from strata.viewer.state.values import (
+    AlignmentAnchor,
+    DiffState,
+    EventTints,
+    NameHighlight,
+    Scope,
+    SearchState,
+    TimelineSelection,
+    diff_state,
+)
 
-__all__ = [
-    "MIN_SPAN_NS",
-    "AlignmentAnchor",
-    "DiffState",
-    "NameHighlight",
-    "Notifier",
-    "Scope",
-    "SearchState",
-    "TimelineSelection",
-    "TimelineState",
-    "activity_span",
-    "extents_span",
-    "scope_window",
-]
+__all__ = ["MIN_SPAN_NS", "TimelineState", "scope_window"]
 
 #: The narrowest view range (ns): zooming further in keeps this span about the middle.
 MIN_SPAN_NS = 50
 
 
-class Notifier:
-    """A Qt-free signal: callbacks called in the order connected, with the same arguments."""
-
-    def __init__(self) -> None:
-        self._callbacks: list[Callable[..., object]] = []
-
-    def connect(self, callback: Callable[..., object]) -> None:
-        """Call ``callback(*args)`` on every :meth:`emit`."""
-        self._callbacks.append(callback)
-
-    def disconnect(self, callback: Callable[..., object]) -> None:
-        """Stop calling ``callback`` (a callback never connected is ignored)."""
-        if callback in self._callbacks:
-            self._callbacks.remove(callback)
-
-    def emit(self, *args: object) -> None:
-        """Call every connected callback with ``args``."""
-        for callback in list(self._callbacks):  # a callback may disconnect itself
-            callback(*args)
-
-
-@dataclass(frozen=True)
-class TimelineSelection:
-    """A Shift-drag selection: ``[t0_ns, t1_ns)`` on the shared axis, over ``rows`` (track
-    keys; empty means every row)."""
-
-    t0_ns: int
-    t1_ns: int
-    rows: tuple[str, ...] = ()
-
-    @property
-    def time_range(self) -> tuple[int, int]:
-        """``(t0_ns, t1_ns)``."""
-        return self.t0_ns, self.t1_ns
-
-
-@dataclass(frozen=True)
-class NameHighlight:
-    """The name whose instances stand out: what it is called, its kind and its group.
-
-    ``group`` is ``(key, style)`` as :meth:`analysis.window_stats.WindowIndex.groups` takes
-    it: two CUDA API groups can be shown by one name (``cudaMalloc``, ``cudaMalloc_v3020``),
-    two NVTX groups differ by their style only. ``(None, None)``: the group named ``name``.
-    """
-
-    name: str
-    kind: str
-    group: tuple = (None, None)
-
-
-@dataclass(frozen=True)
-class SearchState:
-    """The timeline's search: what is searched for and where the stepping is.
-
-    ``count`` is the number of matches (``None`` while a search runs); ``current`` the
-    position of the match shown (-1: none yet); ``error`` a one-line reason the text cannot
-    be searched for (an invalid regular expression), else ''.
-    """
-
-    text: str = ""
-    is_regex: bool = False
-    count: int | None = 0
-    current: int = -1
-    error: str = ""
-
-    @property
-    def is_active(self) -> bool:
-        """Whether a text is searched for."""
-        return bool(self.text)
-
-
-@dataclass(frozen=True)
-class DiffState:
-    """What is compared: the *before* reports (the baseline) and the *after* ones, by path,
-    and whether the timeline colours the names that changed.
-
-    Groups on either side are pooled, as :func:`analysis.diff.diff_sets` pools them. A
-    report is on one side at most. ``is_colored`` holds only while both sides are set.
-    """
-
-    before: tuple[str, ...] = ()
-    after: tuple[str, ...] = ()
-    is_colored: bool = False
-
-    @property
-    def is_ready(self) -> bool:
-        """Whether both sides have a report: there is something to compare."""
-        return bool(self.before) and bool(self.after)
-
-    def with_before(self, paths: Iterable[str]) -> DiffState:
-        """``paths`` as the baseline (they leave the after side)."""
-        before = tuple(dict.fromkeys(str(p) for p in paths))
-        return _diff(before, tuple(p for p in self.after if p not in before), self.is_colored)
-
-    def with_after(self, paths: Iterable[str]) -> DiffState:
-        """``paths`` as the after side (they leave the baseline)."""
-        after = tuple(dict.fromkeys(str(p) for p in paths))
-        return _diff(tuple(p for p in self.before if p not in after), after, self.is_colored)
-
-    def without(self, paths: Iterable[str]) -> DiffState:
-        """The diff with ``paths`` (closed reports) left out of both sides."""
-        gone = {str(p) for p in paths}
-        return _diff(tuple(p for p in self.before if p not in gone),
-                     tuple(p for p in self.after if p not in gone), self.is_colored)  # fmt: skip
-
-
-def _diff(before: tuple[str, ...], after: tuple[str, ...], is_colored: bool) -> DiffState:
-    ready = bool(before) and bool(after)
-    return DiffState(before, after, is_colored and ready)
-
-
-@dataclass(frozen=True)
-class AlignmentAnchor:
-    """One report's alignment anchor: an event whose end the reports' clocks are made to
-    agree on (:func:`analysis.alignment.anchor_offsets`).
-
-    ``report`` is the report's path; ``table`` and ``row`` the event's model table and row;
-    ``end_ns`` its end on the report's own clock; ``name`` its label (for messages).
-    """
-
-    report: str
-    table: str
-    row: int
-    end_ns: int
-    name: str = ""
-
-
-@dataclass(frozen=True)
-class Scope:
-    """What the user asked the stats panel to summarise: ``range_mode`` (``all``,
-    ``visible`` or ``selection``), ``report_index`` (None = every report), ``by_report``
-    (one column group per report)."""
-
-    range_mode: str = "all"
-    report_index: int | None = None
-    by_report: bool = False
-
-
 class TimelineState:
     """What the timeline shows, apart from pixels: the one place that changes it.
 
-    Every setter notifies only when the value actually changes, once per call.
+    Every setter notifies only when the value actually changes, once per call (except
+    :meth:`select_event`: picking the picked event again shows it again).
 
     Notifiers
     ---------
+    data_changed()
+        Other reports, or newer versions of them, are shown (:meth:`set_data`,
+        :meth:`replace_reports`): what was cached of the older slice tables is stale; the
+        picked event and the emphasis are gone.
+    offsets_changed(list)
+        The reports' shifts on the shared axis (ns).
+    event_selected(EventRef | None)
+        The picked event (its correlated partner is :meth:`partner_event`), or ``None``.
+    emphasis_changed()
+        The emphasised events, the marked ones or the tints (:meth:`set_highlights`).
     rows_changed()
         The tracks, pins, hidden rows or collapsed groups changed: the rows need a new layout.
     pins_changed(list)
@@ -204,6 +84,10 @@ class TimelineState:
     """
 
     def __init__(self) -> None:
+        self.data_changed = Notifier()
+        self.offsets_changed = Notifier()
+        self.event_selected = Notifier()
+        self.emphasis_changed = Notifier()
         self.rows_changed = Notifier()
         self.pins_changed = Notifier()
         self.view_range_changed = Notifier()
@@ -230,6 +114,92 @@ class TimelineState:
         self._t0, self._t1 = 0, 1
         self._selection: TimelineSelection | None = None
         self._highlight: NameHighlight | None = None
+        self._set = ReportSet()
+        self._tables: list[dict[str, SliceTable]] = []
+        self._offsets: list[int] = []
+        self._selected: EventRef | None = None
+        self._partner: EventRef | None = None
+        self._highlights: dict[tuple[int, str], np.ndarray] = {}
+        self._marks: list[EventRef] = []
+        self._tints = EventTints()
+        #: Counts the changes of the slice tables shown: what a view caches of them is keyed
+        #: by it (an ``id()`` of a freed list can come back for a new one).
+        self.data_version = 0
+        #: Counts the changes of the emphasis, marks and tints (the same, for them).
+        self.emphasis_version = 0
+
+    # -- the reports shown ---------------------------------------------------------------
+
+    def set_data(
+        self,
+        reports: ReportSet | Sequence[Report],
+        tracks: Sequence[Track],
+        offsets_ns: Sequence[int],
+    ) -> None:
+        """Show ``tracks`` of ``reports`` shifted by ``offsets_ns``; fits the view.
+
+        ``reports``: a :class:`ReportSet` (its slice tables are drawn), or reports to put in
+        a new one. The picked event and the emphasis are dropped.
+        """
+        self._take_data(reports, offsets_ns)
+        self.reset_tracks(tracks)
+        self._update_span()
+        self.fit()
+
+    def replace_reports(
+        self,
+        reports: ReportSet | Sequence[Report],
+        tracks: Sequence[Track],
+        offsets_ns: Sequence[int],
+    ) -> None:
+        """Show newer versions of the same reports (more tables read by a progressive open).
+
+        Keeps the view range, pins (also of rows still to come), hidden rows, collapsed
+        groups and the time selection; the picked event and the emphasis are dropped, as
+        their rows belong to the older tables. The full range grows with what arrived.
+        """
+        self._take_data(reports, offsets_ns)
+        self.set_tracks(tracks)
+        self._update_span()
+
+    def _take_data(self, reports: ReportSet | Sequence[Report], offsets_ns: Sequence[int]) -> None:
+        self._set = reports if isinstance(reports, ReportSet) else ReportSet(reports)
+        self._tables = [self._set.slice_tables(i) for i in range(len(self._set))]
+        self._offsets = padded_offsets(offsets_ns, len(self._set))
+        self._selected = self._partner = None
+        self._highlights, self._marks, self._tints = {}, [], EventTints()
+        self.data_version += 1
+        self.emphasis_version += 1
+        self.data_changed.emit()
+
+    def report_set(self) -> ReportSet:
+        """Return the reports shown (a :class:`ReportSet`; what is drawn is derived by it)."""
+        return self._set
+
+    def tables(self) -> list[dict[str, SliceTable]]:
+        """Return per report its slice tables by name, as drawn."""
+        return list(self._tables)
+
+    def offsets_ns(self) -> list[int]:
+        """Return the ns shift of each report on the shared axis."""
+        return list(self._offsets)
+
+    def set_offsets(self, offsets_ns: Sequence[int]) -> None:
+        """Shift each report by ``offsets_ns`` (ns); keeps the view range."""
+        offsets = padded_offsets(offsets_ns, len(self._set))
+        if offsets != self._offsets:
+            self._offsets = offsets
+            self._update_span()
+            self.offsets_changed.emit(list(offsets))
+
+    def _update_span(self) -> None:
+        spans = extents_span(
+            (table.extent_ns(), offset)
+            for tables, offset in zip(self._tables, self._offsets, strict=False)
+            for table in tables.values()
+        )
+        full, activity = spans if spans is not None else ((0, 1_000_000), None)
+        self.set_full_range(*full, activity=activity)
 
     # -- rows --------------------------------------------------------------------------
 
@@ -247,10 +217,20 @@ class TimelineState:
         self.rows_changed.emit()
 
     def set_tracks(self, tracks: Sequence[Track]) -> None:
-        """Replace the rows of the same reports, keeping pins, hidden rows and groups."""
+        """Replace the rows of the same reports, keeping view, pins, hidden rows and groups.
+
+        For rows computed later, e.g. ``build_tracks(reports)`` with the NVTX projection
+        after a first one without: they draw tables the report set derived meanwhile.
+        """
+        self._tables = [self._set.slice_tables(i) for i in range(len(self._set))]
+        self.data_version += 1
         self._tracks = list(tracks)
         self._fold_new_groups()
         self.rows_changed.emit()
+
+    def track(self, key: str) -> Track | None:
+        """Return the track ``key`` (None: no row has it)."""
+        return next((t for t in self._tracks if t.key == key), None)
 
     def _fold_new_groups(self) -> None:
         """Collapse the groups that start collapsed (GPU metrics) when they first appear."""
@@ -290,7 +270,7 @@ class TimelineState:
             self.set_pinned_keys([k for k in self._pinned if k != key])
 
     def pin_matching(self, pattern: str) -> int:
-        """Pin every track that ``pattern`` names (see :func:`viewer.rows.match_tracks`).
+        """Pin every track that ``pattern`` names (see :func:`viewer.state.rows.match_tracks`).
 
         Returns the number of newly pinned tracks. Raises ``re.error`` for a bad pattern.
         """
@@ -348,12 +328,12 @@ class TimelineState:
     ) -> None:
         """Set the span of every event and, inside it, the ``activity`` span :meth:`fit`
         shows (the whole span when omitted); an empty or reversed span becomes 1 µs long."""
-        self._span = _span_of(lo_ns, hi_ns)
+        self._span = nonempty_span(lo_ns, hi_ns)
         if activity is None:
             self._activity = self._span
         else:  # inside the full span, so that a second fit only ever widens
             lo = min(max(int(activity[0]), self._span[0]), self._span[1])
-            self._activity = _span_of(lo, min(int(activity[1]), self._span[1]))
+            self._activity = nonempty_span(lo, min(int(activity[1]), self._span[1]))
 
     def view_range(self) -> tuple[int, int]:
         """Return the visible time range ``(t0_ns, t1_ns)`` on the shared axis."""
@@ -406,7 +386,7 @@ class TimelineState:
         t0 = int(round(anchor - new_span * fraction))
         t1 = t0 + int(round(new_span))
         if factor < 1:
-            t0, t1 = _inside(t0, t1, self.zoom_out_limit())
+            t0, t1 = inside_limit(t0, t1, self.zoom_out_limit())
         self.set_view_range(t0, t1)
 
     def pan(self, fraction: float) -> None:
@@ -445,6 +425,63 @@ class TimelineState:
             self._highlight = highlight
             self.highlight_changed.emit(highlight)
 
+    # -- the picked event and the emphasised ones ----------------------------------------
+
+    def selected_event(self) -> EventRef | None:
+        """Return the event picked last, or None."""
+        return self._selected
+
+    def partner_event(self) -> EventRef | None:
+        """Return the correlated partner of the picked event, or None."""
+        return self._partner
+
+    def select_event(self, event: EventRef | None) -> None:
+        """Pick ``event`` (None: none) and find its correlated partner (API call ↔ GPU work)."""
+        self._selected, self._partner = event, None
+        if event is not None:
+            i = event.report_index
+            self._partner = find_partner(self._set[i], self._tables[i], event)
+        self.event_selected.emit(event)
+
+    def set_highlights(
+        self,
+        rows: Mapping[tuple[int, str], Sequence[int] | np.ndarray] | None = None,
+        marks: Sequence[EventRef | tuple[int, str, int]] = (),
+        tints: EventTints | None = None,
+    ) -> None:
+        """Emphasise some events and dim the rest of their tables; mark outliers; tint.
+
+        Parameters
+        ----------
+        rows
+            ``(report_index, table) -> row indices`` into ``report.tables[table]`` (``kernels``,
+            ``cuda_api``, ``nvtx``...). Other events of those tables are dimmed; tables not
+            named are drawn as usual. ``None`` or empty clears.
+        marks
+            Events to flag with a marker (outliers): ``EventRef`` or
+            ``(report_index, table, row)``.
+        tints
+            Colours of some events (a diff's slower / faster names), under the emphasis;
+            ``None`` or empty: none. Tables not shown are left out.
+        """
+        self._highlights = emphasis_masks(self._tables, rows or {})
+        self._marks = marked_events(self._tables, marks)
+        self._tints = shown_tints(self._tables, tints)
+        self.emphasis_version += 1
+        self.emphasis_changed.emit()
+
+    def highlights(self) -> dict[tuple[int, str], np.ndarray]:
+        """Return per ``(report_index, table)`` which events are emphasised (bool per event)."""
+        return dict(self._highlights)
+
+    def marks(self) -> list[EventRef]:
+        """Return the events flagged with a marker (outliers)."""
+        return list(self._marks)
+
+    def tints(self) -> EventTints:
+        """Return the tints applied (see :meth:`set_highlights`)."""
+        return self._tints
+
     # -- diff --------------------------------------------------------------------------
 
     def diff(self) -> DiffState:
@@ -453,7 +490,7 @@ class TimelineState:
 
     def set_diff(self, diff: DiffState) -> None:
         """Compare as ``diff`` says (colours need both sides: they go off without)."""
-        diff = _diff(diff.before, diff.after, diff.is_colored)
+        diff = diff_state(diff.before, diff.after, diff.is_colored)
         if diff != self._diff:
             self._diff = diff
             self.diff_changed.emit(diff)
@@ -562,59 +599,6 @@ class TimelineState:
         if search != self._search:
             self._search = search
             self.search_changed.emit(search)
-
-
-def activity_span(
-    spans: Iterable[tuple[np.ndarray, np.ndarray, int]],
-) -> tuple[tuple[int, int], tuple[int, int]] | None:
-    """Return ``(full, activity)`` spans of events given as ``(start_ns, end_ns, offset_ns)``
-    arrays per table, on the shared axis (``None`` when there is no event).
-
-    ``full`` covers every event. ``activity`` is where :meth:`TimelineState.fit` looks first:
-    from the earliest start to the latest end of the events that last (``end > start``).
-    Instantaneous events (NVTX marks and domain creations, zero-length calls) only tell
-    that something was set up, and a report often has them long before or after its work
-    (a domain created at time 0, the work 40 s later): they are left out of the activity
-    span, and those inside it are shown anyway. Without a lasting event, ``activity`` is
-    ``full``.
-    """
-    return extents_span((interval_extent(start, end), offset) for start, end, offset in spans)
-
-
-def extents_span(
-    extents: Iterable[tuple[Extent | None, int]],
-) -> tuple[tuple[int, int], tuple[int, int]] | None:
-    """:func:`activity_span` of tables given by their extents (e.g. a slice table's cached
-    :meth:`~analysis.slices.SliceTable.extent_ns`) and offsets: no pass over the events."""
-    full: list[tuple[int, int]] = []
-    lasting: list[tuple[int, int]] = []
-    for extent, offset in extents:
-        if extent is None:
-            continue
-        (lo, hi), last = extent
-        full.append((lo + offset, hi + offset))
-        if last is not None:
-            lasting.append((last[0] + offset, last[1] + offset))
-    if not full:
-        return None
-    whole = (min(lo for lo, _ in full), max(hi for _, hi in full))
-    if not lasting:
-        return whole, whole
-    return whole, (min(lo for lo, _ in lasting), max(hi for _, hi in lasting))
-
-
-def _inside(t0_ns: int, t1_ns: int, limit: tuple[int, int]) -> tuple[int, int]:
-    """Return ``[t0_ns, t1_ns)`` moved inside ``limit``, or ``limit`` when it is wider."""
-    lo, hi = limit
-    if t1_ns - t0_ns >= hi - lo:
-        return lo, hi
-    shift = max(lo - t0_ns, 0) - max(t1_ns - hi, 0)
-    return t0_ns + shift, t1_ns + shift
-
-
-def _span_of(lo_ns: int, hi_ns: int) -> tuple[int, int]:
-    lo_ns, hi_ns = int(lo_ns), int(hi_ns)
-    return (lo_ns, hi_ns) if hi_ns > lo_ns else (lo_ns, lo_ns + 1000)
 
 
 def scope_window(scope: Scope, state: TimelineState) -> tuple[int | None, int | None] | None:

@@ -150,7 +150,7 @@ def counter_strip(
     inside = max(int(last[-1]) + 1, 1)
     first = np.clip(cover[:-1], 0, inside - 1)
     peak[:] = np.maximum(np.maximum.reduceat(values[:inside], first), values[safe_last])
-    prefix = _value_prefix(table)
+    prefix = table.value_prefix()
     integral = _integral(prefix, table, lo, starts, ends, values, cover, edges_ns)
     time = _covered_time(table, lo, starts, ends, cover, edges_ns)
     span = np.diff(time).astype(np.float64)
@@ -159,17 +159,6 @@ def counter_strip(
     peak[~covered] = 0.0
     mean[~covered] = 0.0
     return CounterStrip(peak, mean, covered)
-
-
-def _value_prefix(table: SliceTable) -> npt.NDArray[np.float64]:
-    """Exclusive prefix sum of value × duration (length n + 1), computed once per table."""
-    prefix = table._cache.get("value_prefix")
-    if prefix is None:
-        prefix = np.zeros(len(table) + 1, np.float64)
-        durations = (table.end_ns - table.start_ns).astype(np.float64)
-        np.cumsum(table.values * durations, out=prefix[1:])
-        table._cache["value_prefix"] = prefix
-    return prefix
 
 
 def _integral(prefix, table, lo, starts, ends, values, cover, edges_ns) -> np.ndarray:
