@@ -19,11 +19,11 @@ buffer from the columns as they are (int32 or int64), with no whole-column copy.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal
 from types import ModuleType
 
 import numpy as np
 
+from strata.analysis import formulas
 from strata.analysis.xp import to_numpy
 
 __all__ = ["GroupStats", "exact_sum", "group_stats", "reduce_sorted", "sqlite_round"]
@@ -91,23 +91,20 @@ def _sorted_segments(xp: ModuleType, codes, values):
     span 2^62 or more (only a damaged report does), ``vmin`` is 0 and the offsets are the
     values themselves, so that no subtraction wraps.
     """
-    vmin = int(values.min())
-    vmax = int(values.max())
     code_max = int(codes.max())
     code_min = int(codes.min())
     if code_min < 0:
         raise ValueError("group codes must be non-negative")
-    bits = max(vmax - vmin, 1).bit_length()
     # Codes are packed from the smallest one: a report's few CUDA API names have ids in the
     # hundreds, 4 bits apart instead of 9, and their 27-bit durations then make int32 keys.
-    code_bits = (code_max - code_min + 1).bit_length()
-    if code_bits + bits <= 62:
+    # Durations and sizes are >= 0: no base to subtract (one pass over 10 M values less).
+    code_bits, bits, packed_key, vmin = formulas.key_layout(
+        int(values.min()), int(values.max()), code_min, code_max
+    )
+    if packed_key:
         # A key that fits 31 bits sorts as int32: half the memory traffic, ~2x faster sort
         # (e.g. 6 API names x durations below 2^27 ns).
         dtype = xp.int32 if code_bits + bits <= 31 else xp.int64
-        # Durations and sizes are >= 0: skip the subtraction (one pass over 10 M values).
-        if vmin >= 0 and vmax.bit_length() <= bits:
-            vmin = 0
         # The key is built in one buffer: the ufuncs cast their inputs block by block, so
         # no whole-column copy of the codes or values is made (10 M int64 values -> int32
         # keys: 80 MB and a pass less than ``astype`` then ``|=``).
@@ -145,8 +142,6 @@ def _sorted_segments(xp: ModuleType, codes, values):
     order = xp.lexsort(xp.stack([values, codes]))
     sorted_codes = codes[order]
     starts = _run_starts(xp, sorted_codes)
-    if bits > 62:
-        vmin = 0  # values - vmin could pass 2^63: keep the values as they are
     offsets = values[order].astype(xp.int64) - vmin
     return sorted_codes[starts].astype(xp.int64), starts, offsets, vmin
 
@@ -226,7 +221,7 @@ def reduce_sorted(xp: ModuleType, values, starts, count, vmin: int = 0) -> dict[
         dev *= dev
         sq = _segment_sum(xp, dev, starts)
         del dev
-    std = xp.where(count > 1, xp.sqrt(sq / xp.maximum(count - 1, 1)), 0.0)
+    std = formulas.sample_std(sq, count, xp)
     return {
         "count": count_h,
         "total": total,
@@ -238,9 +233,6 @@ def reduce_sorted(xp: ModuleType, values, starts, count, vmin: int = 0) -> dict[
     }
 
 
-#: A group whose count times its largest |value| stays below this has an int64 sum that
-#: cannot overflow (a float64 bound, with room for its rounding).
-_SAFE_SUM = float(2**62)
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
@@ -252,7 +244,7 @@ def _segment_totals(xp: ModuleType, values, starts, starts_h, count_h, first, la
     else:
         sums = to_numpy(_segment_sum(xp, values, starts)).astype(np.int64)  # wraps if too big
     largest = np.maximum(np.abs(first.astype(np.float64)), np.abs(last.astype(np.float64)))
-    risky = np.flatnonzero(count_h * largest >= _SAFE_SUM)
+    risky = np.flatnonzero(count_h * largest >= formulas.SAFE_SUM)  # formulas.sum_is_risky
     if not len(risky):
         return sums, sums / count_h
     exact = sums.astype(object)
@@ -260,7 +252,7 @@ def _segment_totals(xp: ModuleType, values, starts, starts_h, count_h, first, la
     for g in risky.tolist():  # a loop over damaged groups, never over events
         part = to_numpy(values[int(starts_h[g]) : int(starts_h[g] + count_h[g])])
         exact[g] = exact_sum(part)
-        mean[g] = exact[g] / int(count_h[g])  # int / int: correctly rounded
+        mean[g] = formulas.exact_mean(exact[g], int(count_h[g]))
     return _narrowest(exact), mean
 
 
@@ -292,7 +284,7 @@ def _plus(sums: np.ndarray, vmin: int, count: np.ndarray) -> np.ndarray:
     if vmin == 0:
         return sums
     bound = np.abs(sums.astype(np.float64)) + abs(float(vmin)) * count
-    if sums.dtype != object and bool((bound < _SAFE_SUM).all()):
+    if sums.dtype != object and bool((bound < formulas.SAFE_SUM).all()):
         return sums + vmin * count
     pairs = zip(sums.tolist(), count.tolist(), strict=True)
     return _narrowest(np.array([int(s) + vmin * int(c) for s, c in pairs], dtype=object))
@@ -301,8 +293,6 @@ def _plus(sums: np.ndarray, vmin: int, count: np.ndarray) -> np.ndarray:
 #: Rows of float64 deviations (8 MiB), or of int32 values cast to int64, held at once by
 #: :func:`_squared_deviations` and :func:`_int_segment_sums` (NumPy).
 _DEVIATION_ROWS = 1 << 20
-#: NumPy's pairwise summation halves only what is longer than this (its PW_BLOCKSIZE).
-_PAIRWISE_LEAF = 128
 
 
 def _squared_deviations(
@@ -341,13 +331,12 @@ def _pairwise_squares(values: np.ndarray, mean: np.float64, lo: int, n: int) -> 
     """NumPy's pairwise sum of ``(values[lo:lo + n] - mean)^2``: its halving (cut at a
     multiple of 8, as ``pairwise_sum`` cuts) down to leaves of at most
     :data:`_DEVIATION_ROWS` values, each summed by NumPy itself."""
-    if n <= max(_DEVIATION_ROWS, _PAIRWISE_LEAF):
+    if n <= max(_DEVIATION_ROWS, formulas.PAIRWISE_LEAF):
         dev = np.empty(n, dtype=np.float64)
         np.subtract(values[lo : lo + n], mean, out=dev)
         dev *= dev
         return np.add.reduce(dev, initial=0.0)  # 0.0 + the leaf's pairwise sum: exact
-    half = n // 2
-    half -= half % 8
+    half = formulas.pairwise_half(n)
     return _pairwise_squares(values, mean, lo, half) + _pairwise_squares(
         values, mean, lo + half, n - half
     )
@@ -409,17 +398,17 @@ def _median(xp: ModuleType, offsets, starts, count) -> np.ndarray:
 
 
 def midpoint(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """``(lo + hi) / 2`` of int64 arrays in float64, without forming the sum (see
-    :func:`_median`): the median of a group from its two middle values."""
-    whole = (lo >> 1) + (hi >> 1) + (lo & hi & 1)
-    return whole.astype(np.float64) + ((lo ^ hi) & 1) * 0.5
+    """``(lo + hi) / 2`` of int64 arrays in float64 (:func:`analysis.formulas.midpoint`): the
+    median of a group from its two middle values."""
+    return np.asarray(formulas.midpoint(lo, hi), dtype=np.float64)
 
 
 def group_means(total: np.ndarray, count: np.ndarray) -> np.ndarray:
     """Each group's mean: its exact total (int64, or Python ints past int64) over its count,
     one rounding, as nsys's ``avg()`` divides its (exact, below 2^53) sum."""
     if total.dtype == object:
-        return np.array([float(t) / c for t, c in zip(total, count.tolist(), strict=True)])
+        pairs = zip(total.tolist(), count.tolist(), strict=True)
+        return np.array([formulas.group_mean(t, c) for t, c in pairs], dtype=np.float64)
     return total.astype(np.float64) / count
 
 
@@ -434,20 +423,14 @@ def _quantile(xp: ModuleType, values, starts, count, q: float):
 
 
 def sqlite_round(values: np.ndarray, digits: int = 1) -> np.ndarray:
-    """Round half away from zero on the decimal representation, as SQLite's ``round``.
-
-    spec: nsys-sqlite.md §3.1 — ``round(0.15, 1)`` is 0.2 in SQLite, 0.1 in Python. Only
-    values whose shortest decimal form ends exactly in 5 at the first dropped digit need
-    the decimal path; the rest use NumPy's rounding, which agrees with SQLite elsewhere.
-    """
+    """:func:`analysis.formulas.sqlite_round` of every value (SQLite's ``round``, half away
+    from zero on the decimal form), to the bit: NumPy's rounding in bulk, the decimal path
+    (:func:`~analysis.formulas.round_decimal`) for the values near a half."""
     arr = np.asarray(values, dtype=np.float64)
     flat = arr.ravel()
     out = np.round(flat, digits)
     scaled = np.abs(flat) * 10.0**digits
-    frac = scaled - np.floor(scaled)
-    near_half = np.isfinite(flat) & (np.abs(frac - 0.5) < 1e-6)
-    quantum = Decimal(1).scaleb(-digits)
+    near_half = np.isfinite(flat) & formulas.is_near_half(scaled - np.floor(scaled))
     for i in np.flatnonzero(near_half).tolist():
-        exact = Decimal(repr(float(flat[i]))).quantize(quantum, rounding=ROUND_HALF_UP)
-        out[i] = float(exact)
+        out[i] = formulas.round_decimal(float(flat[i]), digits)
     return out.reshape(arr.shape)

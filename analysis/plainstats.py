@@ -13,22 +13,20 @@ the same to the last bit (tests/analysis/test_plainstats.py checks it with rando
   plus the pairwise sum of the rest (blocks of 8 accumulators, leaves of 128, halves cut at a
   multiple of 8), :func:`_pairwise`.
 
-:func:`sqlite_round` is :func:`analysis.engine.sqlite_round` of one value.
+Every formula the two share (the offset base, the overflow test, the mean, the median and
+its nsys rule, the sample std, SQLite's rounding, NumPy's pairwise cuts) is written once, in
+:mod:`analysis.formulas`; :func:`sqlite_round` is that module's.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["PlainGroupStats", "group_stats", "sqlite_round"]
+from strata.analysis import formulas
+from strata.analysis.formulas import sqlite_round
 
-#: As the engine: a group whose count times its largest |offset| stays below this has an
-#: int64 sum that cannot overflow; others are summed exactly (the same numbers here).
-_SAFE_SUM = float(2**62)
-#: NumPy's pairwise summation: unrolled by 8, leaves of at most this many values.
-_PW_BLOCK = 128
+__all__ = ["PlainGroupStats", "group_stats", "sqlite_round"]
 
 
 @dataclass(frozen=True)
@@ -51,16 +49,6 @@ class PlainGroupStats:
         return len(self.count)
 
 
-def _offset_base(vmin: int, vmax: int, groups: int) -> int:
-    """The ``vmin`` that :func:`analysis.engine._sorted_segments` subtracts from the values
-    of ``groups`` groups (codes 0..groups-1) spanning ``vmin..vmax``."""
-    bits = max(vmax - vmin, 1).bit_length()
-    code_bits = groups.bit_length()  # (code_max + 1).bit_length()
-    if code_bits + bits <= 62:
-        return 0 if vmin >= 0 and vmax.bit_length() <= bits else vmin
-    return 0 if bits > 62 else vmin
-
-
 def _pairwise(a: list[float], lo: int, n: int) -> float:
     """NumPy's pairwise sum of ``a[lo:lo + n]`` (``pairwise_sum`` in its loops)."""
     if n < 8:
@@ -68,7 +56,7 @@ def _pairwise(a: list[float], lo: int, n: int) -> float:
         for i in range(lo, lo + n):
             res += a[i]
         return res
-    if n <= _PW_BLOCK:
+    if n <= formulas.PAIRWISE_LEAF:
         r = a[lo : lo + 8]
         i = 8
         stop = n - n % 8
@@ -87,8 +75,7 @@ def _pairwise(a: list[float], lo: int, n: int) -> float:
         for j in range(lo + i, lo + n):
             res += a[j]
         return res
-    half = n // 2
-    half -= half % 8
+    half = formulas.pairwise_half(n)
     return _pairwise(a, lo, half) + _pairwise(a, lo + half, n - half)
 
 
@@ -108,47 +95,28 @@ def group_stats(groups: Sequence[Sequence[int]]) -> PlainGroupStats:
         return PlainGroupStats(count, total, minimum, maximum, mean, median, std, one_value)
     vmin = min(min(g) for g in groups)
     vmax = max(max(g) for g in groups)
-    base = _offset_base(vmin, vmax, len(groups))
+    base = formulas.offset_base(vmin, vmax, len(groups))
     for group in groups:
         offsets = sorted(v - base for v in group) if base else sorted(group)
         n = len(offsets)
         first, last = offsets[0], offsets[-1]
         sums = sum(offsets)
-        if n * max(abs(float(first)), abs(float(last))) >= _SAFE_SUM:
-            mean_off = sums / n  # the engine's exact path: int / int, correctly rounded
+        if formulas.sum_is_risky(n, first, last):
+            mean_off = formulas.exact_mean(sums, n)  # the engine's exact path
         else:
-            mean_off = float(sums) / float(n)
+            mean_off = formulas.group_mean(sums, n)
         count.append(n)
         group_total = sums + base * n
         total.append(group_total)
         minimum.append(first + base)
         maximum.append(last + base)
-        mean.append(float(group_total) / float(n))
+        mean.append(formulas.group_mean(group_total, n))
         lo, hi = offsets[(n - 1) // 2], offsets[n // 2]
-        whole = (lo >> 1) + (hi >> 1) + (lo & hi & 1)
-        median.append(float(whole) + ((lo ^ hi) & 1) * 0.5 + base)
-        one_value.append(lo == hi)
+        median.append(formulas.midpoint(lo, hi) + base)
+        one_value.append(formulas.median_is_value(lo, hi))
         if n > 1:
             squares = [(float(v) - mean_off) * (float(v) - mean_off) for v in offsets]
-            std.append(math.sqrt(_reduceat_sum(squares) / float(n - 1)))
+            std.append(formulas.sample_std(_reduceat_sum(squares), n))
         else:
             std.append(0.0)
     return PlainGroupStats(count, total, minimum, maximum, mean, median, std, one_value)
-
-
-def sqlite_round(value: float, digits: int = 1) -> float:
-    """Round half away from zero on the decimal representation, as SQLite's ``round``:
-    :func:`analysis.engine.sqlite_round` of one value, to the bit."""
-    if not math.isfinite(value):
-        return value
-    factor = 10.0**digits
-    scaled = value * factor
-    # NumPy's round: rint(value * 10^digits) / 10^digits, rint keeping the sign of zero.
-    out = math.copysign(float(round(scaled)), scaled) / factor
-    magnitude = abs(value) * factor
-    if abs(magnitude - math.floor(magnitude) - 0.5) < 1e-6:
-        from decimal import ROUND_HALF_UP, Decimal
-
-        quantum = Decimal(1).scaleb(-digits)
-        out = float(Decimal(repr(float(value))).quantize(quantum, rounding=ROUND_HALF_UP))
-    return out

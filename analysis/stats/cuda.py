@@ -18,6 +18,7 @@ import pandas as pd
 
 from strata.analysis import names as names_mod
 from strata.analysis.engine import GroupStats, group_stats
+from strata.analysis.formulas import median_is_value as median_rule
 from strata.analysis.kinds import panel_rows
 from strata.analysis.model import Report
 from strata.analysis.names import api_display_names, string_codes
@@ -256,7 +257,7 @@ def median_is_value(names: np.ndarray, values: np.ndarray, labels: np.ndarray) -
     ordered = np.asarray(values)[np.lexsort((np.asarray(values), codes))]
     counts = np.bincount(codes, minlength=len(uniques))
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    same = ordered[starts + (counts - 1) // 2] == ordered[starts + counts // 2]
+    same = median_rule(ordered[starts + (counts - 1) // 2], ordered[starts + counts // 2])
     by_name = dict(zip(uniques.tolist(), same.tolist(), strict=True))
     return [by_name[label] for label in labels.tolist()]
 
