@@ -57,3 +57,11 @@ class Memo:
         with self._lock:
             for key in [k for k in self._values if match(k)]:
                 del self._values[key]
+
+    def keep_latest(self, match: Callable[[Hashable], bool], n: int) -> None:
+        """Forget all but the ``n`` values stored last among those whose key ``match``
+        accepts (a bound on answers asked once each, such as a moving window's)."""
+        with self._lock:
+            keys = [k for k in self._values if match(k)]
+            for key in keys[: max(len(keys) - n, 0)]:
+                del self._values[key]

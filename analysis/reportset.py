@@ -12,6 +12,7 @@ one, and a notebook gets one from :func:`open_reports`::
     rs.stats("cuda_gpu_kern_sum")   # the table `strata stats -f csv` prints
     rs.outliers().instances         # robust z-score outliers
     rs.window(0, 10_000_000)        # per-name statistics of a time window
+    rs.summary("kernels", (0, 10_000_000))  # the one entry behind both (analysis.summary)
 
 Per-report values (slice tables, projection) are kept while the report stays in the set;
 values over the whole set (labels, offsets, rows, window indexes, outliers) belong to one
@@ -39,7 +40,7 @@ from strata.analysis.memo import Memo
 from strata.analysis.model import Report
 from strata.analysis.open import open_report
 from strata.analysis.progress import Progress
-from strata.analysis.reportset_api import ReportSetAnalyses, csv_by_report, with_report
+from strata.analysis.reportset_api import ReportSetAnalyses, with_report
 from strata.analysis.timefmt import pluralize
 
 __all__ = ["EVENT_KINDS", "ReportSet", "open_reports"]
@@ -214,6 +215,12 @@ class ReportSet(ReportSetAnalyses):
         # Computed from a snapshot: the value belongs to the membership whose memo holds it.
         snap = self if self._is_frozen else self.snapshot()
         return snap._memo.get(key, lambda: compute(snap))
+
+    def _memo_trim(self, match: Callable[[Hashable], bool], n: int) -> None:
+        """Keep only the ``n`` latest of this membership's values whose key ``match`` takes."""
+        with self._lock:
+            memo = self._memo
+        memo.keep_latest(match, n)
 
     def _report_value(self, report: Report, what: Hashable, compute: Callable[[], object]):
         store, key = self._store, (id(report), what)
@@ -453,6 +460,49 @@ class ReportSet(ReportSetAnalyses):
         ]
         return with_report(frames, snap.labels, always=True)
 
+    def summary(
+        self,
+        name: str,
+        window: tuple[int | None, int | None] | None = None,
+        rows: Sequence[str] | None = None,
+        **options,
+    ) -> pd.DataFrame:
+        """Return per-name statistics: the one stats entry (:mod:`analysis.summary`).
+
+        Memoised per membership, ``name``, ``window``, ``rows`` and options; the strategy
+        (window index, one-shot aggregate, area, column engine) is chosen by
+        :func:`analysis.summary.choose_strategy`, and named in ``attrs["strategy"]`` for a
+        panel kind. The frame returned is the caller's own (a copy of the memoised one).
+
+        Parameters
+        ----------
+        name
+            An nsys summary and its options (``cuda_gpu_kern_sum:base``, nsys's filters
+            ``nvtx_sum:start=NS:end=NS``...): its CSV table (:meth:`stats`); or a panel kind
+            (:data:`analysis.window_stats.WINDOW_KINDS`, e.g. ``kernels``): the per-name
+            table of :meth:`window`.
+        window
+            ``(start_ns, end_ns)`` on the shared axis (report time + :meth:`offsets_ns`),
+            either None for unbounded; None: the whole run. For a summary, nsys's
+            ``start=``/``end=`` filter in each report's time.
+        rows
+            Track keys of an area selection (a panel kind only): only their events.
+        **options
+            ``timeunit`` (a summary's, default ``nsec``); for a panel kind ``offsets_ns``
+            (default :meth:`offsets_ns`), ``report_index`` (one report), ``by_report``,
+            ``xp`` (``numpy`` or ``cupy``), ``build`` (False: never wait for the window
+            index, answer one-shot while it is not built), ``tracks`` (where ``rows`` are
+            looked up; default :meth:`tracks`), ``cancel`` (a :class:`threading.Event`).
+
+        Raises
+        ------
+        AnalysisError
+            Unknown summary, kind or option; rows for a summary.
+        """
+        from strata.analysis.summary import set_summary
+
+        return set_summary(self, name, window, rows, **options)
+
     def stats(
         self,
         name: str,
@@ -492,12 +542,13 @@ class ReportSet(ReportSetAnalyses):
             Unknown summary, option or time unit; a bad filter.
         """
         from strata.analysis.filterspec import with_filter
-        from strata.analysis.stats import run_report
+        from strata.analysis.stats.catalog import parse_spec
         from strata.analysis.stats.text import parse_timeunit
 
         unit = parse_timeunit(timeunit)
         name = with_filter([name], filter_time, filter_nvtx)[0]
-        return csv_by_report(self.snapshot(), lambda report: run_report(report, name), unit)
+        parse_spec(name)  # an unknown summary is refused as such, not read as a kind
+        return self.summary(name, timeunit=unit)
 
     def window(
         self, start_ns: int | None, end_ns: int | None, kind: str = "kernels",
@@ -524,8 +575,9 @@ class ReportSet(ReportSetAnalyses):
             overlaps the window counts whole; sorted by ``total_ns`` descending.
         """
         split = len(self) > 1 if by_report is None else bool(by_report)
-        index = self.window_index(resolve_kind(kind, panel_kinds()))
-        frame = index.stats(start_ns, end_ns, by_report=split)
+        kind = resolve_kind(kind, panel_kinds())
+        frame = self.summary(kind, (start_ns, end_ns), by_report=split)
+        frame.attrs.pop("strategy", None)
         return frame.drop(columns=["group", "key"], errors="ignore")
 
 

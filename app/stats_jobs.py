@@ -1,10 +1,12 @@
 """Worker-side half of the stats panel: the shown reports, per-kind window indexes, the table
 a request asks and a name's histogram.
 
-Runs on :mod:`app.jobs` workers, never on the GUI thread. An index sorts a report set's events
-by name and value once (:meth:`analysis.reportset.ReportSet.window_index`, which keeps it);
-every moving window is then answered without sorting again. Qt-free; the controllers that use
-it are :mod:`app.stats_table`, :mod:`app.stats_highlight` and :mod:`app.stats_list`.
+Runs on :mod:`app.jobs` workers, never on the GUI thread. Every table comes from the one stats
+entry, :meth:`analysis.reportset.ReportSet.summary` (:func:`panel_table`): an index sorts a
+report set's events by name and value once (the set keeps it), every moving window is then
+answered without sorting again; the one-shot aggregate answers while it is built. Qt-free;
+the controllers that use it are :mod:`app.stats_table`, :mod:`app.stats_highlight` and
+:mod:`app.stats_list`.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from strata.analysis.outliers import DEFAULT_THRESHOLD
 from strata.analysis.progress import Progress
 from strata.analysis.reportset import ReportSet
 from strata.analysis.stats import time_percent
+from strata.analysis.summary import ONE_SHOT
 from strata.analysis.window_stats import WindowIndex, pivot_by_report, robust_threshold
 from strata.analysis.xp import get_xp
 from strata.viewer.state import NameHighlight, Scope
@@ -36,6 +39,7 @@ __all__ = [
     "error_text",
     "histogram_of",
     "name_groups",
+    "panel_table",
     "stats_frame",
     "window_index",
 ]
@@ -129,6 +133,35 @@ def _array_module():
         return np
 
 
+def panel_table(
+    shown: ShownReports,
+    request: StatsRequest,
+    tracks: Sequence | None = None,
+    cancel: threading.Event | None = None,
+) -> tuple[pd.DataFrame, bool]:
+    """Run one request on a worker: (the table the panel shows, whether the window index
+    or an area answered it rather than the one-shot aggregate).
+
+    The statistics are :meth:`ReportSet.summary <analysis.reportset.ReportSet.summary>`'s,
+    never waiting for the index (its strategy is then the one-shot aggregate); ``tracks``
+    are where an area request's ``rows`` are found (the timeline's).
+    """
+    scope = request.scope
+    by_report = _by_report(request, len(shown.reports))
+    frame = shown.reports.summary(
+        request.kind, (request.t0_ns, request.t1_ns), request.rows,
+        offsets_ns=shown.offsets, report_index=scope.report_index, by_report=by_report,
+        xp=_array_module(), build=False, tracks=tracks, cancel=cancel,
+    )  # fmt: skip
+    is_indexed = frame.attrs.pop("strategy", None) != ONE_SHOT
+    return _shown_frame(frame, request, by_report, shown.labels), is_indexed
+
+
+def _by_report(request: StatsRequest, n_reports: int) -> bool:
+    scope = request.scope
+    return scope.by_report and scope.report_index is None and n_reports > 1
+
+
 def stats_frame(
     index: WindowIndex | None,
     request: StatsRequest,
@@ -136,21 +169,26 @@ def stats_frame(
     area: Callable | None = None,
     report_names: Sequence[str] = (),
 ) -> pd.DataFrame:
-    """Run one request on a worker: the table the panel shows.
-
-    ``area(by_report)``: the statistics in place of the index's window over every row: of
-    an area selection (rows × time, :func:`analysis.area.area_stats`), or of the window
-    while the index is built (:func:`analysis.area.aggregate_window`); ``index`` may then
-    be None and ``report_names`` name the reports.
-    """
+    """The table the panel shows from ``index`` (or ``area(by_report)``, e.g.
+    :func:`analysis.area.area_stats`, whose reports ``report_names`` name), without the
+    report set's memo: :func:`panel_table` is the panel's way."""
     scope = request.scope
-    by_report = scope.by_report and scope.report_index is None and n_reports > 1
+    by_report = _by_report(request, n_reports)
     if area is not None:
         frame = area(by_report)
     else:
         frame = index.stats(request.t0_ns, request.t1_ns, scope.report_index, by_report=by_report)
+    names = index.report_names if index is not None else report_names
+    return _shown_frame(frame, request, by_report, names)
+
+
+def _shown_frame(
+    frame: pd.DataFrame, request: StatsRequest, by_report: bool, report_names: Sequence[str]
+) -> pd.DataFrame:
+    """The statistics as the panel shows them: pivoted by report, or with the time share
+    and nsys's one-decimal rounding."""
     if by_report:
-        return pivot_by_report(frame, index.report_names if index is not None else report_names)
+        return pivot_by_report(frame, report_names)
     # Exact even past int64 (a damaged report): the panel shows it rather than failing.
     frame["time_pct"] = time_percent(frame["total_ns"].to_numpy(), strict=False)
     if request.kind != "memcpy_bytes":  # spec: nsys-sqlite.md §3.1, one-decimal rounding

@@ -5,25 +5,23 @@ Requests are coalesced: while one job runs, newer requests only mark the table d
 the latest scope runs next (a result computed for a scope that has changed meanwhile is
 dropped). The same job computes the highlighted name's histogram for the table's window.
 
+Every table is :meth:`analysis.reportset.ReportSet.summary`'s (:func:`app.stats_jobs.panel_table`).
 The panel never waits for a kind's window index: the first request starts its build on a
 worker (progress in the status line, cancelled when the reports change or the window
-closes) and is answered by the one-shot :func:`analysis.area.aggregate_window` meanwhile
-(the same numbers; an answer for a window the user has already left is dropped); once the
-index is built, the table asks again and the index answers.
+closes) and is answered by the one-shot strategy meanwhile (the same numbers; an answer for
+a window the user has already left is dropped); once the index is built, the table asks
+again and the index answers.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 
 import pandas as pd
 from PySide6.QtCore import QObject, Signal
 
-from strata.analysis.area import aggregate_window, area_stats
 from strata.analysis.errors import CancelledError
 from strata.analysis.timefmt import pluralize
-from strata.analysis.tracks import Track
 from strata.app.jobs import Job, JobRunner
 from strata.app.stats_highlight import NameHighlighter
 from strata.app.stats_jobs import (
@@ -32,7 +30,7 @@ from strata.app.stats_jobs import (
     StatsRequest,
     error_text,
     histogram_of,
-    stats_frame,
+    panel_table,
 )
 from strata.viewer.state import Scope, TimelineSelection, TimelineState, scope_window
 from strata.viewer.stats_panel import StatsPanel
@@ -116,25 +114,18 @@ class StatsTable(QObject):
         rows = selection.rows if scope.range_mode == "selection" and selection else ()
         request = StatsRequest(kind, scope, window[0], window[1], shown.key, rows)
         active = self._state.highlight()
-        area = _area_of(shown, request, self._state.tracks()) if rows else None
+        tracks = self._state.tracks() if rows else None
 
         indexed = bool(rows) or shown.index(kind, build=False) is not None
         if not indexed:
             self._build_index(kind, shown)
         if active is not None and shown.index(active.kind, build=False) is None:
             self._build_index(active.kind, shown)  # its histogram, once it is built
-        labels = shown.labels
 
         def work(_progress, cancel) -> StatsPanelResult:
             # The index if it is built (maybe since this request), else the one-shot path.
-            index = None if rows else shown.index(kind, build=False)
-            table = area
-            if index is None and not rows:
-                table = lambda by_report: aggregate_window(  # noqa: E731
-                    shown.reports, kind, request.t0_ns, request.t1_ns, shown.offsets,
-                    scope.report_index, by_report, cancel)  # fmt: skip
             started = time.perf_counter()
-            frame = stats_frame(index, request, len(shown.reports), table, labels)
+            frame, is_indexed = panel_table(shown, request, tracks, cancel)
             elapsed = (time.perf_counter() - started) * 1e3
             counts = [c for c in frame.columns if c == "count" or c.endswith("|count")]
             events = int(frame[counts].to_numpy().sum()) if counts else 0
@@ -144,8 +135,7 @@ class StatsTable(QObject):
             hist_index = None if active is None else shown.index(active.kind, build=False)
             if hist_index is not None:
                 histogram = histogram_of(hist_index, active, request)
-            return StatsPanelResult(request, frame, events, elapsed, histogram,
-                                    is_indexed=index is not None or bool(rows))  # fmt: skip
+            return StatsPanelResult(request, frame, events, elapsed, histogram, is_indexed)
 
         self._is_running, self._is_dirty = True, False
         if not indexed and not self._status.get(kind):
@@ -259,16 +249,3 @@ class StatsTable(QObject):
                                         scope.by_report))  # fmt: skip
         elif scope.range_mode == "selection":
             self.request_stats()
-
-
-def _area_of(shown: ShownReports, request: StatsRequest, tracks: list[Track]) -> Callable:
-    """``area(by_report)``: the request's area (its rows × its window) summarised."""
-    wanted = set(request.rows)
-    chosen = [t for t in tracks if t.key in wanted]
-    scope = request.scope
-
-    def area(by_report: bool) -> pd.DataFrame:
-        return area_stats(shown.reports, request.kind, chosen, request.t0_ns, request.t1_ns,
-                          shown.offsets, scope.report_index, by_report)  # fmt: skip
-
-    return area

@@ -1,6 +1,7 @@
-"""Which way ``stats`` computes a report's summaries: inside SQLite, or from loaded columns.
+"""Whether a report file's summaries are computed inside SQLite or from columns, and the latter.
 
-One place decides (:func:`choose_path`), per report:
+:func:`choose_path` measures, per report, what :func:`analysis.summary.choose_strategy` (the
+one choice of every stats strategy) decides from:
 
 * a valid cache entry for the report: the column path (mapping the entry beats any query);
 * otherwise a report with at most :data:`SQL_MAX_ROWS` events in the tables the summaries
@@ -17,17 +18,23 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 
 from strata.analysis import cachedir
 from strata.analysis._sqlfile import _ro_uri, is_sqlite_file, quote_ident, usable_cores
 from strata.analysis.errors import AnalysisError, StrataError
-from strata.analysis.stats.sql import NotServed, normal_spec, serves, sql_summaries
+from strata.analysis.stats.sql import normal_spec, serves
 from strata.analysis.stats.text import Printable
 
-__all__ = ["PATH_ENV", "SQL_MAX_BYTES", "SQL_MAX_ROWS", "choose_path", "summarize"]
+__all__ = [
+    "PATH_ENV",
+    "SQL_MAX_BYTES",
+    "SQL_MAX_ROWS",
+    "choose_path",
+    "column_summaries",
+]
 
 PATH_ENV = "STRATA_STATS_PATH"
 #: The SQL path is taken for at most this many rows in the tables the summaries read (their
@@ -72,30 +79,15 @@ def choose_path(path: str | Path, specs: Sequence[str], use_cache: bool = True) 
     return "sql" if _event_rows(path, specs) <= SQL_MAX_ROWS else "columns"
 
 
-def summarize(
-    path: str | Path,
-    specs: Sequence[str],
-    xp: ModuleType | Callable[[], ModuleType | None] | None = None,
-    use_cache: bool = True,
+def column_summaries(
+    path: str | Path, specs: Sequence[str], xp: ModuleType | None, use_cache: bool = True
 ) -> tuple[str, list[Printable]]:
-    """Compute ``specs`` for one report the chosen way; return (report name, results).
-
-    A report the SQL path does not answer (one its checks refuse, say) goes the column path,
-    which answers it or refuses it with its own message. The SQL path's results are
-    :class:`~analysis.stats.plain.PlainResult` and it imports neither NumPy nor pandas; the
-    column path's are :class:`~analysis.stats.StatsResult`, computed with ``xp`` (a callable
-    is called for it only there: choosing the backend imports NumPy).
-    """
-    if choose_path(path, specs, use_cache) == "sql":
-        try:
-            return sql_summaries(path, specs)
-        except NotServed:
-            pass
+    """The column engine, one shot, on a report file: the columns ``specs`` read (from the
+    cache entry, else read and cached), every summary computed with ``xp``; (report name,
+    one :class:`~analysis.stats.StatsResult` or plain table per spec)."""
     from strata.analysis.stats import lean_plain
     from strata.analysis.stats.lean import open_for_stats
 
-    if callable(xp):
-        xp = xp()
     # Nothing cached, so no report to keep: plain tables from the columns, no pandas.
     numpy = xp is not None and xp.__name__ == "numpy"
     if not use_cache and numpy and lean_plain.serves(path, specs):

@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from strata.analysis import answers
+from strata.analysis import summary
 from strata.analysis.errors import AnalysisError
 from strata.analysis.escape import escape_text
 from strata.analysis.filterspec import with_filter
@@ -213,10 +213,11 @@ def run(args: argparse.Namespace) -> int:
         return compute_summaries(path, wanted, backend, use_cache=not args.no_cache)
 
     def summarize(path):
-        if args.no_cache:
-            return compute(path, specs)
-        # Summaries computed before for this same report are printed from their tables.
-        return answers.summaries(path, specs, lambda wanted: compute(path, wanted))
+        # The one stats entry's strategies for a report file: the stored answers of the
+        # summaries computed before for this same report, the rest computed.
+        return summary.file_summaries(
+            path, specs, lambda wanted: compute(path, wanted), use_cache=not args.no_cache
+        )
 
     results, sources = {}, {}
     for path, (report_name, tables) in open_each(paths, summarize, skips):
@@ -234,10 +235,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def compute_summaries(path, specs, xp, use_cache: bool):  # noqa: ANN001, ANN201
-    """:func:`analysis.stats.compute.summarize`, imported when a summary is computed."""
-    from strata.analysis.stats.compute import summarize
-
-    return summarize(path, specs, xp, use_cache=use_cache)
+    """:func:`analysis.summary.compute_file`: the SQL or the column strategy."""
+    return summary.compute_file(path, specs, xp, use_cache=use_cache)
 
 
 def _texts(

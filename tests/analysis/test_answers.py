@@ -14,7 +14,7 @@ import pytest
 
 import strata.analysis
 from strata.analysis import answers
-from strata.analysis.stats import compute as stats_compute
+from strata.analysis import summary as stats_summary
 from strata.analysis.stats import lean
 from tests.conftest import REAL_DIR, requires_shared
 from tests.helpers import mutate_sqlite
@@ -92,7 +92,7 @@ def test_no_cache_neither_reads_nor_writes_answers(report, capsys, monkeypatch) 
 def _recomputed(report: Path, capsys, monkeypatch) -> bool:
     """Run stats again; return whether it read the report (and check its output)."""
     calls = []
-    real = stats_compute.summarize
+    real = stats_summary.compute_file
 
     def counting(*args, **kwargs):
         calls.append(args)

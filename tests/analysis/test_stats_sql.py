@@ -13,10 +13,11 @@ import pytest
 from strata.analysis.errors import AnalysisError, StrataError
 from strata.analysis.stats import FORMATS, format_results, run_report
 from strata.analysis.stats import compute as compute_mod
-from strata.analysis.stats.compute import PATH_ENV, choose_path, summarize
+from strata.analysis.stats.compute import PATH_ENV, choose_path
 from strata.analysis.stats.lean import open_for_stats
 from strata.analysis.stats.plain import PlainResult
 from strata.analysis.stats.sql import SQL_REPORTS, NotServed, sql_summaries
+from strata.analysis.summary import compute_file as summarize
 from strata.app.cli.stats import DEFAULT_REPORTS
 from tests.conftest import fixture_reports, real_reports, requires_shared
 from tests.fuzz.cases import REPORT_CLASSES
