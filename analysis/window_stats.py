@@ -20,30 +20,31 @@ is :mod:`analysis.window_ranked` instead: each report's events in (name, start) 
 window costs O(names × reports × value bits) and no pass over its events (10 M kernels, 2
 cores: build 1.6-1.8 s, 3.3 s before the wavelet levels went in cache-sized steps; 11.1 B
 per kernel; ~2 ms per update at any window size, where the mask path below took 127-224 ms).
-The sorted-values path stays for CuPy and negative values.
+The sorted-values path stays for CuPy and negative values. The threaded ranked build is
+:mod:`analysis.window_build`; the panel's shaping of a table (by report, the histogram's
+outlier bound) :mod:`analysis.window_tables`.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from types import ModuleType
 
 import numpy as np
 import pandas as pd
 
-from strata.analysis._sqlfile import usable_cores
 from strata.analysis.engine import reduce_sorted
-from strata.analysis.errors import AnalysisError, CancelledError
+from strata.analysis.errors import AnalysisError
 from strata.analysis.kinds import PanelRows, Projector, check_panel, panel_kinds, panel_rows
 from strata.analysis.model import Report
 from strata.analysis.names import EventNames
-from strata.analysis.outliers import Z_MAD, Z_MEAN_AD
 from strata.analysis.progress import Progress
 from strata.analysis.projection import project_nvtx
+from strata.analysis.window_build import RankedBuild, check_cancel, group_codes
 from strata.analysis.window_ranked import RankedReport, fits_ranked, ranked_stats
+from strata.analysis.window_tables import pivot_by_report, robust_threshold
 from strata.analysis.xp import to_numpy
 
 __all__ = [
@@ -556,7 +557,7 @@ def build_window_index(
     names = (kind,), False
     ranked = None
     if xp is np:
-        build = _RankedBuild(reports, kind, project, progress, cancel, threads)
+        build = RankedBuild(reports, kind, project, progress, cancel, threads, fits_ranked)
         ranked = build.run()
         groups, shown, names = build.groups, build.shown, (build.tables, build.has_style)
     parts: list[PanelRows] = []
@@ -564,11 +565,11 @@ def build_window_index(
         groups, shown = {}, []
         tables, has_style = (kind,), False
         for i, report in enumerate(reports):  # one report at a time: its temporaries go
-            _check_cancel(cancel)
+            check_cancel(cancel)
             part = panel_rows(report, kind, None, project)
             tables = part.tables if i == 0 else tables
             has_style = has_style or part.styles is not None
-            _group_codes(part, groups, shown)
+            group_codes(part, groups, shown)
             parts.append(part)
         names = tables, has_style
     tables, has_style = names
@@ -582,226 +583,3 @@ def build_window_index(
     return WindowIndex(kind, [r.name for r in reports], offsets,
                        EventNames(np.empty(0, np.int64), keys, labels, styles), tables, parts,
                        xp, ranked)  # fmt: skip
-
-
-def _check_cancel(cancel: threading.Event | None) -> None:
-    if cancel is not None and cancel.is_set():
-        raise CancelledError("indexing cancelled")
-
-
-class _RankedBuild:
-    """The ranked indexes of several reports, built on threads (NumPy releases the GIL in
-    its loops): several reports at once, or one report's levels in parts.
-
-    Group codes are given in report order whatever order the threads run in (each report
-    waits for its turn to code its names, a loop over names), so the index is the one a
-    serial build gives. :meth:`run` returns None when a report has a value outside
-    ``[0, 2**48)`` (the caller then indexes sorted values).
-    """
-
-    def __init__(self, reports: Sequence[Report], kind: str, project: Projector,
-                 progress: Progress | None, cancel: threading.Event | None,
-                 threads: int | None) -> None:  # fmt: skip
-        self.reports, self.kind, self.project = list(reports), kind, project
-        self.progress, self.cancel = progress, cancel
-        self.threads = max(1, threads if threads is not None else usable_cores())
-        self.groups: dict[tuple, int] = {}
-        self.shown: list[object] = []
-        self.tables: tuple[str, ...] = (kind,)
-        self.has_style = False
-        self._turn = 0
-        self._fits = True
-        self._failed = False
-        self._error: BaseException | None = None
-        self._done = [0.0] * len(self.reports)
-        self._lock = threading.Condition()
-
-    def run(self) -> list[RankedReport] | None:
-        n = len(self.reports)
-        at_once = min(self.threads, n)
-        try:
-            with ThreadPoolExecutor(self.threads, thread_name_prefix="strata-index") as pool:
-                if at_once <= 1:  # one report (or one thread): its levels in parts
-                    parts = self.threads
-                    return self._all([self._build(i, pool if parts > 1 else None, parts)
-                                      for i in range(n)])  # fmt: skip
-                return self._all(list(pool.map(lambda i: self._build(i, None, 1), range(n))))
-        except BaseException:
-            _check_cancel(self.cancel)
-            if not self._fits:  # the others stopped for it: sorted values instead
-                return None
-            if self._error is not None:
-                raise self._error from None  # what stopped the others, not their stop
-            raise
-
-    def _all(self, built: list[RankedReport | None]) -> list[RankedReport] | None:
-        return built if self._fits else None
-
-    def _build(self, i: int, pool: Executor | None, parts: int) -> RankedReport | None:
-        error: BaseException | None = None
-        try:
-            _check_cancel(self.cancel)
-            part = panel_rows(self.reports[i], self.kind, None, self.project)
-        except BaseException as exc:  # noqa: BLE001 - re-raised once the next report may go
-            error = exc
-        with self._lock:
-            self._lock.wait_for(lambda: self._turn == i)
-            try:
-                if error is None and self._fits and not fits_ranked(part.values):
-                    self._fits = False
-                if error is None and self._fits:
-                    self.tables = part.tables if i == 0 else self.tables
-                    self.has_style = self.has_style or part.styles is not None
-                    _group_codes(part, self.groups, self.shown)
-                    n_groups = len(self.groups)
-            finally:
-                self._turn += 1
-                self._lock.notify_all()
-        if error is not None:
-            self._stop(error)
-            raise error
-        if not self._fits:
-            return None
-        try:
-            return RankedReport.build(part, part.codes, n_groups, pool, parts,
-                                      lambda fraction: self._step(i, fraction))  # fmt: skip
-        except BaseException as exc:
-            self._stop(exc)
-            raise
-
-    def _stop(self, error: BaseException) -> None:
-        """Stop the other reports at their next step; keep the first error that is not
-        such a stop."""
-        with self._lock:
-            if self._error is None and not self._failed:
-                self._error = error
-            self._failed = True
-
-    def _step(self, i: int, fraction: float) -> None:
-        _check_cancel(self.cancel)
-        if self._failed or not self._fits:
-            raise CancelledError("indexing stopped: another report failed or cannot be ranked")
-        if self.progress is None:
-            return
-        with self._lock:  # under the lock: the fractions reported only grow
-            self._done[i] = fraction
-            self.progress(sum(self._done) / len(self._done), "")
-
-
-def _group_codes(part: PanelRows, groups: dict[tuple, int], shown: list[object]) -> None:
-    """Key ``part``'s groups by (full name, style) in ``groups`` (one table for every report;
-    new ones get the next codes) and recode ``part.codes`` to them (a loop over names)."""
-    # Only groups that occur (a string pool can hold 10^5 names; bincount is one pass).
-    used = np.flatnonzero(np.bincount(part.codes, minlength=len(part.keys)))
-    local = np.full(len(part.keys), -1, dtype=np.int64)
-    for i in used.tolist():
-        style = part.styles[i] if part.styles is not None else None
-        key = part.keys[i]
-        key = None if key is None or key != key else key  # NaN from the pool
-        if (key, style) not in groups:
-            groups[(key, style)] = len(groups)
-            shown.append(part.labels[i])
-        local[i] = groups[(key, style)]
-    part.codes = local[part.codes] if len(part.codes) else part.codes
-
-
-def robust_threshold(values: np.ndarray, threshold: float) -> tuple[float, float]:
-    """Return (median, value above which an instance is an outlier) of ``values``.
-
-    The score is :func:`analysis.outliers.robust_z`'s: ``0.6745 (x − median) / MAD``, or
-    ``(x − median) / (1.253314 · MeanAD)`` when MAD is 0; the bound is where it reaches
-    ``threshold`` (``inf`` when every value is equal).
-    """
-    values = np.asarray(values, dtype=np.float64)
-    if not len(values):
-        return float("nan"), float("inf")
-    median = float(np.median(values))
-    dev = np.abs(values - median)
-    mad = float(np.median(dev))
-    if mad > 0:
-        return median, median + threshold * mad / Z_MAD
-    mean_ad = float(dev.mean())
-    if mean_ad > 0:
-        return median, median + threshold * Z_MEAN_AD * mean_ad
-    return median, float("inf")
-
-
-def pivot_by_report(frame: pd.DataFrame, report_names: Sequence[str]) -> pd.DataFrame:
-    """Spread a by-report stats frame into one column group per report, plus the spread.
-
-    Parameters
-    ----------
-    frame
-        :meth:`WindowIndex.stats` output with ``by_report=True``.
-    report_names
-        Reports in column order.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``name`` (str), [``style``], then per report ``<report>|count`` (int64, 0 when
-        absent), ``<report>|total_ns`` (int64), ``<report>|median_ns`` (float64, NaN when
-        absent); then ``slowest`` (str, the report with the largest median; None when only
-        one report ran it), ``spread`` (float64, largest / smallest median among the
-        reports that ran it), ``total_ns`` (int64, over every report; rows sorted by it,
-        descending).
-    """
-    shown = ["name", "style"] if "style" in frame else ["name"]
-    keys = ["group"] if "group" in frame else shown
-    codes = frame[keys].astype(object).fillna("").groupby(keys, sort=False).ngroup()
-    codes = codes.to_numpy(np.int64)
-    first = np.unique(codes, return_index=True)[1]  # each group's first row, in code order
-    out = frame[shown].iloc[first].astype(object).fillna("").reset_index(drop=True)
-    for column in ("group", "key"):  # which group a row is, for its instances
-        if column in frame:
-            out[column] = frame[column].iloc[first].to_numpy()
-    n = len(out)
-    medians = np.full((n, len(report_names)), np.nan)
-    report_of = frame["report"].to_numpy(object)
-    # Python ints where a total passes int64 (analysis.engine.GroupStats.total).
-    total_type = object if frame["total_ns"].dtype == object else np.int64
-    # Columns are gathered, then joined once: inserting them one by one fragments the frame
-    # (pandas' PerformanceWarning past ~33 reports, and a copy per insert).
-    per_report: dict[str, np.ndarray] = {}
-    for j, report in enumerate(report_names):  # a loop over reports, not events
-        mine = report_of == report
-        count, total = np.zeros(n, np.int64), np.zeros(n, total_type)
-        count[codes[mine]] = frame["count"].to_numpy()[mine]
-        total[codes[mine]] = frame["total_ns"].to_numpy()[mine]
-        medians[codes[mine], j] = frame["median_ns"].to_numpy()[mine]
-        per_report[f"{report}|count"] = count
-        per_report[f"{report}|total_ns"] = total
-        per_report[f"{report}|median_ns"] = medians[:, j]
-    out = pd.concat([out, pd.DataFrame(per_report, index=out.index)], axis=1)
-    ran = ~np.isnan(medians)
-    filled = np.where(ran, medians, -np.inf)
-    slowest = np.full(n, None, dtype=object)
-    several = ran.sum(axis=1) > 1
-    names = np.asarray(list(report_names), dtype=object)
-    slowest[several] = names[filled.argmax(axis=1)[several]] if n else slowest[several]
-    out["slowest"] = slowest
-    lo = np.where(ran, medians, np.inf).min(axis=1) if n else np.zeros(0)
-    hi = filled.max(axis=1) if n else np.zeros(0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out["spread"] = np.where(several & (lo > 0), hi / lo, np.nan)
-    out["total_ns"] = _exact_row_sums([out[f"{r}|total_ns"].to_numpy() for r in report_names])
-    if out["total_ns"].dtype != object:
-        out = out.sort_values(["total_ns", "name"], ascending=[False, True], kind="mergesort")
-    else:  # a total past int64: order by its float value (only a damaged report gets here)
-        out = out.iloc[np.lexsort((out["name"].astype(str).to_numpy(),
-                                   -out["total_ns"].to_numpy(np.float64)))]  # fmt: skip
-    return out.reset_index(drop=True)
-
-
-def _exact_row_sums(columns: list[np.ndarray]) -> np.ndarray:
-    """Sum per-report totals row by row exactly: int64, or Python ints past its range."""
-    if not columns:
-        return np.zeros(0, np.int64)
-    parts = np.stack([np.asarray(c, dtype=object) for c in columns], axis=1)
-    bound = np.abs(parts.astype(np.float64)).sum(axis=1)
-    if parts.size == 0 or float(bound.max()) < 2.0**62:
-        return parts.astype(np.int64).sum(axis=1)
-    exact = np.array([sum(int(v) for v in row) for row in parts.tolist()], dtype=object)
-    if all(-(2**63) <= v < 2**63 for v in exact.tolist()):
-        return exact.astype(np.int64)
-    return exact

@@ -27,7 +27,8 @@ from strata.analysis.progress import Progress
 from strata.analysis.reportset import ReportSet
 from strata.analysis.stats import time_percent
 from strata.analysis.summary import ONE_SHOT
-from strata.analysis.window_stats import WindowIndex, pivot_by_report, robust_threshold
+from strata.analysis.window_stats import WindowIndex
+from strata.analysis.window_tables import pivot_by_report, robust_threshold
 from strata.analysis.xp import get_xp
 from strata.viewer.state import NameHighlight, Scope
 
