@@ -24,6 +24,7 @@ from types import ModuleType
 import numpy as np
 
 from strata.analysis import formulas
+from strata.analysis.plainstats import PlainGroupStats
 from strata.analysis.xp import to_numpy
 
 __all__ = ["GroupStats", "exact_sum", "group_stats", "reduce_sorted", "sqlite_round"]
@@ -73,6 +74,19 @@ class GroupStats:
 
     def __len__(self) -> int:
         return len(self.keys)
+
+    def plain(self) -> PlainGroupStats:
+        """The statistics as lists (a summary's few groups), for the table rules of
+        :mod:`analysis.stats.plaintables`."""
+        return PlainGroupStats(
+            count=self.count.tolist(),
+            total=np.asarray(self.total).tolist(),
+            minimum=self.minimum.tolist(),
+            maximum=self.maximum.tolist(),
+            mean=self.mean.tolist(),
+            median=self.median.tolist(),
+            std=self.std.tolist(),
+        )
 
 
 def _empty(quantiles: tuple[float, ...]) -> GroupStats:

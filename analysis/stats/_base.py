@@ -17,7 +17,6 @@ import pandas as pd
 from strata.analysis.engine import GroupStats, group_stats
 from strata.analysis.model import DurationTable, EventTable, Report
 from strata.analysis.names import api_display_names, string_codes
-from strata.analysis.plainstats import PlainGroupStats
 from strata.analysis.specname import SpecName
 from strata.analysis.stats import plaintables
 from strata.analysis.stats.catalog import SUMMARIES
@@ -157,20 +156,6 @@ def time_percent(total: np.ndarray, strict: bool = True) -> np.ndarray:
     return np.array(out, dtype=np.float64)
 
 
-def plain_group_stats(stats: GroupStats) -> PlainGroupStats:
-    """The statistics as lists (a summary's few groups), for the rules of
-    :mod:`analysis.stats.plaintables`."""
-    return PlainGroupStats(
-        count=stats.count.tolist(),
-        total=np.asarray(stats.total).tolist(),
-        minimum=stats.minimum.tolist(),
-        maximum=stats.maximum.tolist(),
-        mean=stats.mean.tolist(),
-        median=stats.median.tolist(),
-        std=stats.std.tolist(),
-    )
-
-
 def _column_array(dtype: str, values: list) -> np.ndarray:
     if dtype != "object":
         return np.array(values, dtype=dtype)
@@ -179,23 +164,15 @@ def _column_array(dtype: str, values: list) -> np.ndarray:
     return out
 
 
-def stat_block(
-    stats: GroupStats,
-    prefix: str = "",
-    count_name: str | None = "Instances",
-    total_name: str | None = "Total Time",
-    rounded: bool = True,
-    labels: np.ndarray | None = None,
-) -> dict[str, np.ndarray]:
+def stat_block(stats: GroupStats, *options, labels=None, **named) -> dict[str, np.ndarray]:
     """Return the standard statistics columns of a summary, in nsys column order:
-    :func:`analysis.stats.plaintables.stat_columns` (the one rule: rounding, overflow
-    check) as NumPy columns. A total beyond int64 raises :class:`TotalOverflowError`
-    naming its group's label (``labels``, one per group) when given.
+    :func:`analysis.stats.plaintables.stat_columns` of ``stats`` (the one rule: rounding,
+    overflow check; ``prefix``, ``count_name``, ``total_name``, ``rounded`` as it takes
+    them) as NumPy columns. A total beyond int64 raises :class:`TotalOverflowError` naming
+    its group's label (``labels``, one per group) when given.
     """
     names = None if labels is None else list(labels)
-    block = plaintables.stat_columns(
-        plain_group_stats(stats), prefix, count_name, total_name, rounded, names
-    )
+    block = plaintables.stat_columns(stats.plain(), *options, labels=names, **named)
     return {name: _column_array(dtype, values) for name, dtype, values in block}
 
 

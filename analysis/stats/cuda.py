@@ -32,7 +32,6 @@ from strata.analysis.stats._base import (
     factorize_rows,
     grouped,
     order_rows,
-    plain_group_stats,
     register,
     require,
     stat_block,
@@ -123,7 +122,7 @@ def _kernel_summary(report: Report, args: tuple[str, ...], xp: ModuleType, gb: b
 def kernel_frame(labels: np.ndarray, stats: GroupStats):
     """cuda_gpu_kern_sum's (frame, units) from one name and statistics per group
     (:func:`analysis.stats.plaintables.kernel_table`, the SQL path's table too)."""
-    return table_frame(plaintables.kernel_table(labels.tolist(), plain_group_stats(stats)))
+    return table_frame(plaintables.kernel_table(labels.tolist(), stats.plain()))
 
 
 def _group_by_string_ids(report: Report, ids: np.ndarray, values: np.ndarray, xp: ModuleType):
@@ -191,7 +190,7 @@ def cuda_api_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
 def calls_frame(names: np.ndarray, stats: GroupStats):
     """cuda_api_sum's and osrt_sum's (frame, units): groups in name-id order, NULL last
     (:func:`analysis.stats.plaintables.calls_table`)."""
-    return table_frame(plaintables.calls_table(names.tolist(), plain_group_stats(stats)))
+    return table_frame(plaintables.calls_table(names.tolist(), stats.plain()))
 
 
 def _null_last(ids: np.ndarray, report: Report) -> np.ndarray:
@@ -232,7 +231,7 @@ def cuda_gpu_mem_time_sum(report: Report, args: tuple[str, ...], xp: ModuleType)
 def memory_time_frame(labels: np.ndarray, stats: GroupStats):
     """cuda_gpu_mem_time_sum's (frame, units) from one operation name per group
     (:func:`analysis.stats.plaintables.memory_time_table`)."""
-    return table_frame(plaintables.memory_time_table(labels.tolist(), plain_group_stats(stats)))
+    return table_frame(plaintables.memory_time_table(labels.tolist(), stats.plain()))
 
 
 @register("cuda_gpu_mem_size_sum")
@@ -246,7 +245,7 @@ def memory_size_frame(labels: np.ndarray, stats: GroupStats, one_value: list[boo
     """cuda_gpu_mem_size_sum's (frame, units) from one operation name per group
     (:func:`analysis.stats.plaintables.memory_size_table`: no rounding, spec §3.7);
     ``one_value``: whether each group's median is one of its sizes."""
-    plain = replace(plain_group_stats(stats), median_is_value=one_value)
+    plain = replace(stats.plain(), median_is_value=one_value)
     return table_frame(plaintables.memory_size_table(labels.tolist(), plain))
 
 

@@ -94,6 +94,10 @@ def _clip(texts: Sequence[str], width: int) -> list[str]:
     return [t if len(t) <= width else t[: width - 1] + "…" for t in texts]
 
 
+#: The default layout (frozen, shared).
+_DEFAULT = ColumnLayout()
+
+
 def _right_aligned(sample: Sequence[str]) -> bool:
     """Whether nsys right-aligns a column: the rows that size it hold at least one value,
     and every value is a number (an empty sample is text, whatever comes after it)."""
@@ -102,10 +106,10 @@ def _right_aligned(sample: Sequence[str]) -> bool:
 
 
 def _sized(headers: Sequence[str], cells: Cells, layout: ColumnLayout):
-    """(headers, cells, right-aligned, widths) as nsys lays them out: each column's width
-    given or found from the header and the first ``autolines`` rows (at most ``colmax``),
-    wider text clipped; a column is numbers when those rows say so; hidden columns dropped,
-    one empty column at the end in their place."""
+    """(headers, padded cells, widths) as nsys lays them out: each column's width given or
+    found from the header and the first ``autolines`` rows (at most ``colmax``), wider text
+    clipped; a column of numbers (as those rows say) right-aligned, text left-aligned;
+    hidden columns dropped, one empty column at the end in their place."""
     out_headers, out_cells, out_numeric, widths = [], [], [], []
     hidden = False
     for i, (header, texts) in enumerate(zip(headers, cells, strict=True)):
@@ -128,7 +132,7 @@ def _sized(headers: Sequence[str], cells: Cells, layout: ColumnLayout):
         out_cells.append([""] * rows)
         out_numeric.append(False)
         widths.append(0)
-    return out_headers, out_cells, out_numeric, widths
+    return out_headers, _padded(out_cells, out_numeric, widths), widths
 
 
 def _padded(cells: Cells, numeric: Sequence[bool], widths: Sequence[int]) -> list[list[str]]:
@@ -138,14 +142,9 @@ def _padded(cells: Cells, numeric: Sequence[bool], widths: Sequence[int]) -> lis
     ]
 
 
-def column_table(
-    headers: Sequence[str],
-    cells: Cells,
-    layout: ColumnLayout = ColumnLayout(),  # noqa: B008 - frozen, shared default
-) -> str:
+def column_table(headers: Sequence[str], cells: Cells, layout: ColumnLayout = _DEFAULT) -> str:
     """nsys's ``column`` layout (no trailing newline)."""
-    headers, cells, numeric, widths = _sized(headers, cells, layout)
-    padded = _padded(cells, numeric, widths)
+    headers, padded, widths = _sized(headers, cells, layout)
     lines = [" " + "  ".join(row) for row in zip(*padded, strict=True)]
     if layout.header:
         head = " " + "  ".join(_centred(h, w) for h, w in zip(headers, widths, strict=True))
@@ -153,14 +152,9 @@ def column_table(
     return "\n".join(lines)
 
 
-def boxed_table(
-    headers: Sequence[str],
-    cells: Cells,
-    layout: ColumnLayout = ColumnLayout(),  # noqa: B008 - frozen, shared default
-) -> str:
+def boxed_table(headers: Sequence[str], cells: Cells, layout: ColumnLayout = _DEFAULT) -> str:
     """nsys's ``table`` layout (no trailing newline)."""
-    headers, cells, numeric, widths = _sized(headers, cells, layout)
-    padded = _padded(cells, numeric, widths)
+    headers, padded, widths = _sized(headers, cells, layout)
     rule = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
     body = ["| " + " | ".join(row) + " |" for row in zip(*padded, strict=True)]
     if not layout.header:

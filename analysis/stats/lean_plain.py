@@ -23,10 +23,9 @@ from pathlib import Path
 import numpy as np
 
 from strata.analysis._sqlfile import is_sqlite_file, usable_cores
-from strata.analysis.engine import GroupStats, group_stats
+from strata.analysis.engine import group_stats
 from strata.analysis.model import StringIds
 from strata.analysis.nametext import api_display_name
-from strata.analysis.plainstats import PlainGroupStats
 from strata.analysis.stats import plaintables
 from strata.analysis.stats.catalog import parse_spec
 from strata.analysis.stats.lean import LEAN_REPORTS, read_columns
@@ -88,36 +87,34 @@ def _summary(
     sources: dict[str, tuple[str, ...]],
 ) -> PlainResult:
     """One summary; a total past int64 fails as the column path's (its registry's) does."""
-    try:
-        return _table(spec, report_name, strings, columns, sources)
-    except plaintables.TotalOverflowError as exc:
-        info, args = parse_spec(spec)
-        raise plaintables.overflow_error(report_name, ":".join((info.name, *args)), exc) from exc
-
-
-def _table(
-    spec: str,
-    report_name: str,
-    strings: StringIds,
-    columns: dict[str, dict[str, np.ndarray]],
-    sources: dict[str, tuple[str, ...]],
-) -> PlainResult:
     info, args = parse_spec(spec)
     name = ":".join((info.name, *args))
     kind = LEAN_REPORTS[spec][0]
     table, what = _SOURCES[kind]
     if table not in sources:
         return PlainResult(name, info.title, (), {}, f"{report_name} does not contain {what}.")
-    cols = columns[kind]
+    try:
+        rows = _grouped_table(kind, args, strings, columns[kind], sources[table])
+    except plaintables.TotalOverflowError as exc:
+        raise plaintables.overflow_error(report_name, name, exc) from exc
+    return PlainResult(name, info.title, *rows)
+
+
+def _grouped_table(
+    kind: str,
+    args: tuple[str, ...],
+    strings: StringIds,
+    cols: dict[str, np.ndarray],
+    present: tuple[str, ...],
+) -> plaintables.Table:
+    """The kernel or CUDA API table of one report's columns (:mod:`analysis.stats.plaintables`)."""
     if kind == "kernels":
         lookup, texts, is_identity = strings.text_codes()
-        ids = _kernel_name_ids(cols, args, sources[table])
+        ids = _kernel_name_ids(cols, args, present)
         if not (is_identity and (len(ids) == 0 or int(ids.min()) >= 0)):
             ids = lookup[ids]  # ids with one text share a code; NULL (-1) the last one
         stats = group_stats(ids, cols["duration_ns"], np)
-        return PlainResult(
-            name, info.title, *plaintables.kernel_table(texts[stats.keys].tolist(), _plain(stats))
-        )
+        return plaintables.kernel_table(texts[stats.keys].tolist(), stats.plain())
     ids = cols["name_id"]
     null = len(strings)  # NULL ids group last, as a code past the pool
     if len(ids) and int(ids.min()) < 0:
@@ -125,7 +122,7 @@ def _table(
     stats = group_stats(ids, cols["duration_ns"], np)
     keys = np.where(stats.keys == null, -1, stats.keys)
     labels = [api_display_name(t) for t in strings.lookup(keys).tolist()]
-    return PlainResult(name, info.title, *plaintables.calls_table(labels, _plain(stats)))
+    return plaintables.calls_table(labels, stats.plain())
 
 
 def _kernel_name_ids(
@@ -143,16 +140,3 @@ def _kernel_name_ids(
     if len(alt) and int(alt.min()) >= 0:
         return alt
     return np.where(alt >= 0, alt, ids)
-
-
-def _plain(stats: GroupStats) -> PlainGroupStats:
-    """The statistics as lists, as :func:`analysis.stats._base.plain_group_stats` gives."""
-    return PlainGroupStats(
-        count=stats.count.tolist(),
-        total=np.asarray(stats.total).tolist(),
-        minimum=stats.minimum.tolist(),
-        maximum=stats.maximum.tolist(),
-        mean=stats.mean.tolist(),
-        median=stats.median.tolist(),
-        std=stats.std.tolist(),
-    )

@@ -24,19 +24,8 @@ from strata.analysis.schema import (
     pid_of,
     tid_of,
 )
-from strata.analysis.stats import plaintables
-from strata.analysis.stats._base import (
-    SkipReport,
-    checked_totals,
-    factorize_rows,
-    grouped,
-    order_rows,
-    plain_group_stats,
-    register,
-    require,
-    stat_block,
-    table_frame,
-)
+from strata.analysis.stats import _base, plaintables
+from strata.analysis.stats._base import SkipReport, register, require
 from strata.analysis.stats.cuda import calls_frame, kernel_names
 
 __all__: list[str] = []
@@ -64,16 +53,16 @@ def _range_summary(report: Report, types: tuple[int, ...], with_style: bool, xp:
     dur = nvtx["end_ns"][rows] - nvtx["start_ns"][rows]
     style_col = None
     if with_style:
-        codes, keys = factorize_rows(pd.DataFrame({"r": labels, "s": styles}))
+        codes, keys = _base.factorize_rows(pd.DataFrame({"r": labels, "s": styles}))
         stats = group_stats(codes, dur, xp)
         key_rows = keys.iloc[stats.keys]
         range_col = key_rows.iloc[:, 0].to_numpy(object)
         style_col = key_rows.iloc[:, 1].to_numpy(object).tolist()
     else:
-        range_col, stats = grouped(labels, dur, xp)
+        range_col, stats = _base.grouped(labels, dur, xp)
     # The rules of the table (the SQL path's nvtx_sum too): analysis.stats.plaintables.
-    table = plaintables.nvtx_table(range_col.tolist(), style_col, plain_group_stats(stats))
-    return table_frame(table)
+    table = plaintables.nvtx_table(range_col.tolist(), style_col, stats.plain())
+    return _base.table_frame(table)
 
 
 @register("nvtx_sum")
@@ -131,14 +120,14 @@ def nvtx_kern_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
         "pid": (gtid // (1 << 24)) % (1 << 24), "tid": gtid % (1 << 24),
         "kernel": kernel_names(report, args)[kernel_rows],
     })  # fmt: skip
-    codes, keys = factorize_rows(key)
+    codes, keys = _base.factorize_rows(key)
     stats = group_stats(codes, kernels.duration_ns[kernel_rows], xp)
     key_rows = keys.iloc[stats.keys].reset_index(drop=True)
     range_ids = np.where(r_all >= 0, nvtx["row_id"][rows][np.maximum(r_all, 0)], -1)
     distinct = pd.DataFrame({"g": codes, "r": range_ids, "k": kernel_rows})
     n_ranges = distinct[distinct["r"] >= 0].groupby("g")["r"].nunique()
     n_kernels = distinct.groupby("g")["k"].nunique()
-    block = stat_block(stats, count_name=None, labels=key_rows["kernel"].to_numpy(object))
+    block = _base.stat_block(stats, count_name=None, labels=key_rows["kernel"].to_numpy(object))
     frame = pd.DataFrame({
         "NVTX Range": key_rows["range"].to_numpy(object),
         "Style": key_rows["style"].to_numpy(object),
@@ -149,7 +138,7 @@ def nvtx_kern_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
         **block,
         "Kernel Name": key_rows["kernel"].to_numpy(object),
     })  # fmt: skip
-    frame = order_rows(frame, ["NVTX Range", "PID", "TID", "Total Time"],
+    frame = _base.order_rows(frame, ["NVTX Range", "PID", "TID", "Total Time"],
                        [True, True, True, False])  # fmt: skip
     return frame, _dur_units(frame)
 
@@ -166,7 +155,7 @@ def _child_sums(parent: np.ndarray, duration: np.ndarray, n: int) -> np.ndarray:
         return sums.astype(np.int64)
     stats = group_stats(parent[has_parent], duration[has_parent])
     exact = np.zeros(n, dtype=np.int64)
-    exact[stats.keys] = checked_totals(stats.total)
+    exact[stats.keys] = _base.checked_totals(stats.total)
     return exact
 
 
@@ -187,7 +176,7 @@ _PROJ_TIMED = ("Total Proj Time", "Total Range Time", "Proj Avg", "Proj Med", "P
 def nvtx_gpu_proj_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
     proj = _projection(report).frame
     proj = proj[proj["name"].notna()]
-    codes, keys = factorize_rows(
+    codes, keys = _base.factorize_rows(
         pd.DataFrame({"r": proj["name"].to_numpy(object), "s": proj["style"].to_numpy(object)})
     )
     span = (proj["end_ns"] - proj["start_ns"]).to_numpy(np.int64)
@@ -196,15 +185,15 @@ def nvtx_gpu_proj_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
     per = pd.DataFrame({"g": codes,
                         "ops": proj["num_gpu_ops"], "lvl": proj["level"],
                         "child": proj["num_child"]}).groupby("g")  # fmt: skip
-    block = stat_block(stats, "Proj ", count_name=None, total_name=None)
+    block = _base.stat_block(stats, "Proj ", count_name=None, total_name=None)
     labels = key_rows.iloc[:, 0].to_numpy(object)
     orig = (proj["orig_end_ns"] - proj["orig_start_ns"]).to_numpy(np.int64)
     frame = pd.DataFrame({
         "Range": labels,
         "Style": key_rows.iloc[:, 1].to_numpy(object),
-        "Total Proj Time": checked_totals(stats.total, labels),
+        "Total Proj Time": _base.checked_totals(stats.total, labels),
         # Same codes as ``stats``: the groups come out in the same order.
-        "Total Range Time": checked_totals(group_stats(codes, orig).total, labels),
+        "Total Range Time": _base.checked_totals(group_stats(codes, orig).total, labels),
         "Range Instances": stats.count,
         **block,
         "Total GPU Ops": per["ops"].sum().reindex(stats.keys).to_numpy(np.int64),
@@ -212,7 +201,7 @@ def nvtx_gpu_proj_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
         "Avg Range Lvl": sqlite_round(per["lvl"].mean().reindex(stats.keys).to_numpy(float)),
         "Avg Num Child": sqlite_round(per["child"].mean().reindex(stats.keys).to_numpy(float)),
     })  # fmt: skip
-    frame = order_rows(frame, ["Total Proj Time"], [False])
+    frame = _base.order_rows(frame, ["Total Proj Time"], [False])
     return frame, _dur_units(frame, _PROJ_TIMED)
 
 
