@@ -26,13 +26,11 @@ Imported by the cold small-report path: keep it free of NumPy and pandas.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
 
 __all__ = [
     "HALF_TOLERANCE",
     "PAIRWISE_LEAF",
     "SAFE_SUM",
-    "KeyLayout",
     "exact_mean",
     "group_mean",
     "is_near_half",
@@ -146,19 +144,11 @@ def exact_mean(total: int, count: int) -> float:
 # -- the engine's key layout and summation order -----------------------------------------------
 
 
-class KeyLayout(NamedTuple):
-    """How :func:`analysis.engine.group_stats` sorts (group, value) pairs: in one packed key
-    of ``code_bits + bits`` bits when ``packed``, else by a lexsort; ``base`` is subtracted
-    from every value first (0: the values as they are)."""
-
-    code_bits: int
-    bits: int
-    packed: bool
-    base: int
-
-
-def key_layout(vmin: int, vmax: int, code_min: int, code_max: int) -> KeyLayout:
-    """The engine's key layout for values ``vmin..vmax`` in groups ``code_min..code_max``.
+def key_layout(vmin: int, vmax: int, code_min: int, code_max: int) -> tuple[int, int, bool, int]:
+    """The engine's key layout for values ``vmin..vmax`` in groups ``code_min..code_max``:
+    ``(code_bits, bits, packed, base)``. :func:`analysis.engine.group_stats` sorts (group,
+    value) pairs in one packed key of ``code_bits + bits`` bits when ``packed``, else by a
+    lexsort; ``base`` is subtracted from every value first (0: the values as they are).
 
     Codes are packed from the smallest one. A packed key needs ``code_bits + bits <= 62``;
     non-negative values that fit ``bits`` then need no offset (one pass less over the
@@ -169,14 +159,14 @@ def key_layout(vmin: int, vmax: int, code_min: int, code_max: int) -> KeyLayout:
     code_bits = (code_max - code_min + 1).bit_length()
     if code_bits + bits <= 62:
         base = 0 if vmin >= 0 and vmax.bit_length() <= bits else vmin
-        return KeyLayout(code_bits, bits, True, base)
-    return KeyLayout(code_bits, bits, False, 0 if bits > 62 else vmin)
+        return code_bits, bits, True, base
+    return code_bits, bits, False, 0 if bits > 62 else vmin
 
 
 def offset_base(vmin: int, vmax: int, groups: int) -> int:
     """The base the engine subtracts from the values of ``groups`` groups (codes
     ``0..groups - 1``) spanning ``vmin..vmax``."""
-    return key_layout(vmin, vmax, 0, groups - 1).base
+    return key_layout(vmin, vmax, 0, groups - 1)[3]
 
 
 def pairwise_half(n: int) -> int:
