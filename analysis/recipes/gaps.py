@@ -15,7 +15,6 @@ take a report the filter SKIPs (its NVTX range missing) as no data.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,8 +46,6 @@ from strata.analysis.recipes.base import (
 from strata.analysis.timefmt import pluralize
 
 __all__ = ["GpuGaps", "GpuTimeUtil", "find_gaps", "gpu_ops", "time_utilization"]
-
-log = logging.getLogger(__name__)
 
 _GAP_COLUMNS = ["Row#", "Duration", "Start", "PID", "Device ID", "Context ID"]
 _UTIL_COLUMNS = ["Row#", "In-Use", "Duration", "Start", "PID", "Device ID", "Context ID"]
