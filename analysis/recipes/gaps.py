@@ -32,7 +32,6 @@ from strata.analysis.gpu_idle import (
     low_utilization,
     time_utilization,
 )
-from strata.analysis.open import open_report
 from strata.analysis.recipes._filter import row_filter
 from strata.analysis.recipes.base import (
     RULE_FILTER,
@@ -79,8 +78,7 @@ class _GpuIdleRule(Recipe):
 
     def map(self, report_path: Path, options: RecipeOptions) -> _RulePartial | None:
         """The filter of ``options`` picks the operations (none, or a SKIP: no data)."""
-        tables = self.tables_for(options)
-        report = open_report(report_path, use_cache=options.use_cache, tables=tables)
+        report = self.load_report(report_path, options)
         try:
             keep = row_filter(report, options)
         except FilterSkip:
