@@ -62,6 +62,7 @@ __all__ = [
     "ns_to_us_text",
     "trace_frames",
     "trace_rows",
+    "wanted_kinds",
     "write_chrome_trace",
 ]
 
@@ -121,7 +122,7 @@ def export_tables(
 
     if fmt not in TABLE_SUFFIX:
         raise AnalysisError(f"unknown table type {fmt!r}; use parquet or arrow")
-    wanted = _check_kinds(kinds, EVENT_KINDS, fmt)
+    wanted = wanted_kinds(kinds, EVENT_KINDS, fmt)
     snap = report_set.snapshot()
     with staged_folder(folder, _may_replace(folder)) as tmp:
         files = {}
@@ -130,8 +131,7 @@ def export_tables(
             file = f"{kind}{TABLE_SUFFIX[fmt]}"
             _write_table(pa.Table.from_pandas(frame, preserve_index=False), tmp / file, fmt)
             files[kind] = {"file": file, "rows": len(frame)}
-        manifest = _manifest(snap, fmt, {"kinds": files})
-        (tmp / MANIFEST_NAME).write_text(manifest, encoding="utf-8")
+        _write_manifest(tmp, snap, fmt, {"kinds": files})
     return Path(folder) / MANIFEST_NAME
 
 
@@ -189,8 +189,7 @@ def export_nsys_dirs(report_set: ReportSet, folder: str | Path, fmt: str) -> Pat
                     _write_nsys_table(db.read_table(table), target / f"{table}{suffix}")
             written[label] = {"folder": os.fspath(target.relative_to(tmp)),
                               "tables": len(tables)}  # fmt: skip
-        manifest = _manifest(snap, fmt, {"folders": written})
-        (tmp / MANIFEST_NAME).write_text(manifest, encoding="utf-8")
+        _write_manifest(tmp, snap, fmt, {"folders": written})
     return Path(folder) / MANIFEST_NAME
 
 
@@ -236,7 +235,9 @@ def _may_replace(folder: str | Path):
     return may_replace
 
 
-def _manifest(snap: ReportSet, fmt: str, extra: dict) -> str:
+def _write_manifest(folder: Path, snap: ReportSet, fmt: str, extra: dict) -> None:
+    """Write the export's ``manifest.json`` into ``folder``: what wrote it, the reports, and
+    ``extra`` (what the export type holds)."""
     reports = [
         {"label": label, "path": os.fspath(report.path)}
         for report, label in zip(snap.reports, snap.labels, strict=True)
@@ -244,11 +245,13 @@ def _manifest(snap: ReportSet, fmt: str, extra: dict) -> str:
     body = {"written_by": "strata export", "strata_version": __version__, "type": fmt,
             "time_unit": "ns", "time_base": "each report's own session time",
             "reports": reports, **extra}  # fmt: skip
-    return json.dumps(body, indent=2, ensure_ascii=False) + "\n"
+    text = json.dumps(body, indent=2, ensure_ascii=False) + "\n"
+    (folder / MANIFEST_NAME).write_text(text, encoding="utf-8")
 
 
-def _check_kinds(kinds: Iterable[str] | None, allowed: tuple[str, ...], fmt: str) -> list[str]:
-    """The kinds asked for, as :func:`analysis.kinds.resolve_kinds` reads them (all: None)."""
+def wanted_kinds(kinds: Iterable[str] | None, allowed: tuple[str, ...], fmt: str) -> list[str]:
+    """Return the kinds of ``allowed`` asked for, as :func:`analysis.kinds.resolve_kinds`
+    reads them (None: all of ``allowed``); ``fmt`` names the output in its errors."""
     if kinds is None:
         return list(allowed)
     return list(resolve_kinds(kinds, allowed, f" for {fmt}"))
@@ -321,7 +324,7 @@ def write_chrome_trace(
     dict
         Events written per kind (over every report), and ``flows``: flow pairs.
     """
-    wanted = _check_kinds(kinds, TRACE_KINDS, "chrome-trace")
+    wanted = wanted_kinds(kinds, TRACE_KINDS, "chrome-trace")
     snap = report_set.snapshot()
     writer = _TraceWriter(out)
     other = {"written_by": "strata export", "strata_version": __version__,

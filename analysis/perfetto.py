@@ -26,8 +26,7 @@ from typing import BinaryIO
 import numpy as np
 import pandas as pd
 
-from strata.analysis.export import TRACE_KINDS, trace_frames, trace_rows
-from strata.analysis.kinds import resolve_kinds
+from strata.analysis.export import TRACE_KINDS, trace_frames, trace_rows, wanted_kinds
 from strata.analysis.model import Report
 from strata.analysis.protowire import Rows, field_bytes, field_varint
 from strata.analysis.reportset import ReportSet
@@ -71,7 +70,7 @@ def write_perfetto_trace(
     AnalysisError
         An unknown kind.
     """
-    wanted = TRACE_KINDS if kinds is None else resolve_kinds(kinds, TRACE_KINDS, " for perfetto")
+    wanted = wanted_kinds(kinds, TRACE_KINDS, "perfetto")
     snap = report_set.snapshot()
     offsets = [int(o) for o in snap.offsets_ns()]
     firsts = [_first_start(r, wanted) + o for r, o in zip(snap.reports, offsets, strict=True)]

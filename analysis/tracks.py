@@ -12,7 +12,6 @@ Derived data are computed vectorised; the only Python loops run over tracks, nev
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,8 +36,6 @@ __all__ = [
     "projected_slice_table",
     "report_labels",
 ]
-
-log = logging.getLogger(__name__)
 
 #: Slice tables of the built-in kinds drawn on GPU stream rows, in drawing order.
 GPU_TABLES = tuple(kind.drawn_as for kind in kinds_at("gpu"))

@@ -24,6 +24,7 @@ import pandas as pd
 
 from strata.analysis.errors import AnalysisError
 from strata.analysis.escape import escape_text
+from strata.analysis.model import Report
 
 __all__ = [
     "NSYS_OPTIONS",
@@ -208,6 +209,14 @@ class Recipe:
         if self.tables is None or options.nvtx is None or "nvtx" in self.tables:
             return self.tables
         return (*self.tables, "nvtx")
+
+    def load_report(self, report_path: Path, options: RecipeOptions) -> Report:
+        """Open the report ``map`` reads: the tables :meth:`tables_for` names, through the
+        columnar cache unless ``options.use_cache`` is off."""
+        from strata.analysis.open import open_report
+
+        tables = self.tables_for(options)
+        return open_report(report_path, use_cache=options.use_cache, tables=tables)
 
     def reduce(self, partials: Sequence[FilePartial], options: RecipeOptions) -> RecipeOutput:
         """Combine the partials of every report that loaded (rank order) into the output."""

@@ -15,7 +15,6 @@ take a report the filter SKIPs (its NVTX range missing) as no data.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +32,6 @@ from strata.analysis.gpu_idle import (
     low_utilization,
     time_utilization,
 )
-from strata.analysis.open import open_report
 from strata.analysis.recipes._filter import row_filter
 from strata.analysis.recipes.base import (
     RULE_FILTER,
@@ -47,8 +45,6 @@ from strata.analysis.recipes.base import (
 from strata.analysis.timefmt import pluralize
 
 __all__ = ["GpuGaps", "GpuTimeUtil", "find_gaps", "gpu_ops", "time_utilization"]
-
-log = logging.getLogger(__name__)
 
 _GAP_COLUMNS = ["Row#", "Duration", "Start", "PID", "Device ID", "Context ID"]
 _UTIL_COLUMNS = ["Row#", "In-Use", "Duration", "Start", "PID", "Device ID", "Context ID"]
@@ -82,8 +78,7 @@ class _GpuIdleRule(Recipe):
 
     def map(self, report_path: Path, options: RecipeOptions) -> _RulePartial | None:
         """The filter of ``options`` picks the operations (none, or a SKIP: no data)."""
-        tables = self.tables_for(options)
-        report = open_report(report_path, use_cache=options.use_cache, tables=tables)
+        report = self.load_report(report_path, options)
         try:
             keep = row_filter(report, options)
         except FilterSkip:

@@ -17,7 +17,6 @@ import numpy.typing as npt
 import pandas as pd
 
 from strata.analysis.errors import AnalysisError
-from strata.analysis.open import open_report
 from strata.analysis.recipes._exact import checked_subtract, group_sums
 from strata.analysis.recipes._filter import filtered_report
 from strata.analysis.recipes._labels import kernel_groups
@@ -91,7 +90,7 @@ class CudaGpuKernHist(Recipe):
             )
 
     def map(self, report_path: Path, options: RecipeOptions) -> HistPartial | None:
-        report = open_report(report_path, use_cache=options.use_cache, tables=self.tables)
+        report = self.load_report(report_path, options)
         # --start/--end as the summaries take them: the kernels overlapping the window.
         report = filtered_report(report, options)
         if report is None or len(report.kernels) == 0:

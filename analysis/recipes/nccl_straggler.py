@@ -19,7 +19,6 @@ import pandas as pd
 
 from strata.analysis.collectives import find_collectives, match_collectives
 from strata.analysis.escape import escape_text
-from strata.analysis.open import open_report
 from strata.analysis.recipes.base import FilePartial, Recipe, RecipeOptions, RecipeOutput
 from strata.analysis.timefmt import pluralize
 
@@ -42,7 +41,7 @@ class NcclStraggler(Recipe):
     tables = ("kernels", "nvtx")
 
     def map(self, report_path: Path, options: RecipeOptions) -> StragglerPartial:
-        report = open_report(report_path, use_cache=options.use_cache, tables=self.tables)
+        report = self.load_report(report_path, options)
         # A rank without collectives is kept (empty): the match says so in a note.
         return StragglerPartial(find_collectives(report), int(report.info.session_start_utc_ns))
 

@@ -21,7 +21,6 @@ import pandas as pd
 
 from strata.analysis.engine import sqlite_round
 from strata.analysis.errors import AnalysisError
-from strata.analysis.open import open_report
 from strata.analysis.recipes._exact import (
     RecipeOverflowError,
     checked_add,
@@ -238,7 +237,7 @@ class CudaGpuKernPace(PaceRecipe):
     what = "kernel's short"
 
     def instances(self, report_path: Path, options: RecipeOptions) -> PacePartial | None:
-        report = open_report(report_path, use_cache=options.use_cache, tables=self.tables)
+        report = self.load_report(report_path, options)
         kernels = report.kernels
         ids = report.strings.find(options.kernel_name or "")
         keep = np.isin(kernels["short_name_id"], ids)

@@ -39,20 +39,18 @@ from strata.analysis.recipes._exact import (
 __all__ = ["GroupPartial", "GroupSamples", "MergedGroups", "group_quantile", "merge_partials"]
 
 
-@dataclass(frozen=True)
-class GroupPartial:
-    """Mergeable statistics of one report, one entry per group that occurs.
+@dataclass(frozen=True, kw_only=True)
+class _GroupStats:
+    """The statistics per group that one report's partial and the merged reports both hold.
 
     Attributes
     ----------
     keys
-        One row per group: the key columns (strings), in group order.
+        One row per group: the key columns (strings).
     count, total, minimum, maximum
-        int64 per group (durations in ns).
-    mean, m2
-        float64 mean and sum of squared deviations from it.
-    samples
-        Every value (int64), grouped in group order and ascending within a group.
+        int64 per group, exact (durations in ns).
+    mean
+        float64 per group: total / count.
     extras
         Name -> per-group float64 sum of an extra column (NaN inputs skipped).
     extra_counts
@@ -65,16 +63,32 @@ class GroupPartial:
     count: npt.NDArray[np.int64]
     total: npt.NDArray[np.int64]
     mean: npt.NDArray[np.float64]
-    m2: npt.NDArray[np.float64]
     minimum: npt.NDArray[np.int64]
     maximum: npt.NDArray[np.int64]
-    samples: npt.NDArray[np.int64]
     extras: Mapping[str, npt.NDArray[np.float64]] = field(default_factory=dict)
     extra_counts: Mapping[str, npt.NDArray[np.int64]] = field(default_factory=dict)
     int_sums: Mapping[str, npt.NDArray[np.int64]] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.count)
+
+
+@dataclass(frozen=True, kw_only=True)
+class GroupPartial(_GroupStats):
+    """Mergeable statistics of one report, one entry per group that occurs.
+
+    Attributes
+    ----------
+    keys, count, total, mean, minimum, maximum, extras, extra_counts, int_sums
+        The statistics every group has (``_GroupStats``); ``keys`` in group order.
+    m2
+        float64 sum of squared deviations from the mean.
+    samples
+        Every value (int64), grouped in group order and ascending within a group.
+    """
+
+    m2: npt.NDArray[np.float64]
+    samples: npt.NDArray[np.int64]
 
     @classmethod
     def from_codes(
@@ -178,46 +192,27 @@ def _empty(
     )
 
 
-@dataclass(frozen=True)
-class MergedGroups:
+@dataclass(frozen=True, kw_only=True)
+class MergedGroups(_GroupStats):
     """Statistics of every group over all reports, as if they were one report.
 
     Attributes
     ----------
-    keys
-        One row per group (key columns), in order of first appearance across reports.
-    count, total, minimum, maximum
-        int64, exact.
-    mean
-        total / count.
+    keys, count, total, mean, minimum, maximum, extras, extra_counts, int_sums
+        The statistics every group has (``_GroupStats``) over all reports, exact; ``keys``
+        in order of first appearance across reports.
     std
         Sample standard deviation (divisor n - 1); 0.0 for a single value (spec §3.1).
     min_file, max_file
         Comma-joined labels of the reports that attain the minimum / maximum.
     samples
         Every value of every group, for exact quantiles (:class:`GroupSamples`).
-    extras, extra_counts
-        Summed extra columns and their non-NaN counts.
-    int_sums
-        Exactly summed extra integer columns (int64).
     """
 
-    keys: pd.DataFrame
-    count: npt.NDArray[np.int64]
-    total: npt.NDArray[np.int64]
-    mean: npt.NDArray[np.float64]
     std: npt.NDArray[np.float64]
-    minimum: npt.NDArray[np.int64]
-    maximum: npt.NDArray[np.int64]
     min_file: npt.NDArray[np.object_]
     max_file: npt.NDArray[np.object_]
     samples: GroupSamples
-    extras: Mapping[str, npt.NDArray[np.float64]]
-    extra_counts: Mapping[str, npt.NDArray[np.int64]]
-    int_sums: Mapping[str, npt.NDArray[np.int64]] = field(default_factory=dict)
-
-    def __len__(self) -> int:
-        return len(self.count)
 
     def quantile(self, q: float, rule: str = "nsys") -> npt.NDArray[np.float64]:
         """Return the ``q`` quantile of every group; see :func:`group_quantile`."""

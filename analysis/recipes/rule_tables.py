@@ -21,7 +21,6 @@ from pathlib import Path
 import pandas as pd
 
 from strata.analysis.model import Report
-from strata.analysis.open import open_report
 from strata.analysis.recipes._filter import filter_args
 from strata.analysis.recipes.base import (
     RULE_FILTER,
@@ -75,8 +74,7 @@ class RuleRecipe(Recipe):
         return None if result.skipped is not None else result.frame
 
     def map(self, report_path: Path, options: RecipeOptions) -> RuleFindings | None:
-        tables = self.tables_for(options)
-        report = open_report(report_path, use_cache=options.use_cache, tables=tables)
+        report = self.load_report(report_path, options)
         frame = self.findings(report, options)
         if frame is None or frame.empty:
             return None

@@ -31,7 +31,6 @@ core. The inputs are expanded by :mod:`analysis.recipes._inputs`, the Dask mode 
 
 from __future__ import annotations
 
-import logging
 import math
 import os
 import time
@@ -74,8 +73,6 @@ __all__ = [
     "mode_name",
     "run_recipe",
 ]
-
-log = logging.getLogger(__name__)
 
 #: The modes, by Strata's own names (what a run records in its manifest and summary).
 MODES = ("serial", "processes", "dask")

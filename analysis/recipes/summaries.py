@@ -29,7 +29,6 @@ import pandas as pd
 from strata.analysis.engine import sqlite_round
 from strata.analysis.escape import escape_text
 from strata.analysis.model import DurationTable, EventTable, Report
-from strata.analysis.open import open_report
 from strata.analysis.recipes._exact import checked_subtract, group_sums
 from strata.analysis.recipes._filter import filtered_report, has_filter
 from strata.analysis.recipes._labels import factorize_rows, kernel_groups, nvtx_range_groups
@@ -117,8 +116,7 @@ class StatsRecipe(Recipe):
         if has_filter(options):
             # nsys's recipe hands --start/--end to the stats report, whose filtered views
             # need every column of the rows (analysis.recipes._filter).
-            full = open_report(report_path, use_cache=options.use_cache, tables=self.tables)
-            report = filtered_report(full, options)
+            report = filtered_report(self.load_report(report_path, options), options)
             if report is None:
                 return None
         else:
