@@ -13,9 +13,11 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from strata.analysis._sqlfile import SqliteReport, quote_ident
-from strata.analysis.schema import NVTX_RANGE_TYPES
+from strata.analysis.schema import NVTX_RANGE_TYPES, OSRT_CLASS_CALL
 
 __all__ = [
+    "OSRT_CALLS",
+    "EventFilter",
     "suspect_in_summaries",
     "unchecked_columns",
     "ALL_SPECS",
@@ -57,6 +59,62 @@ class _Col:
     source: str
     dtype: str = "int64"
     fill: int = 0
+
+
+@dataclass(frozen=True)
+class EventFilter:
+    """Which rows of a table are events of a kind: those whose ``column`` is in ``values``.
+
+    Defined once, on the kind, and read in both forms: a NumPy mask over the loaded column
+    (the timeline, panel, column-path summaries and recipes) and an SQL condition over the
+    source table (the SQL path of ``stats``), so the forms cannot drift apart.
+
+    Attributes
+    ----------
+    column
+        Our column (``event_class``).
+    source
+        Its source column (``eventClass``).
+    values
+        The values that keep a row.
+    fill
+        What a NULL (or a missing column) reads as, as the loader fills it.
+    """
+
+    column: str
+    source: str
+    values: tuple[int, ...]
+    fill: int = 0
+
+    def mask(self, table: Mapping[str, object]) -> object:
+        """Return a bool array: which rows of ``table`` (its loaded columns) pass."""
+        import numpy as np  # a plain module (the SQL path reads it): NumPy where called
+
+        column = np.asarray(table[self.column])
+        if len(self.values) == 1:
+            return column == self.values[0]
+        return np.isin(column, self.values)
+
+    def rows(self, table: Mapping[str, object]) -> object:
+        """Return the indices (int64) of the rows of ``table`` that pass."""
+        import numpy as np
+
+        return np.flatnonzero(self.mask(table))
+
+    def sql(self, has_column: bool = True) -> str:
+        """Return the SQL condition on the source table (``has_column``: whether it has
+        :attr:`source`; else every row reads :attr:`fill`)."""
+        column = (
+            f"coalesce({quote_ident(self.source)}, {self.fill})" if has_column else str(self.fill)
+        )
+        if len(self.values) == 1:
+            return f"{column} = {self.values[0]}"
+        return f"{column} IN ({', '.join(str(v) for v in self.values)})"
+
+
+#: OS runtime calls: the rows of OSRT_API that ``osrt_sum`` and the timeline count (not its
+#: other event classes, spec §3.5).
+OSRT_CALLS = EventFilter("event_class", "eventClass", (OSRT_CLASS_CALL,))
 
 
 def _c(name: str, source: str, dtype: str = "int32", fill: int = 0) -> _Col:

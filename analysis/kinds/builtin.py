@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from strata.analysis._tablespecs import OSRT_CALLS
 from strata.analysis.counters import memory_slices, metric_slices
 from strata.analysis.cpu import core_intervals, thread_intervals
 from strata.analysis.kinds.registry import (
@@ -27,7 +28,7 @@ from strata.analysis.kinds.registry import (
 from strata.analysis.model import Report, freeze
 from strata.analysis.names import EventNames, event_names, kernel_name_ids, memcpy_names, pair_names
 from strata.analysis.nvtx import range_rows
-from strata.analysis.schema import OSRT_CLASS_CALL, pid_of, tid_of
+from strata.analysis.schema import pid_of, tid_of
 from strata.analysis.slices import SliceTable
 
 __all__ = ["BUILTIN_KINDS"]
@@ -46,12 +47,6 @@ def _named(kind: str):
 def _nvtx_ranges(report: Report, _project: Projector) -> KindRows:
     """Push/pop and start/end ranges (marks and other NVTX rows are not events here)."""
     return table_rows(report, "nvtx", range_rows(report))
-
-
-def _osrt_calls(report: Report, _project: Projector) -> KindRows:
-    """OS runtime calls (not the other event classes of OSRT_API)."""
-    calls = np.flatnonzero(report.tables["osrt"]["event_class"] == OSRT_CLASS_CALL)
-    return table_rows(report, "osrt", calls)
 
 
 def _projected(report: Report, project: Projector) -> KindRows:
@@ -247,7 +242,8 @@ BUILTIN_KINDS = (
               place="gpu_projected", panels=(("nvtx_gpu", DURATION),), outliers=True,
               has_style=True, lazy_slices=True, where=_projected_where,
               summaries=("nvtx_gpu_proj_sum", "nvtx_gpu_proj_trace")),
-    EventKind("osrt", "OS runtime", ("osrt",), locate=_osrt_calls, names=_named("osrt"),
+    # OS runtime calls, not the other event classes of OSRT_API.
+    EventKind("osrt", "OS runtime", ("osrt",), row_filter=OSRT_CALLS, names=_named("osrt"),
               slices=_string_slices("osrt"), place="thread", panels=(("osrt", DURATION),),
               summaries=("osrt_sum",)),
     # Running vs not, per thread (SCHED_EVENTS): first among a thread's rows.

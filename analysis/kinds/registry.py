@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from strata.analysis._tablespecs import EventFilter
 from strata.analysis.errors import AnalysisError
 from strata.analysis.model import EventTable, Report
 from strata.analysis.names import EventNames, string_codes
@@ -117,8 +118,9 @@ class EventKind:
     tables
         The report tables its events come from (:attr:`analysis.model.Report.tables`).
     locate
-        ``locate(report, project) -> KindRows``: the events that count (default: every row
-        of ``tables[0]``). ``project`` gives the NVTX projection to derived kinds.
+        ``locate(report, project) -> KindRows``: the events that count (default: the rows
+        of ``tables[0]`` that :attr:`row_filter` keeps). ``project`` gives the NVTX
+        projection to derived kinds.
     names
         ``names(report, rows) -> EventNames``: one group per event, as :mod:`analysis.names`
         spells and groups them (default: the ``name_id`` string). None: not summarised.
@@ -145,6 +147,9 @@ class EventKind:
         (outliers' ``row``); default: by ``place``.
     summaries
         The nsys stats reports computed from it (documentation, and what a test checks).
+    row_filter
+        Which rows of ``tables[0]`` are its events (None: every row): the one definition
+        the timeline, panel, summaries (column and SQL paths) and recipes read.
     """
 
     name: str
@@ -162,12 +167,19 @@ class EventKind:
     lazy_slices: bool = False
     where: Callable[[Report, KindRows], tuple[np.ndarray, np.ndarray]] | None = None
     summaries: tuple[str, ...] = ()
+    row_filter: EventFilter | None = None
 
     def rows(self, report: Report, project: Projector | None = None) -> KindRows:
         """Return the events of this kind in ``report`` (:attr:`locate`)."""
         if self.locate is not None:
             return self.locate(report, project or _project_nvtx)
-        return table_rows(report, self.tables[0])
+        return table_rows(report, self.tables[0], self.row_indices(report))
+
+    def row_indices(self, report: Report) -> npt.NDArray[np.int64] | None:
+        """Return the rows of ``tables[0]`` that :attr:`row_filter` keeps (None: all)."""
+        if self.row_filter is None:
+            return None
+        return self.row_filter.rows(report.tables[self.tables[0]])
 
     def event_names(self, report: Report, rows: KindRows) -> EventNames:
         """Return the names and groups of ``rows`` (:attr:`names`)."""
