@@ -21,12 +21,15 @@ __all__ = [
     "suspect_in_summaries",
     "unchecked_columns",
     "ALL_SPECS",
+    "BUILTIN_TABLES",
     "CHAIN_COLUMNS",
     "CHAIN_SPECS",
-    "NAME_COLUMNS",
     "REQUIRED",
     "SPECS",
     "StringPool",
+    "TableSpec",
+    "add_table",
+    "event_tables",
     "suspect_rows",
 ]
 
@@ -121,6 +124,40 @@ def _c(name: str, source: str, dtype: str = "int32", fill: int = 0) -> _Col:
     return _Col(name, source, dtype, fill)
 
 
+@dataclass(frozen=True)
+class TableSpec:
+    """How the loader reads one kind's table: the event kind's table and column spec.
+
+    Attributes
+    ----------
+    source
+        The report's table (``CUPTI_ACTIVITY_KIND_KERNEL``).
+    columns
+        Our columns and their source columns, dtypes and NULL fills.
+    names
+        The columns holding StringIds ids (mapped to pool codes on read; -1 when NULL).
+    key
+        The track key columns (one track per distinct key); ``level`` is the nesting level
+        of :attr:`nested` tables. Empty for the GPU tables, which share one stream key
+        table, and NVTX (marks and ranges), which the loader keys itself.
+    nested
+        Its events nest per thread: the loader adds their nesting ``level`` column.
+    row_filter
+        Which rows are the kind's events (None: all).
+    """
+
+    source: str
+    columns: tuple[_Col, ...]
+    names: tuple[str, ...] = ()
+    key: tuple[str, ...] = ()
+    nested: bool = False
+    row_filter: EventFilter | None = None
+
+    def column(self, name: str) -> _Col:
+        """Return the column ``name`` of the spec."""
+        return next(c for c in self.columns if c.name == name)
+
+
 _TIME = (_c("start_ns", "start", "int64"), _c("end_ns", "end", "int64"))
 _GPU = (
     _c("device_id", "deviceId"),
@@ -131,9 +168,11 @@ _GPU = (
     _c("global_pid", "globalPid", "int64"),
 )
 
-#: kind -> (source table, columns). Name columns are StringIds ids (-1 when NULL).
-SPECS: dict[str, tuple[str, tuple[_Col, ...]]] = {
-    "kernels": (
+#: kind -> its table spec: the tables of the built-in kinds (analysis.kinds.builtin), here
+#: as plain data because the SQL path of ``stats`` reads them without NumPy; a kind
+#: registered elsewhere brings its own (:func:`add_table`).
+SPECS: dict[str, TableSpec] = {
+    "kernels": TableSpec(
         "CUPTI_ACTIVITY_KIND_KERNEL",
         _TIME
         + _GPU
@@ -151,8 +190,9 @@ SPECS: dict[str, tuple[str, tuple[_Col, ...]]] = {
             _c("static_smem_bytes", "staticSharedMemory"),
             _c("dynamic_smem_bytes", "dynamicSharedMemory"),
         ),
+        names=("name_id", "short_name_id", "mangled_name_id"),
     ),
-    "memcpy": (
+    "memcpy": TableSpec(
         "CUPTI_ACTIVITY_KIND_MEMCPY",
         _TIME
         + _GPU
@@ -163,14 +203,16 @@ SPECS: dict[str, tuple[str, tuple[_Col, ...]]] = {
             _c("dst_kind", "dstKind"),
         ),
     ),
-    "memset": (
+    "memset": TableSpec(
         "CUPTI_ACTIVITY_KIND_MEMSET",
         _TIME
         + _GPU
         + (_c("bytes", "bytes", "int64"), _c("value", "value"), _c("mem_kind", "memKind")),
     ),
-    "sync": ("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", _TIME + _GPU + (_c("sync_type", "syncType"),)),
-    "cuda_api": (
+    "sync": TableSpec(
+        "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", _TIME + _GPU + (_c("sync_type", "syncType"),)
+    ),
+    "cuda_api": TableSpec(
         "CUPTI_ACTIVITY_KIND_RUNTIME",
         _TIME
         + (
@@ -182,8 +224,11 @@ SPECS: dict[str, tuple[str, tuple[_Col, ...]]] = {
             # The call's backtrace in CUDA_CALLCHAINS (-1: none; spec §1.4).
             _c("callchain_id", "callchainId", "int64", fill=-1),
         ),
+        names=("name_id",),
+        key=("global_tid", "level"),
+        nested=True,
     ),
-    "osrt": (
+    "osrt": TableSpec(
         "OSRT_API",
         _TIME
         + (
@@ -191,8 +236,12 @@ SPECS: dict[str, tuple[str, tuple[_Col, ...]]] = {
             _c("name_id", "nameId", fill=-1),
             _c("event_class", "eventClass"),
         ),
+        names=("name_id",),
+        key=("global_tid", "level"),
+        nested=True,
+        row_filter=OSRT_CALLS,
     ),
-    "nvtx": (
+    "nvtx": TableSpec(
         "NVTX_EVENTS",
         (
             _c("start_ns", "start", "int64"),
@@ -206,8 +255,9 @@ SPECS: dict[str, tuple[str, tuple[_Col, ...]]] = {
             _c("color", "color", "int64", fill=-1),
             _c("range_id", "rangeId", "int64"),
         ),
+        names=("text_id",),
     ),
-    "sched": (
+    "sched": TableSpec(
         "SCHED_EVENTS",
         (
             _c("start_ns", "start", "int64"),
@@ -215,8 +265,9 @@ SPECS: dict[str, tuple[str, tuple[_Col, ...]]] = {
             _c("is_sched_in", "isSchedIn", "int8"),
             _c("global_tid", "globalTid", "int64"),
         ),
+        key=("cpu",),
     ),
-    "samples": (
+    "samples": TableSpec(
         "COMPOSITE_EVENTS",
         (
             _c("start_ns", "start", "int64"),
@@ -225,8 +276,9 @@ SPECS: dict[str, tuple[str, tuple[_Col, ...]]] = {
             _c("global_tid", "globalTid", "int64"),
             _c("sample_id", "id", "int64"),
         ),
+        key=("global_tid",),
     ),
-    "gpu_metrics": (
+    "gpu_metrics": TableSpec(
         "GPU_METRICS",
         (
             _c("start_ns", "timestamp", "int64"),
@@ -234,10 +286,11 @@ SPECS: dict[str, tuple[str, tuple[_Col, ...]]] = {
             _c("metric_id", "metricId"),
             _c("value", "value", "int64"),
         ),
+        key=("type_id", "metric_id"),
     ),
     # Allocations and frees of CUDA memory (spec §1.4): one instant per row; the name
     # column is an inline text (a variable name, mostly NULL) and is not read.
-    "memory_usage": (
+    "memory_usage": TableSpec(
         "CUDA_GPU_MEMORY_USAGE_EVENTS",
         (
             _c("start_ns", "start", "int64"),
@@ -250,6 +303,7 @@ SPECS: dict[str, tuple[str, tuple[_Col, ...]]] = {
             _c("operation", "memoryOperationType", "int8"),
             _c("correlation_id", "correlationId", "int64"),
         ),
+        key=("device_id",),
     ),
 }
 
@@ -262,21 +316,43 @@ CHAIN_COLUMNS = (
 #: Call chains (spec §1.4, §1.7): not events but frames, one row per (chain id, depth),
 #: depth 0 the innermost. Read and checked as the event tables are (one validation), kept
 #: as :attr:`Report.sample_chains` / :attr:`Report.cuda_chains` sorted by (chain, depth).
-CHAIN_SPECS: dict[str, tuple[str, tuple[_Col, ...]]] = {
-    "sample_chains": ("SAMPLING_CALLCHAINS", CHAIN_COLUMNS),
-    "cuda_chains": ("CUDA_CALLCHAINS", CHAIN_COLUMNS),
+CHAIN_SPECS: dict[str, TableSpec] = {
+    "sample_chains": TableSpec("SAMPLING_CALLCHAINS", CHAIN_COLUMNS, ("symbol", "module")),
+    "cuda_chains": TableSpec("CUDA_CALLCHAINS", CHAIN_COLUMNS, ("symbol", "module")),
 }
-ALL_SPECS = {**SPECS, **CHAIN_SPECS}
+#: The event tables, then the call chains: every table the loader reads and checks.
+ALL_SPECS: dict[str, TableSpec] = {**SPECS, **CHAIN_SPECS}
+#: The kinds whose tables are the built-in ones (the others came through add_table).
+BUILTIN_TABLES = tuple(SPECS)
 
-#: Name columns whose ids must resolve through StringIds (mapped to pool codes on read).
-NAME_COLUMNS = {
-    "kernels": ("name_id", "short_name_id", "mangled_name_id"),
-    "cuda_api": ("name_id",),
-    "osrt": ("name_id",),
-    "nvtx": ("text_id",),
-    "sample_chains": ("symbol", "module"),
-    "cuda_chains": ("symbol", "module"),
-}
+
+def add_table(kind: str, spec: TableSpec) -> None:
+    """Add the table of an event kind registered outside the built-in ones.
+
+    Called by :func:`analysis.kinds.register` for a kind that brings a :class:`TableSpec`:
+    from then on the loader reads it (its rows in ``report.tables[kind]``), checks it and
+    caches it as any built-in table; so does the SQL path of ``stats``. The registry is
+    filled when :mod:`analysis.kinds` is imported (a ReportSet, the CLI, the viewer import
+    it): a report read before that lacks the table, and a cached one is read again.
+
+    Raises
+    ------
+    ValueError
+        ``kind`` has a table already, or the spec lacks a start column.
+    """
+    if kind in ALL_SPECS:
+        raise ValueError(f"event table {kind!r} is specified already")
+    if not any(c.name == "start_ns" for c in spec.columns):
+        raise ValueError(f"event table {kind!r} has no start_ns column")
+    SPECS[kind] = spec
+    ALL_SPECS[kind] = spec
+
+
+def event_tables() -> tuple[str, ...]:
+    """Return the kinds of every event table the loader reads (built-in first)."""
+    return tuple(SPECS)
+
+
 #: Columns a present table must have, and that must never be NULL: without them every
 #: event would silently start (or end) at 0. NVTX's NULL end means "a mark / still open".
 REQUIRED = ("start_ns", "end_ns")
@@ -301,9 +377,10 @@ def suspect_rows(db: SqliteReport, kind: str, strings: StringPool, checked: set[
     todo = unchecked_columns(db, kind, checked)
     if not todo:
         return None
-    table, cols = ALL_SPECS[kind]
+    spec = ALL_SPECS[kind]
+    table, cols = spec.source, spec.columns
     present = set(db.columns(table))
-    names = {c.source for c in cols if c.name in NAME_COLUMNS.get(kind, ())}
+    names = {c.source for c in cols if c.name in spec.names}
     q = {c: quote_ident(c) for c in todo}
     required = {c.source for c in cols if c.name in REQUIRED and c.source in q}
     first = db.execute(
@@ -356,18 +433,19 @@ def suspect_rows(db: SqliteReport, kind: str, strings: StringPool, checked: set[
 def unchecked_columns(db: SqliteReport, kind: str, checked: Collection[str]) -> list[str]:
     """The source columns of ``kind``'s table that :func:`suspect_rows` tests: those present
     but not ``checked`` by the caller (start and end only as a pair)."""
-    table, cols = ALL_SPECS[kind]
-    present = set(db.columns(table))
+    spec = ALL_SPECS[kind]
+    present = set(db.columns(spec.source))
     times = {"start", "end"} if {"start", "end"} <= set(checked) else set()
-    return [c.source for c in cols if c.source in present and c.source not in {*checked, *times}]
+    return [
+        c.source for c in spec.columns if c.source in present and c.source not in {*checked, *times}
+    ]
 
 
 def ranged_columns(kind: str) -> set[str]:
     """The source columns of ``kind`` whose largest value :func:`suspect_in_summaries`
     reads (name ids); of the others it reads only the counts by type."""
-    _, cols = ALL_SPECS[kind]
-    names = NAME_COLUMNS.get(kind, ())
-    return {c.source for c in cols if c.name in names}
+    spec = ALL_SPECS[kind]
+    return {c.source for c in spec.columns if c.name in spec.names}
 
 
 def suspect_in_summaries(kind: str, strings: StringPool, summaries: Mapping[str, _Summary]) -> bool:
@@ -381,9 +459,9 @@ def suspect_in_summaries(kind: str, strings: StringPool, summaries: Mapping[str,
     """
     if kind == "nvtx" or {"start", "end"} & set(summaries):
         return True  # open ranges, durations: judged across columns, not per column
-    _, cols = ALL_SPECS[kind]
-    by_source = {c.source: c for c in cols}
-    names = NAME_COLUMNS.get(kind, ())
+    spec = ALL_SPECS[kind]
+    by_source = {c.source: c for c in spec.columns}
+    names = spec.names
     for source, seen in summaries.items():
         col = by_source[source]
         if seen.others or (seen.nulls and col.name in REQUIRED):

@@ -322,7 +322,7 @@ def _report(events: _Events, meta: dict[str, object]) -> Report:
     owner = _gpu_owner(events, thread_gtid)
     raw = {kind: _kind_columns(kind, cols, t0, thread_gtid, owner)
            for kind, cols in events.cols.items()}  # fmt: skip
-    present = {_SPECS[kind][0] for kind, cols in events.cols.items() if len(cols["start"])}
+    present = {_SPECS[kind].source for kind, cols in events.cols.items() if len(cols["start"])}
     gpus = _gpus(meta.get("deviceProperties"))
     extra = {"StringIds", "ENUM_CUDA_MEMCPY_OPER", "ENUM_CUDA_MEM_KIND"}
     extra |= {"TARGET_INFO_GPU"} if len(gpus) else set()
@@ -353,9 +353,9 @@ def _report(events: _Events, meta: dict[str, object]) -> Report:
         source_columns={
             **{t: () for t in sorted(extra)},
             **{
-                table: tuple(c.source for c in cols)
-                for table, cols in _SPECS.values()
-                if table in present
+                spec.source: tuple(c.source for c in spec.columns)
+                for spec in _SPECS.values()
+                if spec.source in present
             },
         },  # fmt: skip
         nvtx_max_ns=builder.nvtx_max_ns,
@@ -389,7 +389,7 @@ def _gpu_owner(events: _Events, thread_gtid: np.ndarray) -> int:
 def _filled(kind: str, n: int, values: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Every loader column of ``kind``: ``values`` where given, else the loader's fill."""
     out = {}
-    for c in _SPECS[kind][1]:
+    for c in _SPECS[kind].columns:
         given = values.get(c.name)
         out[c.name] = np.full(n, c.fill, dtype=c.dtype) if given is None else given.astype(c.dtype)
     out["row_id"] = values.get("row_id", np.empty(0, np.int64))

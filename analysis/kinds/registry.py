@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from strata.analysis._tablespecs import EventFilter
+from strata.analysis._tablespecs import SPECS, EventFilter, TableSpec, add_table, event_tables
 from strata.analysis.errors import AnalysisError
 from strata.analysis.model import EventTable, Report
 from strata.analysis.names import EventNames, string_codes
@@ -34,6 +34,7 @@ __all__ = [
     "Projector",
     "check_panel",
     "event_kinds",
+    "event_tables",
     "get_kind",
     "kind_slices",
     "kinds_at",
@@ -147,9 +148,13 @@ class EventKind:
         (outliers' ``row``); default: by ``place``.
     summaries
         The nsys stats reports computed from it (documentation, and what a test checks).
-    row_filter
-        Which rows of ``tables[0]`` are its events (None: every row): the one definition
-        the timeline, panel, summaries (column and SQL paths) and recipes read.
+    table
+        The spec of the report table it reads (``tables[0]``): source table, columns and
+        dtypes, name columns, track key, row filter. A built-in kind's is its entry of
+        :data:`analysis._tablespecs.SPECS` (plain data: the SQL path of ``stats`` reads
+        it without NumPy); a kind registered elsewhere brings its own, and registering it
+        makes the loader read, check and cache that table as ``report.tables[name]``.
+        None: a kind derived from other kinds' tables.
     """
 
     name: str
@@ -167,7 +172,7 @@ class EventKind:
     lazy_slices: bool = False
     where: Callable[[Report, KindRows], tuple[np.ndarray, np.ndarray]] | None = None
     summaries: tuple[str, ...] = ()
-    row_filter: EventFilter | None = None
+    table: TableSpec | None = None
 
     def rows(self, report: Report, project: Projector | None = None) -> KindRows:
         """Return the events of this kind in ``report`` (:attr:`locate`)."""
@@ -177,7 +182,7 @@ class EventKind:
 
     def row_indices(self, report: Report) -> npt.NDArray[np.int64] | None:
         """Return the rows of ``tables[0]`` that :attr:`row_filter` keeps (None: all)."""
-        if self.row_filter is None:
+        if self.row_filter is None or self.tables[0] not in report.tables:
             return None
         return self.row_filter.rows(report.tables[self.tables[0]])
 
@@ -186,6 +191,12 @@ class EventKind:
         if self.names is not None:
             return self.names(report, rows)
         return string_names(report, rows)
+
+    @property
+    def row_filter(self) -> EventFilter | None:
+        """Which rows of ``tables[0]`` are its events (None: every row): the one definition
+        the timeline, panel, summaries (column and SQL paths) and recipes read."""
+        return None if self.table is None else self.table.row_filter
 
     @property
     def drawn_as(self) -> str:
@@ -202,13 +213,19 @@ def register(kind: EventKind) -> EventKind:
     Raises
     ------
     AnalysisError
-        A kind of that name is registered already, or ``place`` is not one of
-        :data:`PLACES`.
+        A kind of that name is registered already, ``place`` is not one of
+        :data:`PLACES`, or its :attr:`~EventKind.table` is not ``tables[0]``'s.
     """
     if kind.name in _KINDS:
         raise AnalysisError(f"event kind {kind.name!r} is registered already")
     if kind.place not in PLACES:
         raise AnalysisError(f"unknown place {kind.place!r}; use one of {', '.join(PLACES)}")
+    if kind.table is not None:
+        table = kind.tables[0] if kind.tables else ""
+        if table not in SPECS:
+            add_table(table, kind.table)  # the loader reads it from now on
+        elif SPECS[table] is not kind.table:
+            raise AnalysisError(f"event kind {kind.name!r}: table {table!r} has another spec")
     _KINDS[kind.name] = kind
     return kind
 
@@ -344,7 +361,13 @@ def _project_nvtx(report: Report) -> pd.DataFrame:
 
 
 def table_rows(report: Report, table: str, rows: np.ndarray | None = None) -> KindRows:
-    """Return rows ``rows`` (default: all) of ``report.tables[table]`` as :class:`KindRows`."""
+    """Return rows ``rows`` (default: all) of ``report.tables[table]`` as :class:`KindRows`.
+
+    A report without that table (read before its kind was registered) has no such rows.
+    """
+    if table not in report.tables:
+        empty = np.empty(0, np.int64)
+        return KindRows((table,), np.empty(0, np.int8), empty, empty, empty, empty)
     events = report.tables[table]
     if rows is None:  # every row: the table's own (memory-mapped) columns, not copies
         n = len(events)
@@ -359,6 +382,9 @@ def table_rows(report: Report, table: str, rows: np.ndarray | None = None) -> Ki
 
 def string_names(report: Report, rows: KindRows) -> EventNames:
     """Name rows of a one-table kind by their ``name_id`` string, grouped by the text."""
+    if not len(rows):
+        none = np.empty(0, dtype=object)
+        return EventNames(np.empty(0, np.int64), none, none)
     ids = report.tables[rows.tables[0]]["name_id"][rows.rows]
     codes, texts = string_codes(report, ids)
     return EventNames(np.asarray(codes, dtype=np.int64), texts, texts)
@@ -389,9 +415,22 @@ def kind_slices(report: Report, kind: EventKind) -> SliceTable:
     table labelled by its names)."""
     if kind.slices is not None:
         return kind.slices(report)
+    if kind.tables[0] not in report.tables:
+        return _no_slices(kind)
     table = report.tables[kind.tables[0]]
     names = kind.event_names(report, table_rows(report, kind.tables[0]))
     return table_view(kind.name, table, _label_ids(table, names.codes), names.labels)
+
+
+def _no_slices(kind: EventKind) -> SliceTable:
+    """No boxes: a report read before ``kind`` (with a table of its own) was registered."""
+    key = () if kind.table is None else kind.table.key
+    none = np.empty(0, np.int64)
+    return SliceTable(
+        kind=kind.drawn_as, start_ns=none, end_ns=none, track_offsets=np.zeros(1, np.int64),
+        label_ids=np.empty(0, np.int32), labels=np.empty(0, dtype=object),
+        track_keys=pd.DataFrame({c: none for c in key}),
+    )  # fmt: skip
 
 
 def _label_ids(table: EventTable, codes: np.ndarray) -> np.ndarray:
@@ -411,6 +450,8 @@ def row_labels(report: Report, kind: EventKind, rows: KindRows) -> tuple[np.ndar
     """
     if kind.where is not None:
         return kind.where(report, rows)
+    if rows.tables[0] not in report.tables:
+        return np.empty(0, np.int64), np.empty(0, dtype=object)
     track = np.zeros(len(rows), np.int64) if rows.track_ids is None else rows.track_ids
     keys = report.tables[rows.tables[0]].track_keys
     if kind.place == "gpu":
@@ -459,6 +500,8 @@ def _values(report: Report, rows: KindRows, value: str) -> np.ndarray:
     out = np.empty(len(rows), dtype=np.int64)
     for code, table in enumerate(rows.tables):
         mine = rows.table_codes == code
+        if not mine.any():
+            continue  # (a table the report may lack)
         out[mine] = report.tables[table][value][rows.rows[mine]]
     return out
 
