@@ -16,6 +16,12 @@ import pandas as pd
 from strata.analysis._tablespecs import SPECS
 from strata.analysis.counters import memory_slices, metric_slices
 from strata.analysis.cpu import core_intervals, thread_intervals
+from strata.analysis.kinds.details import (
+    counter_details,
+    cuda_api_details,
+    gpu_details,
+    nvtx_details,
+)
 from strata.analysis.kinds.registry import (
     DURATION,
     EventKind,
@@ -221,23 +227,25 @@ _MEMORY_SUMMARIES = ("cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum", "cuda_gpu
 #: Registration order is the order of panel tabs, thread rows and GPU parts.
 # fmt: off
 BUILTIN_KINDS = (
-    _own_table("kernels", "Kernels", names=_named("kernels"),
+    _own_table("kernels", "Kernels", names=_named("kernels"), details=gpu_details,
                slices=_kernel_slices, place="gpu", panels=(("kernels", DURATION),),
                outliers=True,
                summaries=("cuda_gpu_kern_sum", "cuda_gpu_kern_gb_sum", "cuda_kern_exec_sum",
                           "cuda_gpu_sum", "cuda_api_gpu_sum", "cuda_gpu_trace",
                           "nvtx_kern_sum", "nvtx_gpu_proj_sum")),
     _own_table("cuda_api", "CUDA API", names=_named("cuda_api"), place="thread",
+               details=cuda_api_details,
                panels=(("cuda_api", DURATION),), outliers=True,
                summaries=("cuda_api_sum", "cuda_api_gpu_sum", "cuda_kern_exec_sum",
                           "nvtx_kern_sum")),
     _own_table("memcpy", "Memcpy", names=_named("memcpy"), slices=_memcpy_slices,
+               details=gpu_details,
                place="gpu", panels=_MEMORY_PANELS, named_only=True,
                summaries=_MEMORY_SUMMARIES),
     # Boxes, panel and summaries: "[CUDA memset]" (analysis.names).
-    _own_table("memset", "Memset", names=_named("memset"), place="gpu",
+    _own_table("memset", "Memset", names=_named("memset"), place="gpu", details=gpu_details,
                panels=_MEMORY_PANELS, named_only=True, summaries=_MEMORY_SUMMARIES),
-    _own_table("nvtx", "NVTX", locate=_nvtx_ranges, names=_named("nvtx"),
+    _own_table("nvtx", "NVTX", locate=_nvtx_ranges, names=_named("nvtx"), details=nvtx_details,
                slices=_string_slices("nvtx", with_color=True), place="thread",
                panels=(("nvtx", DURATION),), outliers=True, has_style=True,
                summaries=("nvtx_sum", "nvtx_pushpop_sum", "nvtx_startend_sum",
@@ -259,9 +267,9 @@ BUILTIN_KINDS = (
     _own_table("sync", "CUDA synchronization"),
     # Counter rows (analysis.counters): drawn as area charts under their GPU.
     _own_table("gpu_metrics", "GPU metrics", slices=metric_slices,
-               place="gpu_counter"),
+               place="gpu_counter", details=counter_details),
     _own_table("memory_usage", "Memory usage", slices=memory_slices,
-               place="gpu_counter"),
+               place="gpu_counter", details=counter_details),
 )
 # fmt: on
 

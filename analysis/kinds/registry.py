@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -23,6 +24,9 @@ from strata.analysis.model import EventTable, Report
 from strata.analysis.names import EventNames, string_codes
 from strata.analysis.schema import tid_of
 from strata.analysis.slices import SliceTable
+
+if TYPE_CHECKING:
+    from strata.analysis.kinds.details import EventDetail
 
 __all__ = [
     "DURATION",
@@ -45,6 +49,7 @@ __all__ = [
     "register",
     "resolve_kind",
     "resolve_kinds",
+    "table_kind",
     "row_labels",
     "string_names",
     "table_rows",
@@ -155,6 +160,10 @@ class EventKind:
         it without NumPy); a kind registered elsewhere brings its own, and registering it
         makes the loader read, check and cache that table as ``report.tables[name]``.
         None: a kind derived from other kinds' tables.
+    details
+        ``details(event) -> [(label, text)]``: the lines the hover text and the details
+        pane show for one of its events (:class:`analysis.kinds.details.EventDetail`),
+        after the name, start, duration and row every event has. None: none.
     """
 
     name: str
@@ -173,6 +182,7 @@ class EventKind:
     where: Callable[[Report, KindRows], tuple[np.ndarray, np.ndarray]] | None = None
     summaries: tuple[str, ...] = ()
     table: TableSpec | None = None
+    details: Callable[[EventDetail], list[tuple[str, str]]] | None = None
 
     def rows(self, report: Report, project: Projector | None = None) -> KindRows:
         """Return the events of this kind in ``report`` (:attr:`locate`)."""
@@ -315,6 +325,12 @@ def resolve_kinds(
         shown = ", ".join(choices) if choices is not None else ", ".join(_KINDS)
         raise AnalysisError(f"no kind given{context}; use {shown}")
     return tuple(dict.fromkeys(resolve_kind(n, choices, context) for n in wanted))
+
+
+def table_kind(table: str) -> EventKind | None:
+    """Return the kind whose own table (:attr:`EventKind.table`) is ``table``, if any."""
+    return next((k for k in _KINDS.values() if k.table is not None and k.tables[0] == table),
+                None)  # fmt: skip
 
 
 def kinds_at(place: str) -> tuple[EventKind, ...]:
