@@ -26,6 +26,7 @@ from strata.analysis.kinds.registry import (
     DURATION,
     EventKind,
     KindRows,
+    Panel,
     Projector,
     register,
     table_rows,
@@ -220,7 +221,8 @@ def _own_table(name: str, label: str, **fields) -> EventKind:
     return EventKind(name, label, (name,), table=SPECS[name], **fields)
 
 
-_MEMORY_PANELS = (("memcpy", DURATION), ("memcpy_bytes", "bytes"))
+_MEMORY_PANELS = (Panel("memcpy", DURATION, "MemOps time"),
+                  Panel("memcpy_bytes", "bytes", "MemOps size", "B"))  # fmt: skip
 _MEMORY_SUMMARIES = ("cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum", "cuda_gpu_sum",
                      "cuda_api_gpu_sum", "cuda_gpu_trace", "nvtx_gpu_proj_sum")  # fmt: skip
 
@@ -228,7 +230,8 @@ _MEMORY_SUMMARIES = ("cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum", "cuda_gpu
 # fmt: off
 BUILTIN_KINDS = (
     _own_table("kernels", "Kernels", names=_named("kernels"), details=gpu_details,
-               slices=_kernel_slices, place="gpu", panels=(("kernels", DURATION),),
+               slices=_kernel_slices, place="gpu",
+               panels=(Panel("kernels", DURATION, "CUDA kernels"),),
                outliers=True,
                summaries=("cuda_gpu_kern_sum", "cuda_gpu_kern_gb_sum", "cuda_kern_exec_sum",
                           "cuda_gpu_sum", "cuda_api_gpu_sum", "cuda_gpu_trace",
@@ -247,12 +250,13 @@ BUILTIN_KINDS = (
                panels=_MEMORY_PANELS, named_only=True, summaries=_MEMORY_SUMMARIES),
     _own_table("nvtx", "NVTX", locate=_nvtx_ranges, names=_named("nvtx"), details=nvtx_details,
                slices=_string_slices("nvtx", with_color=True), place="thread",
-               panels=(("nvtx", DURATION),), outliers=True, has_style=True,
+               panels=(Panel("nvtx", DURATION, "NVTX ranges"),), outliers=True, has_style=True,
                summaries=("nvtx_sum", "nvtx_pushpop_sum", "nvtx_startend_sum",
                           "nvtx_pushpop_trace", "nvtx_kern_sum")),
     EventKind("nvtx_gpu", "NVTX (GPU)", ("nvtx", "cuda_api", "kernels", "memcpy", "memset"),
               locate=_projected, names=_projected_names, slices=_nvtx_gpu_slices,
-              place="gpu_projected", panels=(("nvtx_gpu", DURATION),), outliers=True,
+              place="gpu_projected", panels=(Panel("nvtx_gpu", DURATION, "NVTX → GPU"),),
+              outliers=True,
               has_style=True, lazy_slices=True, where=_projected_where,
               summaries=("nvtx_gpu_proj_sum", "nvtx_gpu_proj_trace")),
     # OS runtime calls, not the other event classes of OSRT_API (its spec's row_filter).

@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -34,6 +34,7 @@ __all__ = [
     "PLACES",
     "EventKind",
     "KindRows",
+    "Panel",
     "PanelRows",
     "Projector",
     "check_panel",
@@ -46,6 +47,9 @@ __all__ = [
     "panel_has_style",
     "panel_kinds",
     "panel_rows",
+    "panel_tables",
+    "panel_title",
+    "panel_unit",
     "register",
     "resolve_kind",
     "resolve_kinds",
@@ -110,6 +114,27 @@ class KindRows:
         )  # fmt: skip
 
 
+class Panel(NamedTuple):
+    """A live panel / aggregate tab a kind's events pool into (:attr:`EventKind.panels`).
+
+    Attributes
+    ----------
+    name
+        The panel kind (a tab's id, ``window(kind=...)``).
+    value
+        :data:`DURATION`, or the column of the kind's table summed (``bytes``).
+    title
+        The summary tab's title ('' = the first member's label).
+    unit
+        The value's unit in column headers ('' = ``ns`` for :data:`DURATION`).
+    """
+
+    name: str
+    value: str = DURATION
+    title: str = ""
+    unit: str = ""
+
+
 @dataclass(frozen=True)
 class EventKind:
     """One event kind: its sources, its rows, its names, and the views it feeds.
@@ -138,8 +163,8 @@ class EventKind:
     slice_name
         The slice table's name ('' = ``name``): the ``(table, track)`` parts of a track.
     panels
-        ``(panel kind, value)`` pairs: the live panel / aggregate tabs its events pool into,
-        with :data:`DURATION` or a column of the table as the value.
+        The live panel / aggregate tabs its events pool into: :class:`Panel` values (or
+        ``(panel kind, value[, title, unit])`` tuples, read as such).
     outliers
         Whether :func:`analysis.outliers.find_outliers` scores it.
     has_style
@@ -174,7 +199,7 @@ class EventKind:
     slices: Callable[[Report], SliceTable] | None = None
     place: str = ""
     slice_name: str = ""
-    panels: tuple[tuple[str, str], ...] = ()
+    panels: tuple[Panel, ...] = ()
     outliers: bool = False
     has_style: bool = False
     named_only: bool = False
@@ -183,6 +208,9 @@ class EventKind:
     summaries: tuple[str, ...] = ()
     table: TableSpec | None = None
     details: Callable[[EventDetail], list[tuple[str, str]]] | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "panels", tuple(Panel(*p) for p in self.panels))
 
     def rows(self, report: Report, project: Projector | None = None) -> KindRows:
         """Return the events of this kind in ``report`` (:attr:`locate`)."""
@@ -347,12 +375,12 @@ def panel_kinds() -> tuple[str, ...]:
     """Return the panel (window-stats / aggregate) kinds, in registry order."""
     seen: dict[str, None] = {}
     for kind in _KINDS.values():
-        seen.update(dict.fromkeys(panel for panel, _ in kind.panels))
+        seen.update(dict.fromkeys(panel.name for panel in kind.panels))
     return tuple(seen)
 
 
 def _panel_members(panel: str) -> list[tuple[EventKind, str]]:
-    members = [(k, v) for k in _KINDS.values() for p, v in k.panels if p == panel]
+    members = [(k, p.value) for k in _KINDS.values() for p in k.panels if p.name == panel]
     if not members:
         raise AnalysisError(f"unknown kind '{panel}'; choose one of {', '.join(panel_kinds())}")
     return members
@@ -362,6 +390,30 @@ def check_panel(panel: str) -> None:
     """Raise :class:`AnalysisError` (one line naming the choices) unless ``panel`` is one of
     :func:`panel_kinds`."""
     _panel_members(panel)
+
+
+def _panel(panel: str) -> tuple[EventKind, Panel]:
+    kind = _panel_members(panel)[0][0]
+    return kind, next(p for p in kind.panels if p.name == panel)
+
+
+def panel_title(panel: str) -> str:
+    """The summary tab title of ``panel`` (its first member's :attr:`Panel.title`, or
+    that kind's label)."""
+    kind, entry = _panel(panel)
+    return entry.title or kind.label
+
+
+def panel_tables(panel: str) -> tuple[str, ...]:
+    """The slice tables that draw the member kinds of ``panel`` (``memcpy``: memcpy and
+    memset), in registry order."""
+    return tuple(dict.fromkeys(kind.drawn_as for kind, _ in _panel_members(panel)))
+
+
+def panel_unit(panel: str) -> str:
+    """The unit of ``panel``'s values in column headers (``ns`` for durations)."""
+    _, entry = _panel(panel)
+    return entry.unit or ("ns" if entry.value == DURATION else entry.value)
 
 
 def panel_has_style(panel: str) -> bool:
