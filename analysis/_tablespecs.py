@@ -22,6 +22,7 @@ __all__ = [
     "unchecked_columns",
     "ALL_SPECS",
     "BUILTIN_TABLES",
+    "ColumnSpec",
     "CHAIN_COLUMNS",
     "CHAIN_SPECS",
     "REQUIRED",
@@ -29,6 +30,7 @@ __all__ = [
     "StringPool",
     "TableSpec",
     "add_table",
+    "column_spec",
     "event_tables",
     "suspect_rows",
 ]
@@ -55,7 +57,7 @@ class _Summary(Protocol):
 
 
 @dataclass(frozen=True)
-class _Col:
+class ColumnSpec:
     """One column of an event table: our name, its source column(s), dtype and NULL fill."""
 
     name: str
@@ -120,8 +122,13 @@ class EventFilter:
 OSRT_CALLS = EventFilter("event_class", "eventClass", (OSRT_CLASS_CALL,))
 
 
-def _c(name: str, source: str, dtype: str = "int32", fill: int = 0) -> _Col:
-    return _Col(name, source, dtype, fill)
+def column_spec(name: str, source: str, dtype: str = "int32", fill: int = 0) -> ColumnSpec:
+    """Return the spec of column ``name`` read from ``source`` (int32 unless said; NULL and
+    a missing column read as ``fill``)."""
+    return ColumnSpec(name, source, dtype, fill)
+
+
+_c = column_spec
 
 
 @dataclass(frozen=True)
@@ -147,13 +154,13 @@ class TableSpec:
     """
 
     source: str
-    columns: tuple[_Col, ...]
+    columns: tuple[ColumnSpec, ...]
     names: tuple[str, ...] = ()
     key: tuple[str, ...] = ()
     nested: bool = False
     row_filter: EventFilter | None = None
 
-    def column(self, name: str) -> _Col:
+    def column(self, name: str) -> ColumnSpec:
         """Return the column ``name`` of the spec."""
         return next(c for c in self.columns if c.name == name)
 

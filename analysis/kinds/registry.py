@@ -18,7 +18,14 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from strata.analysis._tablespecs import SPECS, EventFilter, TableSpec, add_table, event_tables
+from strata.analysis._tablespecs import (
+    SPECS,
+    EventFilter,
+    TableSpec,
+    add_table,
+    column_spec,
+    event_tables,
+)
 from strata.analysis.errors import AnalysisError
 from strata.analysis.model import EventTable, Report
 from strata.analysis.names import EventNames, string_codes
@@ -32,12 +39,15 @@ __all__ = [
     "DURATION",
     "KIND_ALIASES",
     "PLACES",
+    "EventFilter",
     "EventKind",
     "KindRows",
     "Panel",
     "PanelRows",
     "Projector",
+    "TableSpec",
     "check_panel",
+    "column_spec",
     "event_kinds",
     "event_tables",
     "get_kind",
