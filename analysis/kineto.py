@@ -50,6 +50,8 @@ _KIND_OF_CAT = {
     "gpu_memset": "memset",
     "cuda_sync": "sync",
 }
+#: The GPU tables a Kineto trace's GPU events become (the loader's four, sharing one stream
+#: key table), not a list of kinds.
 _GPU_KINDS = ("kernels", "memcpy", "memset", "sync")
 _COPY_KINDS = {"HtoD": 1, "DtoH": 2, "DtoD": 8, "HtoH": 9, "PtoP": 10}
 _MEM_KINDS = {label: code for code, label in MEM_KIND_LABELS.items()}
@@ -327,7 +329,7 @@ def _report(events: _Events, meta: dict[str, object]) -> Report:
     extra = {"StringIds", "ENUM_CUDA_MEMCPY_OPER", "ENUM_CUDA_MEM_KIND"}
     extra |= {"TARGET_INFO_GPU"} if len(gpus) else set()
     builder = _TableBuilder(_Source(path, frozenset(present)), list(events.names), None)
-    for kind in _SPECS:
+    for kind in builder.kinds:
         builder.add(kind, raw.get(kind) or _filled(kind, 0, {}))
     tables = builder.tables()
     pool = StringIds(np.array(list(events.names), dtype=object))

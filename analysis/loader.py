@@ -18,6 +18,8 @@ How it is fast (benchmarks/bench_load.py, 2-core machine):
   only the tracks interleave; nesting levels touch only clusters of overlapping calls.
 """
 
+# Over 600 lines: one read, from each table's plan to the Report, whose steps share the
+# builder's state (its validation rules are analysis/_tablespecs.py's, its specs the kinds').
 from __future__ import annotations
 
 import threading
@@ -218,7 +220,7 @@ class _Partials:
         """Every kind as an empty table, built once by the builder's own rules."""
         if self._empty is None:
             scratch = _TableBuilder(self.db, self.strings, None)
-            for kind in _read_order():
+            for kind in _read_order(self.builder.kinds):
                 scratch.add(kind, _empty_columns(kind))
             self._empty = scratch.built
         return self._empty
@@ -227,7 +229,7 @@ class _Partials:
         built = self.builder.built
         new = set(built) - self.handed
         self.handed |= new
-        if len(built) == len(_SPECS) or not any(len(built[kind]) for kind in new):
+        if len(built) == len(self.builder.kinds) or not any(len(built[k]) for k in new):
             return  # the whole report follows, or nothing new to draw (absent tables)
         self._hand(dict(built))
 
@@ -248,19 +250,19 @@ class _Partials:
         self._hand(dict(self.builder.built))
 
     def _hand(self, built: dict[str, EventTable]) -> None:
-        pending = frozenset(kind for kind in _SPECS if kind not in built)
+        pending = frozenset(kind for kind in self.builder.kinds if kind not in built)
         if any(kind in built for kind in _GPU_KINDS):
             self.lead_tables = {}  # the complete GPU tables are built (all four at once)
         shown = {**self.empty, **self.lead_tables, **built}
-        tables = {kind: shown[kind] for kind in _SPECS}
+        tables = {kind: shown[kind] for kind in self.builder.kinds}
         self.on_partial(_report(self.db, self.info, self.strings, self.builder, tables, pending))
 
 
-def _read_order() -> tuple[str, ...]:
-    """Every event table in read order: the GPU tables first (built and written while the
-    rest is read), the tables of kinds registered outside the built-in ones before the CUDA
-    API, which comes last (the one table whose build cannot overlap a read)."""
-    added = [kind for kind in _SPECS if kind not in _BUILTIN_TABLES]
+def _read_order(kinds: tuple[str, ...]) -> tuple[str, ...]:
+    """The event tables ``kinds`` in read order: the GPU tables first (built and written
+    while the rest is read), the tables of kinds registered outside the built-in ones before
+    the CUDA API, which comes last (the one table whose build cannot overlap a read)."""
+    added = [kind for kind in kinds if kind not in _BUILTIN_TABLES]
     others = [k for k in _BUILTIN_TABLES if k not in (*_GPU_KINDS, "cuda_api")]
     return (*_GPU_KINDS, *others, *added, "cuda_api")
 
@@ -279,9 +281,10 @@ def _read_events(
     table read has been added, and ``partials.lead`` with the first rows of the first GPU
     table read.
     """
-    if wanted is not None and (unknown := set(wanted) - set(_SPECS)):
-        raise ValueError(f"unknown event tables {sorted(unknown)}; known: {sorted(_SPECS)}")
-    order = _read_order()
+    known = builder.kinds
+    if wanted is not None and (unknown := set(wanted) - set(known)):
+        raise ValueError(f"unknown event tables {sorted(unknown)}; known: {sorted(known)}")
+    order = _read_order(known)
     kinds = [
         kind
         for kind in order
@@ -542,7 +545,7 @@ def check_event_tables(
     checked = checked or {}
     plans = {
         kind: _column_read(db, kind, strings)
-        for kind in (*_read_order(), *_CHAIN_SPECS)
+        for kind in (*_read_order(tuple(_SPECS)), *_CHAIN_SPECS)
         if kind not in skip
         and db.columns(_ALL_SPECS[kind].source)  # a view named like nsys's raises
     }
@@ -730,6 +733,9 @@ class _TableBuilder:
         self.nvtx_max_ns = 0
         self.nvtx_texts = np.empty(0, dtype=object)
         self.chains: dict[str, pd.DataFrame] = {}
+        # The tables this load builds: those specified when it starts (a kind registered
+        # meanwhile, on another thread, waits for the next load).
+        self.kinds = tuple(_SPECS)
 
     def add(self, kind: str, data: dict[str, np.ndarray]) -> None:
         data = in_start_order(data)
@@ -763,7 +769,7 @@ class _TableBuilder:
         self.built[table.kind] = table
 
     def tables(self) -> dict[str, EventTable]:
-        return {kind: self.built[kind] for kind in _SPECS}
+        return {kind: self.built[kind] for kind in self.kinds}
 
 
 def in_start_order(data: dict[str, np.ndarray | pa.Array]) -> dict[str, np.ndarray | pa.Array]:
