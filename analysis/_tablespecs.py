@@ -338,9 +338,11 @@ def add_table(kind: str, spec: TableSpec) -> None:
 
     Called by :func:`analysis.kinds.register` for a kind that brings a :class:`TableSpec`:
     from then on the loader reads it (its rows in ``report.tables[kind]``), checks it and
-    caches it as any built-in table; so does the SQL path of ``stats``. The registry is
-    filled when :mod:`analysis.kinds` is imported (a ReportSet, the CLI, the viewer import
-    it): a report read before that lacks the table, and a cached one is read again.
+    caches it as any built-in table. The registry is filled when :mod:`analysis.kinds` is
+    imported (a ReportSet, the export, the viewer import it): a report read before that
+    lacks the table, and its cache entry is read again later. The ``stats`` SQL path and
+    lean read, which import no kind module (no NumPy, no pandas), check the tables of the
+    kinds registered in the process: in a plain ``stats`` run, the built-in ones.
 
     Raises
     ------
