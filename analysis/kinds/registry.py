@@ -7,6 +7,8 @@ nsys summaries they feed. Window stats, the one-shot aggregate, outliers and the
 rows loop over the registry; none of them names a table.
 """
 
+# Over 600 lines: what a kind is and every question asked of the registry, with the default
+# rows, names, slices and panel pooling a kind gets when it does not bring its own.
 from __future__ import annotations
 
 import difflib
