@@ -13,18 +13,25 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from strata.analysis._sqlfile import SqliteReport, quote_ident
-from strata.analysis.schema import NVTX_RANGE_TYPES
+from strata.analysis.schema import NVTX_RANGE_TYPES, OSRT_CLASS_CALL
 
 __all__ = [
+    "OSRT_CALLS",
+    "EventFilter",
     "suspect_in_summaries",
     "unchecked_columns",
     "ALL_SPECS",
+    "BUILTIN_TABLES",
+    "ColumnSpec",
     "CHAIN_COLUMNS",
     "CHAIN_SPECS",
-    "NAME_COLUMNS",
     "REQUIRED",
     "SPECS",
     "StringPool",
+    "TableSpec",
+    "add_table",
+    "column_spec",
+    "event_tables",
     "suspect_rows",
 ]
 
@@ -50,7 +57,7 @@ class _Summary(Protocol):
 
 
 @dataclass(frozen=True)
-class _Col:
+class ColumnSpec:
     """One column of an event table: our name, its source column(s), dtype and NULL fill."""
 
     name: str
@@ -59,8 +66,103 @@ class _Col:
     fill: int = 0
 
 
-def _c(name: str, source: str, dtype: str = "int32", fill: int = 0) -> _Col:
-    return _Col(name, source, dtype, fill)
+@dataclass(frozen=True)
+class EventFilter:
+    """Which rows of a table are events of a kind: those whose ``column`` is in ``values``.
+
+    Defined once, on the kind, and read in both forms: a NumPy mask over the loaded column
+    (the timeline, panel, column-path summaries and recipes) and an SQL condition over the
+    source table (the SQL path of ``stats``), so the forms cannot drift apart.
+
+    Attributes
+    ----------
+    column
+        Our column (``event_class``).
+    source
+        Its source column (``eventClass``).
+    values
+        The values that keep a row.
+    fill
+        What a NULL (or a missing column) reads as, as the loader fills it.
+    """
+
+    column: str
+    source: str
+    values: tuple[int, ...]
+    fill: int = 0
+
+    def mask(self, table: Mapping[str, object]) -> object:
+        """Return a bool array: which rows of ``table`` (its loaded columns) pass."""
+        import numpy as np  # a plain module (the SQL path reads it): NumPy where called
+
+        column = np.asarray(table[self.column])
+        if len(self.values) == 1:
+            return column == self.values[0]
+        return np.isin(column, self.values)
+
+    def rows(self, table: Mapping[str, object]) -> object:
+        """Return the indices (int64) of the rows of ``table`` that pass."""
+        import numpy as np
+
+        return np.flatnonzero(self.mask(table))
+
+    def sql(self, has_column: bool = True) -> str:
+        """Return the SQL condition on the source table (``has_column``: whether it has
+        :attr:`source`; else every row reads :attr:`fill`)."""
+        column = (
+            f"coalesce({quote_ident(self.source)}, {self.fill})" if has_column else str(self.fill)
+        )
+        if len(self.values) == 1:
+            return f"{column} = {self.values[0]}"
+        return f"{column} IN ({', '.join(str(v) for v in self.values)})"
+
+
+#: OS runtime calls: the rows of OSRT_API that ``osrt_sum`` and the timeline count (not its
+#: other event classes, spec §3.5).
+OSRT_CALLS = EventFilter("event_class", "eventClass", (OSRT_CLASS_CALL,))
+
+
+def column_spec(name: str, source: str, dtype: str = "int32", fill: int = 0) -> ColumnSpec:
+    """Return the spec of column ``name`` read from ``source`` (int32 unless said; NULL and
+    a missing column read as ``fill``)."""
+    return ColumnSpec(name, source, dtype, fill)
+
+
+_c = column_spec
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """How the loader reads one kind's table: the event kind's table and column spec.
+
+    Attributes
+    ----------
+    source
+        The report's table (``CUPTI_ACTIVITY_KIND_KERNEL``).
+    columns
+        Our columns and their source columns, dtypes and NULL fills.
+    names
+        The columns holding StringIds ids (mapped to pool codes on read; -1 when NULL).
+    key
+        The track key columns (one track per distinct key); ``level`` is the nesting level
+        of :attr:`nested` tables. Empty for the GPU tables, which share one stream key
+        table, and NVTX (marks and ranges), which the loader keys itself.
+    nested
+        Its events nest per thread: the loader adds their nesting ``level`` column.
+    row_filter
+        Which rows are the kind's events (None: all).
+    """
+
+    source: str
+    columns: tuple[ColumnSpec, ...]
+    names: tuple[str, ...] = ()
+    key: tuple[str, ...] = ()
+    nested: bool = False
+    row_filter: EventFilter | None = None
+
+    def column(self, name: str) -> ColumnSpec:
+        """Return the column ``name`` of the spec."""
+        return next(c for c in self.columns if c.name == name)
 
 
 _TIME = (_c("start_ns", "start", "int64"), _c("end_ns", "end", "int64"))
@@ -73,9 +175,11 @@ _GPU = (
     _c("global_pid", "globalPid", "int64"),
 )
 
-#: kind -> (source table, columns). Name columns are StringIds ids (-1 when NULL).
-SPECS: dict[str, tuple[str, tuple[_Col, ...]]] = {
-    "kernels": (
+#: kind -> its table spec: the tables of the built-in kinds (analysis.kinds.builtin), here
+#: as plain data because the SQL path of ``stats`` reads them without NumPy; a kind
+#: registered elsewhere brings its own (:func:`add_table`).
+SPECS: dict[str, TableSpec] = {
+    "kernels": TableSpec(
         "CUPTI_ACTIVITY_KIND_KERNEL",
         _TIME
         + _GPU
@@ -93,8 +197,9 @@ SPECS: dict[str, tuple[str, tuple[_Col, ...]]] = {
             _c("static_smem_bytes", "staticSharedMemory"),
             _c("dynamic_smem_bytes", "dynamicSharedMemory"),
         ),
+        names=("name_id", "short_name_id", "mangled_name_id"),
     ),
-    "memcpy": (
+    "memcpy": TableSpec(
         "CUPTI_ACTIVITY_KIND_MEMCPY",
         _TIME
         + _GPU
@@ -105,14 +210,16 @@ SPECS: dict[str, tuple[str, tuple[_Col, ...]]] = {
             _c("dst_kind", "dstKind"),
         ),
     ),
-    "memset": (
+    "memset": TableSpec(
         "CUPTI_ACTIVITY_KIND_MEMSET",
         _TIME
         + _GPU
         + (_c("bytes", "bytes", "int64"), _c("value", "value"), _c("mem_kind", "memKind")),
     ),
-    "sync": ("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", _TIME + _GPU + (_c("sync_type", "syncType"),)),
-    "cuda_api": (
+    "sync": TableSpec(
+        "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", _TIME + _GPU + (_c("sync_type", "syncType"),)
+    ),
+    "cuda_api": TableSpec(
         "CUPTI_ACTIVITY_KIND_RUNTIME",
         _TIME
         + (
@@ -124,8 +231,11 @@ SPECS: dict[str, tuple[str, tuple[_Col, ...]]] = {
             # The call's backtrace in CUDA_CALLCHAINS (-1: none; spec §1.4).
             _c("callchain_id", "callchainId", "int64", fill=-1),
         ),
+        names=("name_id",),
+        key=("global_tid", "level"),
+        nested=True,
     ),
-    "osrt": (
+    "osrt": TableSpec(
         "OSRT_API",
         _TIME
         + (
@@ -133,8 +243,12 @@ SPECS: dict[str, tuple[str, tuple[_Col, ...]]] = {
             _c("name_id", "nameId", fill=-1),
             _c("event_class", "eventClass"),
         ),
+        names=("name_id",),
+        key=("global_tid", "level"),
+        nested=True,
+        row_filter=OSRT_CALLS,
     ),
-    "nvtx": (
+    "nvtx": TableSpec(
         "NVTX_EVENTS",
         (
             _c("start_ns", "start", "int64"),
@@ -148,8 +262,9 @@ SPECS: dict[str, tuple[str, tuple[_Col, ...]]] = {
             _c("color", "color", "int64", fill=-1),
             _c("range_id", "rangeId", "int64"),
         ),
+        names=("text_id",),
     ),
-    "sched": (
+    "sched": TableSpec(
         "SCHED_EVENTS",
         (
             _c("start_ns", "start", "int64"),
@@ -157,8 +272,9 @@ SPECS: dict[str, tuple[str, tuple[_Col, ...]]] = {
             _c("is_sched_in", "isSchedIn", "int8"),
             _c("global_tid", "globalTid", "int64"),
         ),
+        key=("cpu",),
     ),
-    "samples": (
+    "samples": TableSpec(
         "COMPOSITE_EVENTS",
         (
             _c("start_ns", "start", "int64"),
@@ -167,8 +283,9 @@ SPECS: dict[str, tuple[str, tuple[_Col, ...]]] = {
             _c("global_tid", "globalTid", "int64"),
             _c("sample_id", "id", "int64"),
         ),
+        key=("global_tid",),
     ),
-    "gpu_metrics": (
+    "gpu_metrics": TableSpec(
         "GPU_METRICS",
         (
             _c("start_ns", "timestamp", "int64"),
@@ -176,10 +293,11 @@ SPECS: dict[str, tuple[str, tuple[_Col, ...]]] = {
             _c("metric_id", "metricId"),
             _c("value", "value", "int64"),
         ),
+        key=("type_id", "metric_id"),
     ),
     # Allocations and frees of CUDA memory (spec §1.4): one instant per row; the name
     # column is an inline text (a variable name, mostly NULL) and is not read.
-    "memory_usage": (
+    "memory_usage": TableSpec(
         "CUDA_GPU_MEMORY_USAGE_EVENTS",
         (
             _c("start_ns", "start", "int64"),
@@ -192,6 +310,7 @@ SPECS: dict[str, tuple[str, tuple[_Col, ...]]] = {
             _c("operation", "memoryOperationType", "int8"),
             _c("correlation_id", "correlationId", "int64"),
         ),
+        key=("device_id",),
     ),
 }
 
@@ -204,21 +323,45 @@ CHAIN_COLUMNS = (
 #: Call chains (spec §1.4, §1.7): not events but frames, one row per (chain id, depth),
 #: depth 0 the innermost. Read and checked as the event tables are (one validation), kept
 #: as :attr:`Report.sample_chains` / :attr:`Report.cuda_chains` sorted by (chain, depth).
-CHAIN_SPECS: dict[str, tuple[str, tuple[_Col, ...]]] = {
-    "sample_chains": ("SAMPLING_CALLCHAINS", CHAIN_COLUMNS),
-    "cuda_chains": ("CUDA_CALLCHAINS", CHAIN_COLUMNS),
+CHAIN_SPECS: dict[str, TableSpec] = {
+    "sample_chains": TableSpec("SAMPLING_CALLCHAINS", CHAIN_COLUMNS, ("symbol", "module")),
+    "cuda_chains": TableSpec("CUDA_CALLCHAINS", CHAIN_COLUMNS, ("symbol", "module")),
 }
-ALL_SPECS = {**SPECS, **CHAIN_SPECS}
+#: The event tables, then the call chains: every table the loader reads and checks.
+ALL_SPECS: dict[str, TableSpec] = {**SPECS, **CHAIN_SPECS}
+#: The kinds whose tables are the built-in ones (the others came through add_table).
+BUILTIN_TABLES = tuple(SPECS)
 
-#: Name columns whose ids must resolve through StringIds (mapped to pool codes on read).
-NAME_COLUMNS = {
-    "kernels": ("name_id", "short_name_id", "mangled_name_id"),
-    "cuda_api": ("name_id",),
-    "osrt": ("name_id",),
-    "nvtx": ("text_id",),
-    "sample_chains": ("symbol", "module"),
-    "cuda_chains": ("symbol", "module"),
-}
+
+def add_table(kind: str, spec: TableSpec) -> None:
+    """Add the table of an event kind registered outside the built-in ones.
+
+    Called by :func:`analysis.kinds.register` for a kind that brings a :class:`TableSpec`:
+    from then on the loader reads it (its rows in ``report.tables[kind]``), checks it and
+    caches it as any built-in table. The registry is filled when :mod:`analysis.kinds` is
+    imported (a ReportSet, the export, the viewer import it): a report read before that
+    lacks the table, and its cache entry is read again later. The ``stats`` SQL path and
+    lean read, which import no kind module (no NumPy, no pandas), check the tables of the
+    kinds registered in the process: in a plain ``stats`` run, the built-in ones.
+
+    Raises
+    ------
+    ValueError
+        ``kind`` has a table already, or the spec lacks a start column.
+    """
+    if kind in ALL_SPECS:
+        raise ValueError(f"event table {kind!r} is specified already")
+    if not any(c.name == "start_ns" for c in spec.columns):
+        raise ValueError(f"event table {kind!r} has no start_ns column")
+    SPECS[kind] = spec
+    ALL_SPECS[kind] = spec
+
+
+def event_tables() -> tuple[str, ...]:
+    """Return the kinds of every event table the loader reads (built-in first)."""
+    return tuple(SPECS)
+
+
 #: Columns a present table must have, and that must never be NULL: without them every
 #: event would silently start (or end) at 0. NVTX's NULL end means "a mark / still open".
 REQUIRED = ("start_ns", "end_ns")
@@ -243,9 +386,10 @@ def suspect_rows(db: SqliteReport, kind: str, strings: StringPool, checked: set[
     todo = unchecked_columns(db, kind, checked)
     if not todo:
         return None
-    table, cols = ALL_SPECS[kind]
+    spec = ALL_SPECS[kind]
+    table, cols = spec.source, spec.columns
     present = set(db.columns(table))
-    names = {c.source for c in cols if c.name in NAME_COLUMNS.get(kind, ())}
+    names = {c.source for c in cols if c.name in spec.names}
     q = {c: quote_ident(c) for c in todo}
     required = {c.source for c in cols if c.name in REQUIRED and c.source in q}
     first = db.execute(
@@ -298,18 +442,19 @@ def suspect_rows(db: SqliteReport, kind: str, strings: StringPool, checked: set[
 def unchecked_columns(db: SqliteReport, kind: str, checked: Collection[str]) -> list[str]:
     """The source columns of ``kind``'s table that :func:`suspect_rows` tests: those present
     but not ``checked`` by the caller (start and end only as a pair)."""
-    table, cols = ALL_SPECS[kind]
-    present = set(db.columns(table))
+    spec = ALL_SPECS[kind]
+    present = set(db.columns(spec.source))
     times = {"start", "end"} if {"start", "end"} <= set(checked) else set()
-    return [c.source for c in cols if c.source in present and c.source not in {*checked, *times}]
+    return [
+        c.source for c in spec.columns if c.source in present and c.source not in {*checked, *times}
+    ]
 
 
 def ranged_columns(kind: str) -> set[str]:
     """The source columns of ``kind`` whose largest value :func:`suspect_in_summaries`
     reads (name ids); of the others it reads only the counts by type."""
-    _, cols = ALL_SPECS[kind]
-    names = NAME_COLUMNS.get(kind, ())
-    return {c.source for c in cols if c.name in names}
+    spec = ALL_SPECS[kind]
+    return {c.source for c in spec.columns if c.name in spec.names}
 
 
 def suspect_in_summaries(kind: str, strings: StringPool, summaries: Mapping[str, _Summary]) -> bool:
@@ -323,9 +468,9 @@ def suspect_in_summaries(kind: str, strings: StringPool, summaries: Mapping[str,
     """
     if kind == "nvtx" or {"start", "end"} & set(summaries):
         return True  # open ranges, durations: judged across columns, not per column
-    _, cols = ALL_SPECS[kind]
-    by_source = {c.source: c for c in cols}
-    names = NAME_COLUMNS.get(kind, ())
+    spec = ALL_SPECS[kind]
+    by_source = {c.source: c for c in spec.columns}
+    names = spec.names
     for source, seen in summaries.items():
         col = by_source[source]
         if seen.others or (seen.nulls and col.name in REQUIRED):

@@ -51,7 +51,7 @@ def _draws_derived(tracks: Sequence[Track], report_index: int, panel: str) -> bo
     """Whether a track of the report draws a derived member of ``panel`` (projected NVTX:
     rows without track ids, selected by the window only when such a row is selected)."""
     derived = {k.drawn_as for k in event_kinds() if k.lazy_slices
-               and any(p == panel for p, _ in k.panels)}  # fmt: skip
+               and any(p.name == panel for p in k.panels)}  # fmt: skip
     if not derived:
         return True
     return any(t.report_index == report_index and t.parts and t.parts[0][0] in derived

@@ -58,10 +58,10 @@ from strata.analysis._cachefiles import (
     read_meta,
     write_meta,
 )
+from strata.analysis._tablespecs import event_tables
 from strata.analysis.cachedir import cache_key, cache_root
 from strata.analysis.model import (
     CHAIN_COLUMNS,
-    EVENT_TABLES,
     DurationTable,
     EventTable,
     Report,
@@ -548,9 +548,12 @@ def _load(entry: Path, path: Path, partial: bool) -> Report | None:
         raise DamagedEntryError("meta.json: 'partial' is not true or false")
     if is_partial and not partial:
         return None
-    kinds = list(meta["rows"]) if is_partial else EVENT_TABLES
-    if not set(kinds) <= set(EVENT_TABLES):
+    kinds = list(meta["rows"]) if is_partial else event_tables()
+    if not set(kinds) <= set(event_tables()):
         raise DamagedEntryError(f"meta.json: unknown tables {sorted(set(kinds))}")
+    if not is_partial and (missing := set(kinds) - set(meta["rows"])):
+        # Written before the kind of that table was registered: read the report again.
+        raise DamagedEntryError(f"meta.json: no {', '.join(sorted(missing))} table")
     strings = _read_table(entry, "strings.arrow", meta["files"]).column("value").to_pylist()
     tables = {kind: _load_table(entry, meta, kind, len(strings), is_partial) for kind in kinds}
     info = dict(meta["info"])

@@ -56,7 +56,8 @@ __all__ = [
     "name_samples",
 ]
 
-#: The kinds compared by default (the stats panel's duration kinds).
+#: The kinds compared by default (the stats panel's duration kinds with outliers; written
+#: out: its order is the output's).
 DIFF_KINDS = ("kernels", "nvtx", "nvtx_gpu", "cuda_api")
 #: Every status, changes first; ``…, few``: fewer than MIN_INSTANCES on a side (docstring).
 STATUSES = ("slower", "faster", "slower, few", "faster, few", "appeared", "vanished",

@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from strata.analysis.kinds import get_kind, table_rows
 from strata.analysis.model import Report
-from strata.analysis.names import event_names
-from strata.analysis.nvtx import range_rows, range_styles
+from strata.analysis.nvtx import range_styles
 from strata.analysis.schema import pid_of, tid_of
 
 __all__ = ["event_frame"]
@@ -41,7 +41,8 @@ def event_frame(report: Report, kind: str, projection: pd.DataFrame | None = Non
         A loaded report.
     kind
         ``kernels``, ``memcpy``, ``memset``, ``cuda_api``, ``nvtx`` (push/pop and start/end
-        ranges), ``osrt`` or ``nvtx_gpu`` (the ranges of ``projection``).
+        ranges), ``osrt``, ``nvtx_gpu`` (the ranges of ``projection``), or any kind of the
+        registry (:mod:`analysis.kinds`) with a table of its own, named as it names them.
     projection
         ``project_nvtx(report)``, for ``nvtx_gpu`` only.
 
@@ -53,9 +54,11 @@ def event_frame(report: Report, kind: str, projection: pd.DataFrame | None = Non
     """
     if kind == "nvtx_gpu":
         return _projected(projection)
-    table = report.tables[kind]
-    rows = range_rows(report) if kind == "nvtx" else np.arange(len(table))
-    names = event_names(report, kind, rows)
+    entry = get_kind(kind)
+    # NVTX: its ranges (its locate); any other kind: every row of its table, as ever.
+    found = entry.rows(report) if kind == "nvtx" else table_rows(report, kind)
+    table, rows = report.tables[kind], found.rows
+    names = entry.event_names(report, found)
     start, end = table.start_ns[rows], table.end_ns[rows]
     columns: dict[str, object] = {
         "name": names.labels[names.codes] if len(rows) else np.empty(0, dtype=object),

@@ -41,7 +41,7 @@ from strata.analysis import __version__
 from strata.analysis.errors import AnalysisError
 from strata.analysis.escape import escape_text
 from strata.analysis.event_frames import event_frame
-from strata.analysis.kinds import resolve_kinds
+from strata.analysis.kinds import get_kind, kinds_at, resolve_kinds
 from strata.analysis.model import Report
 from strata.analysis.nvtx import STYLE_PUSHPOP
 from strata.analysis.outputs import staged_folder
@@ -73,17 +73,18 @@ NSYS_DIR_TYPES = {"arrowdir": (".arrow", "_arwdir"), "parquetdir": (".parquet", 
 #: File name ending per table type (Arrow: the IPC file format, ``pyarrow.ipc.open_file``).
 TABLE_SUFFIX = {"parquet": ".parquet", "arrow": ".arrow"}
 MANIFEST_NAME = "manifest.json"
+#: CPU-side kinds, each its own Chrome thread per OS thread: tid ``t * 4 + slot``; the
+#: thread-row kinds a panel summarises, in registry order.
+THREAD_SLOTS = {k.name: slot for slot, k in enumerate(k for k in kinds_at("thread") if k.panels)}
+_SLOTS = max(4, len(THREAD_SLOTS))
+#: GPU kinds: a Chrome process per device, a thread per stream.
+_GPU_KINDS = tuple(k.name for k in kinds_at("gpu"))
 #: Kinds a Chrome trace holds: recorded events (the NVTX projection is derived, and its
 #: ranges overlap without nesting, which "X" events cannot show).
-TRACE_KINDS = ("cuda_api", "nvtx", "osrt", "kernels", "memcpy", "memset")
-#: CPU-side kinds, each its own Chrome thread per OS thread: tid ``t * 4 + slot``.
-THREAD_SLOTS = {"cuda_api": 0, "nvtx": 1, "osrt": 2}
-_SLOTS = 4
+TRACE_KINDS = (*THREAD_SLOTS, *_GPU_KINDS)
 #: Pids of one report: processes below GPU_PID (pids are 24-bit), GPUs from it.
 GPU_PID = 1 << 24
 PID_STRIDE = 1 << 25
-_GPU_KINDS = ("kernels", "memcpy", "memset")
-_LABELS = {"cuda_api": "CUDA API", "nvtx": "NVTX", "osrt": "OS runtime"}
 #: Rows formatted per chunk: bounds the strings held at once on a 10 M-event report.
 CHUNK_ROWS = 65_536
 #: Columns the event line says itself (name, ts, dur) rather than in ``args``.
@@ -383,7 +384,7 @@ class _ReportTrace:
             self.processes[self.base + pid] = self._process_name(pid)
             thread = self._thread_name(pid, tid)
             self.threads[(self.base + pid, tid * _SLOTS + THREAD_SLOTS[kind])] = (
-                f"{thread} [{tid}] · {_LABELS[kind]}"
+                f"{thread} [{tid}] · {get_kind(kind).label}"
             )
         return pids, tids
 

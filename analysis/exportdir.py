@@ -152,7 +152,6 @@ _MODEL_TABLES = frozenset({
     "TARGET_INFO_GPU_METRICS", "GPU_NUMBERS", "ENUM_CUDA_MEMCPY_OPER", "ENUM_CUDA_MEM_KIND",
     "ENUM_CUPTI_SYNC_TYPE",
 })  # fmt: skip
-_NEEDED_TABLES = _MODEL_TABLES | {table for table, _ in ALL_SPECS.values()}
 
 
 def _sqlite_types(folder: Path, file: Path, table: pa.Table) -> pa.Table:
@@ -166,7 +165,8 @@ def _sqlite_types(folder: Path, file: Path, table: pa.Table) -> pa.Table:
     export and a table Strata does not load never blocks the report.
     """
     columns = []
-    is_needed = file.stem in _NEEDED_TABLES
+    # ALL_SPECS read when needed: a kind registered after import adds its table.
+    is_needed = file.stem in _MODEL_TABLES or file.stem in {s.source for s in ALL_SPECS.values()}
     for field, column in zip(table.schema, table.columns, strict=True):
         t = field.type
         if pa.types.is_dictionary(t):

@@ -50,6 +50,8 @@ _KIND_OF_CAT = {
     "gpu_memset": "memset",
     "cuda_sync": "sync",
 }
+#: The GPU tables a Kineto trace's GPU events become (the loader's four, sharing one stream
+#: key table), not a list of kinds.
 _GPU_KINDS = ("kernels", "memcpy", "memset", "sync")
 _COPY_KINDS = {"HtoD": 1, "DtoH": 2, "DtoD": 8, "HtoH": 9, "PtoP": 10}
 _MEM_KINDS = {label: code for code, label in MEM_KIND_LABELS.items()}
@@ -322,12 +324,12 @@ def _report(events: _Events, meta: dict[str, object]) -> Report:
     owner = _gpu_owner(events, thread_gtid)
     raw = {kind: _kind_columns(kind, cols, t0, thread_gtid, owner)
            for kind, cols in events.cols.items()}  # fmt: skip
-    present = {_SPECS[kind][0] for kind, cols in events.cols.items() if len(cols["start"])}
+    present = {_SPECS[kind].source for kind, cols in events.cols.items() if len(cols["start"])}
     gpus = _gpus(meta.get("deviceProperties"))
     extra = {"StringIds", "ENUM_CUDA_MEMCPY_OPER", "ENUM_CUDA_MEM_KIND"}
     extra |= {"TARGET_INFO_GPU"} if len(gpus) else set()
     builder = _TableBuilder(_Source(path, frozenset(present)), list(events.names), None)
-    for kind in _SPECS:
+    for kind in builder.kinds:
         builder.add(kind, raw.get(kind) or _filled(kind, 0, {}))
     tables = builder.tables()
     pool = StringIds(np.array(list(events.names), dtype=object))
@@ -353,9 +355,9 @@ def _report(events: _Events, meta: dict[str, object]) -> Report:
         source_columns={
             **{t: () for t in sorted(extra)},
             **{
-                table: tuple(c.source for c in cols)
-                for table, cols in _SPECS.values()
-                if table in present
+                spec.source: tuple(c.source for c in spec.columns)
+                for spec in _SPECS.values()
+                if spec.source in present
             },
         },  # fmt: skip
         nvtx_max_ns=builder.nvtx_max_ns,
@@ -389,7 +391,7 @@ def _gpu_owner(events: _Events, thread_gtid: np.ndarray) -> int:
 def _filled(kind: str, n: int, values: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Every loader column of ``kind``: ``values`` where given, else the loader's fill."""
     out = {}
-    for c in _SPECS[kind][1]:
+    for c in _SPECS[kind].columns:
         given = values.get(c.name)
         out[c.name] = np.full(n, c.fill, dtype=c.dtype) if given is None else given.astype(c.dtype)
     out["row_id"] = values.get("row_id", np.empty(0, np.int64))

@@ -18,6 +18,8 @@ How it is fast (benchmarks/bench_load.py, 2-core machine):
   only the tracks interleave; nesting levels touch only clusters of overlapping calls.
 """
 
+# Over 600 lines: one read, from each table's plan to the Report, whose steps share the
+# builder's state (its validation rules are analysis/_tablespecs.py's, its specs the kinds').
 from __future__ import annotations
 
 import threading
@@ -31,9 +33,9 @@ from strata.analysis import metadata
 from strata.analysis._sqlite import ColumnRead, ReportDatabase, quote_ident
 from strata.analysis._strings import StringTable, read_string_table
 from strata.analysis._tablespecs import ALL_SPECS as _ALL_SPECS
+from strata.analysis._tablespecs import BUILTIN_TABLES as _BUILTIN_TABLES
 from strata.analysis._tablespecs import CHAIN_COLUMNS as _CHAIN_COLUMNS
 from strata.analysis._tablespecs import CHAIN_SPECS as _CHAIN_SPECS
-from strata.analysis._tablespecs import NAME_COLUMNS as _NAME_COLUMNS
 from strata.analysis._tablespecs import REQUIRED as _REQUIRED
 from strata.analysis._tablespecs import SPECS as _SPECS
 from strata.analysis._tablespecs import suspect_rows as _suspect_rows
@@ -64,15 +66,10 @@ __all__ = [
 ]
 
 
+#: The GPU tables: not a list of kinds but the tables that share one stream key table (a
+#: stream's track id is the same in all four), built together once all four are read.
 _GPU_KINDS = ("kernels", "memcpy", "memset", "sync")
 _GPU_KEY = ["global_pid", "device_id", "context_id", "stream_id"]
-#: Track key columns of the other instant kinds (one track per CPU, thread, metric, device).
-_KEY_COLUMNS = {
-    "sched": ["cpu"],
-    "samples": ["global_tid"],
-    "gpu_metrics": ["type_id", "metric_id"],
-    "memory_usage": ["device_id"],
-}
 
 
 def _check_cancel(cancel: threading.Event | None) -> None:
@@ -223,7 +220,7 @@ class _Partials:
         """Every kind as an empty table, built once by the builder's own rules."""
         if self._empty is None:
             scratch = _TableBuilder(self.db, self.strings, None)
-            for kind in _READ_ORDER:
+            for kind in _read_order(self.builder.kinds):
                 scratch.add(kind, _empty_columns(kind))
             self._empty = scratch.built
         return self._empty
@@ -232,7 +229,7 @@ class _Partials:
         built = self.builder.built
         new = set(built) - self.handed
         self.handed |= new
-        if len(built) == len(_SPECS) or not any(len(built[kind]) for kind in new):
+        if len(built) == len(self.builder.kinds) or not any(len(built[k]) for k in new):
             return  # the whole report follows, or nothing new to draw (absent tables)
         self._hand(dict(built))
 
@@ -253,18 +250,21 @@ class _Partials:
         self._hand(dict(self.builder.built))
 
     def _hand(self, built: dict[str, EventTable]) -> None:
-        pending = frozenset(kind for kind in _SPECS if kind not in built)
+        pending = frozenset(kind for kind in self.builder.kinds if kind not in built)
         if any(kind in built for kind in _GPU_KINDS):
             self.lead_tables = {}  # the complete GPU tables are built (all four at once)
         shown = {**self.empty, **self.lead_tables, **built}
-        tables = {kind: shown[kind] for kind in _SPECS}
+        tables = {kind: shown[kind] for kind in self.builder.kinds}
         self.on_partial(_report(self.db, self.info, self.strings, self.builder, tables, pending))
 
 
-#: Read order: the GPU tables first (built and written while the rest is read), the CUDA API
-#: last (the one table whose build cannot overlap a read).
-_READ_ORDER = (*_GPU_KINDS, "nvtx", "osrt", "sched", "samples", "gpu_metrics", "memory_usage",
-               "cuda_api")  # fmt: skip
+def _read_order(kinds: tuple[str, ...]) -> tuple[str, ...]:
+    """The event tables ``kinds`` in read order: the GPU tables first (built and written
+    while the rest is read), the tables of kinds registered outside the built-in ones before
+    the CUDA API, which comes last (the one table whose build cannot overlap a read)."""
+    added = [kind for kind in kinds if kind not in _BUILTIN_TABLES]
+    others = [k for k in _BUILTIN_TABLES if k not in (*_GPU_KINDS, "cuda_api")]
+    return (*_GPU_KINDS, *others, *added, "cuda_api")
 
 
 def _read_events(
@@ -281,14 +281,16 @@ def _read_events(
     table read has been added, and ``partials.lead`` with the first rows of the first GPU
     table read.
     """
-    if wanted is not None and (unknown := set(wanted) - set(_SPECS)):
-        raise ValueError(f"unknown event tables {sorted(unknown)}; known: {sorted(_SPECS)}")
+    known = builder.kinds
+    if wanted is not None and (unknown := set(wanted) - set(known)):
+        raise ValueError(f"unknown event tables {sorted(unknown)}; known: {sorted(known)}")
+    order = _read_order(known)
     kinds = [
         kind
-        for kind in _READ_ORDER
-        if (wanted is None or kind in wanted) and db.columns(_SPECS[kind][0])
+        for kind in order
+        if (wanted is None or kind in wanted) and db.columns(_SPECS[kind].source)
     ]
-    for kind in _READ_ORDER:
+    for kind in order:
         if kind not in kinds:
             builder.add(kind, _empty_columns(kind))
 
@@ -314,7 +316,7 @@ def _read_chains(db: ReportDatabase, strings: StringTable) -> dict[str, pd.DataF
 
     Checked as event tables are: integers only, symbol and module ids in StringIds.
     """
-    kinds = [kind for kind in _CHAIN_SPECS if db.columns(_CHAIN_SPECS[kind][0])]
+    kinds = [kind for kind in _CHAIN_SPECS if db.columns(_CHAIN_SPECS[kind].source)]
     chains = {kind: chain_frame(_empty_columns(kind)) for kind in _CHAIN_SPECS}
     for kind, data in zip(kinds, db.read_tables([_column_read(db, k, strings) for k in kinds]),
                           strict=True):  # fmt: skip
@@ -334,7 +336,7 @@ def chain_frame(data: Mapping[str, np.ndarray]) -> pd.DataFrame:
 
 def _empty_columns(kind: str) -> dict[str, np.ndarray]:
     """The raw columns of an absent table (no rows)."""
-    empty = {c.name: np.empty(0, dtype=c.dtype) for c in _ALL_SPECS[kind][1]}
+    empty = {c.name: np.empty(0, dtype=c.dtype) for c in _ALL_SPECS[kind].columns}
     empty["row_id"] = np.empty(0, dtype=np.int64)
     return empty
 
@@ -349,7 +351,8 @@ def _column_read(db: ReportDatabase, kind: str, strings: StringTable) -> ColumnR
         value that is not an integer, or a string id that StringIds lacks.
     """
 
-    table, cols = _ALL_SPECS[kind]
+    spec = _ALL_SPECS[kind]
+    table, cols = spec.source, spec.columns
     present = set(db.columns(table))
     for c in cols:
         if c.name in _REQUIRED and c.source not in present:
@@ -358,7 +361,7 @@ def _column_read(db: ReportDatabase, kind: str, strings: StringTable) -> ColumnR
     has_text = kind == "nvtx" and "text" in present
     select = ", ".join(quote_ident(c.source) for c in wanted)
     select += ", text" if has_text else ""
-    names = _NAME_COLUMNS.get(kind, ())
+    names = spec.names
 
     def convert(arrow: pa.RecordBatch) -> dict[str, np.ndarray]:
         n = arrow.num_rows
@@ -496,7 +499,7 @@ def _validate(path: Path, kind: str, data: dict[str, np.ndarray]) -> None:
         start, end = data["start_ns"], data["end_ns"]
         before = int(np.count_nonzero(end < start))
         overflow = 0 if before else _overflows(start, end)
-        error = duration_error(path, _SPECS[kind][0], before, overflow)
+        error = duration_error(path, _SPECS[kind].source, before, overflow)
         if error is not None:
             raise error
 
@@ -542,8 +545,9 @@ def check_event_tables(
     checked = checked or {}
     plans = {
         kind: _column_read(db, kind, strings)
-        for kind in (*_READ_ORDER, *_CHAIN_SPECS)
-        if kind not in skip and db.columns(_ALL_SPECS[kind][0])  # a view named like nsys's raises
+        for kind in (*_read_order(tuple(_SPECS)), *_CHAIN_SPECS)
+        if kind not in skip
+        and db.columns(_ALL_SPECS[kind].source)  # a view named like nsys's raises
     }
     scanned = scanned or {}
     for kind, read in plans.items():
@@ -729,6 +733,9 @@ class _TableBuilder:
         self.nvtx_max_ns = 0
         self.nvtx_texts = np.empty(0, dtype=object)
         self.chains: dict[str, pd.DataFrame] = {}
+        # The tables this load builds: those specified when it starts (a kind registered
+        # meanwhile, on another thread, waits for the next load).
+        self.kinds = tuple(_SPECS)
 
     def add(self, kind: str, data: dict[str, np.ndarray]) -> None:
         data = in_start_order(data)
@@ -743,12 +750,10 @@ class _TableBuilder:
             self.nvtx_max_ns, self.nvtx_texts = _finish_nvtx(self.db, data, self.n_strings)
             self._done(_nvtx_table(data, source))
             return
-        if kind in ("cuda_api", "osrt"):
+        spec = _SPECS[kind]
+        if spec.nested:
             data["level"] = nesting_levels(data["global_tid"], data["start_ns"], data["end_ns"])
-            key_cols = ["global_tid", "level"]
-        else:
-            key_cols = _KEY_COLUMNS[kind]
-        (codes,), keys = _factorize([data], key_cols)
+        (codes,), keys = _factorize([data], list(spec.key))
         self._done(_sorted_table(kind, data, codes, keys, source))
 
     def _build_gpu(self) -> None:
@@ -764,7 +769,7 @@ class _TableBuilder:
         self.built[table.kind] = table
 
     def tables(self) -> dict[str, EventTable]:
-        return {kind: self.built[kind] for kind in _SPECS}
+        return {kind: self.built[kind] for kind in self.kinds}
 
 
 def in_start_order(data: dict[str, np.ndarray | pa.Array]) -> dict[str, np.ndarray | pa.Array]:
@@ -808,7 +813,7 @@ def in_start_order(data: dict[str, np.ndarray | pa.Array]) -> dict[str, np.ndarr
 
 
 def _source(db: ReportDatabase, kind: str) -> str:
-    table = _SPECS[kind][0]
+    table = _SPECS[kind].source
     return table if db.has_table(table) else ""
 
 

@@ -79,6 +79,8 @@ def _gpu_pids(tables: Mapping[str, EventTable]) -> list[np.ndarray]:
     import pandas as pd
 
     out = []
+    # nsys's GPU work tables (keyed by the CUDA process's globalPid), not a list of kinds:
+    # this module runs inside the loader, below the kind registry.
     for kind in ("kernels", "memcpy", "memset"):
         table = tables[kind]
         if len(table):

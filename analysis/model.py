@@ -35,7 +35,9 @@ __all__ = [
     "freeze",
 ]
 
-#: Event tables of a Report, in the order the loader builds them.
+#: The built-in event tables of a Report, in the order the loader builds them (their specs:
+#: analysis._tablespecs.SPECS). A kind registered outside analysis.kinds.builtin may add one
+#: (:func:`analysis.kinds.event_tables` lists them all).
 EVENT_TABLES = (
     "kernels",
     "memcpy",
@@ -325,7 +327,8 @@ class Report:
     strings
         The string pool; every ``*_id`` name column indexes it.
     tables
-        Event tables by kind (see :data:`EVENT_TABLES`); absent kinds are empty tables. In a
+        Event tables by kind (see :data:`EVENT_TABLES`); absent kinds are empty tables (a
+        report read before a kind with a table of its own was registered lacks it). In a
         partial report (:attr:`complete` False) only the kinds read are here, each a
         :class:`DurationTable` (empty when the file lacks its table), and the frames below
         are empty: ``report.memcpy`` of a kind not read raises AttributeError.
@@ -449,7 +452,7 @@ class Report:
         (none :attr:`pending`), frames read."""
         return (
             not self.pending
-            and len(self.tables) == len(EVENT_TABLES)
+            and set(self.tables) >= set(EVENT_TABLES)
             and all(isinstance(t, EventTable) for t in self.tables.values())
         )
 

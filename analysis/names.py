@@ -64,7 +64,9 @@ __all__ = [
 
 #: Which kernel name: nsys's default (demangled), ``:base`` (short) or ``:mangled``.
 KERNEL_NAME_VARIANTS = ("demangled", "base", "mangled")
-#: Kinds :func:`event_names` names (rows of the report table of that name).
+#: Kinds :func:`event_names` names (rows of the report table of that name): the tables whose
+#: nsys spelling rules this module holds, not a list of kinds (a kind without rules here is
+#: named by its ``name_id`` string: :func:`analysis.kinds.string_names`).
 NAMED_KINDS = ("kernels", "cuda_api", "memcpy", "memset", "nvtx", "osrt")
 
 _MANGLED_COLUMN = ("CUPTI_ACTIVITY_KIND_KERNEL", "mangledName")

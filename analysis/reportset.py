@@ -35,7 +35,7 @@ from strata.analysis import projection as _projection
 from strata.analysis.alignment import TimeAlignment
 from strata.analysis.discover import find_reports
 from strata.analysis.errors import AnalysisError
-from strata.analysis.kinds import panel_kinds, resolve_kind, resolve_kinds
+from strata.analysis.kinds import event_kinds, kinds_at, panel_kinds, resolve_kind, resolve_kinds
 from strata.analysis.memo import Memo
 from strata.analysis.model import Report
 from strata.analysis.open import open_report
@@ -46,8 +46,10 @@ from strata.analysis.timefmt import pluralize
 __all__ = ["EVENT_KINDS", "ReportSet", "open_reports"]
 
 #: What :meth:`ReportSet.events` lists (any spelling :func:`analysis.kinds.resolve_kind`
-#: reads: ``kernel`` for ``kernels``).
-EVENT_KINDS = ("kernels", "memcpy", "memset", "cuda_api", "nvtx", "nvtx_gpu", "osrt")
+#: reads: ``kernel`` for ``kernels``): the kinds a panel summarises, GPU work first.
+EVENT_KINDS = tuple(k.name for k in kinds_at("gpu") if k.panels) + tuple(
+    k.name for k in event_kinds() if k.panels and k.place != "gpu"
+)
 
 
 _MISSING = object()

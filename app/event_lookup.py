@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from strata.analysis.kinds import panel_tables
 from strata.analysis.reportset import ReportSet
 from strata.viewer.events import EventRef
 
@@ -45,7 +46,7 @@ def highlight_rows(reports: ReportSet, kind: str, instances: pd.DataFrame) -> di
     report_index = instances["report_index"].to_numpy(np.int64)
     table = instances["table"].to_numpy(object)
     source_rows = instances["row"].to_numpy(np.int64)
-    tables = ("memcpy", "memset") if kind.startswith("memcpy") else (kind,)
+    tables = panel_tables(kind)  # the member kinds' rows (memcpy: memcpy and memset)
     for r in range(len(reports)):  # loops over reports and tables, not events
         for t in tables:
             mine = source_rows[(report_index == r) & (table == t)]

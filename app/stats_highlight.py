@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 from PySide6.QtCore import QObject, Signal
 
+from strata.analysis.kinds import panel_unit
 from strata.analysis.timefmt import pluralize
 from strata.app.event_lookup import focus_event, highlight_rows, instance_refs, with_shared_start
 from strata.app.jobs import JobRunner
@@ -263,7 +264,7 @@ class NameHighlighter(QObject):
         values = inst["value"].to_numpy()
         series = {labels[r]: values[report_index == r]
                   for r in np.unique(report_index).tolist() if r < len(labels)}  # fmt: skip
-        unit = "B" if histogram.active.kind == "memcpy_bytes" else "ns"
+        unit = panel_unit(histogram.active.kind)
         # The count first and the name as the table shows it: a long demangled name, cut
         # at the end, hid the count; the full name follows (whole in the tooltip).
         name = histogram.active.name

@@ -191,11 +191,11 @@ def assert_same_table(a: EventTable, b: EventTable) -> None:
 
 def assert_same_report(a: Report, b: Report) -> None:
     """Two complete reports hold the same events, strings, threads and processes."""
-    from strata.analysis.model import EVENT_TABLES
+    from strata.analysis.kinds import event_tables
 
     assert a.complete
     assert b.complete
-    for kind in EVENT_TABLES:
+    for kind in event_tables():
         assert_same_table(a.tables[kind], b.tables[kind])
     assert list(a.strings.values) == list(b.strings.values)
     assert a.threads.equals(b.threads)

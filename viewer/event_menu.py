@@ -22,7 +22,7 @@ def stats_kind(ref: EventRef) -> str | None:
     """Return the stats panel tab that lists ``ref``'s name (None: no tab lists its kind)."""
     for kind in event_kinds():
         if ref.table in (kind.name, kind.drawn_as) and kind.panels:
-            return kind.panels[0][0]
+            return kind.panels[0].name
     return None
 
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from strata.analysis.alignment import TimeAlignment
+from strata.analysis.kinds import panel_kinds, panel_title, panel_unit
 from strata.viewer.state import Scope
 from strata.viewer.style import report_color
 from strata.viewer.table_model import Column
@@ -162,7 +163,7 @@ def summary_columns(
     A by-report column group is headed by its report's ``short_labels`` entry (default: the
     label without ``.sqlite``).
     """
-    unit = "B" if kind == "memcpy_bytes" else "ns"
+    unit = panel_unit(kind)
     head = [Column("name", "Name", "text"), Column("style", "Style", "text")]
     if "slowest" in frame.columns:  # by-report view: the comparison first, then per report
         cols = [*head,
@@ -212,16 +213,6 @@ def summary_tab(kind: str, title: str) -> StatsTab:
     )
 
 
-#: The per-name summaries, in tab order.
-SUMMARY_TABS = tuple(
-    summary_tab(kind, title)
-    for kind, title in (
-        ("kernels", "CUDA kernels"),
-        ("cuda_api", "CUDA API"),
-        ("memcpy", "MemOps time"),
-        ("memcpy_bytes", "MemOps size"),
-        ("nvtx", "NVTX ranges"),
-        ("nvtx_gpu", "NVTX → GPU"),
-        ("osrt", "OS runtime"),
-    )
-)
+#: The per-name summaries, in tab order: one per panel kind of the registry (analysis.kinds),
+#: titled as the kind says.
+SUMMARY_TABS = tuple(summary_tab(kind, panel_title(kind)) for kind in panel_kinds())

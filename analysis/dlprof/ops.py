@@ -38,7 +38,8 @@ from strata.analysis.schema import pid_of
 
 __all__ = ["GPU_TABLES", "OpData", "RangeTree", "attribute_ops", "range_tree"]
 
-#: GPU work an op's GPU time counts (spec §6: kernels and memory operations).
+#: GPU work an op's GPU time counts (spec §6: kernels and memory operations): DLProf's
+#: definition, not the registry's GPU kinds (a new GPU kind would not join it by itself).
 GPU_TABLES = ("kernels", "memcpy", "memset")
 _UNASSOCIATED = "unassociated_"
 

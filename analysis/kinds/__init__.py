@@ -2,13 +2,24 @@
 summaries, panel tabs, outliers and timeline rows it feeds.
 
 ``analysis.kinds.registry`` defines what a kind is; ``analysis.kinds.builtin`` registers the
-kinds of an Nsight Systems report. A new kind goes in with one :func:`register` call.
+kinds of an Nsight Systems report. A new kind is one module that calls :func:`register`,
+named in :data:`KIND_MODULES`.
 """
 
 from __future__ import annotations
 
-from strata.analysis.kinds.builtin import BUILTIN_KINDS
+import importlib
+
 from strata.analysis.kinds.registry import *  # noqa: F403 - the registry's API is the package's
 from strata.analysis.kinds.registry import __all__ as _REGISTRY_NAMES
 
-__all__ = ["BUILTIN_KINDS", *_REGISTRY_NAMES]
+#: The modules that register kinds, imported in this order when the package is: their
+#: kinds' order is that of the panel tabs, thread rows and GPU parts.
+KIND_MODULES = ("builtin", "cuda_graph")
+
+for _module in KIND_MODULES:
+    importlib.import_module(f"{__name__}.{_module}")
+
+from strata.analysis.kinds.builtin import BUILTIN_KINDS  # noqa: E402 - registered above
+
+__all__ = ["BUILTIN_KINDS", "KIND_MODULES", *_REGISTRY_NAMES]

@@ -13,12 +13,20 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from strata.analysis._tablespecs import SPECS
 from strata.analysis.counters import memory_slices, metric_slices
 from strata.analysis.cpu import core_intervals, thread_intervals
+from strata.analysis.kinds.details import (
+    counter_details,
+    cuda_api_details,
+    gpu_details,
+    nvtx_details,
+)
 from strata.analysis.kinds.registry import (
     DURATION,
     EventKind,
     KindRows,
+    Panel,
     Projector,
     register,
     table_rows,
@@ -27,7 +35,7 @@ from strata.analysis.kinds.registry import (
 from strata.analysis.model import Report, freeze
 from strata.analysis.names import EventNames, event_names, kernel_name_ids, memcpy_names, pair_names
 from strata.analysis.nvtx import range_rows
-from strata.analysis.schema import OSRT_CLASS_CALL, pid_of, tid_of
+from strata.analysis.schema import pid_of, tid_of
 from strata.analysis.slices import SliceTable
 
 __all__ = ["BUILTIN_KINDS"]
@@ -46,12 +54,6 @@ def _named(kind: str):
 def _nvtx_ranges(report: Report, _project: Projector) -> KindRows:
     """Push/pop and start/end ranges (marks and other NVTX rows are not events here)."""
     return table_rows(report, "nvtx", range_rows(report))
-
-
-def _osrt_calls(report: Report, _project: Projector) -> KindRows:
-    """OS runtime calls (not the other event classes of OSRT_API)."""
-    calls = np.flatnonzero(report.tables["osrt"]["event_class"] == OSRT_CLASS_CALL)
-    return table_rows(report, "osrt", calls)
 
 
 def _projected(report: Report, project: Projector) -> KindRows:
@@ -214,53 +216,64 @@ def _default_device(report: Report) -> int:
 
 
 # --------------------------------------------------------------------------- the registry
-_MEMORY_PANELS = (("memcpy", DURATION), ("memcpy_bytes", "bytes"))
+def _own_table(name: str, label: str, **fields) -> EventKind:
+    """A kind whose events are rows of its own report table, read by its spec in SPECS."""
+    return EventKind(name, label, (name,), table=SPECS[name], **fields)
+
+
+_MEMORY_PANELS = (Panel("memcpy", DURATION, "MemOps time"),
+                  Panel("memcpy_bytes", "bytes", "MemOps size", "B"))  # fmt: skip
 _MEMORY_SUMMARIES = ("cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum", "cuda_gpu_sum",
                      "cuda_api_gpu_sum", "cuda_gpu_trace", "nvtx_gpu_proj_sum")  # fmt: skip
 
 #: Registration order is the order of panel tabs, thread rows and GPU parts.
 # fmt: off
 BUILTIN_KINDS = (
-    EventKind("kernels", "Kernels", ("kernels",), names=_named("kernels"),
-              slices=_kernel_slices, place="gpu", panels=(("kernels", DURATION),),
-              outliers=True,
-              summaries=("cuda_gpu_kern_sum", "cuda_gpu_kern_gb_sum", "cuda_kern_exec_sum",
-                         "cuda_gpu_sum", "cuda_api_gpu_sum", "cuda_gpu_trace",
-                         "nvtx_kern_sum", "nvtx_gpu_proj_sum")),
-    EventKind("cuda_api", "CUDA API", ("cuda_api",), names=_named("cuda_api"), place="thread",
-              panels=(("cuda_api", DURATION),), outliers=True,
-              summaries=("cuda_api_sum", "cuda_api_gpu_sum", "cuda_kern_exec_sum",
-                         "nvtx_kern_sum")),
-    EventKind("memcpy", "Memcpy", ("memcpy",), names=_named("memcpy"), slices=_memcpy_slices,
-              place="gpu", panels=_MEMORY_PANELS, named_only=True,
-              summaries=_MEMORY_SUMMARIES),
+    _own_table("kernels", "Kernels", names=_named("kernels"), details=gpu_details,
+               slices=_kernel_slices, place="gpu",
+               panels=(Panel("kernels", DURATION, "CUDA kernels"),),
+               outliers=True,
+               summaries=("cuda_gpu_kern_sum", "cuda_gpu_kern_gb_sum", "cuda_kern_exec_sum",
+                          "cuda_gpu_sum", "cuda_api_gpu_sum", "cuda_gpu_trace",
+                          "nvtx_kern_sum", "nvtx_gpu_proj_sum")),
+    _own_table("cuda_api", "CUDA API", names=_named("cuda_api"), place="thread",
+               details=cuda_api_details,
+               panels=(("cuda_api", DURATION),), outliers=True,
+               summaries=("cuda_api_sum", "cuda_api_gpu_sum", "cuda_kern_exec_sum",
+                          "nvtx_kern_sum")),
+    _own_table("memcpy", "Memcpy", names=_named("memcpy"), slices=_memcpy_slices,
+               details=gpu_details,
+               place="gpu", panels=_MEMORY_PANELS, named_only=True,
+               summaries=_MEMORY_SUMMARIES),
     # Boxes, panel and summaries: "[CUDA memset]" (analysis.names).
-    EventKind("memset", "Memset", ("memset",), names=_named("memset"), place="gpu",
-              panels=_MEMORY_PANELS, named_only=True, summaries=_MEMORY_SUMMARIES),
-    EventKind("nvtx", "NVTX", ("nvtx",), locate=_nvtx_ranges, names=_named("nvtx"),
-              slices=_string_slices("nvtx", with_color=True), place="thread",
-              panels=(("nvtx", DURATION),), outliers=True, has_style=True,
-              summaries=("nvtx_sum", "nvtx_pushpop_sum", "nvtx_startend_sum",
-                         "nvtx_pushpop_trace", "nvtx_kern_sum")),
+    _own_table("memset", "Memset", names=_named("memset"), place="gpu", details=gpu_details,
+               panels=_MEMORY_PANELS, named_only=True, summaries=_MEMORY_SUMMARIES),
+    _own_table("nvtx", "NVTX", locate=_nvtx_ranges, names=_named("nvtx"), details=nvtx_details,
+               slices=_string_slices("nvtx", with_color=True), place="thread",
+               panels=(Panel("nvtx", DURATION, "NVTX ranges"),), outliers=True, has_style=True,
+               summaries=("nvtx_sum", "nvtx_pushpop_sum", "nvtx_startend_sum",
+                          "nvtx_pushpop_trace", "nvtx_kern_sum")),
     EventKind("nvtx_gpu", "NVTX (GPU)", ("nvtx", "cuda_api", "kernels", "memcpy", "memset"),
               locate=_projected, names=_projected_names, slices=_nvtx_gpu_slices,
-              place="gpu_projected", panels=(("nvtx_gpu", DURATION),), outliers=True,
+              place="gpu_projected", panels=(Panel("nvtx_gpu", DURATION, "NVTX → GPU"),),
+              outliers=True,
               has_style=True, lazy_slices=True, where=_projected_where,
               summaries=("nvtx_gpu_proj_sum", "nvtx_gpu_proj_trace")),
-    EventKind("osrt", "OS runtime", ("osrt",), locate=_osrt_calls, names=_named("osrt"),
-              slices=_string_slices("osrt"), place="thread", panels=(("osrt", DURATION),),
-              summaries=("osrt_sum",)),
+    # OS runtime calls, not the other event classes of OSRT_API (its spec's row_filter).
+    _own_table("osrt", "OS runtime", names=_named("osrt"),
+               slices=_string_slices("osrt"), place="thread", panels=(("osrt", DURATION),),
+               summaries=("osrt_sum",)),
     # Running vs not, per thread (SCHED_EVENTS): first among a thread's rows.
     EventKind("thread_state", "Thread state", ("sched",), slices=_thread_state_slices,
               place="thread"),
-    EventKind("samples", "CPU samples", ("samples",), names=_samples_names, place="thread"),
-    EventKind("sched", "CPU", ("sched",), slices=_cpu_slices, place="cpu", slice_name="cpu"),
-    EventKind("sync", "CUDA synchronization", ("sync",)),
+    _own_table("samples", "CPU samples", names=_samples_names, place="thread"),
+    _own_table("sched", "CPU", slices=_cpu_slices, place="cpu", slice_name="cpu"),
+    _own_table("sync", "CUDA synchronization"),
     # Counter rows (analysis.counters): drawn as area charts under their GPU.
-    EventKind("gpu_metrics", "GPU metrics", ("gpu_metrics",), slices=metric_slices,
-              place="gpu_counter"),
-    EventKind("memory_usage", "Memory usage", ("memory_usage",), slices=memory_slices,
-              place="gpu_counter"),
+    _own_table("gpu_metrics", "GPU metrics", slices=metric_slices,
+               place="gpu_counter", details=counter_details),
+    _own_table("memory_usage", "Memory usage", slices=memory_slices,
+               place="gpu_counter", details=counter_details),
 )
 # fmt: on
 

@@ -7,32 +7,51 @@ nsys summaries they feed. Window stats, the one-shot aggregate, outliers and the
 rows loop over the registry; none of them names a table.
 """
 
+# Over 600 lines: what a kind is and every question asked of the registry, with the default
+# rows, names, slices and panel pooling a kind gets when it does not bring its own.
 from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from strata.analysis._tablespecs import (
+    SPECS,
+    EventFilter,
+    TableSpec,
+    add_table,
+    column_spec,
+    event_tables,
+)
 from strata.analysis.errors import AnalysisError
 from strata.analysis.model import EventTable, Report
 from strata.analysis.names import EventNames, string_codes
 from strata.analysis.schema import tid_of
 from strata.analysis.slices import SliceTable
 
+if TYPE_CHECKING:
+    from strata.analysis.kinds.details import EventDetail
+
 __all__ = [
     "DURATION",
     "KIND_ALIASES",
     "PLACES",
+    "EventFilter",
     "EventKind",
     "KindRows",
+    "Panel",
     "PanelRows",
     "Projector",
+    "TableSpec",
     "check_panel",
+    "column_spec",
     "event_kinds",
+    "event_tables",
     "get_kind",
     "kind_slices",
     "kinds_at",
@@ -40,9 +59,13 @@ __all__ = [
     "panel_has_style",
     "panel_kinds",
     "panel_rows",
+    "panel_tables",
+    "panel_title",
+    "panel_unit",
     "register",
     "resolve_kind",
     "resolve_kinds",
+    "table_kind",
     "row_labels",
     "string_names",
     "table_rows",
@@ -103,6 +126,27 @@ class KindRows:
         )  # fmt: skip
 
 
+class Panel(NamedTuple):
+    """A live panel / aggregate tab a kind's events pool into (:attr:`EventKind.panels`).
+
+    Attributes
+    ----------
+    name
+        The panel kind (a tab's id, ``window(kind=...)``).
+    value
+        :data:`DURATION`, or the column of the kind's table summed (``bytes``).
+    title
+        The summary tab's title ('' = the first member's label).
+    unit
+        The value's unit in column headers ('' = ``ns`` for :data:`DURATION`).
+    """
+
+    name: str
+    value: str = DURATION
+    title: str = ""
+    unit: str = ""
+
+
 @dataclass(frozen=True)
 class EventKind:
     """One event kind: its sources, its rows, its names, and the views it feeds.
@@ -117,8 +161,9 @@ class EventKind:
     tables
         The report tables its events come from (:attr:`analysis.model.Report.tables`).
     locate
-        ``locate(report, project) -> KindRows``: the events that count (default: every row
-        of ``tables[0]``). ``project`` gives the NVTX projection to derived kinds.
+        ``locate(report, project) -> KindRows``: the events that count (default: the rows
+        of ``tables[0]`` that :attr:`row_filter` keeps). ``project`` gives the NVTX
+        projection to derived kinds.
     names
         ``names(report, rows) -> EventNames``: one group per event, as :mod:`analysis.names`
         spells and groups them (default: the ``name_id`` string). None: not summarised.
@@ -130,8 +175,8 @@ class EventKind:
     slice_name
         The slice table's name ('' = ``name``): the ``(table, track)`` parts of a track.
     panels
-        ``(panel kind, value)`` pairs: the live panel / aggregate tabs its events pool into,
-        with :data:`DURATION` or a column of the table as the value.
+        The live panel / aggregate tabs its events pool into: :class:`Panel` values (or
+        ``(panel kind, value[, title, unit])`` tuples, read as such).
     outliers
         Whether :func:`analysis.outliers.find_outliers` scores it.
     has_style
@@ -145,6 +190,17 @@ class EventKind:
         (outliers' ``row``); default: by ``place``.
     summaries
         The nsys stats reports computed from it (documentation, and what a test checks).
+    table
+        The spec of the report table it reads (``tables[0]``): source table, columns and
+        dtypes, name columns, track key, row filter. A built-in kind's is its entry of
+        :data:`analysis._tablespecs.SPECS` (plain data: the SQL path of ``stats`` reads
+        it without NumPy); a kind registered elsewhere brings its own, and registering it
+        makes the loader read, check and cache that table as ``report.tables[name]``.
+        None: a kind derived from other kinds' tables.
+    details
+        ``details(event) -> [(label, text)]``: the lines the hover text and the details
+        pane show for one of its events (:class:`analysis.kinds.details.EventDetail`),
+        after the name, start, duration and row every event has. None: none.
     """
 
     name: str
@@ -155,25 +211,42 @@ class EventKind:
     slices: Callable[[Report], SliceTable] | None = None
     place: str = ""
     slice_name: str = ""
-    panels: tuple[tuple[str, str], ...] = ()
+    panels: tuple[Panel, ...] = ()
     outliers: bool = False
     has_style: bool = False
     named_only: bool = False
     lazy_slices: bool = False
     where: Callable[[Report, KindRows], tuple[np.ndarray, np.ndarray]] | None = None
     summaries: tuple[str, ...] = ()
+    table: TableSpec | None = None
+    details: Callable[[EventDetail], list[tuple[str, str]]] | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "panels", tuple(Panel(*p) for p in self.panels))
 
     def rows(self, report: Report, project: Projector | None = None) -> KindRows:
         """Return the events of this kind in ``report`` (:attr:`locate`)."""
         if self.locate is not None:
             return self.locate(report, project or _project_nvtx)
-        return table_rows(report, self.tables[0])
+        return table_rows(report, self.tables[0], self.row_indices(report))
+
+    def row_indices(self, report: Report) -> npt.NDArray[np.int64] | None:
+        """Return the rows of ``tables[0]`` that :attr:`row_filter` keeps (None: all)."""
+        if self.row_filter is None or self.tables[0] not in report.tables:
+            return None
+        return self.row_filter.rows(report.tables[self.tables[0]])
 
     def event_names(self, report: Report, rows: KindRows) -> EventNames:
         """Return the names and groups of ``rows`` (:attr:`names`)."""
         if self.names is not None:
             return self.names(report, rows)
         return string_names(report, rows)
+
+    @property
+    def row_filter(self) -> EventFilter | None:
+        """Which rows of ``tables[0]`` are its events (None: every row): the one definition
+        the timeline, panel, summaries (column and SQL paths) and recipes read."""
+        return None if self.table is None else self.table.row_filter
 
     @property
     def drawn_as(self) -> str:
@@ -190,13 +263,19 @@ def register(kind: EventKind) -> EventKind:
     Raises
     ------
     AnalysisError
-        A kind of that name is registered already, or ``place`` is not one of
-        :data:`PLACES`.
+        A kind of that name is registered already, ``place`` is not one of
+        :data:`PLACES`, or its :attr:`~EventKind.table` is not ``tables[0]``'s.
     """
     if kind.name in _KINDS:
         raise AnalysisError(f"event kind {kind.name!r} is registered already")
     if kind.place not in PLACES:
         raise AnalysisError(f"unknown place {kind.place!r}; use one of {', '.join(PLACES)}")
+    if kind.table is not None:
+        table = kind.tables[0] if kind.tables else ""
+        if table not in SPECS:
+            add_table(table, kind.table)  # the loader reads it from now on
+        elif SPECS[table] is not kind.table:
+            raise AnalysisError(f"event kind {kind.name!r}: table {table!r} has another spec")
     _KINDS[kind.name] = kind
     return kind
 
@@ -288,6 +367,12 @@ def resolve_kinds(
     return tuple(dict.fromkeys(resolve_kind(n, choices, context) for n in wanted))
 
 
+def table_kind(table: str) -> EventKind | None:
+    """Return the kind whose own table (:attr:`EventKind.table`) is ``table``, if any."""
+    return next((k for k in _KINDS.values() if k.table is not None and k.tables[0] == table),
+                None)  # fmt: skip
+
+
 def kinds_at(place: str) -> tuple[EventKind, ...]:
     """Return the kinds drawn at ``place`` (one of :data:`PLACES`), in registry order."""
     return tuple(k for k in _KINDS.values() if k.place == place)
@@ -302,12 +387,12 @@ def panel_kinds() -> tuple[str, ...]:
     """Return the panel (window-stats / aggregate) kinds, in registry order."""
     seen: dict[str, None] = {}
     for kind in _KINDS.values():
-        seen.update(dict.fromkeys(panel for panel, _ in kind.panels))
+        seen.update(dict.fromkeys(panel.name for panel in kind.panels))
     return tuple(seen)
 
 
 def _panel_members(panel: str) -> list[tuple[EventKind, str]]:
-    members = [(k, v) for k in _KINDS.values() for p, v in k.panels if p == panel]
+    members = [(k, p.value) for k in _KINDS.values() for p in k.panels if p.name == panel]
     if not members:
         raise AnalysisError(f"unknown kind '{panel}'; choose one of {', '.join(panel_kinds())}")
     return members
@@ -317,6 +402,30 @@ def check_panel(panel: str) -> None:
     """Raise :class:`AnalysisError` (one line naming the choices) unless ``panel`` is one of
     :func:`panel_kinds`."""
     _panel_members(panel)
+
+
+def _panel(panel: str) -> tuple[EventKind, Panel]:
+    kind = _panel_members(panel)[0][0]
+    return kind, next(p for p in kind.panels if p.name == panel)
+
+
+def panel_title(panel: str) -> str:
+    """The summary tab title of ``panel`` (its first member's :attr:`Panel.title`, or
+    that kind's label)."""
+    kind, entry = _panel(panel)
+    return entry.title or kind.label
+
+
+def panel_tables(panel: str) -> tuple[str, ...]:
+    """The slice tables that draw the member kinds of ``panel`` (``memcpy``: memcpy and
+    memset), in registry order."""
+    return tuple(dict.fromkeys(kind.drawn_as for kind, _ in _panel_members(panel)))
+
+
+def panel_unit(panel: str) -> str:
+    """The unit of ``panel``'s values in column headers (``ns`` for durations)."""
+    _, entry = _panel(panel)
+    return entry.unit or ("ns" if entry.value == DURATION else entry.value)
 
 
 def panel_has_style(panel: str) -> bool:
@@ -332,7 +441,13 @@ def _project_nvtx(report: Report) -> pd.DataFrame:
 
 
 def table_rows(report: Report, table: str, rows: np.ndarray | None = None) -> KindRows:
-    """Return rows ``rows`` (default: all) of ``report.tables[table]`` as :class:`KindRows`."""
+    """Return rows ``rows`` (default: all) of ``report.tables[table]`` as :class:`KindRows`.
+
+    A report without that table (read before its kind was registered) has no such rows.
+    """
+    if table not in report.tables:
+        empty = np.empty(0, np.int64)
+        return KindRows((table,), np.empty(0, np.int8), empty, empty, empty, empty)
     events = report.tables[table]
     if rows is None:  # every row: the table's own (memory-mapped) columns, not copies
         n = len(events)
@@ -347,6 +462,9 @@ def table_rows(report: Report, table: str, rows: np.ndarray | None = None) -> Ki
 
 def string_names(report: Report, rows: KindRows) -> EventNames:
     """Name rows of a one-table kind by their ``name_id`` string, grouped by the text."""
+    if not len(rows):
+        none = np.empty(0, dtype=object)
+        return EventNames(np.empty(0, np.int64), none, none)
     ids = report.tables[rows.tables[0]]["name_id"][rows.rows]
     codes, texts = string_codes(report, ids)
     return EventNames(np.asarray(codes, dtype=np.int64), texts, texts)
@@ -377,9 +495,22 @@ def kind_slices(report: Report, kind: EventKind) -> SliceTable:
     table labelled by its names)."""
     if kind.slices is not None:
         return kind.slices(report)
+    if kind.tables[0] not in report.tables:
+        return _no_slices(kind)
     table = report.tables[kind.tables[0]]
     names = kind.event_names(report, table_rows(report, kind.tables[0]))
     return table_view(kind.name, table, _label_ids(table, names.codes), names.labels)
+
+
+def _no_slices(kind: EventKind) -> SliceTable:
+    """No boxes: a report read before ``kind`` (with a table of its own) was registered."""
+    key = () if kind.table is None else kind.table.key
+    none = np.empty(0, np.int64)
+    return SliceTable(
+        kind=kind.drawn_as, start_ns=none, end_ns=none, track_offsets=np.zeros(1, np.int64),
+        label_ids=np.empty(0, np.int32), labels=np.empty(0, dtype=object),
+        track_keys=pd.DataFrame({c: none for c in key}),
+    )  # fmt: skip
 
 
 def _label_ids(table: EventTable, codes: np.ndarray) -> np.ndarray:
@@ -399,6 +530,8 @@ def row_labels(report: Report, kind: EventKind, rows: KindRows) -> tuple[np.ndar
     """
     if kind.where is not None:
         return kind.where(report, rows)
+    if rows.tables[0] not in report.tables:
+        return np.empty(0, np.int64), np.empty(0, dtype=object)
     track = np.zeros(len(rows), np.int64) if rows.track_ids is None else rows.track_ids
     keys = report.tables[rows.tables[0]].track_keys
     if kind.place == "gpu":
@@ -447,6 +580,8 @@ def _values(report: Report, rows: KindRows, value: str) -> np.ndarray:
     out = np.empty(len(rows), dtype=np.int64)
     for code, table in enumerate(rows.tables):
         mine = rows.table_codes == code
+        if not mine.any():
+            continue  # (a table the report may lack)
         out[mine] = report.tables[table][value][rows.rows[mine]]
     return out
 

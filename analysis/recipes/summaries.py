@@ -492,10 +492,10 @@ class OsrtSum(_CallSum):
     tables = ("osrt",)
 
     def calls(self, report: Report) -> tuple[np.ndarray, np.ndarray]:
-        from strata.analysis.schema import OSRT_CLASS_CALL
+        from strata.analysis.kinds import get_kind
 
         osrt = report.osrt
-        calls = np.flatnonzero(np.asarray(osrt["event_class"]) == OSRT_CLASS_CALL)
+        calls = get_kind("osrt").row_indices(report)
         names = report.strings.lookup(osrt["name_id"][calls])
         return names, _durations(osrt, "a call's duration", calls)
 

@@ -30,7 +30,12 @@ from strata.analysis import _native, metadata
 from strata.analysis._sqlfile import is_sqlite_file
 from strata.analysis._sqlite import ColumnRead, NumpyBatch, ReportDatabase, quote_ident
 from strata.analysis._strings import StringTable, read_string_table
-from strata.analysis._tablespecs import ranged_columns, suspect_in_summaries, unchecked_columns
+from strata.analysis._tablespecs import (
+    SPECS,
+    ranged_columns,
+    suspect_in_summaries,
+    unchecked_columns,
+)
 from strata.analysis.errors import CorruptReportError, NotAReportError
 from strata.analysis.model import DurationTable, Report, ReportInfo, StringIds, freeze
 
@@ -42,16 +47,6 @@ if TYPE_CHECKING:
 
 __all__ = ["LEAN_REPORTS", "open_for_stats", "read_columns", "wait_for_cache_writes"]
 
-#: table kind -> (source table, [(our column, source column, dtype, NULL fill)])
-_LEAN_COLUMNS = {
-    "kernels": (
-        "CUPTI_ACTIVITY_KIND_KERNEL",
-        [("name_id", "demangledName", np.int32, -1), ("short_name_id", "shortName", np.int32, -1),
-         ("mangled_name_id", "mangledName", np.int32, -1)],
-    ),
-    "cuda_api": ("CUPTI_ACTIVITY_KIND_RUNTIME", [("name_id", "nameId", np.int32, -1)]),
-}  # fmt: skip
-
 #: Report specs computable from the lean columns alone -> (table kind, name columns read).
 LEAN_REPORTS = {
     "cuda_gpu_kern_sum": ("kernels", ("name_id",)),
@@ -59,6 +54,16 @@ LEAN_REPORTS = {
     "cuda_gpu_kern_sum:mangled": ("kernels", ("name_id", "mangled_name_id")),
     "cuda_api_sum": ("cuda_api", ("name_id",)),
 }
+#: table kind -> (source table, [(our column, source column, dtype, NULL fill)]): the name
+#: columns of the lean tables, as their kinds' table specs (analysis._tablespecs) say.
+_LEAN_COLUMNS = {
+    kind: (
+        SPECS[kind].source,
+        [(c.name, c.source, np.dtype(c.dtype), c.fill) for c in SPECS[kind].columns
+         if c.name in SPECS[kind].names],
+    )
+    for kind in dict.fromkeys(kind for kind, _ in LEAN_REPORTS.values())
+}  # fmt: skip
 
 
 def open_for_stats(

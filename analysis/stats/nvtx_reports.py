@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from strata.analysis.engine import group_stats, sqlite_round
+from strata.analysis.kinds import get_kind
 from strata.analysis.model import Report
 from strata.analysis.nvtx import contained_pairs, range_labels, range_rows, range_styles
 from strata.analysis.projection import api_matches, projection_details
@@ -20,7 +21,6 @@ from strata.analysis.schema import (
     NVTX_PUSHPOP_TYPES,
     NVTX_RANGE_TYPES,
     NVTX_STARTEND_TYPES,
-    OSRT_CLASS_CALL,
     pid_of,
     tid_of,
 )
@@ -84,7 +84,7 @@ def nvtx_startend_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
 def osrt_sum(report: Report, args: tuple[str, ...], xp: ModuleType):
     require(report, report.has_source("OSRT_API"), "OS Runtime trace data")
     osrt = report.osrt
-    calls = np.flatnonzero(osrt["event_class"] == OSRT_CLASS_CALL)
+    calls = get_kind("osrt").row_indices(report)
     ids = osrt["name_id"][calls]
     codes = np.where(ids >= 0, ids, len(report.strings)).astype(np.int64)
     stats = group_stats(codes, osrt.duration_ns[calls], xp)

@@ -41,7 +41,7 @@ from pathlib import Path
 from strata.analysis._metarows import check_descriptive_tables, info_fields, read_enums
 from strata.analysis._sqlfile import SqliteReport, quote_ident
 from strata.analysis._stringpool import PlainStrings
-from strata.analysis._tablespecs import ALL_SPECS, REQUIRED, suspect_rows
+from strata.analysis._tablespecs import ALL_SPECS, REQUIRED, SPECS, suspect_rows
 from strata.analysis.errors import StrataError
 from strata.analysis.nametext import (
     MEMSET_NAME,
@@ -52,7 +52,7 @@ from strata.analysis.nametext import (
     nvtx_style,
 )
 from strata.analysis.plainstats import PlainGroupStats, group_stats
-from strata.analysis.schema import NVTX_RANGE_TYPES, NVTX_TYPE_DOMAIN_CREATE, OSRT_CLASS_CALL
+from strata.analysis.schema import NVTX_RANGE_TYPES, NVTX_TYPE_DOMAIN_CREATE
 from strata.analysis.stats import plaintables
 from strata.analysis.stats.absent_specs import (
     ABSENT_REPORTS,
@@ -166,7 +166,9 @@ def _osrt(ctx: _Db, args: tuple[str, ...]) -> _Groups:
     if not ctx.has(table):
         raise _Skip(f"{ctx.name} does not contain OS Runtime trace data.")
     source = _duration(table).format(k=ctx.string_id(table, "nameId"))
-    source += f" WHERE coalesce({ctx.column(table, 'eventClass', '0')}, 0) = {OSRT_CLASS_CALL}"
+    # The osrt kind's own filter (its table spec's, as analysis.kinds reads it), in SQL.
+    calls = SPECS["osrt"].row_filter
+    source += f" WHERE {calls.sql(ctx.db.has_column(table, calls.source))}"
     keys, stats = _group_rows(ctx, source)
     return plaintables.calls_table, ctx.texts(keys), stats
 
@@ -370,7 +372,8 @@ def _checked_strings(db: SqliteReport) -> PlainStrings:
     info_fields(db)
     strings = PlainStrings.read(db)
     check_descriptive_tables(db)
-    for kind, (table, cols) in ALL_SPECS.items():
+    for kind, spec in ALL_SPECS.items():
+        table, cols = spec.source, spec.columns
         present = set(db.columns(table))  # a view named like an nsys table raises
         if not present:
             continue

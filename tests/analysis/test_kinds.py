@@ -14,6 +14,7 @@ from strata.analysis.kinds import (
     DURATION,
     EventKind,
     event_kinds,
+    event_tables,
     get_kind,
     panel_kinds,
     register,
@@ -72,10 +73,11 @@ def toy(demo: Report):
 
 def test_every_event_table_has_a_kind() -> None:
     names = {k.name for k in event_kinds()}
-    assert set(EVENT_TABLES) <= names
+    assert set(event_tables()) <= names
+    assert set(EVENT_TABLES) <= set(event_tables())
     assert {"nvtx_gpu"} <= names
     for kind in event_kinds():
-        assert set(kind.tables) <= set(EVENT_TABLES), kind.name
+        assert set(kind.tables) <= set(event_tables()), kind.name
 
 
 def test_a_registered_kind_reaches_the_window_stats(toy) -> None:

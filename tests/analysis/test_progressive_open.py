@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from strata.analysis import cache, open_report
-from strata.analysis.model import EVENT_TABLES, EventTable, Report
+from strata.analysis.kinds import event_tables
+from strata.analysis.model import EventTable, Report
 from strata.analysis.reportset import ReportSet
 from tests.conftest import REAL_DIR, SMALL_LEAD_ROWS, requires_shared
 from tests.helpers import assert_same_report, assert_same_table
@@ -36,9 +37,9 @@ def test_partials_hold_the_tables_read_so_far_and_end_in_theassert_same_report(c
     for part in partials:
         assert not part.complete
         assert part.pending
-        assert set(part.tables) == set(EVENT_TABLES)  # pending kinds are empty tables
+        assert set(part.tables) == set(event_tables())  # pending kinds are empty tables
         assert part.path == final.path
-        for kind in EVENT_TABLES:
+        for kind in event_tables():
             if kind in part.pending:
                 assert len(part.tables[kind]) == 0
             else:
@@ -119,7 +120,7 @@ def test_the_first_kernels_are_handed_over_before_the_kernel_table_is_read(
     for part in partials[1:]:
         assert len(part.tables["kernels"]) >= SMALL_LEAD_ROWS
     assert sum("kernels" in p.pending and len(p.tables["kernels"]) for p in partials) >= 1
-    assert len(partials) <= len(EVENT_TABLES) + 1  # one early, then at most one per table
+    assert len(partials) <= len(event_tables()) + 1  # one early, then at most one per table
 
     # The complete report and its cache entry are those of an open without partials.
     monkeypatch.setenv("STRATA_CACHE_DIR", str(tmp_path / "whole"))
