@@ -158,10 +158,10 @@ def test_a_cold_stats_reads_its_columns_before_it_needs_pandas(report: Path) -> 
 #: Standard modules a small report's stats (computed in SQLite, or answered from its stored
 #: answer) has no use for, each a millisecond or more of a ~60 ms run (hashlib's OpenSSL
 #: binding: ~2 ms; logging, with the traceback and tokenize it imports, ~6 %; shutil, with
-#: its archive modules, ~3 %).
+#: its archive modules, ~3 %; textwrap, whose wrapper compiles five patterns: help only).
 _INCIDENTAL = frozenset(
     {"_hashlib", "tempfile", "secrets", "gzip", "html", "concurrent.futures", "logging",
-     "shutil", "bz2", "lzma", "difflib", "traceback"}
+     "shutil", "bz2", "lzma", "difflib", "traceback", "textwrap"}
 )  # fmt: skip
 
 
