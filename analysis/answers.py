@@ -27,22 +27,23 @@ into place, so a reader never sees half of one. Large results (traces) are not s
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
-import logging
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from strata.analysis import cachedir, cachesize
 from strata.analysis._cachefiles import DamagedEntryError, digest, file_fingerprint, sha1
+from strata.analysis.lazylog import get_logger
 from strata.analysis.stats.plain import PlainColumn, PlainResult
 
-# tempfile (random) is imported where used: a small report's `stats` is mostly start-up
-# (benchmarks/bench_startup.py).
+# No tempfile (it imports shutil and random: ~5 % of a small report's first `stats`, which is
+# mostly start-up, benchmarks/bench_startup.py): _private_file.
 
 __all__ = ["Answers", "FORMAT_VERSION", "summaries"]
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 FORMAT_VERSION = 2
 #: Results with more cells are not stored: a trace's table is as big as the report.
@@ -63,6 +64,21 @@ def _identity(path: Path) -> dict | None:
         return None
     return {"source": source, "size": st.st_size, "mtime_ns": st.st_mtime_ns,
             "fingerprint": fingerprint}  # fmt: skip
+
+
+def _private_file(folder: Path) -> tuple[int, str]:
+    """Create a new file in ``folder`` that only this process writes, as ``tempfile.mkstemp``
+    does (created here, mode 0600, not a link followed), named ``.tmp-*`` like the cache's
+    other files being written; return its descriptor and path."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    flags |= getattr(os, "O_BINARY", 0)
+    for _ in range(100):
+        path = os.path.join(folder, f".tmp-{os.getpid()}-{os.urandom(6).hex()}")
+        try:
+            return os.open(path, flags, 0o600), path
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no unused temporary name", str(folder))
 
 
 def _versions() -> dict:
@@ -261,8 +277,6 @@ class Answers:
 
         Not stored: a table too big or with cells that would not come back the same type.
         """
-        import tempfile
-
         payload = _encode(result)
         if payload is None:
             return
@@ -284,7 +298,7 @@ class Answers:
         tmp = None
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=self.folder)
+            fd, tmp = _private_file(self.folder)
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
             os.replace(tmp, self._file(spec))

@@ -7,7 +7,6 @@ from a stored result) without importing NumPy, pandas or pyarrow, which the read
 
 from __future__ import annotations
 
-import logging
 import re
 import stat
 import zlib
@@ -16,6 +15,7 @@ from pathlib import Path
 
 from strata.analysis._files import os_reason
 from strata.analysis.errors import NotAReportError
+from strata.analysis.lazylog import get_logger
 
 # gzip is imported where used: a small report's `stats` is mostly start-up
 # (benchmarks/bench_startup.py).
@@ -32,7 +32,7 @@ __all__ = [
     "natural_key",
 ]
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 REPORT_SUFFIXES = (".sqlite", ".nsys-rep", ".qdrep")
 #: PyTorch profiler (Kineto) traces.

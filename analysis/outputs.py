@@ -23,9 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import logging
 import os
-import shutil
 import stat
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -34,6 +32,7 @@ from typing import IO
 
 from strata.analysis.errors import AnalysisError
 from strata.analysis.escape import escape_text
+from strata.analysis.lazylog import get_logger
 
 # secrets is imported where used: a small report's `stats` is mostly start-up
 # (benchmarks/bench_startup.py).
@@ -50,7 +49,7 @@ __all__ = [
     "write_failure",
 ]
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 #: The output name that means standard output.
 STDOUT = "-"
@@ -301,6 +300,8 @@ def staged_folder(folder: str | Path, may_replace: Callable[[Path], None]) -> It
             raise write_failure(folder, exc) from exc
         _swap_in(tmp, final, may_replace)
     except BaseException:
+        import shutil  # here, not at the top: its archive modules cost a small stats run
+
         shutil.rmtree(tmp, ignore_errors=True)
         raise
 
@@ -320,6 +321,8 @@ def _swap_in(tmp: Path, final: Path, may_replace: Callable[[Path], None]) -> Non
             raise
     except OSError as exc:
         raise write_failure(final, exc) from exc
+    import shutil  # here, not at the top: its archive modules cost a small stats run
+
     try:
         shutil.rmtree(old)
     except OSError as exc:

@@ -7,7 +7,6 @@ names, their options, formats and formatter arguments, command-line options.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
 __all__ = ["closest", "did_you_mean"]
@@ -19,6 +18,8 @@ _CUTOFF = 0.6
 
 def closest(word: str, choices: Iterable[str]) -> str | None:
     """Return the choice most like ``word``, or None when none is close enough."""
+    import difflib  # here: only a refused name needs it, and every command imports this module
+
     matches = difflib.get_close_matches(word, list(choices), n=1, cutoff=_CUTOFF)
     return matches[0] if matches else None
 

@@ -6,19 +6,19 @@ module as ``xp`` and are written once for both.
 
 from __future__ import annotations
 
-import logging
 import os
 from types import ModuleType
 from typing import TYPE_CHECKING
 
 from strata.analysis.errors import StrataError
+from strata.analysis.lazylog import get_logger
 
 if TYPE_CHECKING:
     import numpy as np
 
 __all__ = ["BACKENDS", "backend_name", "cupy_available", "get_xp", "to_numpy"]
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 BACKENDS = ("numpy", "cupy")
 _unavailable_reason: str | None = None

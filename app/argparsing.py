@@ -36,6 +36,22 @@ class StrataArgumentParser(argparse.ArgumentParser):
         ``-o -,out`` (the console, then files) is ``-o`` with ``-,out``."""
         self._dashed = (*getattr(self, "_dashed", ()), *names)
 
+    def add_argument(self, *args, **kwargs):  # noqa: ANN002, ANN003, ANN201 - argparse's
+        # argparse checks each new argument's metavar with a formatter (``_get_formatter``),
+        # whose width (the terminal's) that check never uses: see _get_formatter.
+        self._checking = True
+        try:
+            return super().add_argument(*args, **kwargs)
+        finally:
+            self._checking = False
+
+    def _get_formatter(self) -> argparse.HelpFormatter:  # argparse's own name
+        if getattr(self, "_checking", False):
+            # Not the terminal's width: asking it imports shutil (its archive modules: ~3 % of
+            # a stored answer's run), ~20 times while a parser is built.
+            return self.formatter_class(prog=self.prog, width=80)
+        return super()._get_formatter()
+
     def parse_known_args(self, args: Sequence[str] | None = None, namespace=None):  # noqa: ANN001, ANN201
         switches = getattr(self, "_switches", ())
         if args is not None and switches:

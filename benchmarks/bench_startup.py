@@ -14,6 +14,10 @@ and prints each one's median wall and CPU seconds and its ratios to the floor an
 each ratio the median of the per-round ratios (CPU time suffers less from a busy machine).
 ``--before DIR`` adds the same Strata commands run from another checkout in the same rounds
 (say ``git archive BASE | tar -x -C /tmp/before``: the code before a change).
+``--instructions`` counts instead the instructions each command executes, once, under
+valgrind's callgrind (its children included: nsys runs its reports in a child): the same
+count on a busy machine as on an idle one, where wall times of a ~0.1 s command vary 2x
+with the neighbours' load (it takes ~10 s per command; valgrind must be installed).
 The issue's targets: ``stats`` on a small report no slower than nsys, or within 4x of the
 floor where nsys is faster than that; cached stats on a big report as fast as possible.
 
@@ -109,6 +113,39 @@ def _rounds(commands: dict, envs: dict, repeat: int) -> dict[str, list[tuple[flo
     return times
 
 
+def _instructions(argv: list[str], env: dict[str, str], scratch: Path) -> int:
+    """Instructions ``argv`` executes (its children's too), counted by callgrind."""
+    out = scratch / "callgrind"
+    out.mkdir(exist_ok=True)
+    for old in out.iterdir():
+        old.unlink()
+    valgrind = ["valgrind", "--tool=callgrind", "--trace-children=yes",
+                f"--callgrind-out-file={out}/cg.%p"]  # fmt: skip
+    proc = subprocess.run([*valgrind, *argv], capture_output=True, env=env, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)} failed under valgrind: {proc.stderr[-500:]!r}")
+    total = 0
+    for path in out.iterdir():
+        for line in path.read_text().splitlines():
+            if line.startswith("summary:"):
+                total += int(line.split()[1])
+    return total
+
+
+def _report_instructions(commands: dict, envs: dict, scratch: Path) -> None:
+    """Each command's instruction count, its ratio to the floor and to nsys's."""
+    counts = {}
+    for label, argv in commands.items():
+        counts[label] = _instructions(argv, envs[label], scratch)
+        print(f"{label} counted", file=sys.stderr)  # noqa: T201 - progress
+    floor = counts["python -c pass"]
+    print(f"{'command':24s} {'M instr':>8s}  {'x floor':>7s}  x nsys")  # noqa: T201
+    for label, count in counts.items():
+        peer = "nsys " + " ".join(label.split(" ")[-2:])
+        versus = f"{count / counts[peer]:6.2f}x" if peer in counts and peer != label else ""
+        print(f"{label:24s} {count / 1e6:8.1f}  {count / floor:6.2f}x  {versus}")  # noqa: T201
+
+
 def _ratio(times: dict, a: str, b: str, which: int = 0) -> float:
     """Median over rounds of ``a``'s time over ``b``'s (``which``: 0 wall, 1 CPU)."""
     return statistics.median(x[which] / y[which] for x, y in zip(times[a], times[b], strict=True))
@@ -148,6 +185,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=5, help="counted rounds (default 5)")
     parser.add_argument("--before", type=Path, help="another checkout to time alongside")
     parser.add_argument(
+        "--instructions", action="store_true",
+        help="count each command's instructions once (valgrind) instead of timing rounds",
+    )  # fmt: skip
+    parser.add_argument(
         "--first", action="store_true",
         help="the small report's stats as first runs (--no-cache), default summary set too",
     )  # fmt: skip
@@ -178,6 +219,11 @@ def main(argv: list[str] | None = None) -> int:
             peers = _nsys_commands(nsys, args.small, big, scratch, args.first)
             commands.update(peers)
             envs.update(dict.fromkeys(peers, base))
+        if args.instructions:
+            for label, argv in commands.items():  # a warm-up run fills each cache
+                _run(argv, envs[label])
+            _report_instructions(commands, envs, scratch)
+            return 0
         times = _rounds(commands, envs, args.repeat)
     print(f"{os.cpu_count()} cores; medians of {args.repeat} rounds; shared machine")  # noqa: T201
     _report(times, [tag for tag, _root in checkouts], nsys is not None)

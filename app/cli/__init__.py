@@ -12,9 +12,7 @@ its traceback. Every line printed has its control characters escaped
 from __future__ import annotations
 
 import argparse
-import difflib
 import importlib
-import logging
 import os
 import re
 import sys
@@ -24,6 +22,7 @@ from typing import TYPE_CHECKING
 from strata.analysis import __version__
 from strata.analysis.errors import StrataError
 from strata.analysis.escape import escape_text
+from strata.analysis.lazylog import when_imported
 from strata.app.argparsing import StrataArgumentParser
 from strata.app.commands import SUBCOMMANDS
 
@@ -71,7 +70,9 @@ def build_parser(commands: Iterable[str] | None = None) -> argparse.ArgumentPars
     )
     parser.add_argument("--version", action="version", version=f"strata {__version__}")
     _add_verbosity(parser, False)
-    sub = parser.add_subparsers(dest="command", parser_class=StrataArgumentParser)
+    # prog: what argparse would work out from a usage line with no positional argument
+    # before the sub-command, without asking the terminal's width (StrataArgumentParser).
+    sub = parser.add_subparsers(dest="command", parser_class=StrataArgumentParser, prog=parser.prog)
     for command in SUBCOMMANDS if commands is None else commands:
         importlib.import_module(SUBCOMMANDS[command]).add_parser(sub)
     for subparser in sub.choices.values():
@@ -81,21 +82,19 @@ def build_parser(commands: Iterable[str] | None = None) -> argparse.ArgumentPars
     return parser
 
 
-class _EscapingFormatter(logging.Formatter):
-    """Log lines with control characters escaped: messages quote names from reports."""
-
-    def formatMessage(self, record: logging.LogRecord) -> str:  # logging's own name
-        return escape_text(super().formatMessage(record))  # one line, whatever a name holds
-
-    def formatException(self, ei) -> str:  # logging's own name
-        return "\n".join(escape_text(line) for line in super().formatException(ei).split("\n"))
-
-
 def _configure_logging(verbose: bool, quiet: bool) -> None:
-    level = logging.INFO if verbose else logging.ERROR if quiet else logging.WARNING
-    handler = logging.StreamHandler()
-    handler.setFormatter(_EscapingFormatter(logging.BASIC_FORMAT))
-    logging.basicConfig(level=level, handlers=[handler])  # a no-op where logging is set up
+    """Set logging up (:mod:`app.cli.logsetup`): now for ``-v``/``-q``, else once something
+    imports :mod:`logging` (a stored answer's run never does: ~10 % of its time)."""
+
+    def configure() -> None:
+        from strata.app.cli.logsetup import configure
+
+        configure(verbose, quiet)
+
+    if verbose or quiet:
+        configure()
+    else:
+        when_imported(configure)
     # Dask's own loggers (its config says INFO) would fill the terminal of a --mode dask
     # run, workers included (they inherit the environment); a user's setting wins.
     dask_level = "info" if verbose else "error" if quiet else "warning"
@@ -134,6 +133,8 @@ def _check_command_word(first: str) -> None:
     """
     if not _COMMAND_WORD.fullmatch(first) or os.path.lexists(first):
         return
+    import difflib
+
     near = difflib.get_close_matches(first.lower(), SUBCOMMANDS, n=1, cutoff=0.6)
     if near:
         raise StrataError(f"unknown command {first!r}; did you mean {near[0]!r}?")

@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -151,6 +149,8 @@ class LoadBar:
     def __init__(self, stream: TextIO, enabled: bool) -> None:
         self.stream = stream
         self.enabled = enabled
+        import threading  # here: a stored answer's run draws no bar
+
         self._lock = threading.Lock()
 
     @classmethod
@@ -185,6 +185,8 @@ class LoadBar:
                     self.stream.flush()
 
     def _draw(self, label: str, fraction: float, text: str, elapsed_s: float) -> None:
+        import shutil  # here: its archive modules cost a stats run that draws no bar
+
         width = shutil.get_terminal_size().columns
         filled = round(_BAR_WIDTH * min(max(fraction, 0.0), 1.0))
         bar = "#" * filled + "." * (_BAR_WIDTH - filled)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import textwrap
 from collections.abc import Callable, Sequence
 
 from strata.analysis.escape import escape_text
@@ -147,6 +146,8 @@ _RULE_ABOUT = {
 
 def _paragraph(text: str, indent: str, first: str = "") -> str:
     """``text`` wrapped at 80 columns; after a ``first`` label, the next lines indented more."""
+    import textwrap  # here: its wrapper compiles five patterns, and only help text wraps
+
     more = "    " if first else ""
     return textwrap.fill(
         text, _WIDTH, initial_indent=indent + first, subsequent_indent=indent + more

@@ -179,9 +179,9 @@ def test_plain_names_keep_nsys_parity(tmp_path: Path, capsys) -> None:
 def test_log_lines_are_escaped() -> None:
     import logging
 
-    from strata.app.cli import _EscapingFormatter
+    from strata.app.cli.logsetup import EscapingFormatter
 
     record = logging.LogRecord("x", logging.WARNING, __file__, 1, "odd name %s", (HOSTILE,), None)
-    text = _EscapingFormatter(logging.BASIC_FORMAT).format(record)
+    text = EscapingFormatter(logging.BASIC_FORMAT).format(record)
     assert_safe(text)
     assert escape_text(HOSTILE) in text
