@@ -20,6 +20,9 @@ membership and are dropped when a report is added or removed. Two threads asking
 same value wait for one computation; different values are computed in parallel.
 """
 
+# Over 600 lines: one facade class, each public method a documented question of the set
+# (the computations live in the modules it names: summary, outliers, tracks, window_stats).
+
 from __future__ import annotations
 
 import itertools
