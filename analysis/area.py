@@ -146,6 +146,8 @@ def aggregate_window(
         frame = pd.concat(frames, ignore_index=True) if frames else one([]).assign(report="")
         frame = frame.sort_values(["total_ns", "name"], ascending=[False, True],
                                   kind="mergesort").reset_index(drop=True)  # fmt: skip
+        if frame.empty:  # an object column, as the window index's (pandas infers str when not)
+            frame["report"] = frame["report"].astype(object)
     else:
         frame = one(chosen)
     styles = frame["style"].tolist() if "style" in frame else [None] * len(frame)

@@ -203,12 +203,12 @@ def aggregate(
     chosen = key_arr[stats.keys] if len(keys) else np.empty(0, dtype=object)
     frame = pd.DataFrame()
     if by_report:
-        frame["report"] = [k[0] for k in chosen]
+        frame["report"] = _objects([k[0] for k in chosen])
     labels = np.empty(len(shown), dtype=object)
     labels[:] = shown
     frame["name"] = labels[stats.keys] if len(shown) else np.empty(0, dtype=object)
     if has_style:
-        frame["style"] = [k[2] for k in chosen]
+        frame["style"] = _objects([k[2] for k in chosen])
     frame["count"] = stats.count
     frame["total_ns"] = stats.total
     frame["mean_ns"] = stats.mean
@@ -219,6 +219,13 @@ def aggregate(
     for q, arr in stats.quantiles.items():
         frame[f"q{round(q * 100):g}_ns"] = arr
     if with_keys:  # NaN from a string pool: None, as the window index keys it
-        frame["key"] = [None if k[1] is None or k[1] != k[1] else k[1] for k in chosen]
+        frame["key"] = _objects([None if k[1] is None or k[1] != k[1] else k[1] for k in chosen])
     frame = frame.sort_values(["total_ns", "name"], ascending=[False, True], kind="mergesort")
     return frame.reset_index(drop=True)
+
+
+def _objects(values: list) -> np.ndarray:
+    """``values`` as an object column: an empty one too (a list of none would be float64)."""
+    column = np.empty(len(values), dtype=object)
+    column[:] = values
+    return column

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from strata.analysis._tablespecs import SPECS
 from tests.conftest import ROOT
 
 if TYPE_CHECKING:
@@ -24,20 +25,9 @@ __all__ = [
     "sql_rows",
 ]
 
-#: Our event kind -> the nsys table its rows come from, one row per row (no filtering).
-SOURCE_TABLES = {
-    "kernels": "CUPTI_ACTIVITY_KIND_KERNEL",
-    "memcpy": "CUPTI_ACTIVITY_KIND_MEMCPY",
-    "memset": "CUPTI_ACTIVITY_KIND_MEMSET",
-    "sync": "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
-    "cuda_api": "CUPTI_ACTIVITY_KIND_RUNTIME",
-    "osrt": "OSRT_API",
-    "nvtx": "NVTX_EVENTS",
-    "sched": "SCHED_EVENTS",
-    "samples": "COMPOSITE_EVENTS",
-    "gpu_metrics": "GPU_METRICS",
-    "memory_usage": "CUDA_GPU_MEMORY_USAGE_EVENTS",
-}
+#: Our event kind -> the nsys table its rows come from, one row per row (no filtering): the
+#: loader's table specs.
+SOURCE_TABLES = {kind: spec.source for kind, spec in SPECS.items()}
 
 
 def sql_rows(path: Path | str, query: str, *params: object) -> list[tuple]:

@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from strata.analysis import _cachefiles, cache, open_report
-from strata.analysis.model import EVENT_TABLES
+from strata.analysis._tablespecs import event_tables
 from strata.analysis.stats.lean import open_for_stats, wait_for_cache_writes
 from strata.resources import demo
 from tests.helpers import run_cli, run_python
@@ -37,8 +37,8 @@ FULL_SPECS = "cuda_gpu_kern_sum,cuda_api_sum,nvtx_sum,osrt_sum"  # not all lean:
 LEAN_SPECS = "cuda_gpu_kern_sum,cuda_gpu_kern_sum:base,cuda_api_sum"
 #: The files of a columnar-cache entry (test_entry_holds_exactly_these_files checks them).
 FULL_FILES = sorted(
-    [f"{k}.arrow" for k in EVENT_TABLES]
-    + [f"{k}.keys.arrow" for k in EVENT_TABLES]
+    [f"{k}.arrow" for k in event_tables()]
+    + [f"{k}.keys.arrow" for k in event_tables()]
     + [f"{name}.frame.arrow" for name in cache._FRAMES]
     + ["strings.arrow", "meta.json"]
 )

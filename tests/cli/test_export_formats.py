@@ -175,7 +175,7 @@ def test_perfetto_reads_back_every_slice_with_its_name_and_times(tmp_path):
     base = dict(zip(report_set.labels, [o + shift for o in offsets], strict=True))
     for kind in TRACE_KINDS:
         events = report_set.events(kind)
-        moved = events["report"].map(base)
+        moved = events["report"].map(base).astype("int64")  # int64 for a kind with no events too
         expected = Counter(zip(events["name"].fillna(""), events["start"] + moved,
                                events["end"] + moved, strict=True))  # fmt: skip
         assert Counter(slices.get(kind, [])) == expected, kind
