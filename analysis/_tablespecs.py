@@ -312,6 +312,23 @@ SPECS: dict[str, TableSpec] = {
         ),
         key=("device_id",),
     ),
+    # CUDA graph nodes (analysis/kinds/cuda_graph.py): nsys's DDL (export schema 3.x, spec §1.4):
+    # eventClass 77, nameId the creating call, originalGraphNodeId NULL unless a clone (-1).
+    "cuda_graph": TableSpec(
+        "CUDA_GRAPH_NODE_EVENTS",
+        (
+            _c("start_ns", "start", "int64"),
+            _c("end_ns", "end", "int64"),
+            _c("global_tid", "globalTid", "int64"),
+            _c("name_id", "nameId", fill=-1),
+            _c("event_class", "eventClass"),
+            _c("graph_node_id", "graphNodeId", "int64"),
+            _c("original_graph_node_id", "originalGraphNodeId", "int64", fill=-1),
+        ),
+        names=("name_id",),
+        key=("global_tid", "level"),
+        nested=True,
+    ),
 }
 
 CHAIN_COLUMNS = (

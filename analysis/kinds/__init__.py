@@ -15,7 +15,7 @@ from strata.analysis.kinds.registry import __all__ as _REGISTRY_NAMES
 
 #: The modules that register kinds, imported in this order when the package is: their
 #: kinds' order is that of the panel tabs, thread rows and GPU parts.
-KIND_MODULES = ("builtin",)
+KIND_MODULES = ("builtin", "cuda_graph")
 
 for _module in KIND_MODULES:
     importlib.import_module(f"{__name__}.{_module}")
