@@ -25,13 +25,14 @@ imports neither NumPy nor pandas: the CLI's small-report path stays plain Python
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import threading  # an annotation only: the answered stats path starts no thread
+
     import pandas as pd
 
     from strata.analysis.reportset import ReportSet

@@ -60,8 +60,8 @@ def test_loader_counts_equal_sql(demo_dir: Path) -> None:
         report = open_report(path, use_cache=False)
         written = {r[0] for r in sql_rows(path, "SELECT name FROM sqlite_master")}
         for kind, table in SOURCE_TABLES.items():
-            if table not in written:  # the demo records no GPU metrics or memory usage
-                assert kind in ("gpu_metrics", "memory_usage")
+            if table not in written:  # the demo records no GPU metrics, memory usage, graph nodes
+                assert kind in ("gpu_metrics", "memory_usage", "cuda_graph")
                 assert len(report.tables[kind]) == 0
                 continue
             (count,) = sql_rows(path, f"SELECT count(*) FROM {table}")[0]
