@@ -198,14 +198,12 @@ def aggregate(
         )
         all_values = np.concatenate([np.empty(0, np.int64), *values])
         stats = group_stats(all_codes, all_values, module, quantiles)
-    key_arr = np.empty(len(keys), dtype=object)
-    key_arr[:] = keys
+    key_arr = _objects(keys)
     chosen = key_arr[stats.keys] if len(keys) else np.empty(0, dtype=object)
     frame = pd.DataFrame()
     if by_report:
         frame["report"] = _objects([k[0] for k in chosen])
-    labels = np.empty(len(shown), dtype=object)
-    labels[:] = shown
+    labels = _objects(shown)
     frame["name"] = labels[stats.keys] if len(shown) else np.empty(0, dtype=object)
     if has_style:
         frame["style"] = _objects([k[2] for k in chosen])
@@ -224,7 +222,7 @@ def aggregate(
     return frame.reset_index(drop=True)
 
 
-def _objects(values: list) -> np.ndarray:
+def _objects(values: Sequence) -> np.ndarray:
     """``values`` as an object column: an empty one too (a list of none would be float64)."""
     column = np.empty(len(values), dtype=object)
     column[:] = values
